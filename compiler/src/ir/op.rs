@@ -1,0 +1,126 @@
+//! The op table: every operation the IR knows.
+//!
+//! Each back end, the validator, the interpreter and (later) the AD rule table
+//! match on [`OpKind`] exhaustively, without a wildcard arm, so a new op does not
+//! compile until every one of them handles it.
+//!
+//! Operand and result conventions (the validator enforces them):
+//!
+//! | op | operands | regions | results |
+//! |---|---|---|---|
+//! | `Const` | — | — | the literal's scalar |
+//! | `Unary(op)` | `x` (scalar or tensor) | — | same type as `x` (elementwise) |
+//! | `Binary(op)` | `a, b`: same type, or one scalar and one tensor of that kind (broadcast) | — | the tensor/scalar type; `bool` kind for comparisons |
+//! | `Select` | `cond: bool, a, b` (a, b same type) | — | type of `a` |
+//! | `Cast(k)` | `x` scalar or tensor | — | same shape, kind `k` |
+//! | `Pack` | `n ≥ 1` values of one type `T` (scalar or tensor) | — | `tensor<[n] ++ shape(T)>` |
+//! | `Full` | `value: scalar`, then one `i64` extent per result axis | — | the op's declared result type (a tensor of that rank) |
+//! | `Extract(i)` | `t: tensor` | — | `t[i]` on axis 0 (static index, checked by the validator when the extent is fixed) |
+//! | `Index` | `t: tensor`, `k ≥ 1` `i64` indices | — | `t` with its first `k` axes removed (scalar if none remain); out of bounds is a run-time error |
+//! | `Insert` | `t: tensor`, `v`, `k ≥ 1` `i64` indices | — | a copy of `t` with `t[i..] = v` |
+//! | `DimOf(axis)` | `t: tensor` | — | `i64` extent of `axis` |
+//! | `MatMul` | `[m,k] x [k,n]` or `[m,k] x [k]` (float) | — | `[m,n]` or `[m]` |
+//! | `Transpose` | `t: tensor` of rank 2 | — | `[n, m]` |
+//! | `Sum` | `t: tensor` (numeric) | — | scalar of its kind |
+//! | `Tuple` | any values | — | tuple of their types |
+//! | `TupleGet(i)` | `t: tuple` | — | field `i` |
+//! | `Call(f)` | `f`'s parameters | — | `f`'s return type |
+//! | `Print` | one value | — | unit; writes the value and a newline to the program's output |
+//! | `If` | `cond: bool` | then, else (no args; each yields the results) | declared |
+//! | `For` | `lo: i64, hi: i64, init...` | body (args `i: i64, carried...`; yields carried) | final carried values |
+//! | `While` | `init...` | cond (args carried; yields one `bool`), body (args carried; yields carried) | final carried values |
+//!
+//! A `For` runs its body for `i = lo, lo+1, …, hi-1` (not at all if `lo >= hi`).
+//! A `While` evaluates `cond` on the carried values before each iteration.
+
+use super::function::FuncRef;
+use super::types::ScalarKind;
+pub use mad_runtime::{BinaryOp, UnaryOp};
+
+/// A scalar literal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    F64(f64),
+    F32(f32),
+    I64(i64),
+    Bool(bool),
+}
+
+impl Literal {
+    pub fn kind(self) -> ScalarKind {
+        match self {
+            Literal::F64(_) => ScalarKind::F64,
+            Literal::F32(_) => ScalarKind::F32,
+            Literal::I64(_) => ScalarKind::I64,
+            Literal::Bool(_) => ScalarKind::Bool,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    Const(Literal),
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Select,
+    Cast(ScalarKind),
+    Pack,
+    Full,
+    Extract(u64),
+    Index,
+    Insert,
+    DimOf(u32),
+    MatMul,
+    Transpose,
+    Sum,
+    Tuple,
+    TupleGet(u32),
+    Call(FuncRef),
+    Print,
+    If,
+    For,
+    While,
+}
+
+impl OpKind {
+    /// The op's name in the text form (`add`, `const`, `tensor.pack`, `scf.for`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::Const(_) => "const",
+            OpKind::Unary(op) => op.name(),
+            OpKind::Binary(op) => op.name(),
+            OpKind::Select => "select",
+            OpKind::Cast(_) => "cast",
+            OpKind::Pack => "tensor.pack",
+            OpKind::Full => "tensor.full",
+            OpKind::Extract(_) => "tensor.extract",
+            OpKind::Index => "tensor.index",
+            OpKind::Insert => "tensor.insert",
+            OpKind::DimOf(_) => "tensor.dim",
+            OpKind::MatMul => "tensor.matmul",
+            OpKind::Transpose => "tensor.transpose",
+            OpKind::Sum => "tensor.sum",
+            OpKind::Tuple => "tuple",
+            OpKind::TupleGet(_) => "tuple.get",
+            OpKind::Call(_) => "call",
+            OpKind::Print => "print",
+            OpKind::If => "scf.if",
+            OpKind::For => "scf.for",
+            OpKind::While => "scf.while",
+        }
+    }
+
+    /// How many regions the op carries.
+    pub fn region_count(&self) -> usize {
+        match self {
+            OpKind::If | OpKind::While => 2,
+            OpKind::For => 1,
+            _ => 0,
+        }
+    }
+
+    /// Ops with an effect beyond their results (never removed by DCE).
+    pub fn has_side_effect(&self) -> bool {
+        matches!(self, OpKind::Print | OpKind::Call(_))
+    }
+}

@@ -1,0 +1,3 @@
+//! mad: a compiler and JIT runtime for a differentiable language of mesh energies.
+
+pub mod ir;
