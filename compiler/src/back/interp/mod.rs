@@ -20,10 +20,13 @@
 //! The interpreter recurses on the host stack: once per IR call and once per nested
 //! region. [`Interpreter::max_call_depth`] bounds the call depth, so too deep a
 //! recursion returns [`RtError::RecursionLimit`] instead of overflowing the stack.
-//! The default, [`DEFAULT_MAX_CALL_DEPTH`], needs a thread with a 256 MiB stack
-//! (`std::thread::Builder::new().stack_size(256 << 20)`) for recursions that reach
-//! it, with a few nested regions per call; the main thread's default stack
-//! (8 MiB) holds a few hundred levels. Lower the limit when running on a small stack.
+//! In a debug build one call level whose recursive call sits inside an `scf.if`
+//! takes about 7 KiB of stack. The default, [`DEFAULT_MAX_CALL_DEPTH`] (12 000),
+//! therefore needs a thread with a 256 MiB stack
+//! (`std::thread::Builder::new().stack_size(256 << 20)`): there a recursion of
+//! depth 10 000 runs, with room for a few more nested regions per level, and a
+//! deeper one stops with `RecursionLimit`. The main thread's 8 MiB stack holds
+//! about a thousand such levels: lower the limit when running on a small stack.
 
 mod call;
 mod control;
@@ -38,7 +41,7 @@ use mad_runtime::{RtError, Value};
 pub use call::check_args;
 
 /// The default bound on nested calls.
-pub const DEFAULT_MAX_CALL_DEPTH: usize = 20_000;
+pub const DEFAULT_MAX_CALL_DEPTH: usize = 12_000;
 
 /// Interpreter options.
 #[derive(Clone, Debug)]
