@@ -12,18 +12,31 @@ use mad_runtime::{RtError, Tensor, TensorData, Value};
 fn module(text: &str) -> Module {
     let m = parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     if let Err(errs) = validate_module(&m) {
-        panic!("{}", errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"));
+        panic!(
+            "{}",
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
     m
 }
 
 fn corpus(name: &str) -> Module {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/ir").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/ir")
+        .join(name);
     module(&std::fs::read_to_string(path).expect("corpus file"))
 }
 
 fn run(m: &Module, name: &str, args: &[Value]) -> Result<Value, RtError> {
-    interp::call(m, m.find(name).expect("function exists"), args, &mut std::io::sink())
+    interp::call(
+        m,
+        m.find(name).expect("function exists"),
+        args,
+        &mut std::io::sink(),
+    )
 }
 
 fn run_ok(m: &Module, name: &str, args: &[Value]) -> Value {
@@ -80,7 +93,11 @@ fn comparisons_and_logic_match_rust() {
             let n = !((lt && le) || gt);
             let s = if ge { n } else { eq };
             let expected = s != ne;
-            assert_eq!(run_ok(&m, "logic", &[Value::I64(x), Value::I64(y)]), Value::Bool(expected), "logic({x}, {y})");
+            assert_eq!(
+                run_ok(&m, "logic", &[Value::I64(x), Value::I64(y)]),
+                Value::Bool(expected),
+                "logic({x}, {y})"
+            );
         }
     }
 }
@@ -88,7 +105,9 @@ fn comparisons_and_logic_match_rust() {
 #[test]
 fn literals_and_casts() {
     let m = corpus("scalars.ir");
-    let Value::Tuple(items) = run_ok(&m, "literals", &[]) else { panic!("tuple") };
+    let Value::Tuple(items) = run_ok(&m, "literals", &[]) else {
+        panic!("tuple")
+    };
     assert_eq!(items[0], Value::F64(0.1));
     assert_eq!(items[1], Value::F32(1.5));
     assert_eq!(items[2], Value::I64(-42));
@@ -97,7 +116,14 @@ fn literals_and_casts() {
     assert_eq!(items[5], Value::F64(f64::NEG_INFINITY));
     assert!(matches!(items[6], Value::F64(x) if x.is_nan()));
     assert_eq!(items[7], Value::F32(1e-7));
-    for (x, b) in [(2.9, true), (-2.9, false), (f64::NAN, true), (1e300, false), (-1e300, true), (0.1, false)] {
+    for (x, b) in [
+        (2.9, true),
+        (-2.9, false),
+        (f64::NAN, true),
+        (1e300, false),
+        (-1e300, true),
+        (0.1, false),
+    ] {
         let expected = Value::Tuple(vec![
             Value::I64(x as i64),
             Value::F32(x as f32),
@@ -106,7 +132,9 @@ fn literals_and_casts() {
         ]);
         let got = run_ok(&m, "casts", &[Value::F64(x), Value::Bool(b)]);
         if x.is_nan() {
-            let Value::Tuple(g) = got else { panic!("tuple") };
+            let Value::Tuple(g) = got else {
+                panic!("tuple")
+            };
             assert_eq!(g[0], Value::I64(0));
             assert_eq!(g[3], Value::I64(1));
         } else {
@@ -119,7 +147,12 @@ fn literals_and_casts() {
 fn tuples_and_print() {
     let m = corpus("scalars.ir");
     let mut out = Vec::new();
-    let v = interp::call(&m, m.find("tuples").expect("tuples"), &[Value::F64(1.0), Value::I64(7)], &mut out);
+    let v = interp::call(
+        &m,
+        m.find("tuples").expect("tuples"),
+        &[Value::F64(1.0), Value::I64(7)],
+        &mut out,
+    );
     assert_eq!(v, Ok(Value::I64(7)));
     assert_eq!(String::from_utf8(out).expect("utf8"), "()\n");
 }
@@ -138,16 +171,32 @@ fn built_function_runs() {
     let mut m = Module::new();
     let h = m.add_function(f);
     for x in [0.0, 1.25, -3.5] {
-        assert_eq!(interp::call(&m, h, &[Value::F64(x)], &mut std::io::sink()), Ok(Value::F64(x * 2.0 + 1.0)));
+        assert_eq!(
+            interp::call(&m, h, &[Value::F64(x)], &mut std::io::sink()),
+            Ok(Value::F64(x * 2.0 + 1.0))
+        );
     }
 }
 
 #[test]
 fn wrong_arguments_are_errors() {
     let m = corpus("scalars.ir");
-    assert!(matches!(run(&m, "arith", &[Value::F64(1.0)]), Err(RtError::Other(_))));
-    assert!(matches!(run(&m, "arith", &[Value::F64(1.0), Value::I64(2)]), Err(RtError::Other(_))));
-    assert!(matches!(run(&m, "arith", &[Value::F64(1.0), Value::F64(2.0), Value::F64(3.0)]), Err(RtError::Other(_))));
+    assert!(matches!(
+        run(&m, "arith", &[Value::F64(1.0)]),
+        Err(RtError::Other(_))
+    ));
+    assert!(matches!(
+        run(&m, "arith", &[Value::F64(1.0), Value::I64(2)]),
+        Err(RtError::Other(_))
+    ));
+    assert!(matches!(
+        run(
+            &m,
+            "arith",
+            &[Value::F64(1.0), Value::F64(2.0), Value::F64(3.0)]
+        ),
+        Err(RtError::Other(_))
+    ));
     let t = corpus("tensors.ir");
     // Fixed extent 2 x 2 but a 3 x 2 tensor given.
     let bad = Value::Tensor(Tensor::new(vec![3, 2], TensorData::F32(vec![0.0; 6])).expect("shape"));
@@ -157,7 +206,10 @@ fn wrong_arguments_are_errors() {
     let a = f64s(&[2, 2], vec![1.0; 4]);
     let b3 = f64s(&[3, 3], vec![1.0; 9]);
     let v2 = f64s(&[2], vec![1.0; 2]);
-    assert!(matches!(run(&t, "mats", &[a, b3, v2]), Err(RtError::Other(_))));
+    assert!(matches!(
+        run(&t, "mats", &[a, b3, v2]),
+        Err(RtError::Other(_))
+    ));
 }
 
 #[test]
@@ -170,7 +222,10 @@ fn for_loop_sums_a_series() {
             s += i as f64;
             c += 1;
         }
-        assert_eq!(run_ok(&m, "sum_to", &[Value::I64(n)]), Value::Tuple(vec![Value::F64(s), Value::I64(c)]));
+        assert_eq!(
+            run_ok(&m, "sum_to", &[Value::I64(n)]),
+            Value::Tuple(vec![Value::F64(s), Value::I64(c)])
+        );
     }
 }
 
@@ -183,7 +238,11 @@ fn while_with_data_dependent_trip_count() {
             a = if a % 2 == 0 { a / 2 } else { 3 * a + 1 };
             steps += 1;
         }
-        assert_eq!(run_ok(&m, "collatz", &[Value::I64(x)]), Value::I64(steps), "collatz({x})");
+        assert_eq!(
+            run_ok(&m, "collatz", &[Value::I64(x)]),
+            Value::I64(steps),
+            "collatz({x})"
+        );
     }
 }
 
@@ -191,11 +250,22 @@ fn while_with_data_dependent_trip_count() {
 fn loop_without_carried_values_prints() {
     let m = corpus("control.ir");
     let mut out = Vec::new();
-    let r = interp::call(&m, m.find("no_results").expect("fn"), &[Value::I64(3)], &mut out);
+    let r = interp::call(
+        &m,
+        m.find("no_results").expect("fn"),
+        &[Value::I64(3)],
+        &mut out,
+    );
     assert_eq!(r, Ok(Value::UNIT));
     assert_eq!(String::from_utf8(out).expect("utf8"), "0\n1\n2\n");
-    assert_eq!(run_ok(&m, "branch", &[Value::Bool(true), Value::F64(2.5)]), Value::F64(2.5));
-    assert_eq!(run_ok(&m, "branch", &[Value::Bool(false), Value::F64(2.5)]), Value::F64(-2.5));
+    assert_eq!(
+        run_ok(&m, "branch", &[Value::Bool(true), Value::F64(2.5)]),
+        Value::F64(2.5)
+    );
+    assert_eq!(
+        run_ok(&m, "branch", &[Value::Bool(false), Value::F64(2.5)]),
+        Value::F64(-2.5)
+    );
 }
 
 #[test]
@@ -209,7 +279,10 @@ fn recursion_and_mutual_recursion() {
         let expected = fib(n) + (n % 2 == 0) as i64 + n * n;
         assert_eq!(run_ok(&m, "main", &[Value::I64(n)]), Value::I64(expected));
     }
-    assert_eq!(run_ok(&m, "std::vec::dot$1", &[Value::I64(-4)]), Value::I64(16));
+    assert_eq!(
+        run_ok(&m, "std::vec::dot$1", &[Value::I64(-4)]),
+        Value::I64(16)
+    );
 }
 
 const FACT: &str = "
@@ -249,8 +322,18 @@ fn deep_recursion_works_on_a_large_stack_and_is_bounded() {
         .spawn(move || {
             // `fact(n)` nests n + 1 calls.
             let depth_10k = interp::call(&m, f, &[Value::I64(10_000)], &mut std::io::sink());
-            let at_limit = interp::call(&m, f, &[Value::I64(DEFAULT_MAX_CALL_DEPTH as i64 - 1)], &mut std::io::sink());
-            let past_limit = interp::call(&m, f, &[Value::I64(DEFAULT_MAX_CALL_DEPTH as i64)], &mut std::io::sink());
+            let at_limit = interp::call(
+                &m,
+                f,
+                &[Value::I64(DEFAULT_MAX_CALL_DEPTH as i64 - 1)],
+                &mut std::io::sink(),
+            );
+            let past_limit = interp::call(
+                &m,
+                f,
+                &[Value::I64(DEFAULT_MAX_CALL_DEPTH as i64)],
+                &mut std::io::sink(),
+            );
             (depth_10k, at_limit, past_limit)
         })
         .expect("spawn");
@@ -261,8 +344,14 @@ fn deep_recursion_works_on_a_large_stack_and_is_bounded() {
     let m = module(FACT);
     let small = Interpreter::new().with_max_call_depth(50);
     let f = m.find("fact").expect("fact");
-    assert_eq!(small.call(&m, f, &[Value::I64(49)], &mut std::io::sink()), Ok(Value::F64((1..=49).fold(1.0, |a, k| k as f64 * a))));
-    assert_eq!(small.call(&m, f, &[Value::I64(50)], &mut std::io::sink()), Err(RtError::RecursionLimit));
+    assert_eq!(
+        small.call(&m, f, &[Value::I64(49)], &mut std::io::sink()),
+        Ok(Value::F64((1..=49).fold(1.0, |a, k| k as f64 * a)))
+    );
+    assert_eq!(
+        small.call(&m, f, &[Value::I64(50)], &mut std::io::sink()),
+        Err(RtError::RecursionLimit)
+    );
 }
 
 fn naive_matmul(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
@@ -281,10 +370,14 @@ fn naive_matmul(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> 
 
 /// Deterministic pseudo-random numbers in [-1, 1).
 fn numbers(seed: u64, n: usize) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         })
         .collect()
@@ -303,7 +396,11 @@ fn symbolic_matmul_transpose_matvec() {
             }
         }
         let w = naive_matmul(&ct, &v, n, n, 1);
-        let got = run_ok(&m, "mats", &[f64s(&[n, n], a), f64s(&[n, n], b), f64s(&[n], v)]);
+        let got = run_ok(
+            &m,
+            "mats",
+            &[f64s(&[n, n], a), f64s(&[n, n], b), f64s(&[n], v)],
+        );
         assert_eq!(got, f64s(&[n], w));
     }
 }
@@ -315,9 +412,15 @@ fn dynamic_matmul_sum_and_dims() {
     let (a, b) = (numbers(4, p * q), numbers(5, q * r));
     let c = naive_matmul(&a, &b, p, q, r);
     let expected = c.iter().fold(0.0, |acc, x| acc + x) + p as f64;
-    assert_eq!(run_ok(&m, "dyn", &[f64s(&[p, q], a.clone()), f64s(&[q, r], b)]), Value::F64(expected));
+    assert_eq!(
+        run_ok(&m, "dyn", &[f64s(&[p, q], a.clone()), f64s(&[q, r], b)]),
+        Value::F64(expected)
+    );
     let mismatch = run(&m, "dyn", &[f64s(&[p, q], a.clone()), f64s(&[p, q], a)]);
-    assert!(matches!(mismatch, Err(RtError::ShapeMismatch(_))), "{mismatch:?}");
+    assert!(
+        matches!(mismatch, Err(RtError::ShapeMismatch(_))),
+        "{mismatch:?}"
+    );
 }
 
 #[test]
@@ -339,7 +442,10 @@ fn pack_full_extract_index_insert() {
     ins[0][1] = e0 + i;
     ins[1] = row;
     let expected: Vec<f64> = ins.iter().flatten().map(|v: &f64| v.abs()).collect();
-    assert_eq!(run_ok(&m, "build", &[Value::F64(x), Value::I64(4)]), f64s(&[2, 3], expected));
+    assert_eq!(
+        run_ok(&m, "build", &[Value::F64(x), Value::I64(4)]),
+        f64s(&[2, 3], expected)
+    );
     let negative = run(&m, "build", &[Value::F64(x), Value::I64(-1)]);
     assert!(matches!(negative, Err(RtError::Other(_))), "{negative:?}");
 }
@@ -351,7 +457,9 @@ fn f32_matvec() {
     let b = [0.5f32, -1.0];
     let c = [a[0] * b[0] + a[1] * b[1], a[2] * b[0] + a[3] * b[1]];
     let s = 0.0f32 + c[0] + c[1];
-    let expected = Value::Tensor(Tensor::new(vec![2], TensorData::F32(vec![c[0] / s, c[1] / s])).expect("shape"));
+    let expected = Value::Tensor(
+        Tensor::new(vec![2], TensorData::F32(vec![c[0] / s, c[1] / s])).expect("shape"),
+    );
     let av = Value::Tensor(Tensor::new(vec![2, 2], TensorData::F32(a.to_vec())).expect("shape"));
     let bv = Value::Tensor(Tensor::new(vec![2], TensorData::F32(b.to_vec())).expect("shape"));
     assert_eq!(run_ok(&m, "f32s", &[av, bv]), expected);
@@ -427,17 +535,36 @@ fn elementwise_on_tensors_with_scalar_broadcast() {
         f64s(&[3], sq),
         Value::F64(tot),
     ]);
-    assert_eq!(run_ok(&m, "ops", &[f64s(&[3], a.clone()), f64s(&[3], b), Value::F64(s)]), expected);
-    let short = run(&m, "ops", &[f64s(&[3], a), f64s(&[2], vec![1.0, 2.0]), Value::F64(s)]);
+    assert_eq!(
+        run_ok(
+            &m,
+            "ops",
+            &[f64s(&[3], a.clone()), f64s(&[3], b), Value::F64(s)]
+        ),
+        expected
+    );
+    let short = run(
+        &m,
+        "ops",
+        &[f64s(&[3], a), f64s(&[2], vec![1.0, 2.0]), Value::F64(s)],
+    );
     assert!(matches!(short, Err(RtError::ShapeMismatch(_))), "{short:?}");
 }
 
 #[test]
 fn index_and_insert_with_bounds_checks() {
     let m = module(ELEMENTWISE);
-    let t = Value::Tensor(Tensor::new(vec![3, 2], TensorData::I64(vec![10, 11, 20, 21, 30, 31])).expect("shape"));
-    assert_eq!(run_ok(&m, "get", &[t.clone(), Value::I64(2), Value::I64(1)]), Value::I64(31));
-    assert_eq!(run_ok(&m, "get", &[t.clone(), Value::I64(1), Value::I64(0)]), Value::I64(20));
+    let t = Value::Tensor(
+        Tensor::new(vec![3, 2], TensorData::I64(vec![10, 11, 20, 21, 30, 31])).expect("shape"),
+    );
+    assert_eq!(
+        run_ok(&m, "get", &[t.clone(), Value::I64(2), Value::I64(1)]),
+        Value::I64(31)
+    );
+    assert_eq!(
+        run_ok(&m, "get", &[t.clone(), Value::I64(1), Value::I64(0)]),
+        Value::I64(20)
+    );
     assert_eq!(
         run(&m, "get", &[t.clone(), Value::I64(3), Value::I64(0)]),
         Err(RtError::IndexOutOfBounds { index: 3, len: 3 })
@@ -447,20 +574,49 @@ fn index_and_insert_with_bounds_checks() {
         Err(RtError::IndexOutOfBounds { index: -1, len: 2 })
     );
     let put = run_ok(&m, "put", &[t.clone(), Value::I64(1), Value::I64(-5)]);
-    assert_eq!(put, Value::Tensor(Tensor::new(vec![3, 2], TensorData::I64(vec![10, 11, 20, -5, 30, 31])).expect("shape")));
-    assert_eq!(run(&m, "put", &[t, Value::I64(-2), Value::I64(0)]), Err(RtError::IndexOutOfBounds { index: -2, len: 3 }));
-    assert_eq!(run_ok(&m, "first", &[f64s(&[2], vec![7.0, 8.0])]), Value::F64(7.0));
-    assert_eq!(run(&m, "first", &[f64s(&[0], vec![])]), Err(RtError::IndexOutOfBounds { index: 0, len: 0 }));
+    assert_eq!(
+        put,
+        Value::Tensor(
+            Tensor::new(vec![3, 2], TensorData::I64(vec![10, 11, 20, -5, 30, 31])).expect("shape")
+        )
+    );
+    assert_eq!(
+        run(&m, "put", &[t, Value::I64(-2), Value::I64(0)]),
+        Err(RtError::IndexOutOfBounds { index: -2, len: 3 })
+    );
+    assert_eq!(
+        run_ok(&m, "first", &[f64s(&[2], vec![7.0, 8.0])]),
+        Value::F64(7.0)
+    );
+    assert_eq!(
+        run(&m, "first", &[f64s(&[0], vec![])]),
+        Err(RtError::IndexOutOfBounds { index: 0, len: 0 })
+    );
 }
 
 #[test]
 fn integer_errors_are_errors() {
     let m = module(ELEMENTWISE);
-    assert_eq!(run_ok(&m, "idiv", &[Value::I64(-7), Value::I64(2)]), Value::I64(-7 / 2 + -7 % 2));
-    assert_eq!(run(&m, "idiv", &[Value::I64(7), Value::I64(0)]), Err(RtError::DivByZero));
-    assert_eq!(run_ok(&m, "idiv", &[Value::I64(i64::MIN), Value::I64(-1)]), Value::I64(i64::MIN));
-    assert_eq!(run_ok(&m, "ipow", &[Value::I64(3), Value::I64(4)]), Value::I64(81));
-    assert_eq!(run(&m, "ipow", &[Value::I64(3), Value::I64(-1)]), Err(RtError::NegativeExponent));
+    assert_eq!(
+        run_ok(&m, "idiv", &[Value::I64(-7), Value::I64(2)]),
+        Value::I64(-7 / 2 + -7 % 2)
+    );
+    assert_eq!(
+        run(&m, "idiv", &[Value::I64(7), Value::I64(0)]),
+        Err(RtError::DivByZero)
+    );
+    assert_eq!(
+        run_ok(&m, "idiv", &[Value::I64(i64::MIN), Value::I64(-1)]),
+        Value::I64(i64::MIN)
+    );
+    assert_eq!(
+        run_ok(&m, "ipow", &[Value::I64(3), Value::I64(4)]),
+        Value::I64(81)
+    );
+    assert_eq!(
+        run(&m, "ipow", &[Value::I64(3), Value::I64(-1)]),
+        Err(RtError::NegativeExponent)
+    );
 }
 
 #[test]
@@ -470,7 +626,15 @@ fn pack_of_packs() {
     let expected = f64s(&[2, 2, 2], vec![x, -x, -x, x, -x, x, x, -x]);
     assert_eq!(run_ok(&m, "nest", &[Value::F64(x)]), expected);
     let mut out = Vec::new();
-    let r = interp::call(&m, m.find("show").expect("show"), &[Value::F64(x)], &mut out);
+    let r = interp::call(
+        &m,
+        m.find("show").expect("show"),
+        &[Value::F64(x)],
+        &mut out,
+    );
     assert_eq!(r, Ok(Value::UNIT));
-    assert_eq!(String::from_utf8(out).expect("utf8"), "[[[2.0, -2.0], [-2.0, 2.0]], [[-2.0, 2.0], [2.0, -2.0]]]\n");
+    assert_eq!(
+        String::from_utf8(out).expect("utf8"),
+        "[[[2.0, -2.0], [-2.0, 2.0]], [[-2.0, 2.0], [2.0, -2.0]]]\n"
+    );
 }

@@ -55,7 +55,13 @@ pub fn print_module(module: &Module) -> String {
 pub fn print_function(module: &Module, f: FuncRef) -> String {
     match module.functions.get(f) {
         Some(func) => {
-            let mut p = Printer { module, func, names: vec![None; func.values.len()], next: 0, out: String::new() };
+            let mut p = Printer {
+                module,
+                func,
+                names: vec![None; func.values.len()],
+                next: 0,
+                out: String::new(),
+            };
             p.function();
             p.out
         }
@@ -92,7 +98,9 @@ pub fn function_ref_text(name: &str) -> String {
 pub fn is_plain_ident(name: &str) -> bool {
     let mut chars = name.chars();
     match chars.next() {
-        Some(c) if c.is_ascii_alphabetic() || c == '_' => chars.all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+            chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
         _ => false,
     }
 }
@@ -137,11 +145,17 @@ impl Printer<'_> {
     }
 
     fn list(&mut self, vs: &[ValueId]) -> String {
-        vs.iter().map(|&v| self.name(v)).collect::<Vec<_>>().join(", ")
+        vs.iter()
+            .map(|&v| self.name(v))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn typed_list(&mut self, vs: &[ValueId]) -> String {
-        vs.iter().map(|&v| format!("{}: {}", self.name(v), self.ty(v))).collect::<Vec<_>>().join(", ")
+        vs.iter()
+            .map(|&v| format!("{}: {}", self.name(v), self.ty(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn function(&mut self) {
@@ -152,7 +166,12 @@ impl Printer<'_> {
             None => {}
         }
         let params = self.typed_list(&f.body.args);
-        let _ = writeln!(self.out, "func {}({params}) -> {} {{", function_ref_text(&f.name), f.ret);
+        let _ = writeln!(
+            self.out,
+            "func {}({params}) -> {} {{",
+            function_ref_text(&f.name),
+            f.ret
+        );
         self.region_ops(&f.body, 1);
         let yields = self.list(&f.body.yields);
         self.line(1, format!("return {yields}").trim_end());
@@ -225,7 +244,11 @@ impl Printer<'_> {
         }
         text.push_str(" {");
         self.line(depth, &text);
-        let sep = if matches!(op.kind, OpKind::If) { "} else {" } else { "} do {" };
+        let sep = if matches!(op.kind, OpKind::If) {
+            "} else {"
+        } else {
+            "} do {"
+        };
         for (i, region) in op.regions.iter().enumerate() {
             if i > 0 {
                 self.line(depth, sep);
@@ -247,6 +270,13 @@ pub fn result_types_text(types: &[Type]) -> String {
     if types.len() == 1 {
         types[0].to_string()
     } else {
-        format!("({})", types.iter().map(Type::to_string).collect::<Vec<_>>().join(", "))
+        format!(
+            "({})",
+            types
+                .iter()
+                .map(Type::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

@@ -20,10 +20,14 @@ fn check_value(v: &Value, t: &Type, syms: &mut SymBindings) -> Result<(), String
             }
             for (axis, (&n, d)) in x.shape.iter().zip(shape).enumerate() {
                 match d {
-                    Dim::Fixed(m) if *m != n as u64 => return Err(format!("expected {t}, axis {axis} has extent {n}")),
+                    Dim::Fixed(m) if *m != n as u64 => {
+                        return Err(format!("expected {t}, axis {axis} has extent {n}"));
+                    }
                     Dim::Sym(name) => match syms.iter().find(|(s, _)| s == name) {
                         Some((_, m)) if *m != n => {
-                            return Err(format!("expected {t}, but {name} is {m} elsewhere and {n} on axis {axis}"));
+                            return Err(format!(
+                                "expected {t}, but {name} is {m} elsewhere and {n} on axis {axis}"
+                            ));
                         }
                         Some(_) => {}
                         None => syms.push((name.clone(), n)),
@@ -63,11 +67,17 @@ fn value_kind(v: &Value) -> String {
 pub fn check_args(func: &Function, args: &[Value]) -> Result<(), String> {
     let params = func.params();
     if params.len() != args.len() {
-        return Err(format!("`{}` takes {} argument(s), {} given", func.name, params.len(), args.len()));
+        return Err(format!(
+            "`{}` takes {} argument(s), {} given",
+            func.name,
+            params.len(),
+            args.len()
+        ));
     }
     let mut syms = SymBindings::new();
     for (i, (a, &p)) in args.iter().zip(params).enumerate() {
-        check_value(a, func.ty(p), &mut syms).map_err(|m| format!("`{}` argument {i}: {m}", func.name))?;
+        check_value(a, func.ty(p), &mut syms)
+            .map_err(|m| format!("`{}` argument {i}: {m}", func.name))?;
     }
     Ok(())
 }
@@ -76,7 +86,10 @@ impl Machine<'_> {
     /// Runs `f` on `args` (whose shapes are checked against its signature).
     pub(super) fn call_function(&mut self, f: FuncRef, args: Vec<Value>) -> Result<Value, RtError> {
         let module = self.module;
-        let func = module.functions.get(f).ok_or_else(|| RtError::Other(format!("function #{} does not exist", f.index())))?;
+        let func = module
+            .functions
+            .get(f)
+            .ok_or_else(|| RtError::Other(format!("function #{} does not exist", f.index())))?;
         check_args(func, &args).map_err(RtError::ShapeMismatch)?;
         if self.depth >= self.max_depth {
             return Err(RtError::RecursionLimit);
@@ -93,7 +106,10 @@ impl Machine<'_> {
         let mut yields = self.run_region(func, &mut frame, &func.body)?;
         match yields.len() {
             1 => Ok(yields.pop().unwrap_or(Value::UNIT)),
-            n => Err(RtError::Other(format!("`{}` yields {n} values, a function returns one", func.name))),
+            n => Err(RtError::Other(format!(
+                "`{}` yields {n} values, a function returns one",
+                func.name
+            ))),
         }
     }
 }

@@ -7,7 +7,12 @@ use mad_runtime::{RtError, Value};
 
 impl Machine<'_> {
     /// Runs the ops of `region` (its arguments already bound) and returns its yields.
-    pub(super) fn run_region(&mut self, func: &Function, frame: &mut Frame, region: &Region) -> Result<Vec<Value>, RtError> {
+    pub(super) fn run_region(
+        &mut self,
+        func: &Function,
+        frame: &mut Frame,
+        region: &Region,
+    ) -> Result<Vec<Value>, RtError> {
         for &op in &region.ops {
             self.eval_op(func, frame, op)?;
         }
@@ -15,10 +20,18 @@ impl Machine<'_> {
     }
 
     fn region_of(op: &Op, i: usize) -> Result<&Region, RtError> {
-        op.regions.get(i).ok_or_else(|| RtError::Other(format!("`{}` lacks region {i}", op.kind.name())))
+        op.regions
+            .get(i)
+            .ok_or_else(|| RtError::Other(format!("`{}` lacks region {i}", op.kind.name())))
     }
 
-    pub(super) fn eval_if(&mut self, func: &Function, frame: &mut Frame, op: &Op, operands: Vec<Value>) -> Result<Vec<Value>, RtError> {
+    pub(super) fn eval_if(
+        &mut self,
+        func: &Function,
+        frame: &mut Frame,
+        op: &Op,
+        operands: Vec<Value>,
+    ) -> Result<Vec<Value>, RtError> {
         let taken = match operands.as_slice() {
             [Value::Bool(true)] => 0,
             [Value::Bool(false)] => 1,
@@ -27,9 +40,16 @@ impl Machine<'_> {
         self.run_region(func, frame, Self::region_of(op, taken)?)
     }
 
-    pub(super) fn eval_for(&mut self, func: &Function, frame: &mut Frame, op: &Op, operands: Vec<Value>) -> Result<Vec<Value>, RtError> {
+    pub(super) fn eval_for(
+        &mut self,
+        func: &Function,
+        frame: &mut Frame,
+        op: &Op,
+        operands: Vec<Value>,
+    ) -> Result<Vec<Value>, RtError> {
         let mut operands = operands.into_iter();
-        let (Some(Value::I64(lo)), Some(Value::I64(hi))) = (operands.next(), operands.next()) else {
+        let (Some(Value::I64(lo)), Some(Value::I64(hi))) = (operands.next(), operands.next())
+        else {
             return Err(RtError::BadOperand("scf.for"));
         };
         let body = Self::region_of(op, 0)?;
@@ -46,7 +66,13 @@ impl Machine<'_> {
         Ok(carried)
     }
 
-    pub(super) fn eval_while(&mut self, func: &Function, frame: &mut Frame, op: &Op, operands: Vec<Value>) -> Result<Vec<Value>, RtError> {
+    pub(super) fn eval_while(
+        &mut self,
+        func: &Function,
+        frame: &mut Frame,
+        op: &Op,
+        operands: Vec<Value>,
+    ) -> Result<Vec<Value>, RtError> {
         let cond = Self::region_of(op, 0)?;
         let body = Self::region_of(op, 1)?;
         let mut carried = operands;

@@ -12,7 +12,10 @@ pub fn unary(op: UnaryOp, x: &Value) -> Result<Value, RtError> {
         Value::Tensor(t) => {
             let kind = t.kind();
             let data = map_data(&t.data, kind, |e| unary_scalar(op, e))?;
-            Ok(Value::Tensor(Tensor { shape: t.shape.clone(), data }))
+            Ok(Value::Tensor(Tensor {
+                shape: t.shape.clone(),
+                data,
+            }))
         }
         scalar => unary_scalar(op, scalar),
     }
@@ -47,11 +50,15 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RtError> {
             tensor_result(op, ta, values)
         }
         (Value::Tensor(t), s) => {
-            let values = (0..t.data.len()).map(|i| binary_scalar(op, &t.data.get(i), s)).collect::<Result<Vec<_>, _>>()?;
+            let values = (0..t.data.len())
+                .map(|i| binary_scalar(op, &t.data.get(i), s))
+                .collect::<Result<Vec<_>, _>>()?;
             tensor_result(op, t, values)
         }
         (s, Value::Tensor(t)) => {
-            let values = (0..t.data.len()).map(|i| binary_scalar(op, s, &t.data.get(i))).collect::<Result<Vec<_>, _>>()?;
+            let values = (0..t.data.len())
+                .map(|i| binary_scalar(op, s, &t.data.get(i)))
+                .collect::<Result<Vec<_>, _>>()?;
             tensor_result(op, t, values)
         }
         (x, y) => binary_scalar(op, x, y),
@@ -59,9 +66,16 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RtError> {
 }
 
 fn tensor_result(op: BinaryOp, like: &Tensor, values: Vec<Value>) -> Result<Value, RtError> {
-    let kind = if op.is_comparison() { ScalarKind::Bool } else { like.kind() };
+    let kind = if op.is_comparison() {
+        ScalarKind::Bool
+    } else {
+        like.kind()
+    };
     let data = data_from_scalars(kind, &values)?;
-    Ok(Value::Tensor(Tensor { shape: like.shape.clone(), data }))
+    Ok(Value::Tensor(Tensor {
+        shape: like.shape.clone(),
+        data,
+    }))
 }
 
 pub fn binary_scalar(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RtError> {
@@ -116,7 +130,10 @@ pub fn cast(x: &Value, to: ScalarKind) -> Result<Value, RtError> {
     match x {
         Value::Tensor(t) => {
             let data = map_data(&t.data, to, |e| cast_scalar(e, to))?;
-            Ok(Value::Tensor(Tensor { shape: t.shape.clone(), data }))
+            Ok(Value::Tensor(Tensor {
+                shape: t.shape.clone(),
+                data,
+            }))
         }
         s => cast_scalar(s, to),
     }

@@ -6,8 +6,16 @@ use crate::ir::{Function, Literal, OpId, OpKind};
 use mad_runtime::{RtError, Value};
 
 impl Machine<'_> {
-    pub(super) fn eval_op(&mut self, func: &Function, frame: &mut Frame, id: OpId) -> Result<(), RtError> {
-        let op = func.ops.get(id).ok_or_else(|| RtError::Other(format!("op #{} does not exist", id.index())))?;
+    pub(super) fn eval_op(
+        &mut self,
+        func: &Function,
+        frame: &mut Frame,
+        id: OpId,
+    ) -> Result<(), RtError> {
+        let op = func
+            .ops
+            .get(id)
+            .ok_or_else(|| RtError::Other(format!("op #{} does not exist", id.index())))?;
         let operands = frame.get_all(&op.operands)?;
         let results = match &op.kind {
             OpKind::If => self.eval_if(func, frame, op, operands)?,
@@ -21,7 +29,9 @@ impl Machine<'_> {
     }
 
     fn print(&mut self, operands: &[Value]) -> Result<Value, RtError> {
-        let [v] = operands else { return Err(arity("print", 1, operands.len())) };
+        let [v] = operands else {
+            return Err(arity("print", 1, operands.len()));
+        };
         writeln!(self.out, "{v}").map_err(|e| RtError::Other(format!("print: {e}")))?;
         Ok(Value::UNIT)
     }
@@ -34,8 +44,20 @@ fn arity(name: &str, want: usize, found: usize) -> RtError {
 /// Ops without regions, calls or effects.
 fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
     let name = kind.name();
-    let need = |n: usize| if xs.len() == n { Ok(()) } else { Err(arity(name, n, xs.len())) };
-    let at_least = |n: usize| if xs.len() >= n { Ok(()) } else { Err(arity(name, n, xs.len())) };
+    let need = |n: usize| {
+        if xs.len() == n {
+            Ok(())
+        } else {
+            Err(arity(name, n, xs.len()))
+        }
+    };
+    let at_least = |n: usize| {
+        if xs.len() >= n {
+            Ok(())
+        } else {
+            Err(arity(name, n, xs.len()))
+        }
+    };
     match kind {
         OpKind::Const(lit) => Ok(match *lit {
             Literal::F64(x) => Value::F64(x),
@@ -96,7 +118,10 @@ fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
         OpKind::TupleGet(i) => {
             need(1)?;
             match &xs[0] {
-                Value::Tuple(items) => items.get(*i as usize).cloned().ok_or(RtError::BadOperand("tuple.get")),
+                Value::Tuple(items) => items
+                    .get(*i as usize)
+                    .cloned()
+                    .ok_or(RtError::BadOperand("tuple.get")),
                 _ => Err(RtError::BadOperand("tuple.get")),
             }
         }

@@ -10,14 +10,21 @@ pub struct Frame {
 
 impl Frame {
     pub fn new(value_count: usize) -> Frame {
-        Frame { slots: vec![None; value_count] }
+        Frame {
+            slots: vec![None; value_count],
+        }
     }
 
     pub fn get(&self, v: ValueId) -> Result<&Value, RtError> {
         self.slots
             .get(v.index())
             .and_then(Option::as_ref)
-            .ok_or_else(|| RtError::Other(format!("value #{} is used before it is computed", v.index())))
+            .ok_or_else(|| {
+                RtError::Other(format!(
+                    "value #{} is used before it is computed",
+                    v.index()
+                ))
+            })
     }
 
     pub fn set(&mut self, v: ValueId, value: Value) -> Result<(), RtError> {
@@ -26,7 +33,10 @@ impl Frame {
                 *slot = Some(value);
                 Ok(())
             }
-            None => Err(RtError::Other(format!("value #{} does not exist", v.index()))),
+            None => Err(RtError::Other(format!(
+                "value #{} does not exist",
+                v.index()
+            ))),
         }
     }
 
@@ -38,7 +48,11 @@ impl Frame {
     /// Binds `vs` to `values` (same length, checked by the caller).
     pub fn set_all(&mut self, vs: &[ValueId], values: Vec<Value>) -> Result<(), RtError> {
         if vs.len() != values.len() {
-            return Err(RtError::Other(format!("{} values for {} slots", values.len(), vs.len())));
+            return Err(RtError::Other(format!(
+                "{} values for {} slots",
+                values.len(),
+                vs.len()
+            )));
         }
         for (&v, x) in vs.iter().zip(values) {
             self.set(v, x)?;

@@ -52,7 +52,9 @@ pub struct Interpreter {
 
 impl Default for Interpreter {
     fn default() -> Self {
-        Interpreter { max_call_depth: DEFAULT_MAX_CALL_DEPTH }
+        Interpreter {
+            max_call_depth: DEFAULT_MAX_CALL_DEPTH,
+        }
     }
 }
 
@@ -68,16 +70,35 @@ impl Interpreter {
 
     /// Runs `f` on `args`; `print` writes to `out`. Wrong argument count or types
     /// give `RtError::Other`.
-    pub fn call(&self, module: &Module, f: FuncRef, args: &[Value], out: &mut dyn std::io::Write) -> Result<Value, RtError> {
-        let func = module.functions.get(f).ok_or_else(|| RtError::Other(format!("function #{} does not exist", f.index())))?;
+    pub fn call(
+        &self,
+        module: &Module,
+        f: FuncRef,
+        args: &[Value],
+        out: &mut dyn std::io::Write,
+    ) -> Result<Value, RtError> {
+        let func = module
+            .functions
+            .get(f)
+            .ok_or_else(|| RtError::Other(format!("function #{} does not exist", f.index())))?;
         check_args(func, args).map_err(RtError::Other)?;
-        let mut m = Machine { module, out, depth: 0, max_depth: self.max_call_depth };
+        let mut m = Machine {
+            module,
+            out,
+            depth: 0,
+            max_depth: self.max_call_depth,
+        };
         m.call_function(f, args.to_vec())
     }
 }
 
 /// Runs `f` on `args` with the default options.
-pub fn call(module: &Module, f: FuncRef, args: &[Value], out: &mut dyn std::io::Write) -> Result<Value, RtError> {
+pub fn call(
+    module: &Module,
+    f: FuncRef,
+    args: &[Value],
+    out: &mut dyn std::io::Write,
+) -> Result<Value, RtError> {
     Interpreter::default().call(module, f, args, out)
 }
 

@@ -41,7 +41,9 @@ pub fn map_data(
     out: ScalarKind,
     f: impl Fn(&Value) -> Result<Value, RtError>,
 ) -> Result<TensorData, RtError> {
-    let values = (0..data.len()).map(|i| f(&data.get(i))).collect::<Result<Vec<_>, _>>()?;
+    let values = (0..data.len())
+        .map(|i| f(&data.get(i)))
+        .collect::<Result<Vec<_>, _>>()?;
     data_from_scalars(out, &values)
 }
 
@@ -107,14 +109,21 @@ fn as_array(v: &Value, what: &'static str) -> Result<(Vec<usize>, TensorData), R
         Value::Tuple(_) => Err(RtError::BadOperand(what)),
         s => {
             let kind = scalar_kind(s).ok_or(RtError::BadOperand(what))?;
-            Ok((Vec::new(), data_from_scalars(kind, std::slice::from_ref(s))?))
+            Ok((
+                Vec::new(),
+                data_from_scalars(kind, std::slice::from_ref(s))?,
+            ))
         }
     }
 }
 
 /// A tensor of `shape` from `data`, or the scalar when `shape` is empty.
 fn from_parts(shape: Vec<usize>, data: TensorData) -> Value {
-    if shape.is_empty() && data.len() == 1 { data.get(0) } else { Value::Tensor(Tensor { shape, data }) }
+    if shape.is_empty() && data.len() == 1 {
+        data.get(0)
+    } else {
+        Value::Tensor(Tensor { shape, data })
+    }
 }
 
 pub fn tensor<'v>(v: &'v Value, what: &'static str) -> Result<&'v Tensor, RtError> {
@@ -127,7 +136,10 @@ fn index_of(v: &Value, what: &'static str) -> Result<i64, RtError> {
 
 fn check_index(index: i64, len: usize) -> Result<usize, RtError> {
     if index < 0 || index as u64 >= len as u64 {
-        Err(RtError::IndexOutOfBounds { index, len: len as i64 })
+        Err(RtError::IndexOutOfBounds {
+            index,
+            len: len as i64,
+        })
     } else {
         Ok(index as usize)
     }
@@ -141,7 +153,9 @@ pub fn pack(items: &[Value]) -> Result<Value, RtError> {
     for it in &items[1..] {
         let (shape, d) = as_array(it, "tensor.pack")?;
         if shape != inner {
-            return Err(RtError::ShapeMismatch(format!("`tensor.pack` of shapes {inner:?} and {shape:?}")));
+            return Err(RtError::ShapeMismatch(format!(
+                "`tensor.pack` of shapes {inner:?} and {shape:?}"
+            )));
         }
         append(&mut data, &d)?;
     }
@@ -157,7 +171,9 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
     for e in extents {
         let n = index_of(e, "tensor.full")?;
         if n < 0 {
-            return Err(RtError::Other(format!("`tensor.full` with negative extent {n}")));
+            return Err(RtError::Other(format!(
+                "`tensor.full` with negative extent {n}"
+            )));
         }
         count = count
             .checked_mul(n as usize)
@@ -176,7 +192,11 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
 /// The offset and sub-shape of `t[indices..]`.
 fn locate(t: &Tensor, indices: &[i64]) -> Result<(usize, Vec<usize>), RtError> {
     if indices.len() > t.shape.len() {
-        return Err(RtError::ShapeMismatch(format!("{} indices into a tensor of rank {}", indices.len(), t.shape.len())));
+        return Err(RtError::ShapeMismatch(format!(
+            "{} indices into a tensor of rank {}",
+            indices.len(),
+            t.shape.len()
+        )));
     }
     let mut offset = 0;
     for (axis, &i) in indices.iter().enumerate() {
@@ -196,7 +216,10 @@ pub fn extract(t: &Value, index: u64) -> Result<Value, RtError> {
 
 pub fn index(t: &Value, indices: &[Value]) -> Result<Value, RtError> {
     let t = tensor(t, "tensor.index")?;
-    let idx = indices.iter().map(|v| index_of(v, "tensor.index")).collect::<Result<Vec<_>, _>>()?;
+    let idx = indices
+        .iter()
+        .map(|v| index_of(v, "tensor.index"))
+        .collect::<Result<Vec<_>, _>>()?;
     index_tensor(t, &idx)
 }
 
@@ -208,11 +231,16 @@ fn index_tensor(t: &Tensor, idx: &[i64]) -> Result<Value, RtError> {
 
 pub fn insert(t: &Value, v: &Value, indices: &[Value]) -> Result<Value, RtError> {
     let t = tensor(t, "tensor.insert")?;
-    let idx = indices.iter().map(|v| index_of(v, "tensor.insert")).collect::<Result<Vec<_>, _>>()?;
+    let idx = indices
+        .iter()
+        .map(|v| index_of(v, "tensor.insert"))
+        .collect::<Result<Vec<_>, _>>()?;
     let (offset, sub) = locate(t, &idx)?;
     let (vshape, vdata) = as_array(v, "tensor.insert")?;
     if vshape != sub {
-        return Err(RtError::ShapeMismatch(format!("`tensor.insert` of shape {vshape:?} into a slot of shape {sub:?}")));
+        return Err(RtError::ShapeMismatch(format!(
+            "`tensor.insert` of shape {vshape:?} into a slot of shape {sub:?}"
+        )));
     }
     let mut out = t.clone();
     splice(&mut out.data, offset, &vdata)?;
@@ -224,13 +252,19 @@ pub fn dim(t: &Value, axis: u32) -> Result<Value, RtError> {
     t.shape
         .get(axis as usize)
         .map(|&n| Value::I64(n as i64))
-        .ok_or_else(|| RtError::ShapeMismatch(format!("axis {axis} of a tensor of rank {}", t.shape.len())))
+        .ok_or_else(|| {
+            RtError::ShapeMismatch(format!("axis {axis} of a tensor of rank {}", t.shape.len()))
+        })
 }
 
 pub fn matmul(a: &Value, b: &Value) -> Result<Value, RtError> {
     let (a, b) = (tensor(a, "tensor.matmul")?, tensor(b, "tensor.matmul")?);
-    if a.shape.len() != 2 || !(b.shape.len() == 1 || b.shape.len() == 2) || a.shape[1] != b.shape[0] {
-        return Err(RtError::ShapeMismatch(format!("`tensor.matmul` of shapes {:?} and {:?}", a.shape, b.shape)));
+    if a.shape.len() != 2 || !(b.shape.len() == 1 || b.shape.len() == 2) || a.shape[1] != b.shape[0]
+    {
+        return Err(RtError::ShapeMismatch(format!(
+            "`tensor.matmul` of shapes {:?} and {:?}",
+            a.shape, b.shape
+        )));
     }
     let (m, k) = (a.shape[0], a.shape[1]);
     let n = if b.shape.len() == 2 { b.shape[1] } else { 1 };
@@ -264,11 +298,20 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value, RtError> {
 pub fn transpose(t: &Value) -> Result<Value, RtError> {
     let t = tensor(t, "tensor.transpose")?;
     if t.shape.len() != 2 {
-        return Err(RtError::ShapeMismatch(format!("`tensor.transpose` of shape {:?}", t.shape)));
+        return Err(RtError::ShapeMismatch(format!(
+            "`tensor.transpose` of shape {:?}",
+            t.shape
+        )));
     }
     let (m, n) = (t.shape[0], t.shape[1]);
-    let values: Vec<Value> = (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).map(|(i, j)| t.data.get(i * n + j)).collect();
-    Ok(Value::Tensor(Tensor { shape: vec![n, m], data: data_from_scalars(t.kind(), &values)? }))
+    let values: Vec<Value> = (0..n)
+        .flat_map(|j| (0..m).map(move |i| (i, j)))
+        .map(|(i, j)| t.data.get(i * n + j))
+        .collect();
+    Ok(Value::Tensor(Tensor {
+        shape: vec![n, m],
+        data: data_from_scalars(t.kind(), &values)?,
+    }))
 }
 
 pub fn sum(t: &Value) -> Result<Value, RtError> {

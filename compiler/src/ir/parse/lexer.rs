@@ -33,7 +33,11 @@ pub fn lex(text: &str) -> Result<Vec<Token>, IrParseError> {
     while i < chars.len() {
         let c = chars[i];
         let (tline, tcol) = (line, col);
-        let err = |message: String| IrParseError { line: tline, col: tcol, message };
+        let err = |message: String| IrParseError {
+            line: tline,
+            col: tcol,
+            message,
+        };
         let start = i;
         let tok = if c == '\n' {
             i += 1;
@@ -65,7 +69,9 @@ pub fn lex(text: &str) -> Result<Vec<Token>, IrParseError> {
                 let mut name = String::new();
                 loop {
                     match chars.get(i) {
-                        None | Some('\n') => return Err(err("unterminated quoted function name".into())),
+                        None | Some('\n') => {
+                            return Err(err("unterminated quoted function name".into()));
+                        }
                         Some('"') => {
                             i += 1;
                             break;
@@ -75,7 +81,11 @@ pub fn lex(text: &str) -> Result<Vec<Token>, IrParseError> {
                                 Some('"') => name.push('"'),
                                 Some('\\') => name.push('\\'),
                                 Some('n') => name.push('\n'),
-                                _ => return Err(err("unknown escape in a quoted function name".into())),
+                                _ => {
+                                    return Err(err(
+                                        "unknown escape in a quoted function name".into()
+                                    ));
+                                }
                             }
                             i += 2;
                         }
@@ -98,7 +108,12 @@ pub fn lex(text: &str) -> Result<Vec<Token>, IrParseError> {
         } else if c == '-' && chars.get(i + 1) == Some(&'>') {
             i += 2;
             Tok::Arrow
-        } else if c.is_ascii_digit() || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit() || *d == 'i')) {
+        } else if c.is_ascii_digit()
+            || (c == '-'
+                && chars
+                    .get(i + 1)
+                    .is_some_and(|d| d.is_ascii_digit() || *d == 'i'))
+        {
             i += 1;
             if c == '-' && chars.get(i) == Some(&'i') {
                 if chars[i..].iter().take(3).collect::<String>() != "inf" {
@@ -109,7 +124,9 @@ pub fn lex(text: &str) -> Result<Vec<Token>, IrParseError> {
                 while i < chars.len() && chars[i].is_ascii_digit() {
                     i += 1;
                 }
-                if chars.get(i) == Some(&'.') && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+                if chars.get(i) == Some(&'.')
+                    && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())
+                {
                     i += 1;
                     while i < chars.len() && chars[i].is_ascii_digit() {
                         i += 1;
@@ -141,8 +158,16 @@ pub fn lex(text: &str) -> Result<Vec<Token>, IrParseError> {
             return Err(err(format!("unexpected character `{c}`")));
         };
         col += (i - start) as u32;
-        out.push(Token { tok, line: tline, col: tcol });
+        out.push(Token {
+            tok,
+            line: tline,
+            col: tcol,
+        });
     }
-    out.push(Token { tok: Tok::Eof, line, col });
+    out.push(Token {
+        tok: Tok::Eof,
+        line,
+        col,
+    });
     Ok(out)
 }

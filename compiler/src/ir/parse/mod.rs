@@ -36,7 +36,12 @@ impl std::error::Error for IrParseError {}
 pub fn parse_module(text: &str) -> Result<Module, IrParseError> {
     let tokens = lexer::lex(text)?;
     let funcs = scan_functions(&tokens)?;
-    let mut p = Parser { tokens, pos: 0, funcs, names: HashMap::new() };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        funcs,
+        names: HashMap::new(),
+    };
     let mut module = Module::new();
     while p.peek() != &Tok::Eof {
         let f = p.function()?;
@@ -104,7 +109,11 @@ impl Parser {
 
     fn error_here<T>(&self, message: impl Into<String>) -> Result<T, IrParseError> {
         let t = &self.tokens[self.pos.min(self.tokens.len() - 1)];
-        Err(IrParseError { line: t.line, col: t.col, message: message.into() })
+        Err(IrParseError {
+            line: t.line,
+            col: t.col,
+            message: message.into(),
+        })
     }
 
     fn expected<T>(&self, what: &str) -> Result<T, IrParseError> {
@@ -432,7 +441,10 @@ impl Parser {
                 Type::Tuple(items) if items.len() == result_names.len() => items,
                 _ => {
                     self.pos = types_pos;
-                    return self.error_here(format!("expected a list of {} result types `(T, ...)`", result_names.len()));
+                    return self.error_here(format!(
+                        "expected a list of {} result types `(T, ...)`",
+                        result_names.len()
+                    ));
                 }
             }
         };
@@ -450,7 +462,11 @@ impl Parser {
                     Some(lit) => OpKind::Const(lit),
                     None => {
                         self.pos = pos;
-                        return self.error_here(format!("{} is not a {} literal", describe(&tok), k.name()));
+                        return self.error_here(format!(
+                            "{} is not a {} literal",
+                            describe(&tok),
+                            k.name()
+                        ));
                     }
                 },
                 _ => {

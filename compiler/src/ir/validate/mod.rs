@@ -63,18 +63,28 @@ pub fn validate_module(module: &Module) -> Result<(), Vec<ValidationError>> {
     for (h, _) in module.functions.iter() {
         validate_function_into(module, h, &mut errors);
     }
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// Checks one function of `module`.
 pub fn validate_function(module: &Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
     let mut errors = Vec::new();
     validate_function_into(module, f, &mut errors);
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 fn validate_function_into(module: &Module, f: FuncRef, errors: &mut Vec<ValidationError>) {
-    let Some(func) = module.functions.get(f) else { return };
+    let Some(func) = module.functions.get(f) else {
+        return;
+    };
     let mut v = Checker {
         module,
         func,
@@ -85,11 +95,20 @@ fn validate_function_into(module: &Module, f: FuncRef, errors: &mut Vec<Validati
     };
     v.region(&func.body, None);
     if func.body.yields.len() != 1 {
-        v.error(None, format!("the body yields {} values, a function returns exactly one", func.body.yields.len()));
+        v.error(
+            None,
+            format!(
+                "the body yields {} values, a function returns exactly one",
+                func.body.yields.len()
+            ),
+        );
     } else if let Some(t) = v.ty(func.body.yields[0])
         && !types_compatible(t, &func.ret)
     {
-        let msg = format!("returns a value of type {t}, the function's return type is {}", func.ret);
+        let msg = format!(
+            "returns a value of type {t}, the function's return type is {}",
+            func.ret
+        );
         v.error(None, msg);
     }
 }
@@ -108,7 +127,11 @@ struct Checker<'a, 'e> {
 impl Checker<'_, '_> {
     fn error(&mut self, op: Option<OpId>, message: String) {
         let op = op.and_then(|id| self.func.ops.get(id).map(|o| (id, o.kind.name())));
-        self.errors.push(ValidationError { function: self.func.name.clone(), op, message });
+        self.errors.push(ValidationError {
+            function: self.func.name.clone(),
+            op,
+            message,
+        });
     }
 
     fn ty(&self, v: ValueId) -> Option<&Type> {
@@ -118,11 +141,17 @@ impl Checker<'_, '_> {
     /// Records a definition of `v`; returns whether it is a fresh, valid value.
     fn define(&mut self, v: ValueId, at: Option<OpId>, scope: &mut Vec<ValueId>) {
         match self.defined.get_mut(v.index()) {
-            None => self.error(at, format!("defines value #{} which does not exist", v.index())),
+            None => self.error(
+                at,
+                format!("defines value #{} which does not exist", v.index()),
+            ),
             Some(n) => {
                 *n += 1;
                 if *n > 1 {
-                    self.error(at, format!("value #{} is defined more than once", v.index()));
+                    self.error(
+                        at,
+                        format!("value #{} is defined more than once", v.index()),
+                    );
                 } else {
                     self.visible[v.index()] = true;
                     scope.push(v);
@@ -134,14 +163,23 @@ impl Checker<'_, '_> {
     fn check_use(&mut self, v: ValueId, at: Option<OpId>, what: &str) -> bool {
         match self.visible.get(v.index()) {
             None => {
-                self.error(at, format!("{what} is value #{} which does not exist", v.index()));
+                self.error(
+                    at,
+                    format!("{what} is value #{} which does not exist", v.index()),
+                );
                 false
             }
             Some(false) => {
                 let msg = if self.defined[v.index()] == 0 {
-                    format!("{what} (value #{}) is used before its definition", v.index())
+                    format!(
+                        "{what} (value #{}) is used before its definition",
+                        v.index()
+                    )
                 } else {
-                    format!("{what} (value #{}) is not defined in this region or an enclosing one", v.index())
+                    format!(
+                        "{what} (value #{}) is not defined in this region or an enclosing one",
+                        v.index()
+                    )
                 };
                 self.error(at, msg);
                 false
@@ -164,7 +202,13 @@ impl Checker<'_, '_> {
         for (i, &y) in region.yields.iter().enumerate() {
             ok &= self.check_use(y, owner, &format!("yielded value {i}"));
         }
-        let types = ok.then(|| region.yields.iter().map(|&y| self.func.values[y].ty.clone()).collect());
+        let types = ok.then(|| {
+            region
+                .yields
+                .iter()
+                .map(|&y| self.func.values[y].ty.clone())
+                .collect()
+        });
         for v in scope {
             self.visible[v.index()] = false;
         }
@@ -173,11 +217,17 @@ impl Checker<'_, '_> {
 
     fn op(&mut self, id: OpId, scope: &mut Vec<ValueId>) {
         let Some(op) = self.func.ops.get(id) else {
-            self.error(None, format!("a region lists op #{} which does not exist", id.index()));
+            self.error(
+                None,
+                format!("a region lists op #{} which does not exist", id.index()),
+            );
             return;
         };
         if std::mem::replace(&mut self.op_seen[id.index()], true) {
-            self.error(Some(id), "the op appears more than once in the function's regions".into());
+            self.error(
+                Some(id),
+                "the op appears more than once in the function's regions".into(),
+            );
             return;
         }
         let mut operands_ok = true;
@@ -187,14 +237,43 @@ impl Checker<'_, '_> {
         let expected_regions = op.kind.region_count();
         let regions_ok = op.regions.len() == expected_regions;
         if !regions_ok {
-            self.error(Some(id), format!("has {} region(s), `{}` has {expected_regions}", op.regions.len(), op.kind.name()));
+            self.error(
+                Some(id),
+                format!(
+                    "has {} region(s), `{}` has {expected_regions}",
+                    op.regions.len(),
+                    op.kind.name()
+                ),
+            );
         }
-        let region_yields: Vec<Option<Vec<Type>>> = op.regions.iter().map(|r| self.region(r, Some(id))).collect();
-        let results_ok = op.results.iter().all(|&r| r.index() < self.func.values.len());
+        let region_yields: Vec<Option<Vec<Type>>> = op
+            .regions
+            .iter()
+            .map(|r| self.region(r, Some(id)))
+            .collect();
+        let results_ok = op
+            .results
+            .iter()
+            .all(|&r| r.index() < self.func.values.len());
         if operands_ok && results_ok && regions_ok {
-            let operand_types: Vec<Type> = op.operands.iter().map(|&v| self.func.values[v].ty.clone()).collect();
-            let result_types: Vec<Type> = op.results.iter().map(|&v| self.func.values[v].ty.clone()).collect();
-            self.types(id, &op.kind, &operand_types, &result_types, &op.regions, &region_yields);
+            let operand_types: Vec<Type> = op
+                .operands
+                .iter()
+                .map(|&v| self.func.values[v].ty.clone())
+                .collect();
+            let result_types: Vec<Type> = op
+                .results
+                .iter()
+                .map(|&v| self.func.values[v].ty.clone())
+                .collect();
+            self.types(
+                id,
+                &op.kind,
+                &operand_types,
+                &result_types,
+                &op.regions,
+                &region_yields,
+            );
         }
         for &r in &op.results {
             self.define(r, Some(id), scope);
@@ -217,12 +296,21 @@ impl Checker<'_, '_> {
             }
             for (r, name) in regions.iter().zip(["then", "else"]) {
                 if !r.args.is_empty() {
-                    self.error(Some(id), format!("the {name} region of `scf.if` takes no arguments"));
+                    self.error(
+                        Some(id),
+                        format!("the {name} region of `scf.if` takes no arguments"),
+                    );
                 }
             }
             for (y, name) in yields.iter().zip(["then", "else"]) {
                 if let Some(y) = y {
-                    self.check_list(id, &format!("the {name} region yields"), y, "the results", results);
+                    self.check_list(
+                        id,
+                        &format!("the {name} region yields"),
+                        y,
+                        "the results",
+                        results,
+                    );
                 }
             }
             return;
@@ -238,19 +326,42 @@ impl Checker<'_, '_> {
                         (Type::Tensor { elem: a, shape: sa }, Type::Tensor { elem: b, shape: sb })
                             if a == b && sa.len() == sb.len());
                 if !ok {
-                    self.error(Some(id), format!("declares {}, the operands give {}", list(results), list(&inferred)));
+                    self.error(
+                        Some(id),
+                        format!(
+                            "declares {}, the operands give {}",
+                            list(results),
+                            list(&inferred)
+                        ),
+                    );
                 }
             }
-            _ => self.check_list(id, "declares results", results, "the op's type rule gives", &inferred),
+            _ => self.check_list(
+                id,
+                "declares results",
+                results,
+                "the op's type rule gives",
+                &inferred,
+            ),
         }
         match kind {
             OpKind::For => {
                 let carried = &inferred;
                 let body = &regions[0];
-                let arg_types: Vec<Type> = body.args.iter().filter_map(|&a| self.ty(a).cloned()).collect();
+                let arg_types: Vec<Type> = body
+                    .args
+                    .iter()
+                    .filter_map(|&a| self.ty(a).cloned())
+                    .collect();
                 let mut expected = vec![Type::I64];
                 expected.extend(carried.iter().cloned());
-                self.check_list(id, "the body's arguments are", &arg_types, "(i64, carried...) is", &expected);
+                self.check_list(
+                    id,
+                    "the body's arguments are",
+                    &arg_types,
+                    "(i64, carried...) is",
+                    &expected,
+                );
                 if let Some(y) = &yields[0] {
                     self.check_list(id, "the body yields", y, "the carried values are", carried);
                 }
@@ -258,13 +369,23 @@ impl Checker<'_, '_> {
             OpKind::While => {
                 let carried = &inferred;
                 for (r, name) in regions.iter().zip(["cond", "body"]) {
-                    let arg_types: Vec<Type> = r.args.iter().filter_map(|&a| self.ty(a).cloned()).collect();
-                    self.check_list(id, &format!("the {name} region's arguments are"), &arg_types, "the carried values are", carried);
+                    let arg_types: Vec<Type> =
+                        r.args.iter().filter_map(|&a| self.ty(a).cloned()).collect();
+                    self.check_list(
+                        id,
+                        &format!("the {name} region's arguments are"),
+                        &arg_types,
+                        "the carried values are",
+                        carried,
+                    );
                 }
                 if let Some(y) = &yields[0]
                     && (y.len() != 1 || y[0] != Type::BOOL)
                 {
-                    self.error(Some(id), format!("the cond region yields {}, it must yield one bool", list(y)));
+                    self.error(
+                        Some(id),
+                        format!("the cond region yields {}, it must yield one bool", list(y)),
+                    );
                 }
                 if let Some(y) = &yields[1] {
                     self.check_list(id, "the body yields", y, "the carried values are", carried);
@@ -274,14 +395,34 @@ impl Checker<'_, '_> {
         }
     }
 
-    fn check_list(&mut self, id: OpId, what: &str, found: &[Type], against: &str, expected: &[Type]) {
-        let ok = found.len() == expected.len() && found.iter().zip(expected).all(|(a, b)| types_compatible(a, b));
+    fn check_list(
+        &mut self,
+        id: OpId,
+        what: &str,
+        found: &[Type],
+        against: &str,
+        expected: &[Type],
+    ) {
+        let ok = found.len() == expected.len()
+            && found
+                .iter()
+                .zip(expected)
+                .all(|(a, b)| types_compatible(a, b));
         if !ok {
-            self.error(Some(id), format!("{what} {}, {against} {}", list(found), list(expected)));
+            self.error(
+                Some(id),
+                format!("{what} {}, {against} {}", list(found), list(expected)),
+            );
         }
     }
 }
 
 fn list(ts: &[Type]) -> String {
-    format!("({})", ts.iter().map(Type::to_string).collect::<Vec<_>>().join(", "))
+    format!(
+        "({})",
+        ts.iter()
+            .map(Type::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

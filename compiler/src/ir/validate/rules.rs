@@ -33,10 +33,23 @@ pub fn merge_dim(a: &Dim, b: &Dim) -> Dim {
 pub fn types_compatible(a: &Type, b: &Type) -> bool {
     match (a, b) {
         (Type::Scalar(x), Type::Scalar(y)) => x == y,
-        (Type::Tensor { elem: ea, shape: sa }, Type::Tensor { elem: eb, shape: sb }) => {
-            ea == eb && sa.len() == sb.len() && sa.iter().zip(sb).all(|(x, y)| dims_compatible(x, y))
+        (
+            Type::Tensor {
+                elem: ea,
+                shape: sa,
+            },
+            Type::Tensor {
+                elem: eb,
+                shape: sb,
+            },
+        ) => {
+            ea == eb
+                && sa.len() == sb.len()
+                && sa.iter().zip(sb).all(|(x, y)| dims_compatible(x, y))
         }
-        (Type::Tuple(xs), Type::Tuple(ys)) => xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| types_compatible(x, y)),
+        (Type::Tuple(xs), Type::Tuple(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| types_compatible(x, y))
+        }
         _ => false,
     }
 }
@@ -44,8 +57,13 @@ pub fn types_compatible(a: &Type, b: &Type) -> bool {
 /// The more precise of two compatible types.
 pub fn merge_types(a: &Type, b: &Type) -> Type {
     match (a, b) {
-        (Type::Tensor { elem, shape: sa }, Type::Tensor { shape: sb, .. }) if sa.len() == sb.len() => {
-            Type::Tensor { elem: *elem, shape: sa.iter().zip(sb).map(|(x, y)| merge_dim(x, y)).collect() }
+        (Type::Tensor { elem, shape: sa }, Type::Tensor { shape: sb, .. })
+            if sa.len() == sb.len() =>
+        {
+            Type::Tensor {
+                elem: *elem,
+                shape: sa.iter().zip(sb).map(|(x, y)| merge_dim(x, y)).collect(),
+            }
         }
         (Type::Tuple(xs), Type::Tuple(ys)) if xs.len() == ys.len() => {
             Type::Tuple(xs.iter().zip(ys).map(|(x, y)| merge_types(x, y)).collect())
@@ -58,14 +76,21 @@ fn count(op: &OpKind, operands: &[Type], n: usize) -> Result<(), String> {
     if operands.len() == n {
         Ok(())
     } else {
-        Err(format!("`{}` takes {n} operand(s), found {}", op.name(), operands.len()))
+        Err(format!(
+            "`{}` takes {n} operand(s), found {}",
+            op.name(),
+            operands.len()
+        ))
     }
 }
 
 fn tensor_of<'t>(op: &OpKind, t: &'t Type) -> Result<(ScalarKind, &'t [Dim]), String> {
     match t {
         Type::Tensor { elem, shape } => Ok((*elem, shape)),
-        other => Err(format!("`{}` expects a tensor operand, found {other}", op.name())),
+        other => Err(format!(
+            "`{}` expects a tensor operand, found {other}",
+            op.name()
+        )),
     }
 }
 
@@ -82,13 +107,19 @@ fn drop_axes(elem: ScalarKind, shape: &[Dim], k: usize) -> Type {
     if k >= shape.len() {
         Type::Scalar(elem)
     } else {
-        Type::Tensor { elem, shape: shape[k..].to_vec() }
+        Type::Tensor {
+            elem,
+            shape: shape[k..].to_vec(),
+        }
     }
 }
 
 fn with_kind(t: &Type, kind: ScalarKind) -> Type {
     match t {
-        Type::Tensor { shape, .. } => Type::Tensor { elem: kind, shape: shape.clone() },
+        Type::Tensor { shape, .. } => Type::Tensor {
+            elem: kind,
+            shape: shape.clone(),
+        },
         _ => Type::Scalar(kind),
     }
 }
@@ -120,7 +151,11 @@ fn binary_kind_ok(op: BinaryOp, k: ScalarKind) -> bool {
 /// For `scf.for` / `scf.while` the results are the carried (initial) types. An
 /// `scf.if`'s results are declared by its branches, not its operand: this returns an
 /// error for it (the validator checks `scf.if` against its regions instead).
-pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Result<Vec<Type>, String> {
+pub fn result_types(
+    op: &OpKind,
+    operand_types: &[Type],
+    module: &Module,
+) -> Result<Vec<Type>, String> {
     let ts = operand_types;
     let name = op.name();
     let one = |t: Type| Ok(vec![t]);
@@ -143,10 +178,16 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
                 _ => return Err(format!("`{name}` does not accept {} and {}", ts[0], ts[1])),
             };
             if ka != kb {
-                return Err(format!("`{name}` operands differ in kind: {} and {}", ts[0], ts[1]));
+                return Err(format!(
+                    "`{name}` operands differ in kind: {} and {}",
+                    ts[0], ts[1]
+                ));
             }
             if !binary_kind_ok(*b, ka) {
-                return Err(format!("`{name}` does not accept operands of kind {}", ka.name()));
+                return Err(format!(
+                    "`{name}` does not accept operands of kind {}",
+                    ka.name()
+                ));
             }
             let shaped = match (&ts[0], &ts[1]) {
                 (Type::Scalar(_), Type::Scalar(_)) => ts[0].clone(),
@@ -159,7 +200,11 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
                     merge_types(a, c)
                 }
             };
-            if b.is_comparison() { one(with_kind(&shaped, ScalarKind::Bool)) } else { one(shaped) }
+            if b.is_comparison() {
+                one(with_kind(&shaped, ScalarKind::Bool))
+            } else {
+                one(shaped)
+            }
         }
         OpKind::Select => {
             count(op, ts, 3)?;
@@ -173,12 +218,17 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
         }
         OpKind::Cast(k) => {
             count(op, ts, 1)?;
-            let from = ts[0].scalar_kind().ok_or_else(|| format!("`cast` does not accept {}", ts[0]))?;
+            let from = ts[0]
+                .scalar_kind()
+                .ok_or_else(|| format!("`cast` does not accept {}", ts[0]))?;
             if *k == ScalarKind::Bool {
                 return Err("`cast` to bool is not allowed (compare with zero instead)".into());
             }
             if from == ScalarKind::Bool && *k != ScalarKind::I64 {
-                return Err(format!("`cast` from bool goes to i64 only, not {}", k.name()));
+                return Err(format!(
+                    "`cast` from bool goes to i64 only, not {}",
+                    k.name()
+                ));
             }
             one(with_kind(&ts[0], *k))
         }
@@ -214,7 +264,10 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             for (i, e) in extents.iter().enumerate() {
                 expect_i64(op, &format!("extent {i}"), e)?;
             }
-            one(Type::Tensor { elem: *k, shape: vec![Dim::Dyn; extents.len()] })
+            one(Type::Tensor {
+                elem: *k,
+                shape: vec![Dim::Dyn; extents.len()],
+            })
         }
         OpKind::Extract(i) => {
             count(op, ts, 1)?;
@@ -225,7 +278,9 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             if let Dim::Fixed(n) = shape[0]
                 && *i >= n
             {
-                return Err(format!("`tensor.extract` index {i} is out of range for extent {n}"));
+                return Err(format!(
+                    "`tensor.extract` index {i} is out of range for extent {n}"
+                ));
             }
             one(drop_axes(k, shape, 1))
         }
@@ -235,7 +290,11 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             };
             let (k, shape) = tensor_of(op, t)?;
             if idx.is_empty() || idx.len() > shape.len() {
-                return Err(format!("`tensor.index` takes 1 to {} indices for {t}, found {}", shape.len(), idx.len()));
+                return Err(format!(
+                    "`tensor.index` takes 1 to {} indices for {t}, found {}",
+                    shape.len(),
+                    idx.len()
+                ));
             }
             for (i, e) in idx.iter().enumerate() {
                 expect_i64(op, &format!("index {i}"), e)?;
@@ -244,19 +303,30 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
         }
         OpKind::Insert => {
             if ts.len() < 3 {
-                return Err(format!("`tensor.insert` takes a tensor, a value and indices, found {} operand(s)", ts.len()));
+                return Err(format!(
+                    "`tensor.insert` takes a tensor, a value and indices, found {} operand(s)",
+                    ts.len()
+                ));
             }
             let (k, shape) = tensor_of(op, &ts[0])?;
             let idx = &ts[2..];
             if idx.len() > shape.len() {
-                return Err(format!("`tensor.insert` takes at most {} indices for {}, found {}", shape.len(), ts[0], idx.len()));
+                return Err(format!(
+                    "`tensor.insert` takes at most {} indices for {}, found {}",
+                    shape.len(),
+                    ts[0],
+                    idx.len()
+                ));
             }
             for (i, e) in idx.iter().enumerate() {
                 expect_i64(op, &format!("index {i}"), e)?;
             }
             let part = drop_axes(k, shape, idx.len());
             if !types_compatible(&ts[1], &part) {
-                return Err(format!("`tensor.insert` value must be {part}, found {}", ts[1]));
+                return Err(format!(
+                    "`tensor.insert` value must be {part}, found {}",
+                    ts[1]
+                ));
             }
             one(ts[0].clone())
         }
@@ -264,7 +334,10 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             count(op, ts, 1)?;
             let (_, shape) = tensor_of(op, &ts[0])?;
             if *axis as usize >= shape.len() {
-                return Err(format!("`tensor.dim` axis {axis} is out of range for {}", ts[0]));
+                return Err(format!(
+                    "`tensor.dim` axis {axis} is out of range for {}",
+                    ts[0]
+                ));
             }
             one(Type::I64)
         }
@@ -273,13 +346,22 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             let (ka, sa) = tensor_of(op, &ts[0])?;
             let (kb, sb) = tensor_of(op, &ts[1])?;
             if ka != kb || !ka.is_float() {
-                return Err(format!("`tensor.matmul` needs float tensors of one kind, found {} and {}", ts[0], ts[1]));
+                return Err(format!(
+                    "`tensor.matmul` needs float tensors of one kind, found {} and {}",
+                    ts[0], ts[1]
+                ));
             }
             if sa.len() != 2 || !(sb.len() == 1 || sb.len() == 2) {
-                return Err(format!("`tensor.matmul` needs [m,k] x [k,n] or [m,k] x [k], found {} and {}", ts[0], ts[1]));
+                return Err(format!(
+                    "`tensor.matmul` needs [m,k] x [k,n] or [m,k] x [k], found {} and {}",
+                    ts[0], ts[1]
+                ));
             }
             if !dims_compatible(&sa[1], &sb[0]) {
-                return Err(format!("`tensor.matmul` inner extents differ: {} and {}", ts[0], ts[1]));
+                return Err(format!(
+                    "`tensor.matmul` inner extents differ: {} and {}",
+                    ts[0], ts[1]
+                ));
             }
             let mut shape = vec![sa[0].clone()];
             if sb.len() == 2 {
@@ -291,9 +373,15 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             count(op, ts, 1)?;
             let (k, s) = tensor_of(op, &ts[0])?;
             if s.len() != 2 {
-                return Err(format!("`tensor.transpose` needs a tensor of rank 2, found {}", ts[0]));
+                return Err(format!(
+                    "`tensor.transpose` needs a tensor of rank 2, found {}",
+                    ts[0]
+                ));
             }
-            one(Type::Tensor { elem: k, shape: vec![s[1].clone(), s[0].clone()] })
+            one(Type::Tensor {
+                elem: k,
+                shape: vec![s[1].clone(), s[0].clone()],
+            })
         }
         OpKind::Sum => {
             count(op, ts, 1)?;
@@ -315,14 +403,25 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
             }
         }
         OpKind::Call(f) => {
-            let callee = module.functions.get(*f).ok_or_else(|| format!("`call` of a missing function #{}", f.index()))?;
+            let callee = module
+                .functions
+                .get(*f)
+                .ok_or_else(|| format!("`call` of a missing function #{}", f.index()))?;
             let params = callee.param_types();
             if params.len() != ts.len() {
-                return Err(format!("`call` of `{}` passes {} argument(s), it takes {}", callee.name, ts.len(), params.len()));
+                return Err(format!(
+                    "`call` of `{}` passes {} argument(s), it takes {}",
+                    callee.name,
+                    ts.len(),
+                    params.len()
+                ));
             }
             for (i, (a, p)) in ts.iter().zip(&params).enumerate() {
                 if !types_compatible(a, p) {
-                    return Err(format!("`call` of `{}`: argument {i} is {a}, the parameter is {p}", callee.name));
+                    return Err(format!(
+                        "`call` of `{}`: argument {i} is {a}, the parameter is {p}",
+                        callee.name
+                    ));
                 }
             }
             one(callee.ret.clone())
@@ -340,7 +439,10 @@ pub fn result_types(op: &OpKind, operand_types: &[Type], module: &Module) -> Res
         }
         OpKind::For => {
             if ts.len() < 2 {
-                return Err(format!("`scf.for` takes lo, hi and carried values, found {} operand(s)", ts.len()));
+                return Err(format!(
+                    "`scf.for` takes lo, hi and carried values, found {} operand(s)",
+                    ts.len()
+                ));
             }
             expect_i64(op, "lo", &ts[0])?;
             expect_i64(op, "hi", &ts[1])?;
