@@ -79,11 +79,50 @@ pub struct Ctx<'s> {
     pub items: Vec<Item>,
     /// The region of the last "nesting too deep" report, to report a chain once.
     deep_reported: Option<(usize, usize)>,
+    /// Where the last syntax error started, to report one error per statement.
+    last_error_start: Option<usize>,
+    /// Sorted start offsets of tokens that begin or end a statement or item
+    /// (see [`is_boundary`]).
+    boundaries: Vec<usize>,
+}
+
+/// Tokens after which a new syntax error is worth reporting again.
+pub fn is_boundary(tok: &Token<'_>) -> bool {
+    matches!(
+        tok,
+        Token::Semi
+            | Token::LBrace
+            | Token::RBrace
+            | Token::Fn
+            | Token::Mod
+            | Token::Use
+            | Token::Const
+            | Token::Dof
+            | Token::Data
+            | Token::Param
+            | Token::Energy
+            | Token::Residual
+            | Token::Objective
+            | Token::At
+            | Token::Let
+            | Token::For
+            | Token::While
+            | Token::Return
+    )
 }
 
 impl<'s> Ctx<'s> {
-    pub fn new(src: &'s str, file_id: usize) -> Self {
-        Ctx { src, file_id, diags: Vec::new(), items: Vec::new(), deep_reported: None }
+    /// `boundaries`: sorted start offsets of the tokens for which [`is_boundary`] holds.
+    pub fn new(src: &'s str, file_id: usize, boundaries: Vec<usize>) -> Self {
+        Ctx {
+            src,
+            file_id,
+            diags: Vec::new(),
+            items: Vec::new(),
+            deep_reported: None,
+            last_error_start: None,
+            boundaries,
+        }
     }
 
     /// Records E0013 for `span` unless it overlaps the region last reported.
@@ -105,19 +144,38 @@ impl<'s> Ctx<'s> {
         self.parse_error(rec.error);
     }
 
+    /// Turns a parse error into a diagnostic, unless it follows an earlier
+    /// error in the same statement (nothing between them ends a statement or
+    /// opens or closes a block), where it is most likely a consequence.
     pub fn parse_error(&mut self, err: ParseError<usize, Token<'s>, NoLexError>) {
+        let start = match &err {
+            ParseError::UnrecognizedToken { token: (l, _, _), .. }
+            | ParseError::ExtraToken { token: (l, _, _) } => *l,
+            ParseError::UnrecognizedEof { .. } => self.src.len(),
+            ParseError::InvalidToken { location } => *location,
+            ParseError::User { .. } => return,
+        };
+        // A boundary token counts even when it was the previous error's token.
+        let follows_error = self.last_error_start.is_some_and(|prev| {
+            let first_boundary = self.boundaries.partition_point(|&b| b < prev);
+            prev < start && self.boundaries.get(first_boundary).is_none_or(|&b| b >= start)
+        });
+        self.last_error_start = Some(start);
+        if follows_error {
+            return;
+        }
         let d = match err {
             ParseError::UnrecognizedToken { token: (l, tok, r), expected } => {
                 diag::unexpected_token(&tok.describe(), l..r, &expected, self.src, self.file_id)
             }
-            ParseError::UnrecognizedEof { location, expected } => {
-                diag::unexpected_eof(location, &expected, self.src, self.file_id)
+            ParseError::UnrecognizedEof { expected, .. } => {
+                diag::unexpected_eof(self.src.len(), &expected, self.src, self.file_id)
             }
             ParseError::ExtraToken { token: (l, tok, r) } => {
                 diag::unexpected_token(&tok.describe(), l..r, &[], self.src, self.file_id)
             }
             ParseError::InvalidToken { location } => {
-                diag::unexpected_token("", location..location, &[], self.src, self.file_id)
+                diag::unexpected_token("token", location..location, &[], self.src, self.file_id)
             }
             ParseError::User { .. } => return,
         };
@@ -234,14 +292,7 @@ impl<'s> Ctx<'s> {
     }
 
     fn bad_tuple_index(&mut self, l: usize, r: usize) {
-        let text = self.src.get(l..r).unwrap_or("");
-        self.diags.push(diag::unexpected_token(
-            &format!("`{text}`"),
-            l..r,
-            &["Ident".to_string(), "\"tuple index\"".to_string()],
-            self.src,
-            self.file_id,
-        ));
+        self.diags.push(diag::bad_tuple_index(l..r, self.src, self.file_id));
     }
 
     pub fn tuple(&mut self, elems: Vec<E>, l: usize, r: usize) -> E {

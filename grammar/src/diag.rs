@@ -98,6 +98,7 @@ pub fn lex_error(err: &LexError, range: Range<usize>, src: &str, file_id: usize)
 /// How a grammar terminal name (as lalrpop reports it) reads in a message.
 fn terminal_name(t: &str) -> String {
     match t {
+        "!" => "end of file".to_string(),
         "Ident" => "identifier".to_string(),
         "Int" => "integer".to_string(),
         "Float" => "float".to_string(),
@@ -155,8 +156,16 @@ pub fn unexpected_token(
     src: &str,
     file_id: usize,
 ) -> Diagnostic<usize> {
-    error("E0010", format!("unexpected token {found}"))
+    error("E0010", format!("unexpected {found}"))
         .with_labels(vec![primary(file_id, src, range, expected_phrase(expected))])
+}
+
+/// E0010 for a field access whose number is not a tuple index (`t.1e5`, `t.99999999999`).
+pub fn bad_tuple_index(range: Range<usize>, src: &str, file_id: usize) -> Diagnostic<usize> {
+    let text = &src[clamp(src, range.clone())];
+    error("E0010", format!("unexpected number `{text}` after `.`"))
+        .with_labels(vec![primary(file_id, src, range, "expected a field name or a tuple index")])
+        .with_notes(vec!["note: tuple indices are small integers: `t.0`, `t.1`".to_string()])
 }
 
 /// E0011: the file ended in the middle of something.

@@ -184,7 +184,7 @@ pub enum Token<'s> {
 }
 
 impl Token<'_> {
-    /// How the token is written in source, for diagnostics.
+    /// What the token is, for diagnostics: "identifier `x`", "token `;`".
     pub fn describe(&self) -> String {
         match self {
             Token::Ident(s) => format!("identifier `{s}`"),
@@ -192,7 +192,13 @@ impl Token<'_> {
             Token::Float(v) => format!("float literal `{v:?}`"),
             Token::Str(_) => "string literal".to_string(),
             Token::Number => "number".to_string(),
-            other => format!("`{}`", other.text().unwrap_or("?")),
+            Token::Fn | Token::Let | Token::Mut | Token::If | Token::Else | Token::For | Token::In
+            | Token::While | Token::Break | Token::Continue | Token::Return | Token::True
+            | Token::False | Token::Use | Token::Mod | Token::Const | Token::As | Token::Dof
+            | Token::Data | Token::Param | Token::Energy | Token::Residual | Token::Objective => {
+                format!("keyword `{}`", self.text().unwrap_or("?"))
+            }
+            other => format!("token `{}`", other.text().unwrap_or("?")),
         }
     }
 

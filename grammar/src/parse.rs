@@ -2,7 +2,7 @@
 
 use codespan_reporting::diagnostic::Diagnostic;
 
-use crate::actions::Ctx;
+use crate::actions::{Ctx, is_boundary};
 use crate::ast::File;
 use crate::grammar::FileParser;
 use crate::lexer::{self, Token};
@@ -21,7 +21,8 @@ pub fn parse(src: &str, file_id: usize) -> (File, Vec<Diagnostic<usize>>) {
         diags.push(diag::too_deep(deep.at.clone(), src, file_id));
         tokens.truncate(deep.cut);
     }
-    let mut ctx = Ctx::new(src, file_id);
+    let boundaries = tokens.iter().filter(|t| is_boundary(&t.1)).map(|t| t.0).collect();
+    let mut ctx = Ctx::new(src, file_id, boundaries);
     let input = tokens.into_iter().map(Ok::<(usize, Token<'_>, usize), ()>);
     if let Err(err) = FileParser::new().parse(&mut ctx, input) {
         ctx.parse_error(err);
