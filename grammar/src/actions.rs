@@ -84,6 +84,9 @@ pub struct Ctx<'s> {
     /// Sorted start offsets of tokens that begin or end a statement or item
     /// (see [`is_boundary`]).
     boundaries: Vec<usize>,
+    /// Sorted start offsets of lexical errors: a syntax error they cause in
+    /// the same statement is not reported again.
+    lex_errors: Vec<usize>,
 }
 
 /// Tokens after which a new syntax error is worth reporting again.
@@ -112,8 +115,9 @@ pub fn is_boundary(tok: &Token<'_>) -> bool {
 }
 
 impl<'s> Ctx<'s> {
-    /// `boundaries`: sorted start offsets of the tokens for which [`is_boundary`] holds.
-    pub fn new(src: &'s str, file_id: usize, boundaries: Vec<usize>) -> Self {
+    /// `boundaries`: sorted start offsets of the tokens for which [`is_boundary`] holds;
+    /// `lex_errors`: sorted start offsets of lexical errors.
+    pub fn new(src: &'s str, file_id: usize, boundaries: Vec<usize>, lex_errors: Vec<usize>) -> Self {
         Ctx {
             src,
             file_id,
@@ -122,6 +126,7 @@ impl<'s> Ctx<'s> {
             deep_reported: None,
             last_error_start: None,
             boundaries,
+            lex_errors,
         }
     }
 
@@ -155,8 +160,12 @@ impl<'s> Ctx<'s> {
             ParseError::InvalidToken { location } => *location,
             ParseError::User { .. } => return,
         };
+        // The latest error (syntax or lexical) before this one.
+        let lex_before = self.lex_errors.partition_point(|&e| e < start);
+        let lex_prev = lex_before.checked_sub(1).map(|i| self.lex_errors[i]);
+        let prev = self.last_error_start.max(lex_prev);
         // A boundary token counts even when it was the previous error's token.
-        let follows_error = self.last_error_start.is_some_and(|prev| {
+        let follows_error = prev.is_some_and(|prev| {
             let first_boundary = self.boundaries.partition_point(|&b| b < prev);
             prev < start && self.boundaries.get(first_boundary).is_none_or(|&b| b >= start)
         });
