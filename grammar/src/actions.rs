@@ -178,7 +178,9 @@ impl<'s> Ctx<'s> {
                 diag::unexpected_token(&tok.describe(), l..r, &expected, self.src, self.file_id)
             }
             ParseError::UnrecognizedEof { expected, .. } => {
-                diag::unexpected_eof(self.src.len(), &expected, self.src, self.file_id)
+                // Point just after the last thing written, not at trailing blank lines.
+                let at = self.src.trim_end().len();
+                diag::unexpected_eof(at, &expected, self.src, self.file_id)
             }
             ParseError::ExtraToken { token: (l, tok, r) } => {
                 diag::unexpected_token(&tok.describe(), l..r, &[], self.src, self.file_id)
@@ -205,11 +207,6 @@ impl<'s> Ctx<'s> {
 
     pub fn leaf(&mut self, kind: ExprKind, l: usize, r: usize) -> E {
         self.expr(kind, l, r, 1)
-    }
-
-    pub fn error_expr(&mut self, rec: Recovery<'s>, l: usize, r: usize) -> E {
-        self.recover(rec);
-        self.leaf(ExprKind::Error, l, r)
     }
 
     pub fn path(&mut self, segs: Vec<Ident>, l: usize, r: usize) -> E {

@@ -19,8 +19,7 @@ use codespan_reporting::diagnostic::{Diagnostic, Label};
 
 use crate::lexer::LexError;
 
-/// The deepest nesting the parser builds (see [`crate::nesting`]).
-pub use crate::nesting::MAX_DEPTH;
+use crate::nesting::MAX_DEPTH;
 
 /// Clamps `range` into `src` on character boundaries, so that rendering a
 /// diagnostic can never slice a character in two.

@@ -4,9 +4,9 @@
 //! partial) together with every diagnostic it found, and never panics, hangs
 //! or overflows the stack, whatever the input (see [`nesting`]).
 
-pub mod actions;
+mod actions;
 pub mod ast;
-pub mod diag;
+mod diag;
 pub mod lexer;
 pub mod nesting;
 pub mod parse;

@@ -76,7 +76,7 @@ fn mutations_never_panic() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut with_errors = 0;
     for (name, src) in INPUTS {
-        for i in 0..1500 {
+        for i in 0..1000 {
             let mutated = mutate(src, &mut rng);
             let result = std::panic::catch_unwind(|| {
                 let (file, diags) = mad_grammar::parse(&mutated, 0);
@@ -97,7 +97,7 @@ fn mutations_never_panic() {
         }
     }
     // The mutations do exercise the error paths.
-    assert!(with_errors > 3000, "only {with_errors} mutations had errors");
+    assert!(with_errors > 2000, "only {with_errors} mutations had errors");
 }
 
 #[test]
