@@ -121,7 +121,7 @@ pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize),
             let end = (at + 1).min(text.len());
             let id = files.add(name, text);
             let d = Diagnostic::error()
-                .with_code("E0005")
+                .with_code("E0006")
                 .with_message("the file is not valid UTF-8")
                 .with_labels(vec![Label::primary(id, at..end).with_message(format!("invalid UTF-8 at byte {at}"))])
                 .with_notes(vec!["help: save the file as UTF-8".to_string()]);

@@ -1,5 +1,6 @@
 //! The subcommands of `madc`. Each returns the process exit code:
-//! 0 on success, 1 when the program has errors or fails at run time.
+//! 0 on success, 1 when the program does not compile (or a file cannot be read,
+//! or the command line is wrong for the program), 2 when it fails at run time.
 
 use crate::api::{self, Diagnostics, Engine, Error, Program};
 use crate::front::{self, SurfaceType};
@@ -14,6 +15,10 @@ fn report(err: &Error, color: bool) -> i32 {
             eprint!("{}", d.render(color));
             let n = d.diagnostics.len();
             eprintln!("error: could not compile: {n} error{}", if n == 1 { "" } else { "s" });
+        }
+        Error::Runtime(_) => {
+            eprintln!("error: {err}");
+            return 2;
         }
         other => eprintln!("error: {other}"),
     }
