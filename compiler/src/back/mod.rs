@@ -1,0 +1,3 @@
+//! Back ends: the reference interpreter ([`interp`]) and the code generators.
+
+pub mod interp;
