@@ -1,4 +1,5 @@
 //! mad: a compiler and JIT runtime for a differentiable language of mesh energies.
 
 pub mod back;
+pub mod front;
 pub mod ir;

@@ -50,8 +50,8 @@ impl FnCx<'_, '_> {
         if name == "print" {
             if let ExprKind::Str(s) = &args[0].kind {
                 self.b.set_span(span);
-                self.b.op(OpKind::PrintStr(s.clone()), vec![], vec![]);
-                return self.unit();
+                let v = self.b.op1(OpKind::PrintStr(s.clone()), vec![], Type::unit());
+                return Tv { ty: SurfaceType::unit(), v };
             }
             let x = self.expr(&args[0], None);
             if x.ty.is_error() {
