@@ -276,3 +276,28 @@ objective = spring + 0.5 * pin;
     assert!((f64v(v) - reference).abs() < 1e-15);
     assert!(matches!(m.objective, Some(mad::front::ObjExpr::Add(..))));
 }
+
+/// Every prefix of every diagnostics example (cut at each line and in the middle of
+/// lines) compiles to a result or to diagnostics, never a panic.
+#[test]
+fn truncated_sources_never_panic() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/diagnostics");
+    for entry in std::fs::read_dir(dir).expect("corpus") {
+        let src = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        let cuts: Vec<usize> = (0..src.len()).filter(|&i| src.is_char_boundary(i)).step_by(3).collect();
+        for cut in cuts {
+            let mut files = SourceFiles::new();
+            let id = files.add("cut.mad".to_string(), src[..cut].to_string());
+            let _ = compile(&mut files, id);
+        }
+    }
+}
+
+#[test]
+fn errors_do_not_cascade() {
+    let mut files = SourceFiles::new();
+    let id = files.add("t.mad".to_string(), "fn f() -> f64 { let a = nope(1.0); let b = a + 1.0; b * 2.0 }".to_string());
+    let d = compile(&mut files, id).err().expect("an error");
+    let codes: Vec<_> = d.iter().filter_map(|d| d.code.clone()).collect();
+    assert_eq!(codes, vec!["E0100".to_string()]);
+}

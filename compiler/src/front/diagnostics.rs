@@ -109,6 +109,13 @@ pub enum ErrorKind {
     NoDifferentiation { name: String },
 }
 
+/// Every code the front end can report.
+pub const ALL_CODES: [&str; 30] = [
+    "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
+    "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
+    "E0124", "E0125", "E0126", "E0127", "E0128", "E0150",
+];
+
 impl ErrorKind {
     pub fn code(&self) -> &'static str {
         match self {
@@ -152,12 +159,16 @@ impl ErrorKind {
             ErrorKind::TypeMismatch { expected, found } => {
                 format!("mismatched types: expected {expected}, found {found}")
             }
-            ErrorKind::BadOperands { op, lhs, rhs: Some(rhs), .. } => {
-                format!("cannot apply `{op}` to {lhs} and {rhs}")
-            }
+            ErrorKind::BadOperands { op, lhs, rhs: Some(rhs), .. } => match op.as_str() {
+                "+" => format!("cannot add {lhs} and {rhs}"),
+                "-" => format!("cannot subtract {rhs} from {lhs}"),
+                "*" => format!("cannot multiply {lhs} by {rhs}"),
+                "/" => format!("cannot divide {lhs} by {rhs}"),
+                _ => format!("cannot apply `{op}` to {lhs} and {rhs}"),
+            },
             ErrorKind::BadOperands { op, lhs, rhs: None, .. } => format!("cannot apply unary `{op}` to {lhs}"),
             ErrorKind::ArgCount { name, expected, found } => {
-                format!("`{name}` takes {expected} argument(s) but {found} were given")
+                format!("`{name}` expects {expected} argument(s), found {found}")
             }
             ErrorKind::NoOverload { name, args, .. } => {
                 format!("no overload of `{name}` takes arguments ({args})")

@@ -199,12 +199,16 @@ impl FnCx<'_, '_> {
             Some(Handle::Nbr(_)) if stencil == StencilKind::Vertex => InputAt::Neighbours,
             Some(Handle::Elem) if stencil == term_stencil => InputAt::Element,
             _ => {
-                let detail = format!(
-                    "`{name}` lives on {} elements; index it with a {} handle of this term (found {})",
-                    stencil.name(),
-                    stencil.name(),
-                    h.ty
-                );
+                let detail = if stencil == StencilKind::Vertex {
+                    format!("`{name}` lives on vertices: index it with a vertex handle such as `e.v0` (found {})", h.ty)
+                } else {
+                    format!(
+                        "`{name}` lives on {} elements: index it with the element of a `{}` term (found {})",
+                        stencil.name(),
+                        stencil.name(),
+                        h.ty
+                    )
+                };
                 self.error(ErrorKind::BadMeshRead { detail }, indices[0].span);
                 return Some(self.poison());
             }
