@@ -638,3 +638,26 @@ fn pack_of_packs() {
         "[[[2.0, -2.0], [-2.0, 2.0]], [[-2.0, 2.0], [2.0, -2.0]]]\n"
     );
 }
+
+#[test]
+fn malformed_host_values_and_huge_tensors_are_errors() {
+    let m = corpus("tensors.ir");
+    // The shape says 2 x 2 but the data has 3 elements.
+    let bad = Value::Tensor(Tensor {
+        shape: vec![2, 2],
+        data: TensorData::F32(vec![1.0; 3]),
+    });
+    let v = Value::Tensor(Tensor::new(vec![2], TensorData::F32(vec![0.0; 2])).expect("shape"));
+    assert!(matches!(run(&m, "f32s", &[bad, v]), Err(RtError::Other(_))));
+    let big = module(
+        "func @big(%n: i64) -> tensor<f64; ?, ?> {\n  %x = const 1.0 : f64\n  %t = tensor.full %x, %n, %n : tensor<f64; ?, ?>\n  return %t\n}\n",
+    );
+    assert!(matches!(
+        run(&big, "big", &[Value::I64(1 << 20)]),
+        Err(RtError::Other(_))
+    ));
+    assert_eq!(
+        run_ok(&big, "big", &[Value::I64(2)]),
+        f64s(&[2, 2], vec![1.0; 4])
+    );
+}

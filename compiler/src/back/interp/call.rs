@@ -18,6 +18,17 @@ fn check_value(v: &Value, t: &Type, syms: &mut SymBindings) -> Result<(), String
             if x.kind() != *elem || x.shape.len() != shape.len() {
                 return Err(describe());
             }
+            if x.shape
+                .iter()
+                .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+                != Some(x.data.len())
+            {
+                return Err(format!(
+                    "a tensor of shape {:?} holds {} elements",
+                    x.shape,
+                    x.data.len()
+                ));
+            }
             for (axis, (&n, d)) in x.shape.iter().zip(shape).enumerate() {
                 match d {
                     Dim::Fixed(m) if *m != n as u64 => {

@@ -33,7 +33,7 @@ mod control;
 mod elementwise;
 mod eval;
 mod frame;
-pub mod tensor;
+mod tensor;
 
 use crate::ir::{FuncRef, Module};
 use mad_runtime::{RtError, Value};

@@ -83,15 +83,6 @@ fn append(dst: &mut TensorData, src: &TensorData) -> Result<(), RtError> {
     Ok(())
 }
 
-fn empty(kind: ScalarKind) -> TensorData {
-    match kind {
-        ScalarKind::F64 => TensorData::F64(Vec::new()),
-        ScalarKind::F32 => TensorData::F32(Vec::new()),
-        ScalarKind::I64 => TensorData::I64(Vec::new()),
-        ScalarKind::Bool => TensorData::Bool(Vec::new()),
-    }
-}
-
 fn scalar_kind(v: &Value) -> Option<ScalarKind> {
     match v {
         Value::F64(_) => Some(ScalarKind::F64),
@@ -164,8 +155,10 @@ pub fn pack(items: &[Value]) -> Result<Value, RtError> {
     Ok(Value::Tensor(Tensor { shape, data }))
 }
 
+/// The most elements `tensor.full` creates (2^32).
+pub const MAX_ELEMENTS: usize = 1 << 32;
+
 pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
-    let kind = scalar_kind(value).ok_or(RtError::BadOperand("tensor.full"))?;
     let mut shape = Vec::with_capacity(extents.len());
     let mut count: usize = 1;
     for e in extents {
@@ -177,15 +170,25 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
         }
         count = count
             .checked_mul(n as usize)
-            .filter(|&c| c <= (1 << 40))
+            .filter(|&c| c <= MAX_ELEMENTS)
             .ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
         shape.push(n as usize);
     }
-    let one = data_from_scalars(kind, std::slice::from_ref(value))?;
-    let mut data = empty(kind);
-    for _ in 0..count {
-        append(&mut data, &one)?;
+    fn filled<T: Copy>(x: T, count: usize) -> Result<Vec<T>, RtError> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(count).map_err(|_| {
+            RtError::Other(format!("`tensor.full`: cannot allocate {count} elements"))
+        })?;
+        v.resize(count, x);
+        Ok(v)
     }
+    let data = match *value {
+        Value::F64(x) => TensorData::F64(filled(x, count)?),
+        Value::F32(x) => TensorData::F32(filled(x, count)?),
+        Value::I64(x) => TensorData::I64(filled(x, count)?),
+        Value::Bool(x) => TensorData::Bool(filled(x, count)?),
+        _ => return Err(RtError::BadOperand("tensor.full")),
+    };
     Ok(Value::Tensor(Tensor { shape, data }))
 }
 

@@ -1,0 +1,131 @@
+//! Errors of the embedding API, and compile diagnostics bundled with their sources
+//! so that they can be rendered anywhere.
+
+use crate::front::SourceFiles;
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::term::{self, Config};
+use mad_runtime::RtError;
+use std::fmt;
+
+/// Compile diagnostics together with the files they point into.
+pub struct Diagnostics {
+    pub files: SourceFiles,
+    pub diagnostics: Vec<Diagnostic<usize>>,
+}
+
+impl Diagnostics {
+    pub fn new(files: SourceFiles, diagnostics: Vec<Diagnostic<usize>>) -> Diagnostics {
+        Diagnostics { files, diagnostics }
+    }
+
+    /// Renders every diagnostic as codespan-reporting does, with or without colour.
+    pub fn render(&self, color: bool) -> String {
+        render(&self.files, &self.diagnostics, color)
+    }
+
+    /// The stable codes (`E0101`, …) in order.
+    pub fn codes(&self) -> Vec<String> {
+        self.diagnostics.iter().filter_map(|d| d.code.clone()).collect()
+    }
+}
+
+/// Renders diagnostics to a string; with `color`, ANSI escapes are included.
+pub fn render(files: &SourceFiles, diagnostics: &[Diagnostic<usize>], color: bool) -> String {
+    let config = Config::default();
+    if color {
+        let mut buf = term::termcolor::Buffer::ansi();
+        for d in diagnostics {
+            let _ = term::emit_to_write_style(&mut buf, &config, files, d);
+        }
+        String::from_utf8_lossy(buf.as_slice()).into_owned()
+    } else {
+        let mut out = String::new();
+        for d in diagnostics {
+            if let Ok(s) = term::emit_into_string(&config, files, d) {
+                out.push_str(&s);
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Debug for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.render(false))
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.render(false))
+    }
+}
+
+/// Everything the embedding API can report.
+#[derive(Debug)]
+pub enum Error {
+    /// The source did not compile.
+    Compile(Diagnostics),
+    /// Reading a file failed.
+    Io(String),
+    /// No user function has this name.
+    NoSuchFunction { name: String, available: Vec<String> },
+    /// The Rust types of a typed lookup do not match the mad signature.
+    Signature { name: String, expected: String, found: String },
+    /// Dynamically typed arguments do not match the signature.
+    Arguments { name: String, message: String },
+    /// The code generator failed (a defect of the compiler, reported, not a panic).
+    Backend(String),
+    /// The program stopped with a run-time error.
+    Runtime(RtError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Compile(d) => write!(f, "{d}"),
+            Error::Io(m) => write!(f, "{m}"),
+            Error::NoSuchFunction { name, available } => {
+                write!(f, "no function `{name}`")?;
+                if !available.is_empty() {
+                    write!(f, " (available: {})", available.join(", "))?;
+                }
+                Ok(())
+            }
+            Error::Signature { name, expected, found } => {
+                write!(f, "function `{name}` has signature `{expected}`, which does not match the Rust types {found}")
+            }
+            Error::Arguments { name, message } => write!(f, "bad arguments for `{name}`: {message}"),
+            Error::Backend(m) => write!(f, "code generation failed: {m}"),
+            Error::Runtime(e) => write!(f, "run-time error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Turns a file's bytes into a source; invalid UTF-8 becomes a diagnostic at the
+/// first bad byte (the rest of the file is shown lossily so the label has context).
+pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize), Error> {
+    let mut files = SourceFiles::new();
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            let id = files.add(name, text);
+            Ok((files, id))
+        }
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            // Byte offsets shift where replacement characters are longer than the bad
+            // bytes; the valid prefix is unchanged, so `at` is still exact.
+            let end = (at + 1).min(text.len());
+            let id = files.add(name, text);
+            let d = Diagnostic::error()
+                .with_code("E0005")
+                .with_message("the file is not valid UTF-8")
+                .with_labels(vec![Label::primary(id, at..end).with_message(format!("invalid UTF-8 at byte {at}"))])
+                .with_notes(vec!["help: save the file as UTF-8".to_string()]);
+            Err(Error::Compile(Diagnostics::new(files, vec![d])))
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The embedding API: compile mad source in a Rust host and call its functions
+//! with native Rust values.
+//!
+//! ```
+//! use mad::Program;
+//!
+//! let prog = Program::compile_str(
+//!     "demo.mad",
+//!     "fn hypot2(a: f64, b: f64) -> f64 { sqrt(a^2 + b^2) }
+//!      fn scale(v: vec3, s: f64) -> vec3 { v * s }",
+//! )?;
+//!
+//! // Typed lookup: the Rust signature is checked against the mad one once.
+//! let hypot2 = prog.function::<(f64, f64), f64>("hypot2")?;
+//! assert_eq!(hypot2.call((3.0, 4.0))?, 5.0);
+//!
+//! // Fixed-size arrays stand for vec2..vec4 (and `[f64; N]`).
+//! let scale = prog.function::<([f64; 3], f64), [f64; 3]>("scale")?;
+//! assert_eq!(scale.call(([1.0, 2.0, 3.0], 2.0))?, [2.0, 4.0, 6.0]);
+//!
+//! // A signature mismatch is an error, not a panic.
+//! assert!(prog.function::<(i64,), f64>("hypot2").is_err());
+//! # Ok::<(), mad::Error>(())
+//! ```
+
+mod convert;
+mod error;
+
+pub use error::{load_source, render};
+
+pub use convert::{Args, FromValue, IntoValue};
+pub use error::{Diagnostics, Error};
+
+use crate::back::cranelift::JitModule;
+use crate::back::interp;
+use crate::front::{self, Compiled, FnSig, SourceFiles};
+use crate::ir;
+use mad_runtime::Value;
+use std::io::Write;
+use std::marker::PhantomData;
+use std::path::Path;
+
+/// Which engine executes calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// Cranelift JIT-compiled native code (the default).
+    #[default]
+    Jit,
+    /// The reference interpreter of the IR.
+    Interpreter,
+}
+
+/// A compiled `.mad` program, JIT-compiled and ready to call.
+pub struct Program {
+    files: SourceFiles,
+    compiled: Compiled,
+    jit: JitModule,
+}
+
+impl Program {
+    /// Compiles source text; `name` is the file name used in diagnostics.
+    pub fn compile_str(name: &str, source: &str) -> Result<Program, Error> {
+        let mut files = SourceFiles::new();
+        let id = files.add(name.to_string(), source.to_string());
+        Program::compile_files(files, id)
+    }
+
+    /// Reads and compiles a file. Bytes that are not UTF-8 are a diagnostic
+    /// pointing at the first bad byte.
+    pub fn compile_file(path: impl AsRef<Path>) -> Result<Program, Error> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
+        let (files, id) = error::load_source(path.display().to_string(), bytes)?;
+        Program::compile_files(files, id)
+    }
+
+    fn compile_files(mut files: SourceFiles, id: usize) -> Result<Program, Error> {
+        let compiled = match front::compile(&mut files, id) {
+            Ok(c) => c,
+            Err(diagnostics) => return Err(Error::Compile(Diagnostics::new(files, diagnostics))),
+        };
+        let jit = JitModule::compile(&compiled.module).map_err(|e| Error::Backend(e.to_string()))?;
+        Ok(Program { files, compiled, jit })
+    }
+
+    /// The IR of the whole program (user functions and the standard library it uses).
+    pub fn module(&self) -> &ir::Module {
+        &self.compiled.module
+    }
+
+    /// The front end's result: signatures, mesh declarations.
+    pub fn compiled(&self) -> &Compiled {
+        &self.compiled
+    }
+
+    /// The sources (the user's file and the standard library), for rendering diagnostics.
+    pub fn files(&self) -> &SourceFiles {
+        &self.files
+    }
+
+    /// The user-visible functions, in source order.
+    pub fn functions(&self) -> &[FnSig] {
+        &self.compiled.functions
+    }
+
+    fn lookup(&self, name: &str) -> Result<&FnSig, Error> {
+        self.compiled.functions.iter().find(|s| s.name == name).ok_or_else(|| {
+            let mut names: Vec<String> = self.compiled.functions.iter().map(|s| s.name.clone()).collect();
+            names.sort();
+            names.dedup();
+            Error::NoSuchFunction { name: name.to_string(), available: names }
+        })
+    }
+
+    /// Calls a function with dynamically typed values; `print` writes to standard output.
+    pub fn call(&self, name: &str, args: &[Value]) -> Result<Value, Error> {
+        let stdout = std::io::stdout();
+        let mut lock = stdout.lock();
+        self.call_with(Engine::Jit, name, args, &mut lock)
+    }
+
+    /// Calls a function on the chosen engine; `print` writes to `out`.
+    pub fn call_with(&self, engine: Engine, name: &str, args: &[Value], out: &mut dyn Write) -> Result<Value, Error> {
+        let sig = self.lookup(name)?;
+        convert::check_values(sig, args)?;
+        self.call_ref(engine, sig.func, args, out)
+    }
+
+    fn call_ref(&self, engine: Engine, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, Error> {
+        let result = match engine {
+            Engine::Jit => self.jit.call(f, args, out),
+            Engine::Interpreter => interp::call(&self.compiled.module, f, args, out),
+        };
+        result.map_err(Error::Runtime)
+    }
+
+    /// Looks up a function whose mad signature matches the Rust types `A -> R`.
+    pub fn function<A: Args, R: FromValue>(&self, name: &str) -> Result<TypedFunction<'_, A, R>, Error> {
+        let sig = self.lookup(name)?;
+        convert::check_signature::<A, R>(sig)?;
+        Ok(TypedFunction { program: self, func: sig.func, _marker: PhantomData })
+    }
+}
+
+/// A function of a [`Program`] with a checked Rust signature `A -> R`.
+pub struct TypedFunction<'p, A, R> {
+    program: &'p Program,
+    func: ir::FuncRef,
+    _marker: PhantomData<fn(A) -> R>,
+}
+
+impl<A: Args, R: FromValue> TypedFunction<'_, A, R> {
+    /// Calls the JIT-compiled function; `print` writes to standard output.
+    pub fn call(&self, args: A) -> Result<R, Error> {
+        let stdout = std::io::stdout();
+        let mut lock = stdout.lock();
+        self.call_with_output(args, &mut lock)
+    }
+
+    /// Calls the JIT-compiled function; `print` writes to `out`.
+    pub fn call_with_output(&self, args: A, out: &mut dyn Write) -> Result<R, Error> {
+        let values = args.into_values();
+        let v = self.program.call_ref(Engine::Jit, self.func, &values, out)?;
+        R::from_value(v).ok_or_else(|| Error::Runtime(mad_runtime::RtError::Other("unexpected result shape".into())))
+    }
+}

@@ -1,0 +1,116 @@
+//! The subcommands of `madc`. Each returns the process exit code:
+//! 0 on success, 1 when the program has errors or fails at run time.
+
+use crate::api::{self, Diagnostics, Engine, Error, Program};
+use crate::front::{self, SurfaceType};
+use crate::ir;
+use mad_runtime::Value;
+use std::io::Write;
+use std::path::Path;
+
+fn report(err: &Error, color: bool) -> i32 {
+    match err {
+        Error::Compile(d) => {
+            eprint!("{}", d.render(color));
+            let n = d.diagnostics.len();
+            eprintln!("error: could not compile: {n} error{}", if n == 1 { "" } else { "s" });
+        }
+        other => eprintln!("error: {other}"),
+    }
+    1
+}
+
+/// Loads and runs the front end only.
+fn front_end(file: &Path) -> Result<(front::Compiled, front::SourceFiles), Error> {
+    let bytes = std::fs::read(file).map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
+    let (mut files, id) = api::load_source(file.display().to_string(), bytes)?;
+    match front::compile(&mut files, id) {
+        Ok(c) => Ok((c, files)),
+        Err(d) => Err(Error::Compile(Diagnostics::new(files, d))),
+    }
+}
+
+pub fn check(file: &Path, color: bool) -> i32 {
+    match front_end(file) {
+        Ok(_) => 0,
+        Err(e) => report(&e, color),
+    }
+}
+
+pub fn emit(kind: super::EmitKind, file: &Path, color: bool) -> i32 {
+    let (compiled, _files) = match front_end(file) {
+        Ok(c) => c,
+        Err(e) => return report(&e, color),
+    };
+    let text = match kind {
+        super::EmitKind::Ir => ir::print::print_module(&compiled.module),
+        super::EmitKind::Clif => match crate::back::cranelift::clif_text(&compiled.module) {
+            Ok(t) => t,
+            Err(e) => return report(&Error::Backend(e.to_string()), color),
+        },
+    };
+    print!("{text}");
+    0
+}
+
+/// Parses a command-line argument for a parameter of type `ty`.
+fn parse_arg(text: &str, ty: &SurfaceType) -> Result<Value, String> {
+    let bad = |what: &str| format!("`{text}` is not {what}");
+    match ty {
+        SurfaceType::F64 => text.parse::<f64>().map(Value::F64).map_err(|_| bad("an f64")),
+        SurfaceType::F32 => text.parse::<f32>().map(Value::F32).map_err(|_| bad("an f32")),
+        SurfaceType::I64 => text.parse::<i64>().map(Value::I64).map_err(|_| bad("an i64")),
+        SurfaceType::Bool => text.parse::<bool>().map(Value::Bool).map_err(|_| bad("a bool (`true` or `false`)")),
+        other => Err(format!("a parameter of type `{other}` cannot be given on the command line")),
+    }
+}
+
+pub fn run(file: &Path, entry: &str, interp: bool, args: &[String], color: bool) -> i32 {
+    let program = match Program::compile_file(file) {
+        Ok(p) => p,
+        Err(e) => return report(&e, color),
+    };
+    let Some(sig) = program.functions().iter().find(|s| s.name == entry) else {
+        eprintln!("error: {} has no function `{entry}` to run", file.display());
+        if entry == "main" {
+            eprintln!("help: add `fn main() {{ ... }}`, or choose another function with `--entry NAME`");
+        }
+        return 1;
+    };
+    if args.len() != sig.params.len() {
+        eprintln!(
+            "error: `{entry}` takes {} argument(s) but {} were given after `--` (signature: {sig})",
+            sig.params.len(),
+            args.len()
+        );
+        return 1;
+    }
+    let mut values = Vec::with_capacity(args.len());
+    for (text, ty) in args.iter().zip(&sig.params) {
+        match parse_arg(text, ty) {
+            Ok(v) => values.push(v),
+            Err(m) => {
+                eprintln!("error: bad argument for `{entry}`: {m}");
+                return 1;
+            }
+        }
+    }
+    let engine = if interp { Engine::Interpreter } else { Engine::Jit };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = program.call_with(engine, entry, &values, &mut out);
+    let code = match result {
+        Ok(v) => {
+            if !matches!(&v, Value::Tuple(t) if t.is_empty()) {
+                let _ = writeln!(out, "{v}");
+            }
+            0
+        }
+        Err(e) => {
+            let _ = out.flush();
+            report(&e, color)
+        }
+    };
+    let _ = out.flush();
+    code
+}

@@ -1,0 +1,47 @@
+//! The `madc` command line: argument parsing (clap) and dispatch. Each
+//! subcommand lives in its own file and returns an exit code; the library never
+//! prints, this layer does.
+
+mod args;
+mod commands;
+
+use clap::Parser;
+use std::io::IsTerminal;
+
+pub use args::{Cli, ColorWhen, Command, EmitKind};
+
+/// Stack size of the thread that compiles and runs programs: deep recursion in
+/// user code and deeply nested (but accepted) sources need more than the default.
+const STACK_SIZE: usize = 512 << 20;
+
+/// Runs `madc` with the process's arguments; returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let handle = std::thread::Builder::new().stack_size(STACK_SIZE).name("madc".into()).spawn(move || run(cli));
+    match handle.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("error: madc failed unexpectedly");
+            101
+        }
+    }
+}
+
+/// Whether diagnostics on standard error are coloured.
+pub fn use_color(when: ColorWhen) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// Runs one parsed command line; returns the exit code.
+pub fn run(cli: Cli) -> i32 {
+    let color = use_color(cli.color);
+    match cli.command {
+        Command::Check { file } => commands::check(&file, color),
+        Command::Run { file, entry, interp, args } => commands::run(&file, &entry, interp, &args, color),
+        Command::Emit { kind, file } => commands::emit(kind, &file, color),
+    }
+}
