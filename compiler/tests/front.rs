@@ -297,7 +297,7 @@ fn truncated_sources_never_panic() {
 fn errors_do_not_cascade() {
     let mut files = SourceFiles::new();
     let id = files.add("t.mad".to_string(), "fn f() -> f64 { let a = nope(1.0); let b = a + 1.0; b * 2.0 }".to_string());
-    let d = compile(&mut files, id).err().expect("an error");
+    let d = compile(&mut files, id).expect_err("an error");
     let codes: Vec<_> = d.iter().filter_map(|d| d.code.clone()).collect();
     assert_eq!(codes, vec!["E0100".to_string()]);
 }

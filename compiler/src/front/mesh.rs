@@ -224,7 +224,7 @@ fn objective(g: &mut Front, e: &Expr, file: usize) -> Option<ObjExpr> {
             match g.items.lookup_local_items(ROOT, n).and_then(|d| d.first().copied()) {
                 Some(Def::Mesh(i)) => match g.items.mesh[i].kind {
                     MeshItemKind::Energy => Some(ObjExpr::Energy(n.clone())),
-                    MeshItemKind::Param { ref ty } if ty == &SurfaceType::F64 => Some(ObjExpr::Param(n.clone())),
+                    MeshItemKind::Param { ty: SurfaceType::F64 } => Some(ObjExpr::Param(n.clone())),
                     _ => bad(g, e.span, format!("`{n}` is not an energy or an f64 param")),
                 },
                 _ => bad(g, e.span, format!("`{n}` is not an energy or an f64 param")),

@@ -39,7 +39,10 @@ pub type SourceFiles = SimpleFiles<String, String>;
 pub struct FnSig {
     /// `area`, or `geo::area` for an item of `mod geo`.
     pub name: String,
-    pub params: Vec<(String, SurfaceType)>,
+    /// The parameters' surface types.
+    pub params: Vec<SurfaceType>,
+    /// The parameters' names, in the same order.
+    pub param_names: Vec<String>,
     pub ret: SurfaceType,
     pub func: FuncRef,
 }
@@ -48,7 +51,7 @@ pub struct FnSig {
 impl fmt::Display for FnSig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "fn {}(", self.name)?;
-        for (i, (n, t)) in self.params.iter().enumerate() {
+        for (i, (n, t)) in self.param_names.iter().zip(&self.params).enumerate() {
             if i > 0 {
                 write!(f, ", ")?;
             }
@@ -156,7 +159,8 @@ pub fn check_and_lower(
             let f = &g.items.fns[i];
             Some(FnSig {
                 name: f.qual.clone(),
-                params: f.decl.params.iter().map(|p| p.name.node.clone()).zip(f.params.iter().cloned()).collect(),
+                params: f.params.clone(),
+                param_names: f.decl.params.iter().map(|p| p.name.node.clone()).collect(),
                 ret: f.ret.clone(),
                 func: f.fref?,
             })

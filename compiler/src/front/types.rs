@@ -174,13 +174,18 @@ impl SurfaceType {
 
     /// Whether a value of this type may be stored in an array (`[T; N]`, `[T]`).
     pub fn is_array_element(&self) -> bool {
-        match self {
-            SurfaceType::F64 | SurfaceType::F32 | SurfaceType::I64 | SurfaceType::Bool => true,
-            SurfaceType::Vec(_) | SurfaceType::Mat(..) | SurfaceType::Array(..) => true,
-            SurfaceType::Stencil(StencilKind::Vertex) => true,
-            SurfaceType::Error => true,
-            _ => false,
-        }
+        matches!(
+            self,
+            SurfaceType::F64
+                | SurfaceType::F32
+                | SurfaceType::I64
+                | SurfaceType::Bool
+                | SurfaceType::Vec(_)
+                | SurfaceType::Mat(..)
+                | SurfaceType::Array(..)
+                | SurfaceType::Stencil(StencilKind::Vertex)
+                | SurfaceType::Error
+        )
     }
 
     /// Whether two types are compatible (equal, or one of them is the error type).

@@ -191,13 +191,10 @@ fn assigned_stmt(s: &Stmt, out: &mut Vec<String>) {
         StmtKind::Let { value, .. } => assigned_expr(value, out),
         StmtKind::Assign { place, value, .. } => {
             let mut root = place;
-            loop {
-                match &root.kind {
-                    ExprKind::Index { base, .. } | ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => {
-                        root = base
-                    }
-                    _ => break,
-                }
+            while let ExprKind::Index { base, .. } | ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } =
+                &root.kind
+            {
+                root = base;
             }
             if let ExprKind::Path(p) = &root.kind
                 && p.len() == 1

@@ -299,11 +299,11 @@ impl FnCx<'_, '_> {
 }
 
 trait ComparisonLike {
-    fn is_comparison_like(self) -> bool;
+    fn is_comparison_like(&self) -> bool;
 }
 
 impl ComparisonLike for BinOp {
-    fn is_comparison_like(self) -> bool {
+    fn is_comparison_like(&self) -> bool {
         matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::And | BinOp::Or)
     }
 }

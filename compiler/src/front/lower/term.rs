@@ -203,7 +203,7 @@ impl FnCx<'_, '_> {
                     format!("`{name}` lives on vertices: index it with a vertex handle such as `e.v0` (found {})", h.ty)
                 } else {
                     format!(
-                        "`{name}` lives on {} elements: index it with the element of a `{}` term (found {})",
+                        "`{name}` lives on {} elements: read it as `{name}[e]` in a term on `{}` (found {})",
                         stencil.name(),
                         stencil.name(),
                         h.ty
