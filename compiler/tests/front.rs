@@ -301,3 +301,18 @@ fn errors_do_not_cascade() {
     let codes: Vec<_> = d.iter().filter_map(|d| d.code.clone()).collect();
     assert_eq!(codes, vec!["E0100".to_string()]);
 }
+
+/// The IR of compiled programs (including `print.str`, loops with flags, overload
+/// names with `$`) prints and parses back to the same text.
+#[test]
+fn lowered_ir_round_trips_through_the_text_form() {
+    let src = "fn f(n: i64) -> i64 { print(\"say \\\"hi\\\"\"); let mut s = 0; for i in 0..n { if i == 3 { break; } s += i; } s + dot(vec2(1, 2), vec2(3, 4)) as i64 }";
+    let c = build(src);
+    let text = mad::ir::print::print_module(&c.module);
+    assert!(text.contains("print.str"), "{text}");
+    let back = mad::ir::parse::parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    assert_eq!(mad::ir::print::print_module(&back), text);
+    let (v, out) = run_out(src, "f", &[Value::I64(10)]);
+    assert_eq!(i64v(v), 3 + 11);
+    assert_eq!(out, "say \"hi\"\n");
+}
