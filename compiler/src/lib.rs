@@ -1,4 +1,25 @@
 //! mad: a compiler and JIT runtime for a differentiable language of mesh energies.
+//!
+//! - [`front`]: parsing (via `mad-grammar`), name resolution, type checking and
+//!   lowering of `.mad` sources to the IR, with codespan-reporting diagnostics.
+//! - [`ir`]: the typed SSA IR with structured control flow, its validator and text form.
+//! - [`back`]: the reference interpreter and the Cranelift JIT.
+//! - [`api`]: the embedding API ([`Program`]) for Rust hosts.
+//! - [`cli`]: the `madc` command line.
+//!
+//! ```
+//! let prog = mad::Program::compile_str("b1.mad", "fn f(x: f64, y: f64) -> f64 { x*log(y) + log(x*y)*y }")?;
+//! let f = prog.function::<(f64, f64), f64>("f")?;
+//! let (x, y) = (2.0_f64, 3.0_f64);
+//! assert!((f.call((x, y))? - (x * y.ln() + (x * y).ln() * y)).abs() < 1e-12);
+//! # Ok::<(), mad::Error>(())
+//! ```
 
+pub mod api;
 pub mod back;
+pub mod cli;
+pub mod front;
 pub mod ir;
+
+pub use api::{Engine, Error, Program, TypedFunction};
+pub use mad_runtime::{RtError, Tensor, TensorData, Value};

@@ -26,6 +26,7 @@
 //! | `TupleGet(i)` | `t: tuple` | — | field `i` |
 //! | `Call(f)` | `f`'s parameters | — | `f`'s return type |
 //! | `Print` | one value | — | unit; writes the value and a newline to the program's output |
+//! | `PrintStr(s)` | — | — | unit; writes the text `s` and a newline (text form: `print.str @"text"`) |
 //! | `If` | `cond: bool` | then, else (no args; each yields the results) | declared |
 //! | `For` | `lo: i64, hi: i64, init...` | body (args `i: i64, carried...`; yields carried) | final carried values |
 //! | `While` | `init...` | cond (args carried; yields one `bool`), body (args carried; yields carried) | final carried values |
@@ -77,6 +78,8 @@ pub enum OpKind {
     TupleGet(u32),
     Call(FuncRef),
     Print,
+    /// Prints a string constant (`print("text")` in the language).
+    PrintStr(String),
     If,
     For,
     While,
@@ -104,6 +107,7 @@ impl OpKind {
             OpKind::TupleGet(_) => "tuple.get",
             OpKind::Call(_) => "call",
             OpKind::Print => "print",
+            OpKind::PrintStr(_) => "print.str",
             OpKind::If => "scf.if",
             OpKind::For => "scf.for",
             OpKind::While => "scf.while",
@@ -121,6 +125,6 @@ impl OpKind {
 
     /// Ops with an effect beyond their results (never removed by DCE).
     pub fn has_side_effect(&self) -> bool {
-        matches!(self, OpKind::Print | OpKind::Call(_))
+        matches!(self, OpKind::Print | OpKind::PrintStr(_) | OpKind::Call(_))
     }
 }

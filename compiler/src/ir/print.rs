@@ -216,6 +216,9 @@ impl Printer<'_> {
             OpKind::Const(lit) => {
                 let _ = write!(text, " {}", literal_text(*lit));
             }
+            OpKind::PrintStr(s) => {
+                let _ = write!(text, " {}", function_ref_text(s));
+            }
             OpKind::Call(callee) => {
                 let callee_name = match self.module.functions.get(*callee) {
                     Some(g) => function_ref_text(&g.name),

@@ -23,6 +23,10 @@ impl Machine<'_> {
             OpKind::While => self.eval_while(func, frame, op, operands)?,
             OpKind::Call(f) => vec![self.call_function(*f, operands)?],
             OpKind::Print => vec![self.print(&operands)?],
+            OpKind::PrintStr(s) => {
+                writeln!(self.out, "{s}").map_err(|e| RtError::Other(format!("print: {e}")))?;
+                vec![Value::UNIT]
+            }
             kind => vec![simple(kind, &operands)?],
         };
         frame.set_all(&op.results, results)
@@ -125,7 +129,7 @@ fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
                 _ => Err(RtError::BadOperand("tuple.get")),
             }
         }
-        OpKind::Call(_) | OpKind::Print | OpKind::If | OpKind::For | OpKind::While => {
+        OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_) | OpKind::If | OpKind::For | OpKind::While => {
             Err(RtError::Other(format!("`{name}` is not a simple op")))
         }
     }

@@ -399,6 +399,13 @@ impl Parser {
                 self.punct(')')?;
                 Pending::Kind(OpKind::Call(h))
             }
+            "print.str" => match self.next() {
+                Tok::Func(s) => Pending::Kind(OpKind::PrintStr(s)),
+                _ => {
+                    self.pos -= 1;
+                    return self.expected("a quoted string `@\"text\"`");
+                }
+            },
             other => {
                 let kind = match other {
                     "select" => OpKind::Select,

@@ -430,6 +430,10 @@ pub fn result_types(
             count(op, ts, 1)?;
             one(Type::unit())
         }
+        OpKind::PrintStr(_) => {
+            count(op, ts, 0)?;
+            one(Type::unit())
+        }
         OpKind::If => {
             count(op, ts, 1)?;
             if ts[0] != Type::BOOL {

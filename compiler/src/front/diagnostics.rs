@@ -1,0 +1,359 @@
+//! The front end's errors: one variant per kind, each with a stable code
+//! (E0100–E0199), and their rendering as codespan-reporting diagnostics.
+
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use mad_grammar::span::Span;
+
+/// What went wrong. Each variant documents what it means, why it is an error,
+/// and an example that triggers it (the snapshot test `tests/diagnostics/E01xx_*.mad`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ErrorKind {
+    /// E0100. A name that is not a local, an item, a builtin or in the prelude.
+    /// Why: every name must be defined before it is used. Example: `nrom(v)`.
+    UnknownName { name: String, suggestion: Option<String> },
+    /// E0101. An expression has a different type than its context requires.
+    /// Why: there are no implicit conversions. Example: `let x: f64 = vec2(1.0, 2.0);`.
+    TypeMismatch { expected: String, found: String },
+    /// E0102. An operator applied to operand types it does not accept.
+    /// Why: each operator has a fixed set of operand types. Example: `vec3(..) + vec2(..)`.
+    BadOperands { op: String, lhs: String, rhs: Option<String>, help: Option<String> },
+    /// E0103. A call with the wrong number of arguments.
+    /// Why: parameters have no defaults. Example: `dot(a)`.
+    ArgCount { name: String, expected: String, found: usize },
+    /// E0104. No overload of a function accepts the argument types.
+    /// Why: a call picks the overload whose parameter types match exactly. Example: `norm(1.0)`.
+    NoOverload { name: String, args: String, candidates: Vec<String> },
+    /// E0105. Assignment to a variable declared without `mut` (or to a parameter).
+    /// Why: variables are immutable unless declared `let mut`. Example: `let x = 1; x = 2;`.
+    AssignImmutable { name: String, declared: Option<Span> },
+    /// E0106. `break` or `continue` outside a loop.
+    /// Why: they leave or restart the enclosing loop. Example: `fn f() { break; }`.
+    OutsideLoop { what: &'static str },
+    /// E0107. A type name that does not exist.
+    /// Why: types are built in. Example: `let x: vec5 = ...`.
+    UnknownType { name: String },
+    /// E0108. A field that the value's type does not have.
+    /// Why: fields are `.x .y .z .w` on vectors, `.0` on tuples, `.v0 ...` on elements.
+    /// Example: `vec2(1.0, 2.0).z`.
+    UnknownField { field: String, ty: String },
+    /// E0109. A call of something that is not a function.
+    /// Why: only functions, builtins and constructors can be called. Example: `let x = 1.0; x(2.0)`.
+    NotCallable { what: String },
+    /// E0110. A function's body or `return` value does not have its declared return type.
+    /// Why: the declared type is the contract callers rely on. Example: `fn f() -> f64 { true }`.
+    ReturnMismatch { expected: String, found: String },
+    /// E0111. Two items with the same name in one module (functions may be overloaded
+    /// by parameter types, but not twice with the same ones).
+    /// Why: a name must mean one thing. Example: `const A: f64 = 1.0; const A: f64 = 2.0;`.
+    Duplicate { name: String, first: Span },
+    /// E0112. Indexing a value that cannot be indexed, with a wrong number or type of indices.
+    /// Why: vectors, arrays and slices take one `i64` index; matrices one or two.
+    /// Example: `let x = 1.0; x[0]`.
+    BadIndex { ty: String, detail: String },
+    /// E0113. A cast between types that have no conversion.
+    /// Why: `as` converts between `f64`, `f32`, `i64` (and `bool` to `i64`). Example: `true as f64`.
+    BadCast { from: String, to: String },
+    /// E0114. An expression that must be known at compile time is not.
+    /// Why: `const` values and array lengths are evaluated by the compiler.
+    /// Example: `const N: i64 = len(x);`.
+    NotConstant { what: &'static str },
+    /// E0115. An attribute the compiler does not know, or bad arguments to one.
+    /// Why: attributes change compilation; a misspelt one would be silently ignored.
+    /// Example: `@inline fn f() {}`.
+    UnknownAttribute { name: String, help: Option<String> },
+    /// E0116. An energy term whose body is not an `f64`, or a residual whose body
+    /// does not have its declared type. Why: energies are summed into one scalar objective.
+    /// Example: `energy e(v: vertex) { vec2(1.0, 2.0) }`.
+    TermType { term: &'static str, expected: String, found: String },
+    /// E0117. A `dof`, `data` or `param` declaration with a stencil or value type it cannot have.
+    /// Why: unknowns live on vertices or faces and are f64 or vec2..vec4; params are f64 or i64.
+    /// Example: `dof x: edge -> vec3;`.
+    BadMeshDecl { what: String, help: Option<String> },
+    /// E0118. A stencil name that does not exist.
+    /// Why: the stencils are `vertex edge face diamond ring pair`. Example: `energy e(t: tet) { 0.0 }`.
+    UnknownStencil { name: String },
+    /// E0119. The left side of an assignment is not a variable or an element of one.
+    /// Why: only `let mut` variables and their elements can be assigned. Example: `f(x) = 1.0;`.
+    BadAssignTarget,
+    /// E0120. `use` of an item or module that does not exist.
+    /// Why: imports must name real items. Example: `use std::vec::dott;`.
+    UnresolvedImport { path: String },
+    /// E0121. A `dof`, `data` or `param` read outside an energy or residual body, or
+    /// read with an index that is not an element handle of the term.
+    /// Why: mesh fields only have values per element while a term is evaluated.
+    /// Example: `fn f() -> vec3 { x[0] }`.
+    BadMeshRead { detail: String },
+    /// E0122. An `objective` that uses something other than energies, params and numbers
+    /// with `+ - *`, or a second `objective`. Example: `objective = spring / 2.0;`.
+    BadObjective { detail: String },
+    /// E0123. A tuple pattern that does not match the value's shape.
+    /// Why: `let (a, b) = e;` needs a 2-tuple. Example: `let (a, b) = 1.0;`.
+    PatternMismatch { expected: String, found: String },
+    /// E0124. The branches of an `if` have different types.
+    /// Why: the `if` has one type. Example: `if c { 1.0 } else { vec2(0.0, 0.0) }`.
+    BranchMismatch { then_ty: String, else_ty: String },
+    /// E0125. A name that denotes a module, type or mesh term used as a value.
+    /// Why: only variables, constants and mesh fields have values. Example: `let m = std::vec;`.
+    NotAValue { what: String },
+    /// E0126. A string literal anywhere but as the argument of `print`.
+    /// Why: the language has no string type. Example: `let s = "hi";`.
+    StringValue,
+    /// E0127. An array whose element type is not a scalar, vec, mat or array.
+    /// Why: arrays are tensors of numbers. Example: `let a: [(f64, f64); 2] = ...`.
+    BadElementType { ty: String },
+    /// E0128. An element handle (`e.v0`) used where a number is needed, or stored where
+    /// it cannot go. Why: handles only index mesh fields. Example: `let i = e.v0 + 1;`.
+    HandleMisuse { detail: String },
+    /// E0150. A differentiation operator (`grad jvp vjp hessian jacobian`).
+    /// Why: the differentiation passes are not part of this build. Example: `grad(f)(x)`.
+    NoDifferentiation { name: String },
+}
+
+/// Every code the front end can report.
+pub const ALL_CODES: [&str; 30] = [
+    "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
+    "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
+    "E0124", "E0125", "E0126", "E0127", "E0128", "E0150",
+];
+
+impl ErrorKind {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ErrorKind::UnknownName { .. } => "E0100",
+            ErrorKind::TypeMismatch { .. } => "E0101",
+            ErrorKind::BadOperands { .. } => "E0102",
+            ErrorKind::ArgCount { .. } => "E0103",
+            ErrorKind::NoOverload { .. } => "E0104",
+            ErrorKind::AssignImmutable { .. } => "E0105",
+            ErrorKind::OutsideLoop { .. } => "E0106",
+            ErrorKind::UnknownType { .. } => "E0107",
+            ErrorKind::UnknownField { .. } => "E0108",
+            ErrorKind::NotCallable { .. } => "E0109",
+            ErrorKind::ReturnMismatch { .. } => "E0110",
+            ErrorKind::Duplicate { .. } => "E0111",
+            ErrorKind::BadIndex { .. } => "E0112",
+            ErrorKind::BadCast { .. } => "E0113",
+            ErrorKind::NotConstant { .. } => "E0114",
+            ErrorKind::UnknownAttribute { .. } => "E0115",
+            ErrorKind::TermType { .. } => "E0116",
+            ErrorKind::BadMeshDecl { .. } => "E0117",
+            ErrorKind::UnknownStencil { .. } => "E0118",
+            ErrorKind::BadAssignTarget => "E0119",
+            ErrorKind::UnresolvedImport { .. } => "E0120",
+            ErrorKind::BadMeshRead { .. } => "E0121",
+            ErrorKind::BadObjective { .. } => "E0122",
+            ErrorKind::PatternMismatch { .. } => "E0123",
+            ErrorKind::BranchMismatch { .. } => "E0124",
+            ErrorKind::NotAValue { .. } => "E0125",
+            ErrorKind::StringValue => "E0126",
+            ErrorKind::BadElementType { .. } => "E0127",
+            ErrorKind::HandleMisuse { .. } => "E0128",
+            ErrorKind::NoDifferentiation { .. } => "E0150",
+        }
+    }
+
+    /// The headline message.
+    pub fn message(&self) -> String {
+        match self {
+            ErrorKind::UnknownName { name, .. } => format!("cannot find `{name}` in this scope"),
+            ErrorKind::TypeMismatch { expected, found } => {
+                format!("mismatched types: expected {expected}, found {found}")
+            }
+            ErrorKind::BadOperands { op, lhs, rhs: Some(rhs), .. } => match op.as_str() {
+                "+" => format!("cannot add {lhs} and {rhs}"),
+                "-" => format!("cannot subtract {rhs} from {lhs}"),
+                "*" => format!("cannot multiply {lhs} by {rhs}"),
+                "/" => format!("cannot divide {lhs} by {rhs}"),
+                _ => format!("cannot apply `{op}` to {lhs} and {rhs}"),
+            },
+            ErrorKind::BadOperands { op, lhs, rhs: None, .. } => format!("cannot apply unary `{op}` to {lhs}"),
+            ErrorKind::ArgCount { name, expected, found } => {
+                format!("`{name}` expects {expected} argument(s), found {found}")
+            }
+            ErrorKind::NoOverload { name, args, .. } => {
+                format!("no overload of `{name}` takes arguments ({args})")
+            }
+            ErrorKind::AssignImmutable { name, .. } => format!("cannot assign twice to immutable variable `{name}`"),
+            ErrorKind::OutsideLoop { what } => format!("`{what}` outside of a loop"),
+            ErrorKind::UnknownType { name } => format!("unknown type `{name}`"),
+            ErrorKind::UnknownField { field, ty } => format!("no field `{field}` on type {ty}"),
+            ErrorKind::NotCallable { what } => format!("{what} is not callable"),
+            ErrorKind::ReturnMismatch { expected, found } => {
+                format!("wrong return type: expected {expected}, found {found}")
+            }
+            ErrorKind::Duplicate { name, .. } => format!("`{name}` is defined more than once"),
+            ErrorKind::BadIndex { ty, detail } => format!("cannot index {ty}: {detail}"),
+            ErrorKind::BadCast { from, to } => format!("cannot cast {from} as {to}"),
+            ErrorKind::NotConstant { what } => format!("{what} must be a constant expression"),
+            ErrorKind::UnknownAttribute { name, .. } => format!("unknown attribute `@{name}`"),
+            ErrorKind::TermType { term, expected, found } => {
+                format!("{term} body must have type {expected}, found {found}")
+            }
+            ErrorKind::BadMeshDecl { what, .. } => what.clone(),
+            ErrorKind::UnknownStencil { name } => format!("unknown stencil `{name}`"),
+            ErrorKind::BadAssignTarget => "invalid left-hand side of assignment".to_string(),
+            ErrorKind::UnresolvedImport { path } => format!("unresolved import `{path}`"),
+            ErrorKind::BadMeshRead { detail } => detail.clone(),
+            ErrorKind::BadObjective { detail } => format!("invalid objective: {detail}"),
+            ErrorKind::PatternMismatch { expected, found } => {
+                format!("pattern mismatch: the pattern expects {expected}, the value is {found}")
+            }
+            ErrorKind::BranchMismatch { then_ty, else_ty } => {
+                format!("`if` and `else` have incompatible types: {then_ty} and {else_ty}")
+            }
+            ErrorKind::NotAValue { what } => format!("{what} is not a value"),
+            ErrorKind::StringValue => "string literals can only be printed".to_string(),
+            ErrorKind::BadElementType { ty } => format!("{ty} cannot be an array element"),
+            ErrorKind::HandleMisuse { detail } => detail.clone(),
+            ErrorKind::NoDifferentiation { name } => {
+                format!("`{name}`: differentiation operators are not available in this build")
+            }
+        }
+    }
+
+    /// The text of the primary label.
+    fn label(&self) -> String {
+        match self {
+            ErrorKind::UnknownName { .. } => "not found".into(),
+            ErrorKind::TypeMismatch { expected, found } => format!("expected {expected}, found {found}"),
+            ErrorKind::BadOperands { lhs, rhs: Some(rhs), .. } => format!("{lhs} and {rhs}"),
+            ErrorKind::BadOperands { lhs, rhs: None, .. } => format!("operand is {lhs}"),
+            ErrorKind::ArgCount { expected, .. } => format!("expected {expected} argument(s)"),
+            ErrorKind::NoOverload { args, .. } => format!("called with ({args})"),
+            ErrorKind::AssignImmutable { .. } => "cannot assign".into(),
+            ErrorKind::OutsideLoop { .. } => "not inside `for` or `while`".into(),
+            ErrorKind::UnknownType { .. } => "not a type".into(),
+            ErrorKind::UnknownField { .. } => "unknown field".into(),
+            ErrorKind::NotCallable { .. } => "called here".into(),
+            ErrorKind::ReturnMismatch { expected, found } => format!("expected {expected}, found {found}"),
+            ErrorKind::Duplicate { .. } => "defined again here".into(),
+            ErrorKind::BadIndex { .. } => "bad index".into(),
+            ErrorKind::BadCast { .. } => "invalid cast".into(),
+            ErrorKind::NotConstant { .. } => "not a constant".into(),
+            ErrorKind::UnknownAttribute { .. } => "unknown attribute".into(),
+            ErrorKind::TermType { found, .. } => format!("this is {found}"),
+            ErrorKind::BadMeshDecl { .. } => "invalid declaration".into(),
+            ErrorKind::UnknownStencil { .. } => "not a stencil".into(),
+            ErrorKind::BadAssignTarget => "cannot assign to this expression".into(),
+            ErrorKind::UnresolvedImport { .. } => "no such item".into(),
+            ErrorKind::BadMeshRead { .. } => "invalid mesh read".into(),
+            ErrorKind::BadObjective { .. } => "not allowed in an objective".into(),
+            ErrorKind::PatternMismatch { .. } => "pattern does not match".into(),
+            ErrorKind::BranchMismatch { else_ty, .. } => format!("this is {else_ty}"),
+            ErrorKind::NotAValue { .. } => "not a value".into(),
+            ErrorKind::StringValue => "string literal".into(),
+            ErrorKind::BadElementType { .. } => "invalid element type".into(),
+            ErrorKind::HandleMisuse { .. } => "element handle".into(),
+            ErrorKind::NoDifferentiation { .. } => "not available".into(),
+        }
+    }
+
+    fn help(&self) -> Vec<String> {
+        match self {
+            ErrorKind::UnknownName { suggestion: Some(s), .. } => vec![format!("did you mean `{s}`?")],
+            ErrorKind::BadOperands { help: Some(h), .. } => vec![h.clone()],
+            ErrorKind::NoOverload { candidates, .. } if !candidates.is_empty() => {
+                let mut s = "candidates are:".to_string();
+                for c in candidates {
+                    s.push_str("\n  ");
+                    s.push_str(c);
+                }
+                vec![s]
+            }
+            ErrorKind::AssignImmutable { name, .. } => {
+                vec![format!("declare it with `let mut {name}` to make it mutable")]
+            }
+            ErrorKind::UnknownType { .. } => vec![
+                "types are f64 f32 i64 bool vec2..vec4 mat2..mat4 matRxC vector matrix [T; N] [T] (T, U)".into(),
+            ],
+            ErrorKind::UnknownAttribute { help: Some(h), .. } | ErrorKind::BadMeshDecl { help: Some(h), .. } => {
+                vec![h.clone()]
+            }
+            ErrorKind::UnknownStencil { .. } => vec!["stencils are vertex edge face diamond ring pair".into()],
+            ErrorKind::BadCast { .. } => {
+                vec!["`as` converts between f64, f32 and i64, and from bool to i64".into()]
+            }
+            ErrorKind::StringValue => vec!["use it directly as `print(\"...\")`".into()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// One front-end error at a place in a source file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrontError {
+    pub kind: ErrorKind,
+    pub file: usize,
+    pub span: Span,
+}
+
+impl FrontError {
+    pub fn to_diagnostic(&self) -> Diagnostic<usize> {
+        let mut labels = vec![Label::primary(self.file, self.span.range()).with_message(self.kind.label())];
+        match &self.kind {
+            ErrorKind::Duplicate { first, .. } => {
+                labels.push(Label::secondary(self.file, first.range()).with_message("first defined here"));
+            }
+            ErrorKind::AssignImmutable { declared: Some(d), .. } => {
+                labels.push(Label::secondary(self.file, d.range()).with_message("declared here"));
+            }
+            _ => {}
+        }
+        Diagnostic::error()
+            .with_code(self.kind.code())
+            .with_message(self.kind.message())
+            .with_labels(labels)
+            .with_notes(self.kind.help().into_iter().map(|h| format!("help: {h}")).collect())
+    }
+}
+
+/// Edit distance with adjacent transpositions (optimal string alignment), for
+/// "did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The closest candidate within an edit distance of a third of the name (at least 1).
+pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| !c.starts_with('$') && *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("nrom", "norm"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(suggest("nrm", ["norm", "dot"]), Some("norm".to_string()));
+        assert_eq!(suggest("xyz", ["norm", "dot"]), None);
+    }
+}

@@ -1,0 +1,491 @@
+//! Item collection and name resolution at module level: the module tree (the user's
+//! file, its nested `mod`s, and `std::{vec, mat, math}`), every item's definition,
+//! `use` imports, and lookup of single names and `a::b::c` paths.
+
+use super::diagnostics::{ErrorKind, FrontError};
+use super::types::{SurfaceType, StencilKind, named_type};
+use crate::ir::FuncRef;
+use mad_grammar::ast;
+use mad_grammar::span::Span;
+use std::collections::HashMap;
+
+pub type ModId = usize;
+
+/// What a name in a module refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Def {
+    /// Index into [`Items::fns`]; a name may have several (overloads).
+    Fn(usize),
+    Const(usize),
+    Mod(ModId),
+    /// Index into [`Items::mesh`].
+    Mesh(usize),
+}
+
+#[derive(Debug)]
+pub struct ModuleScope {
+    /// `["std", "vec"]`; empty for the user's root module.
+    pub path: Vec<String>,
+    pub parent: Option<ModId>,
+    pub file: usize,
+    pub items: HashMap<String, Vec<Def>>,
+    pub uses: HashMap<String, Vec<Def>>,
+    pub globs: Vec<ModId>,
+}
+
+impl ModuleScope {
+    pub fn qualify(&self, name: &str) -> String {
+        let mut s = String::new();
+        for p in &self.path {
+            s.push_str(p);
+            s.push_str("::");
+        }
+        s.push_str(name);
+        s
+    }
+}
+
+#[derive(Debug)]
+pub struct FnItem {
+    /// Qualified name, e.g. `geo::area` or `std::vec::dot`.
+    pub qual: String,
+    pub module: ModId,
+    pub file: usize,
+    pub decl: ast::FnDecl,
+    pub attrs: Vec<ast::Attribute>,
+    pub params: Vec<SurfaceType>,
+    pub ret: SurfaceType,
+    /// Unique name in the IR module (overloads get a `$types` suffix).
+    pub ir_name: String,
+    /// Defined in the user's file (not the standard library).
+    pub user: bool,
+    pub span: Span,
+    /// Assigned when the function is first needed.
+    pub fref: Option<FuncRef>,
+}
+
+impl FnItem {
+    /// `dot(vec3, vec3) -> f64`
+    pub fn signature(&self) -> String {
+        let ps: Vec<String> = self.params.iter().map(|t| t.to_string()).collect();
+        format!("{}({}) -> {}", self.qual, ps.join(", "), self.ret)
+    }
+}
+
+#[derive(Debug)]
+pub struct ConstItem {
+    pub name: String,
+    pub module: ModId,
+    pub file: usize,
+    pub ty: SurfaceType,
+    pub value: ast::Expr,
+    pub span: Span,
+}
+
+/// A mesh declaration's name, kept for lookup; its checked form lives in `mesh`.
+#[derive(Debug)]
+pub struct MeshItem {
+    pub name: String,
+    pub kind: MeshItemKind,
+    pub file: usize,
+    pub span: Span,
+    pub item: ast::Item,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeshItemKind {
+    Dof { stencil: Option<StencilKind>, ty: SurfaceType },
+    Data { stencil: Option<StencilKind>, ty: SurfaceType },
+    Param { ty: SurfaceType },
+    Energy,
+    Residual,
+}
+
+/// Everything the module level knows.
+#[derive(Debug, Default)]
+pub struct Items {
+    pub modules: Vec<ModuleScope>,
+    pub fns: Vec<FnItem>,
+    pub consts: Vec<ConstItem>,
+    pub mesh: Vec<MeshItem>,
+    /// `objective = ...;` items, in order (at most one is allowed).
+    pub objectives: Vec<(usize, ast::Expr, Span)>,
+    /// Terms (energy/residual items) with their module, in order.
+    pub errors: Vec<FrontError>,
+    /// The `std` module and its children `vec`, `mat`, `math`.
+    pub prelude: Vec<ModId>,
+}
+
+pub const ROOT: ModId = 0;
+
+impl Items {
+    pub fn new(user_file: usize) -> Items {
+        let mut it = Items::default();
+        it.modules.push(ModuleScope {
+            path: Vec::new(),
+            parent: None,
+            file: user_file,
+            items: HashMap::new(),
+            uses: HashMap::new(),
+            globs: Vec::new(),
+        });
+        it
+    }
+
+    pub fn error(&mut self, kind: ErrorKind, file: usize, span: Span) {
+        self.errors.push(FrontError { kind, file, span });
+    }
+
+    fn new_module(&mut self, name: &str, parent: ModId, file: usize) -> ModId {
+        let mut path = self.modules[parent].path.clone();
+        path.push(name.to_string());
+        self.modules.push(ModuleScope {
+            path,
+            parent: Some(parent),
+            file,
+            items: HashMap::new(),
+            uses: HashMap::new(),
+            globs: Vec::new(),
+        });
+        let id = self.modules.len() - 1;
+        self.modules[parent].items.entry(name.to_string()).or_default().push(Def::Mod(id));
+        id
+    }
+
+    /// Adds the standard library module `std::<name>` with the items of `file`.
+    pub fn add_std_module(&mut self, name: &str, file_id: usize, file: &ast::File) {
+        let std = match self.modules[ROOT].items.get("std").and_then(|d| d.first()) {
+            Some(Def::Mod(m)) => *m,
+            _ => {
+                let m = self.new_module("std", ROOT, file_id);
+                self.prelude.push(m);
+                m
+            }
+        };
+        let m = self.new_module(name, std, file_id);
+        self.prelude.push(m);
+        self.collect(m, file_id, &file.items, false);
+    }
+
+    /// Registers the items of a module (recursively for nested `mod`s).
+    pub fn collect(&mut self, module: ModId, file: usize, items: &[ast::Item], user: bool) {
+        for item in items {
+            match &item.kind {
+                ast::ItemKind::Fn(decl) => {
+                    let params = decl.params.iter().map(|p| self.resolve_type(&p.ty, file)).collect();
+                    let ret = match &decl.ret {
+                        Some(t) => self.resolve_type(t, file),
+                        None => SurfaceType::unit(),
+                    };
+                    let idx = self.fns.len();
+                    self.fns.push(FnItem {
+                        qual: self.modules[module].qualify(&decl.name.node),
+                        module,
+                        file,
+                        decl: decl.clone(),
+                        attrs: item.attrs.clone(),
+                        params,
+                        ret,
+                        ir_name: String::new(),
+                        user,
+                        span: decl.name.span,
+                        fref: None,
+                    });
+                    self.define(module, &decl.name, Def::Fn(idx), file);
+                }
+                ast::ItemKind::Mod { name, items } => {
+                    let m = self.new_module_checked(name, module, file);
+                    self.collect(m, file, items, user);
+                }
+                ast::ItemKind::Use(_) => {}
+                ast::ItemKind::Const { name, ty, value } => {
+                    let ty = self.resolve_type(ty, file);
+                    let idx = self.consts.len();
+                    self.consts.push(ConstItem {
+                        name: name.node.clone(),
+                        module,
+                        file,
+                        ty,
+                        value: value.clone(),
+                        span: name.span,
+                    });
+                    self.define(module, name, Def::Const(idx), file);
+                }
+                ast::ItemKind::Dof { name, stencil, ty } | ast::ItemKind::Data { name, stencil, ty } => {
+                    let st = self.resolve_stencil(stencil, file);
+                    let ty = self.resolve_type(ty, file);
+                    let kind = if matches!(item.kind, ast::ItemKind::Dof { .. }) {
+                        MeshItemKind::Dof { stencil: st, ty }
+                    } else {
+                        MeshItemKind::Data { stencil: st, ty }
+                    };
+                    self.add_mesh(module, name, kind, file, item);
+                }
+                ast::ItemKind::Param { name, ty, .. } => {
+                    let ty = self.resolve_type(ty, file);
+                    self.add_mesh(module, name, MeshItemKind::Param { ty }, file, item);
+                }
+                ast::ItemKind::Energy { name, .. } => self.add_mesh(module, name, MeshItemKind::Energy, file, item),
+                ast::ItemKind::Residual { name, .. } => {
+                    self.add_mesh(module, name, MeshItemKind::Residual, file, item)
+                }
+                ast::ItemKind::Objective { value } => self.objectives.push((file, value.clone(), item.span)),
+            }
+        }
+        // Imports are resolved after every module's items are known.
+    }
+
+    fn new_module_checked(&mut self, name: &ast::Ident, parent: ModId, file: usize) -> ModId {
+        if let Some(first) = self.first_span_of(parent, &name.node) {
+            self.error(ErrorKind::Duplicate { name: name.node.clone(), first }, file, name.span);
+        }
+        self.new_module(&name.node, parent, file)
+    }
+
+    fn add_mesh(&mut self, module: ModId, name: &ast::Ident, kind: MeshItemKind, file: usize, item: &ast::Item) {
+        let idx = self.mesh.len();
+        self.mesh.push(MeshItem { name: name.node.clone(), kind, file, span: name.span, item: item.clone() });
+        self.define(module, name, Def::Mesh(idx), file);
+    }
+
+    fn def_span(&self, d: Def) -> Option<Span> {
+        match d {
+            Def::Fn(i) => Some(self.fns[i].span),
+            Def::Const(i) => Some(self.consts[i].span),
+            Def::Mesh(i) => Some(self.mesh[i].span),
+            Def::Mod(_) => None,
+        }
+    }
+
+    fn first_span_of(&self, module: ModId, name: &str) -> Option<Span> {
+        let defs = self.modules[module].items.get(name)?;
+        defs.iter().find_map(|d| self.def_span(*d)).or(Some(Span::default())).filter(|_| !defs.is_empty())
+    }
+
+    /// Adds a definition, reporting a duplicate unless it is a new overload.
+    fn define(&mut self, module: ModId, name: &ast::Ident, def: Def, file: usize) {
+        let existing = self.modules[module].items.get(&name.node).cloned().unwrap_or_default();
+        for e in &existing {
+            let clash = match (*e, def) {
+                (Def::Fn(a), Def::Fn(b)) => self.fns[a].params == self.fns[b].params,
+                _ => true,
+            };
+            if clash {
+                let first = self.def_span(*e).unwrap_or_default();
+                self.error(ErrorKind::Duplicate { name: name.node.clone(), first }, file, name.span);
+                return;
+            }
+        }
+        self.modules[module].items.entry(name.node.clone()).or_default().push(def);
+    }
+
+    /// Gives every function its unique IR name.
+    pub fn assign_ir_names(&mut self) {
+        let mut count: HashMap<String, usize> = HashMap::new();
+        for f in &self.fns {
+            *count.entry(f.qual.clone()).or_default() += 1;
+        }
+        for f in &mut self.fns {
+            f.ir_name = if count[&f.qual] > 1 {
+                let tys: Vec<String> = f
+                    .params
+                    .iter()
+                    .map(|t| t.to_string().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect())
+                    .collect();
+                format!("{}${}", f.qual, tys.join("$"))
+            } else {
+                f.qual.clone()
+            };
+        }
+    }
+
+    pub fn resolve_stencil(&mut self, name: &ast::Ident, file: usize) -> Option<StencilKind> {
+        let k = StencilKind::from_name(&name.node);
+        if k.is_none() {
+            self.error(ErrorKind::UnknownStencil { name: name.node.clone() }, file, name.span);
+        }
+        k
+    }
+
+    /// Reads a type expression, reporting unknown names and invalid array elements.
+    pub fn resolve_type(&mut self, t: &ast::TypeExpr, file: usize) -> SurfaceType {
+        match &t.kind {
+            ast::TypeExprKind::Named(name) => match named_type(name) {
+                Some(ty) => ty,
+                None => {
+                    self.error(ErrorKind::UnknownType { name: name.clone() }, file, t.span);
+                    SurfaceType::Error
+                }
+            },
+            ast::TypeExprKind::Array(elem, n) => {
+                let e = self.resolve_type(elem, file);
+                self.check_element(&e, file, elem.span);
+                SurfaceType::Array(Box::new(e), *n)
+            }
+            ast::TypeExprKind::Slice(elem) => {
+                let e = self.resolve_type(elem, file);
+                self.check_element(&e, file, elem.span);
+                if e == SurfaceType::F64 { SurfaceType::Vector } else { SurfaceType::Slice(Box::new(e)) }
+            }
+            ast::TypeExprKind::Tuple(items) => {
+                SurfaceType::Tuple(items.iter().map(|t| self.resolve_type(t, file)).collect())
+            }
+        }
+    }
+
+    fn check_element(&mut self, e: &SurfaceType, file: usize, span: Span) {
+        if !e.is_array_element() {
+            self.error(ErrorKind::BadElementType { ty: e.to_string() }, file, span);
+        }
+    }
+
+    /// Resolves every `use` in the given items (of module `module`).
+    pub fn resolve_uses(&mut self, module: ModId, file: usize, items: &[ast::Item]) {
+        let mut mod_idx = 0;
+        let children: Vec<ModId> = self.child_modules_in_order(module);
+        for item in items {
+            match &item.kind {
+                ast::ItemKind::Use(tree) => self.resolve_use(module, file, tree),
+                ast::ItemKind::Mod { items, .. } => {
+                    if let Some(&child) = children.get(mod_idx) {
+                        self.resolve_uses(child, file, items);
+                    }
+                    mod_idx += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn child_modules_in_order(&self, module: ModId) -> Vec<ModId> {
+        let mut c: Vec<ModId> =
+            (0..self.modules.len()).filter(|&m| self.modules[m].parent == Some(module)).collect();
+        c.sort();
+        c
+    }
+
+    fn resolve_use(&mut self, module: ModId, file: usize, tree: &ast::UseTree) {
+        let Some(target) = self.resolve_module_path(module, &tree.prefix) else {
+            let path: Vec<&str> = tree.prefix.iter().map(|i| i.node.as_str()).collect();
+            self.error(ErrorKind::UnresolvedImport { path: path.join("::") }, file, tree.span);
+            return;
+        };
+        let names: Vec<&ast::Ident> = match &tree.kind {
+            ast::UseKind::Glob => {
+                self.modules[module].globs.push(target);
+                return;
+            }
+            ast::UseKind::Single(n) => vec![n],
+            ast::UseKind::Group(ns) => ns.iter().collect(),
+        };
+        for n in names {
+            match self.modules[target].items.get(&n.node).cloned() {
+                Some(defs) => {
+                    self.modules[module].uses.entry(n.node.clone()).or_default().extend(defs);
+                }
+                None => {
+                    let mut path: Vec<&str> = tree.prefix.iter().map(|i| i.node.as_str()).collect();
+                    path.push(&n.node);
+                    self.error(ErrorKind::UnresolvedImport { path: path.join("::") }, file, n.span);
+                }
+            }
+        }
+    }
+
+    /// A module path: its first segment is a module visible from `from` (itself, an
+    /// enclosing module's child, or `std`), the rest are children.
+    pub fn resolve_module_path(&self, from: ModId, path: &[ast::Ident]) -> Option<ModId> {
+        let (first, rest) = path.split_first()?;
+        let mut m = self.lookup_module(from, &first.node)?;
+        for seg in rest {
+            m = self.child(m, &seg.node)?;
+        }
+        Some(m)
+    }
+
+    fn child(&self, m: ModId, name: &str) -> Option<ModId> {
+        self.modules[m].items.get(name)?.iter().find_map(|d| match d {
+            Def::Mod(c) => Some(*c),
+            _ => None,
+        })
+    }
+
+    fn lookup_module(&self, from: ModId, name: &str) -> Option<ModId> {
+        let mut cur = Some(from);
+        while let Some(m) = cur {
+            if let Some(c) = self.child(m, name) {
+                return Some(c);
+            }
+            if let Some(Def::Mod(c)) = self.modules[m].uses.get(name).and_then(|d| d.first()) {
+                return Some(*c);
+            }
+            cur = self.modules[m].parent;
+        }
+        None
+    }
+
+    /// The definitions a single name has in `from`: its own items, its imports,
+    /// glob imports, then enclosing modules (innermost first). Builtins and the
+    /// prelude are looked up by the caller after this.
+    pub fn lookup_local_items(&self, from: ModId, name: &str) -> Option<Vec<Def>> {
+        let mut cur = Some(from);
+        while let Some(m) = cur {
+            let ms = &self.modules[m];
+            if let Some(d) = ms.items.get(name) {
+                return Some(d.clone());
+            }
+            if let Some(d) = ms.uses.get(name) {
+                return Some(d.clone());
+            }
+            for &g in &ms.globs {
+                if let Some(d) = self.modules[g].items.get(name) {
+                    return Some(d.clone());
+                }
+            }
+            cur = ms.parent;
+        }
+        None
+    }
+
+    /// The definitions of `name` in the standard library prelude.
+    pub fn lookup_prelude(&self, name: &str) -> Option<Vec<Def>> {
+        let mut out = Vec::new();
+        for &m in &self.prelude {
+            if self.modules[m].path.len() < 2 {
+                continue;
+            }
+            if let Some(d) = self.modules[m].items.get(name) {
+                out.extend(d.iter().copied().filter(|d| !matches!(d, Def::Mod(_))));
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// `a::b::c`: the definitions of `c` in module `a::b`.
+    pub fn lookup_path(&self, from: ModId, path: &[ast::Ident]) -> Option<Vec<Def>> {
+        let (last, prefix) = path.split_last()?;
+        if prefix.is_empty() {
+            return self.lookup_local_items(from, &last.node).or_else(|| self.lookup_prelude(&last.node));
+        }
+        let m = self.resolve_module_path(from, prefix)?;
+        self.modules[m].items.get(&last.node).cloned()
+    }
+
+    /// Every name visible from `from` (for suggestions).
+    pub fn visible_names(&self, from: ModId) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = Some(from);
+        while let Some(m) = cur {
+            out.extend(self.modules[m].items.keys().cloned());
+            out.extend(self.modules[m].uses.keys().cloned());
+            for &g in &self.modules[m].globs {
+                out.extend(self.modules[g].items.keys().cloned());
+            }
+            cur = self.modules[m].parent;
+        }
+        for &m in &self.prelude {
+            out.extend(self.modules[m].items.keys().cloned());
+        }
+        out
+    }
+}

@@ -1,0 +1,9 @@
+//! The standard library's sources, embedded in the compiler: `std::vec`,
+//! `std::mat` and `std::math` (all in the prelude).
+
+/// `(module name, file name, source)` of every standard library module.
+pub const MODULES: [(&str, &str, &str); 3] = [
+    ("vec", "<std>/vec.mad", include_str!("../../../stdlib/vec.mad")),
+    ("mat", "<std>/mat.mad", include_str!("../../../stdlib/mat.mad")),
+    ("math", "<std>/math.mad", include_str!("../../../stdlib/math.mad")),
+];
