@@ -1,0 +1,3 @@
+//! Back ends: code generation from the IR.
+
+pub mod cranelift;
