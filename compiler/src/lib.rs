@@ -2,3 +2,4 @@
 
 pub mod back;
 pub mod ir;
+pub mod back;

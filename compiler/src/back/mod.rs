@@ -1,3 +1,4 @@
-//! Back ends: code generation from the IR.
+//! Back ends: the reference interpreter ([`interp`]) and the code generators.
 
 pub mod cranelift;
+pub mod interp;

@@ -14,7 +14,10 @@ pub mod arena;
 pub mod builder;
 pub mod function;
 pub mod op;
+pub mod parse;
+pub mod print;
 pub mod types;
+pub mod validate;
 
 pub use arena::{Arena, Handle};
 pub use builder::Builder;

@@ -1,0 +1,90 @@
+//! The reference interpreter: runs IR directly on [`mad_runtime::Value`]s.
+//!
+//! It is the semantics every other back end is tested against. Elementwise scalar
+//! semantics come from [`mad_runtime::ops`] (shared with the JIT), reductions are
+//! sequential (see [`tensor`]), and every failure is an [`RtError`], never a panic,
+//! even on a module that does not validate.
+//!
+//! ```
+//! use mad::ir::parse::parse_module;
+//! use mad::back::interp;
+//! use mad_runtime::Value;
+//! let m = parse_module("func @sq(%x: f64) -> f64 {\n  %y = mul %x, %x : f64\n  return %y\n}\n").unwrap();
+//! let f = m.find("sq").unwrap();
+//! let y = interp::call(&m, f, &[Value::F64(3.0)], &mut std::io::sink()).unwrap();
+//! assert_eq!(y, Value::F64(9.0));
+//! ```
+//!
+//! # Stack use
+//!
+//! The interpreter recurses on the host stack: once per IR call and once per nested
+//! region. [`Interpreter::max_call_depth`] bounds the call depth, so too deep a
+//! recursion returns [`RtError::RecursionLimit`] instead of overflowing the stack.
+//! In a debug build one call level whose recursive call sits inside an `scf.if`
+//! takes about 7 KiB of stack. The default, [`DEFAULT_MAX_CALL_DEPTH`] (12 000),
+//! therefore needs a thread with a 256 MiB stack
+//! (`std::thread::Builder::new().stack_size(256 << 20)`): there a recursion of
+//! depth 10 000 runs, with room for a few more nested regions per level, and a
+//! deeper one stops with `RecursionLimit`. The main thread's 8 MiB stack holds
+//! about a thousand such levels: lower the limit when running on a small stack.
+
+mod call;
+mod control;
+mod elementwise;
+mod eval;
+mod frame;
+pub mod tensor;
+
+use crate::ir::{FuncRef, Module};
+use mad_runtime::{RtError, Value};
+
+pub use call::check_args;
+
+/// The default bound on nested calls.
+pub const DEFAULT_MAX_CALL_DEPTH: usize = 12_000;
+
+/// Interpreter options.
+#[derive(Clone, Debug)]
+pub struct Interpreter {
+    /// Calls nested deeper than this fail with [`RtError::RecursionLimit`].
+    pub max_call_depth: usize,
+}
+
+impl Default for Interpreter {
+    fn default() -> Self {
+        Interpreter { max_call_depth: DEFAULT_MAX_CALL_DEPTH }
+    }
+}
+
+impl Interpreter {
+    pub fn new() -> Interpreter {
+        Interpreter::default()
+    }
+
+    pub fn with_max_call_depth(mut self, depth: usize) -> Interpreter {
+        self.max_call_depth = depth;
+        self
+    }
+
+    /// Runs `f` on `args`; `print` writes to `out`. Wrong argument count or types
+    /// give `RtError::Other`.
+    pub fn call(&self, module: &Module, f: FuncRef, args: &[Value], out: &mut dyn std::io::Write) -> Result<Value, RtError> {
+        let func = module.functions.get(f).ok_or_else(|| RtError::Other(format!("function #{} does not exist", f.index())))?;
+        check_args(func, args).map_err(RtError::Other)?;
+        let mut m = Machine { module, out, depth: 0, max_depth: self.max_call_depth };
+        m.call_function(f, args.to_vec())
+    }
+}
+
+/// Runs `f` on `args` with the default options.
+pub fn call(module: &Module, f: FuncRef, args: &[Value], out: &mut dyn std::io::Write) -> Result<Value, RtError> {
+    Interpreter::default().call(module, f, args, out)
+}
+
+/// The state of one run.
+struct Machine<'a> {
+    module: &'a Module,
+    out: &'a mut dyn std::io::Write,
+    depth: usize,
+    max_depth: usize,
+}
