@@ -2,4 +2,3 @@
 
 pub mod back;
 pub mod ir;
-pub mod back;
