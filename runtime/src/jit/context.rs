@@ -13,7 +13,7 @@ use crate::ops::RtError;
 use crate::value::Tensor;
 
 /// Calls nested deeper than this record [`RtError::RecursionLimit`].
-pub const MAX_CALL_DEPTH: u64 = 10_000;
+pub const MAX_CALL_DEPTH: u64 = 12_000;
 
 /// The stack size of the thread that runs compiled code.
 pub const JIT_STACK_SIZE: usize = 256 << 20;

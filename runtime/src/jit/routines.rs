@@ -5,7 +5,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::context::{JitContext, MAX_CALL_DEPTH};
+use super::context::JitContext;
 use super::layout::Arg;
 use super::tensor::{apply, write_result};
 use crate::ops::RtError;
@@ -122,7 +122,3 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     out
 }
 
-/// The depth past which calls record [`RtError::RecursionLimit`].
-pub const fn max_call_depth() -> u64 {
-    MAX_CALL_DEPTH
-}

@@ -33,35 +33,30 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RtError> {
         (&Value::Bool(a), &Value::Bool(b)) => match op {
             BinaryOp::And => Ok(Value::Bool(a && b)),
             BinaryOp::Or => Ok(Value::Bool(a || b)),
-            _ if op.is_comparison() => Ok(Value::Bool(op.cmp_i64(a as i64, b as i64))),
+            BinaryOp::Eq => Ok(Value::Bool(a == b)),
+            BinaryOp::Ne => Ok(Value::Bool(a != b)),
             _ => Err(bad()),
         },
         _ => Err(bad()),
     }
 }
 
-/// `x as k`: Rust's `as` between numbers (float to int saturates, NaN gives 0),
-/// `bool` to a number gives 0 or 1, a number to `bool` is `x != 0`.
-pub fn cast(x: &Value, k: ScalarKind) -> Value {
-    match (k, x) {
+/// `x as k`: Rust's `as` between numbers (float to int saturates, NaN gives 0);
+/// `bool` converts to `i64` only (0 or 1); nothing converts to `bool`.
+pub fn cast(x: &Value, k: ScalarKind) -> Result<Value, RtError> {
+    Ok(match (k, x) {
         (ScalarKind::F64, &Value::F64(x)) => Value::F64(x),
         (ScalarKind::F64, &Value::F32(x)) => Value::F64(x as f64),
         (ScalarKind::F64, &Value::I64(x)) => Value::F64(x as f64),
-        (ScalarKind::F64, &Value::Bool(b)) => Value::F64(b as i64 as f64),
         (ScalarKind::F32, &Value::F64(x)) => Value::F32(x as f32),
         (ScalarKind::F32, &Value::F32(x)) => Value::F32(x),
         (ScalarKind::F32, &Value::I64(x)) => Value::F32(x as f32),
-        (ScalarKind::F32, &Value::Bool(b)) => Value::F32(b as i64 as f32),
         (ScalarKind::I64, &Value::F64(x)) => Value::I64(x as i64),
         (ScalarKind::I64, &Value::F32(x)) => Value::I64(x as i64),
         (ScalarKind::I64, &Value::I64(x)) => Value::I64(x),
         (ScalarKind::I64, &Value::Bool(b)) => Value::I64(b as i64),
-        (ScalarKind::Bool, &Value::F64(x)) => Value::Bool(x != 0.0),
-        (ScalarKind::Bool, &Value::F32(x)) => Value::Bool(x != 0.0),
-        (ScalarKind::Bool, &Value::I64(x)) => Value::Bool(x != 0),
-        (ScalarKind::Bool, &Value::Bool(b)) => Value::Bool(b),
-        (_, other) => other.clone(),
-    }
+        _ => return Err(RtError::BadOperand("cast")),
+    })
 }
 
 /// The zero of a kind (`false` for `bool`).
@@ -97,16 +92,18 @@ mod tests {
 
     #[test]
     fn casts_follow_rust_as() {
-        assert_eq!(cast(&Value::F64(f64::NAN), ScalarKind::I64), Value::I64(0));
-        assert_eq!(cast(&Value::F64(1e300), ScalarKind::I64), Value::I64(i64::MAX));
-        assert_eq!(cast(&Value::Bool(true), ScalarKind::F32), Value::F32(1.0));
-        assert_eq!(cast(&Value::I64(-3), ScalarKind::Bool), Value::Bool(true));
+        assert_eq!(cast(&Value::F64(f64::NAN), ScalarKind::I64), Ok(Value::I64(0)));
+        assert_eq!(cast(&Value::F64(1e300), ScalarKind::I64), Ok(Value::I64(i64::MAX)));
+        assert_eq!(cast(&Value::Bool(true), ScalarKind::I64), Ok(Value::I64(1)));
+        assert!(cast(&Value::Bool(true), ScalarKind::F32).is_err());
+        assert!(cast(&Value::I64(-3), ScalarKind::Bool).is_err());
     }
 
     #[test]
     fn bool_logic_and_bad_operands() {
         assert_eq!(binary(BinaryOp::And, &Value::Bool(true), &Value::Bool(false)), Ok(Value::Bool(false)));
-        assert_eq!(binary(BinaryOp::Lt, &Value::Bool(false), &Value::Bool(true)), Ok(Value::Bool(true)));
+        assert_eq!(binary(BinaryOp::Ne, &Value::Bool(false), &Value::Bool(true)), Ok(Value::Bool(true)));
+        assert!(binary(BinaryOp::Lt, &Value::Bool(false), &Value::Bool(true)).is_err());
         assert!(binary(BinaryOp::Add, &Value::Bool(true), &Value::Bool(false)).is_err());
         assert!(unary(UnaryOp::Sqrt, &Value::I64(4)).is_err());
     }

@@ -4,8 +4,8 @@
 //! Conventions shared with the inline (scalarized) lowering:
 //! - elementwise ops visit elements in row-major order; the first failing
 //!   element's error is the op's error;
-//! - `sum` and the dot products of `matmul` add left to right starting from the
-//!   first term (an empty sum is `+0.0` / `0`);
+//! - `sum` and the dot products of `matmul` add left to right starting from
+//!   zero: `((0 + t0) + t1) + …` (multiply then add, no fused multiply-add);
 //! - `index`/`insert` check their indices axis by axis, first axis first.
 
 use std::borrow::Cow;
@@ -87,7 +87,7 @@ fn binary(op: BinaryOp, a: &Arg<'_>, b: &Arg<'_>) -> Result<Value, RtError> {
         }
         (Arg::Tensor(x), Arg::Tensor(y)) => {
             if x.shape != y.shape {
-                return Err(shape_err(op.name(), &x.shape, &y.shape));
+                return Err(RtError::ShapeMismatch(format!("`{}` of shapes {:?} and {:?}", op.name(), x.shape, y.shape)));
             }
             if x.kind() != y.kind() {
                 return Err(RtError::BadOperand(op.name()));
@@ -126,7 +126,7 @@ fn slice(t: &Tensor, offset: usize, shape: &[usize]) -> Value {
 /// The row-major offset of `t[idx..]`, checking each index against its axis.
 fn offset_of(t: &Tensor, idx: &[i64]) -> Result<usize, RtError> {
     if idx.len() > t.shape.len() {
-        return Err(RtError::BadOperand("tensor.index"));
+        return Err(RtError::ShapeMismatch(format!("{} indices into a tensor of rank {}", idx.len(), t.shape.len())));
     }
     let mut off = 0usize;
     for (axis, &i) in idx.iter().enumerate() {
@@ -158,19 +158,19 @@ fn mul_values(a: &Value, b: &Value) -> Value {
     }
 }
 
-/// Left-to-right sum starting from the first term; `+0` when empty.
+/// Left-to-right sum starting from zero.
 pub fn sum_values(k: ScalarKind, terms: impl Iterator<Item = Value>) -> Value {
-    terms.reduce(|a, b| add_values(&a, &b)).unwrap_or_else(|| scalar::zero(k))
+    terms.fold(scalar::zero(k), |a, b| add_values(&a, &b))
 }
 
 fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
-    if !a.kind().is_float() || a.kind() != b.kind() || a.shape.len() != 2 || !(1..=2).contains(&b.shape.len()) {
+    if a.shape.len() != 2 || !(1..=2).contains(&b.shape.len()) || a.shape[1] != b.shape[0] {
+        return Err(RtError::ShapeMismatch(format!("`tensor.matmul` of shapes {:?} and {:?}", a.shape, b.shape)));
+    }
+    if !a.kind().is_float() || a.kind() != b.kind() {
         return Err(RtError::BadOperand("tensor.matmul"));
     }
     let (m, k) = (a.shape[0], a.shape[1]);
-    if b.shape[0] != k {
-        return Err(shape_err("tensor.matmul", &a.shape, &b.shape));
-    }
     let n = if b.shape.len() == 2 { b.shape[1] } else { 1 };
     let mut out = Vec::with_capacity(m * n);
     for i in 0..m {
@@ -192,8 +192,8 @@ pub fn apply(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
             _ => Err(RtError::BadOperand(b.name())),
         },
         TensorOp::Cast(k) => match args.first() {
-            Some(Arg::Scalar(v)) => Ok(scalar::cast(v, *k)),
-            Some(Arg::Tensor(t)) => map_tensor(t, *k, |v| Ok(scalar::cast(&v, *k))).map(Value::Tensor),
+            Some(Arg::Scalar(v)) => scalar::cast(v, *k),
+            Some(Arg::Tensor(t)) => map_tensor(t, *k, |v| scalar::cast(&v, *k)).map(Value::Tensor),
             None => Err(RtError::BadOperand("cast")),
         },
         TensorOp::Pack => {
@@ -205,10 +205,13 @@ pub fn apply(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
             let mut vs = Vec::new();
             for a in args {
                 match a {
-                    Arg::Scalar(v) => vs.push(v.clone()),
+                    Arg::Scalar(v) if inner.is_empty() => vs.push(v.clone()),
+                    Arg::Scalar(_) => {
+                        return Err(RtError::ShapeMismatch(format!("`tensor.pack` of shapes {inner:?} and []")));
+                    }
                     Arg::Tensor(t) => {
                         if t.shape != inner {
-                            return Err(shape_err("tensor.pack", &inner, &t.shape));
+                            return Err(RtError::ShapeMismatch(format!("`tensor.pack` of shapes {inner:?} and {:?}", t.shape)));
                         }
                         vs.extend(elements(t));
                     }
@@ -227,12 +230,13 @@ pub fn apply(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
             for i in 1..args.len() {
                 let n = i64_arg(args, i, "tensor.full")?;
                 if n < 0 {
-                    return Err(RtError::ShapeMismatch(format!("tensor.full: negative extent {n}")));
+                    return Err(RtError::Other(format!("`tensor.full` with negative extent {n}")));
                 }
                 shape.push(n as usize);
             }
             let total = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
-            let total = total.filter(|&t| t <= 1 << 31).ok_or_else(|| RtError::Other("tensor.full: tensor too large".into()))?;
+            let total =
+                total.filter(|&t| t <= 1 << 40).ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
             let kind = scalar::kind_of(&v).ok_or(RtError::BadOperand("tensor.full"))?;
             Ok(Value::Tensor(Tensor { shape, data: data_from_values(kind, &vec![v; total]) }))
         }
@@ -256,7 +260,15 @@ pub fn apply(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
             let vs: Vec<Value> = match args.get(1) {
                 Some(Arg::Scalar(v)) if inner.is_empty() => vec![v.clone()],
                 Some(Arg::Tensor(v)) if v.shape == inner => elements(v).collect(),
-                Some(Arg::Tensor(v)) => return Err(shape_err("tensor.insert", inner, &v.shape)),
+                Some(Arg::Tensor(v)) => {
+                    return Err(RtError::ShapeMismatch(format!(
+                        "`tensor.insert` of shape {:?} into a slot of shape {inner:?}",
+                        v.shape
+                    )));
+                }
+                Some(Arg::Scalar(_)) => {
+                    return Err(RtError::ShapeMismatch(format!("`tensor.insert` of shape [] into a slot of shape {inner:?}")));
+                }
                 _ => return Err(RtError::BadOperand("tensor.insert")),
             };
             let mut all: Vec<Value> = elements(t).collect();
@@ -267,14 +279,16 @@ pub fn apply(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
         }
         TensorOp::DimOf(axis) => {
             let t = tensor_arg(args, 0, "tensor.dim")?;
-            let n = t.shape.get(*axis as usize).ok_or(RtError::BadOperand("tensor.dim"))?;
+            let n = t.shape.get(*axis as usize).ok_or_else(|| {
+                RtError::ShapeMismatch(format!("axis {axis} of a tensor of rank {}", t.shape.len()))
+            })?;
             Ok(Value::I64(*n as i64))
         }
         TensorOp::MatMul => matmul(tensor_arg(args, 0, "tensor.matmul")?, tensor_arg(args, 1, "tensor.matmul")?),
         TensorOp::Transpose => {
             let t = tensor_arg(args, 0, "tensor.transpose")?;
             if t.shape.len() != 2 {
-                return Err(RtError::BadOperand("tensor.transpose"));
+                return Err(RtError::ShapeMismatch(format!("`tensor.transpose` of shape {:?}", t.shape)));
             }
             let (m, n) = (t.shape[0], t.shape[1]);
             let vs: Vec<Value> = (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).map(|(i, j)| t.data.get(i * n + j)).collect();
@@ -353,8 +367,9 @@ mod tests {
     }
 
     #[test]
-    fn sum_starts_from_first_term() {
-        assert_eq!(apply(&TensorOp::Sum, &[vecf(&[-0.0])]).unwrap(), Value::F64(-0.0));
+    fn sum_starts_from_zero() {
+        let s = apply(&TensorOp::Sum, &[vecf(&[-0.0])]).unwrap();
+        assert!(matches!(s, Value::F64(x) if x.to_bits() == 0));
         let s = apply(&TensorOp::Sum, &[vecf(&[])]).unwrap();
         assert!(matches!(s, Value::F64(x) if x.to_bits() == 0));
     }

@@ -12,7 +12,7 @@ use super::JitError;
 use super::imports::Routine;
 use super::layout::clif_types;
 use super::lower::{FnLower, unsupported};
-use crate::ir::{FuncRef, Op, Region, ValueId};
+use crate::ir::{FuncRef, Op, Region, Type, ValueId};
 
 impl FnLower<'_, '_> {
     fn types_of(&self, vs: &[ValueId]) -> Vec<types::Type> {
@@ -39,11 +39,17 @@ impl FnLower<'_, '_> {
                 fr
             }
         };
+        let callee_f = self.module_funcs.get(callee).ok_or_else(|| unsupported("call of an unknown function"))?;
+        let params = callee_f.param_types();
+        let ret = callee_f.ret.clone();
         let mut all = vec![self.ctx];
-        all.extend(self.get_many(args)?);
+        all.extend(self.get_many_as(args, &params)?);
         let inst = self.b.ins().call(fr, &all);
         let out = self.b.inst_results(inst).to_vec();
-        self.set_many(results, &out)
+        match results {
+            [r] => self.set_many_from(&[*r], &[ret], &out),
+            _ => Err(unsupported("a call has one result")),
+        }
     }
 
     pub fn lower_print(&mut self, v: ValueId, results: &[ValueId]) -> Result<(), JitError> {
@@ -61,6 +67,7 @@ impl FnLower<'_, '_> {
         let then_b = self.b.create_block();
         let else_b = self.b.create_block();
         let merge = self.b.create_block();
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
         for t in self.types_of(&op.results) {
             self.b.append_block_param(merge, t);
         }
@@ -68,7 +75,7 @@ impl FnLower<'_, '_> {
         for (block, region) in [(then_b, then_r), (else_b, else_r)] {
             self.b.switch_to_block(block);
             self.lower_ops(&region.ops)?;
-            let ys = self.get_many(&region.yields)?;
+            let ys = self.get_many_as(&region.yields, &result_tys)?;
             self.b.ins().jump(merge, &Self::block_args(&ys));
         }
         self.b.switch_to_block(merge);
@@ -80,7 +87,8 @@ impl FnLower<'_, '_> {
         let [lo, hi, ref init @ ..] = op.operands[..] else { return Err(unsupported("scf.for needs bounds")) };
         let body = self.region(op, 0)?;
         let (lo, hi) = (self.get(lo)?[0], self.get(hi)?[0]);
-        let init = self.get_many(init)?;
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
+        let init = self.get_many_as(init, &result_tys)?;
         let carried_tys = self.types_of(&op.results);
         let header = self.b.create_block();
         let body_b = self.b.create_block();
@@ -103,10 +111,12 @@ impl FnLower<'_, '_> {
         self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
 
         self.b.switch_to_block(body_b);
-        self.bind_args(&body.args, &params)?;
+        let mut arg_tys = vec![Type::I64];
+        arg_tys.extend(result_tys.iter().cloned());
+        self.set_many_from(&body.args, &arg_tys, &params)?;
         self.lower_ops(&body.ops)?;
         let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
-        next.extend(self.get_many(&body.yields)?);
+        next.extend(self.get_many_as(&body.yields, &result_tys)?);
         self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);
@@ -116,7 +126,8 @@ impl FnLower<'_, '_> {
 
     pub fn lower_while(&mut self, op: &Op) -> Result<(), JitError> {
         let (cond_r, body) = (self.region(op, 0)?, self.region(op, 1)?);
-        let init = self.get_many(&op.operands)?;
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
+        let init = self.get_many_as(&op.operands, &result_tys)?;
         let carried_tys = self.types_of(&op.results);
         let header = self.b.create_block();
         let body_b = self.b.create_block();
@@ -129,7 +140,7 @@ impl FnLower<'_, '_> {
 
         self.b.switch_to_block(header);
         let carried = self.b.block_params(header).to_vec();
-        self.bind_args(&cond_r.args, &carried)?;
+        self.set_many_from(&cond_r.args, &result_tys, &carried)?;
         self.lower_ops(&cond_r.ops)?;
         let c = self.get(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?[0];
         let ok = self.no_error();
@@ -137,9 +148,9 @@ impl FnLower<'_, '_> {
         self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
 
         self.b.switch_to_block(body_b);
-        self.bind_args(&body.args, &carried)?;
+        self.set_many_from(&body.args, &result_tys, &carried)?;
         self.lower_ops(&body.ops)?;
-        let next = self.get_many(&body.yields)?;
+        let next = self.get_many_as(&body.yields, &result_tys)?;
         self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);
@@ -178,7 +189,7 @@ impl FnLower<'_, '_> {
         let deeper = self.b.ins().iadd_imm_s(depth, 1);
         self.b.ins().store(MemFlagsData::trusted(), deeper, self.ctx, OFFSET_DEPTH);
         self.lower_ops(&f.body.ops)?;
-        let ret = self.get_many(&f.body.yields)?;
+        let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
         if ret.len() != ret_tys.len() {
             return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
         }

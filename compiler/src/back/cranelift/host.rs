@@ -31,6 +31,8 @@ pub struct JitModule {
 
 struct Entry {
     trampoline: Trampoline,
+    /// A body-less function with the signature, for argument checks.
+    signature: ir::Function,
     params: Vec<FlatLayout>,
     ret: FlatLayout,
 }
@@ -90,13 +92,19 @@ impl Build {
         };
         let mut fctx = FunctionBuilderContext::new();
         for (h, f) in ir_module.functions.iter() {
-            build.define_function(h.index(), f, &mut fctx)?;
+            build.define_function(h.index(), f, &ir_module.functions, &mut fctx)?;
             build.define_trampoline(h.index(), f, &mut fctx)?;
         }
         Ok(build)
     }
 
-    fn define_function(&mut self, index: usize, f: &ir::Function, fctx: &mut FunctionBuilderContext) -> Result<(), JitError> {
+    fn define_function(
+        &mut self,
+        index: usize,
+        f: &ir::Function,
+        funcs: &ir::Arena<ir::Function>,
+        fctx: &mut FunctionBuilderContext,
+    ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
         let mut ctx = self.module.make_context();
         ctx.func.signature = function_signature(f, cc);
@@ -110,6 +118,7 @@ impl Build {
                 imports: &mut self.imports,
                 routines: HashMap::new(),
                 user_ids: &self.user_ids,
+                module_funcs: funcs,
                 user_refs: HashMap::new(),
                 f,
                 tables: &mut self.tables,
@@ -194,6 +203,7 @@ impl JitModule {
             let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
             entries.push(Entry {
                 trampoline,
+                signature: ir::Function::new(f.name.clone(), &f.param_types(), f.ret.clone()),
                 params: f.param_types().iter().map(flat_layout).collect(),
                 ret: flat_layout(&f.ret),
             });
@@ -208,9 +218,7 @@ impl JitModule {
     /// the first run-time error it records is returned (after its output is written).
     pub fn call(&self, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, RtError> {
         let entry = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
-        if args.len() != entry.params.len() {
-            return Err(RtError::Other(format!("expected {} arguments, got {}", entry.params.len(), args.len())));
-        }
+        crate::back::interp::check_args(&entry.signature, args).map_err(RtError::Other)?;
         for (i, (l, a)) in entry.params.iter().zip(args).enumerate() {
             l.check(a).map_err(|m| RtError::Other(format!("argument {i}: {m}")))?;
         }

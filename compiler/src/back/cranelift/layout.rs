@@ -75,6 +75,20 @@ pub fn clif_types(ty: &Type) -> Vec<types::Type> {
     out
 }
 
+/// Whether values of the two layouts have the same slots with the same meaning
+/// (heap tensors match whatever their extents).
+pub fn same_repr(a: &FlatLayout, b: &FlatLayout) -> bool {
+    match (a, b) {
+        (FlatLayout::Scalar(x), FlatLayout::Scalar(y)) => x == y,
+        (FlatLayout::Small { elem: e1, shape: s1 }, FlatLayout::Small { elem: e2, shape: s2 }) => e1 == e2 && s1 == s2,
+        (FlatLayout::Heap { elem: e1, .. }, FlatLayout::Heap { elem: e2, .. }) => e1 == e2,
+        (FlatLayout::Tuple(xs), FlatLayout::Tuple(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_repr(x, y))
+        }
+        _ => false,
+    }
+}
+
 /// Whether any part of the layout is a heap tensor.
 pub fn has_heap(l: &FlatLayout) -> bool {
     match l {

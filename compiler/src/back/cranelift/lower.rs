@@ -17,7 +17,7 @@ use mad_runtime::jit::{ApplyDesc, FlatLayout, TensorOp};
 
 use super::JitError;
 use super::imports::{Imports, Routine};
-use super::layout::{clif_types, flat_layout, has_heap};
+use super::layout::{clif_types, flat_layout, has_heap, same_repr, slot_types};
 use crate::ir::{self, OpId, OpKind, Type, ValueId};
 
 /// Tables compiled code refers to by index at run time.
@@ -49,6 +49,8 @@ pub struct FnLower<'a, 'b> {
     pub imports: &'a mut Imports,
     pub routines: HashMap<Routine, FuncRef>,
     pub user_ids: &'a [FuncId],
+    /// The module's functions (callee signatures).
+    pub module_funcs: &'a ir::Arena<ir::Function>,
     pub user_refs: HashMap<usize, FuncRef>,
     pub f: &'a ir::Function,
     pub tables: &'a mut Tables,
@@ -177,21 +179,91 @@ impl<'a, 'b> FnLower<'a, 'b> {
 
     /// Hands an op site to the run time: operands and result go through stack buffers.
     pub fn apply(&mut self, op: TensorOp, operands: &[ValueId], result: ValueId) -> Result<(), JitError> {
-        let desc = ApplyDesc {
-            op,
-            args: operands.iter().map(|&v| flat_layout(self.ty(v))).collect(),
-            result: flat_layout(self.ty(result)),
-        };
-        let id = self.tables.descs.len() as i64;
-        self.tables.descs.push(desc);
+        let args = operands.iter().map(|&v| flat_layout(self.ty(v))).collect();
         let input = self.get_many(operands)?;
-        let in_addr = self.spill(&input, 1);
-        let out_tys = clif_types(self.ty(result));
+        let out = self.apply_slots(op, args, &input, flat_layout(self.ty(result)))?;
+        self.set(result, out);
+        Ok(())
+    }
+
+    /// Calls `mad_rt_apply` for a new op site; returns the result's slots.
+    pub fn apply_slots(
+        &mut self,
+        op: TensorOp,
+        args: Vec<FlatLayout>,
+        input: &[Value],
+        result: FlatLayout,
+    ) -> Result<Vec<Value>, JitError> {
+        let mut out_tys = Vec::new();
+        slot_types(&result, &mut out_tys);
+        let id = self.tables.descs.len() as i64;
+        self.tables.descs.push(ApplyDesc { op, args, result });
+        let in_addr = self.spill(input, 1);
         let out_addr = self.buffer(out_tys.len());
         let idv = self.b.ins().iconst(types::I32, id);
         self.call_routine(Routine::Apply, &[self.ctx, idv, in_addr, out_addr])?;
-        let out = self.load_slots(out_addr, &out_tys);
-        self.set(result, out);
+        Ok(self.load_slots(out_addr, &out_tys))
+    }
+
+    /// Converts slots of a value of type `from` to the layout of the compatible type `to`
+    /// (a small tensor to a heap tensor or back, part by part in tuples).
+    pub fn coerce(&mut self, slots: Vec<Value>, from: &Type, to: &Type) -> Result<Vec<Value>, JitError> {
+        let (lf, lt) = (flat_layout(from), flat_layout(to));
+        if same_repr(&lf, &lt) {
+            return Ok(slots);
+        }
+        match (from, to) {
+            (Type::Tuple(xs), Type::Tuple(ys)) if xs.len() == ys.len() => {
+                let mut out = Vec::new();
+                let mut pos = 0;
+                for (x, y) in xs.iter().zip(ys) {
+                    let n = clif_types(x).len();
+                    let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("tuple slot count mismatch"))?.to_vec();
+                    out.extend(self.coerce(part, x, y)?);
+                    pos += n;
+                }
+                Ok(out)
+            }
+            (Type::Tensor { elem, .. }, Type::Tensor { elem: e2, .. }) if elem == e2 => {
+                self.apply_slots(TensorOp::Cast(*elem), vec![lf], &slots, lt)
+            }
+            _ => Err(unsupported(format!("a value of type {from} where {to} is expected"))),
+        }
+    }
+
+    /// The slots of `v` in the layout of type `to`.
+    pub fn get_as(&mut self, v: ValueId, to: &Type) -> Result<Vec<Value>, JitError> {
+        let slots = self.get(v)?;
+        let from = self.ty(v);
+        self.coerce(slots, from, to)
+    }
+
+    /// The concatenated slots of `vs`, each in the layout of the matching type of `tys`.
+    pub fn get_many_as(&mut self, vs: &[ValueId], tys: &[Type]) -> Result<Vec<Value>, JitError> {
+        if vs.len() != tys.len() {
+            return Err(unsupported("value count does not match the expected types"));
+        }
+        let mut out = Vec::new();
+        for (&v, t) in vs.iter().zip(tys) {
+            out.extend(self.get_as(v, t)?);
+        }
+        Ok(out)
+    }
+
+    /// Binds `vs` (of types `vs`' own) from slots laid out for `tys`.
+    pub fn set_many_from(&mut self, vs: &[ValueId], tys: &[Type], slots: &[Value]) -> Result<(), JitError> {
+        if vs.len() != tys.len() {
+            return Err(unsupported("value count does not match the expected types"));
+        }
+        let mut pos = 0;
+        for (&v, t) in vs.iter().zip(tys) {
+            let n = clif_types(t).len();
+            let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("slot count mismatch"))?.to_vec();
+            let to = self.ty(v);
+            let conv = self.coerce(part, t, to)?;
+            self.set(v, conv);
+            pos += n;
+        }
         Ok(())
     }
 
@@ -260,7 +332,8 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 let r = self.one_result(op)?;
                 let [c, a, b] = op.operands[..] else { return Err(unsupported("select needs three operands")) };
                 let c = self.get(c)?[0];
-                let (a, b) = (self.get(a)?, self.get(b)?);
+                let rt = self.ty(r);
+                let (a, b) = (self.get_as(a, rt)?, self.get_as(b, rt)?);
                 let out = a.iter().zip(&b).map(|(x, y)| self.b.ins().select(c, *x, *y)).collect();
                 self.set(r, out);
             }
@@ -307,7 +380,8 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Tuple => {
                 let r = self.one_result(op)?;
-                let slots = self.get_many(&op.operands)?;
+                let Type::Tuple(items) = self.ty(r) else { return Err(unsupported("tuple of a non-tuple type")) };
+                let slots = self.get_many_as(&op.operands, items)?;
                 self.set(r, slots);
             }
             OpKind::TupleGet(i) => {

@@ -150,10 +150,11 @@ impl FnLower<'_, '_> {
             ScalarKind::Bool => match op {
                 BinaryOp::And => self.b.ins().band(a, b),
                 BinaryOp::Or => self.b.ins().bor(a, b),
-                other => {
-                    let cc = int_cc(other, false).ok_or_else(bad)?;
+                BinaryOp::Eq | BinaryOp::Ne => {
+                    let cc = int_cc(op, false).ok_or_else(bad)?;
                     self.b.ins().icmp(cc, a, b)
                 }
+                _ => return Err(bad()),
             },
         })
     }
@@ -177,30 +178,20 @@ impl FnLower<'_, '_> {
         })
     }
 
-    /// `x as to` (see `mad_runtime::jit::scalar::cast`).
-    pub fn scalar_cast(&mut self, from: ScalarKind, to: ScalarKind, x: Value) -> Value {
+    /// `x as to` (see `mad_runtime::jit::scalar::cast`): between numbers, and `bool` to `i64`.
+    pub fn scalar_cast(&mut self, from: ScalarKind, to: ScalarKind, x: Value) -> Result<Value, JitError> {
         use ScalarKind::*;
         let ins = self.b.ins();
-        match (from, to) {
-            (F64, F64) | (F32, F32) | (I64, I64) | (Bool, Bool) => x,
+        Ok(match (from, to) {
+            (F64, F64) | (F32, F32) | (I64, I64) => x,
             (F32, F64) => ins.fpromote(types::F64, x),
             (F64, F32) => ins.fdemote(types::F32, x),
             (F64 | F32, I64) => ins.fcvt_to_sint_sat(types::I64, x),
             (I64, F64 | F32) => ins.fcvt_from_sint(super::layout::clif_kind(to), x),
             (Bool, I64) => ins.uextend(types::I64, x),
-            (Bool, F64 | F32) => {
-                let wide = ins.uextend(types::I64, x);
-                self.b.ins().fcvt_from_sint(super::layout::clif_kind(to), wide)
+            (_, Bool) | (Bool, F64 | F32) => {
+                return Err(unsupported(format!("cast from {} to {}", from.name(), to.name())));
             }
-            (I64, Bool) => ins.icmp_imm_s(IntCC::NotEqual, x, 0),
-            (F64, Bool) => {
-                let zero = ins.f64const(0.0);
-                self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
-            }
-            (F32, Bool) => {
-                let zero = ins.f32const(0.0);
-                self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
-            }
-        }
+        })
     }
 }

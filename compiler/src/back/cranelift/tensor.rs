@@ -2,7 +2,7 @@
 //! scalar or a small static tensor): elementwise ops with scalar broadcast,
 //! `full`, `extract`, dynamic `index`/`insert` (through a stack buffer, with
 //! bounds checks that record an error and clamp to 0), `dim`, `matmul`,
-//! `transpose` and `sum` (left to right from the first term, as the run time).
+//! `transpose` and `sum` (left to right from zero, as the run time).
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
 
@@ -54,7 +54,7 @@ impl FnLower<'_, '_> {
     pub fn elementwise_cast(&mut self, to: ScalarKind, x: ValueId, r: ValueId) -> Result<(), JitError> {
         let from = self.kind(x)?;
         let xs = self.get(x)?;
-        let out = xs.iter().map(|v| self.scalar_cast(from, to, *v)).collect();
+        let out = xs.iter().map(|v| self.scalar_cast(from, to, *v)).collect::<Result<_, _>>()?;
         self.set(r, out);
         Ok(())
     }
@@ -153,13 +153,10 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 
-    /// Left-to-right sum from the first term; `+0` when empty.
+    /// Left-to-right sum from zero: `((0 + t0) + t1) + …`.
     fn sum_terms(&mut self, k: ScalarKind, terms: &[Value]) -> Result<Value, JitError> {
-        let Some((&first, rest)) = terms.split_first() else {
-            return Ok(self.zero(clif_kind(k)));
-        };
-        let mut acc = first;
-        for &t in rest {
+        let mut acc = self.zero(clif_kind(k));
+        for &t in terms {
             acc = self.scalar_binary(BinaryOp::Add, k, acc, t)?;
         }
         Ok(acc)
