@@ -5,6 +5,7 @@
 //! - [`ops`]: the scalar semantics of the elementwise operations, shared by the
 //!   reference interpreter and the JIT's runtime routines so that both agree bit for bit.
 
+pub mod jit;
 pub mod ops;
 pub mod value;
 

@@ -1,0 +1,200 @@
+//! Control flow and calls: `If`/`For`/`While` become Cranelift blocks whose
+//! parameters carry the flattened loop-carried and result values; loops also
+//! stop once a run-time error is recorded. Calls pass the context first. Each
+//! function's entry checks the call depth and the stack pointer against the
+//! context's limits and, past them, records `RecursionLimit` and returns zeros.
+
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
+use mad_runtime::jit::MAX_CALL_DEPTH;
+use mad_runtime::jit::context::{OFFSET_DEPTH, OFFSET_STACK_LIMIT};
+
+use super::JitError;
+use super::imports::Routine;
+use super::layout::clif_types;
+use super::lower::{FnLower, unsupported};
+use crate::ir::{FuncRef, Op, Region, Type, ValueId};
+
+impl FnLower<'_, '_> {
+    fn types_of(&self, vs: &[ValueId]) -> Vec<types::Type> {
+        vs.iter().flat_map(|&v| clif_types(self.ty(v))).collect()
+    }
+
+    /// Binds a region's arguments to consecutive slots.
+    fn bind_args(&mut self, args: &[ValueId], slots: &[Value]) -> Result<(), JitError> {
+        self.set_many(args, slots)
+    }
+
+    fn region<'r>(&self, op: &'r Op, i: usize) -> Result<&'r Region, JitError> {
+        op.regions.get(i).ok_or_else(|| unsupported(format!("`{}` is missing a region", op.kind.name())))
+    }
+
+    pub fn lower_call(&mut self, callee: FuncRef, args: &[ValueId], results: &[ValueId]) -> Result<(), JitError> {
+        let id = *self.user_ids.get(callee.index()).ok_or_else(|| unsupported("call of an unknown function"))?;
+        let fr = match self.user_refs.get(&callee.index()) {
+            Some(fr) => *fr,
+            None => {
+                use cranelift_module::Module;
+                let fr = self.module.declare_func_in_func(id, self.b.func);
+                self.user_refs.insert(callee.index(), fr);
+                fr
+            }
+        };
+        let callee_f = self.module_funcs.get(callee).ok_or_else(|| unsupported("call of an unknown function"))?;
+        let params = callee_f.param_types();
+        let ret = callee_f.ret.clone();
+        let mut all = vec![self.ctx];
+        all.extend(self.get_many_as(args, &params)?);
+        let inst = self.b.ins().call(fr, &all);
+        let out = self.b.inst_results(inst).to_vec();
+        match results {
+            [r] => self.set_many_from(&[*r], &[ret], &out),
+            _ => Err(unsupported("a call has one result")),
+        }
+    }
+
+    pub fn lower_print(&mut self, v: ValueId, results: &[ValueId]) -> Result<(), JitError> {
+        let id = self.tables.layout_id(self.ty(v));
+        let slots = self.get(v)?;
+        let addr = self.spill(&slots, 1);
+        let idv = self.b.ins().iconst(types::I32, id as i64);
+        self.call_routine(Routine::Print, &[self.ctx, idv, addr])?;
+        self.set_many(results, &[])
+    }
+
+    pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
+        let cond = self.get(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?[0];
+        let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);
+        let then_b = self.b.create_block();
+        let else_b = self.b.create_block();
+        let merge = self.b.create_block();
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
+        for t in self.types_of(&op.results) {
+            self.b.append_block_param(merge, t);
+        }
+        self.b.ins().brif(cond, then_b, &[], else_b, &[]);
+        for (block, region) in [(then_b, then_r), (else_b, else_r)] {
+            self.b.switch_to_block(block);
+            self.lower_ops(&region.ops)?;
+            let ys = self.get_many_as(&region.yields, &result_tys)?;
+            self.b.ins().jump(merge, &Self::block_args(&ys));
+        }
+        self.b.switch_to_block(merge);
+        let params = self.b.block_params(merge).to_vec();
+        self.set_many(&op.results, &params)
+    }
+
+    pub fn lower_for(&mut self, op: &Op) -> Result<(), JitError> {
+        let [lo, hi, ref init @ ..] = op.operands[..] else { return Err(unsupported("scf.for needs bounds")) };
+        let body = self.region(op, 0)?;
+        let (lo, hi) = (self.get(lo)?[0], self.get(hi)?[0]);
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
+        let init = self.get_many_as(init, &result_tys)?;
+        let carried_tys = self.types_of(&op.results);
+        let header = self.b.create_block();
+        let body_b = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        for &t in &carried_tys {
+            self.b.append_block_param(header, t);
+            self.b.append_block_param(exit, t);
+        }
+        let mut start = vec![lo];
+        start.extend(init);
+        self.b.ins().jump(header, &Self::block_args(&start));
+
+        self.b.switch_to_block(header);
+        let params = self.b.block_params(header).to_vec();
+        let (i, carried) = (params[0], params[1..].to_vec());
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, hi);
+        let ok = self.no_error();
+        let go = self.b.ins().band(more, ok);
+        self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
+
+        self.b.switch_to_block(body_b);
+        let mut arg_tys = vec![Type::I64];
+        arg_tys.extend(result_tys.iter().cloned());
+        self.set_many_from(&body.args, &arg_tys, &params)?;
+        self.lower_ops(&body.ops)?;
+        let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
+        next.extend(self.get_many_as(&body.yields, &result_tys)?);
+        self.b.ins().jump(header, &Self::block_args(&next));
+
+        self.b.switch_to_block(exit);
+        let out = self.b.block_params(exit).to_vec();
+        self.set_many(&op.results, &out)
+    }
+
+    pub fn lower_while(&mut self, op: &Op) -> Result<(), JitError> {
+        let (cond_r, body) = (self.region(op, 0)?, self.region(op, 1)?);
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
+        let init = self.get_many_as(&op.operands, &result_tys)?;
+        let carried_tys = self.types_of(&op.results);
+        let header = self.b.create_block();
+        let body_b = self.b.create_block();
+        let exit = self.b.create_block();
+        for &t in &carried_tys {
+            self.b.append_block_param(header, t);
+            self.b.append_block_param(exit, t);
+        }
+        self.b.ins().jump(header, &Self::block_args(&init));
+
+        self.b.switch_to_block(header);
+        let carried = self.b.block_params(header).to_vec();
+        self.set_many_from(&cond_r.args, &result_tys, &carried)?;
+        self.lower_ops(&cond_r.ops)?;
+        let c = self.get(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?[0];
+        let ok = self.no_error();
+        let go = self.b.ins().band(c, ok);
+        self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
+
+        self.b.switch_to_block(body_b);
+        self.set_many_from(&body.args, &result_tys, &carried)?;
+        self.lower_ops(&body.ops)?;
+        let next = self.get_many_as(&body.yields, &result_tys)?;
+        self.b.ins().jump(header, &Self::block_args(&next));
+
+        self.b.switch_to_block(exit);
+        let out = self.b.block_params(exit).to_vec();
+        self.set_many(&op.results, &out)
+    }
+
+    /// Lowers the whole function body: depth and stack checks, the body, the return.
+    pub fn lower_body(&mut self) -> Result<(), JitError> {
+        let f = self.f;
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let params = self.b.block_params(entry).to_vec();
+        self.ctx = params[0];
+        self.bind_args(&f.body.args, &params[1..])?;
+
+        let depth = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_DEPTH);
+        let limit = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_STACK_LIMIT);
+        let sp = self.b.ins().get_stack_pointer(types::I64);
+        let too_deep = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_CALL_DEPTH as i64);
+        let too_low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
+        let bail = self.b.ins().bor(too_deep, too_low);
+        let bail_b = self.b.create_block();
+        let body_b = self.b.create_block();
+        self.b.set_cold_block(bail_b);
+        self.b.ins().brif(bail, bail_b, &[], body_b, &[]);
+
+        let ret_tys = clif_types(&f.ret);
+        self.b.switch_to_block(bail_b);
+        self.call_routine(Routine::ErrorRecursion, &[self.ctx])?;
+        let zeros: Vec<Value> = ret_tys.iter().map(|t| self.zero(*t)).collect();
+        self.b.ins().return_(&zeros);
+
+        self.b.switch_to_block(body_b);
+        let deeper = self.b.ins().iadd_imm_s(depth, 1);
+        self.b.ins().store(MemFlagsData::trusted(), deeper, self.ctx, OFFSET_DEPTH);
+        self.lower_ops(&f.body.ops)?;
+        let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
+        if ret.len() != ret_tys.len() {
+            return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
+        }
+        self.b.ins().store(MemFlagsData::trusted(), depth, self.ctx, OFFSET_DEPTH);
+        self.b.ins().return_(&ret);
+        Ok(())
+    }
+}

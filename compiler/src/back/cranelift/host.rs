@@ -1,0 +1,276 @@
+//! The module and host entry: builds the `JITModule` (ISA, flags, symbols),
+//! compiles every IR function and its trampoline, and runs calls from the host
+//! on a thread with a large stack, checking arguments against the parameter
+//! types and copying results out of the arena before it is reset.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use mad_runtime::jit::{ApplyDesc, FlatLayout, JIT_STACK_SIZE, JitContext, STACK_MARGIN};
+use mad_runtime::{RtError, Value};
+
+use super::JitError;
+use super::abi::{PTR, Trampoline, function_signature, trampoline_signature};
+use super::imports::{Imports, register_symbols};
+use super::layout::{clif_types, flat_layout};
+use super::lower::{FnLower, Tables};
+use crate::ir;
+
+/// A compiled module: machine code for every function of an IR module.
+pub struct JitModule {
+    module: Option<JITModule>,
+    entries: Vec<Entry>,
+    layouts: Vec<FlatLayout>,
+    descs: Vec<ApplyDesc>,
+}
+
+struct Entry {
+    trampoline: Trampoline,
+    /// A body-less function with the signature, for argument checks.
+    signature: ir::Function,
+    params: Vec<FlatLayout>,
+    ret: FlatLayout,
+}
+
+/// The module being built, with the text of each function when asked for.
+struct Build {
+    module: JITModule,
+    imports: Imports,
+    tables: Tables,
+    user_ids: Vec<FuncId>,
+    tramp_ids: Vec<FuncId>,
+    clif: Option<String>,
+}
+
+fn new_jit_module() -> Result<JITModule, JitError> {
+    let mut flags = settings::builder();
+    let set = |flags: &mut settings::Builder, k: &str, v: &str| {
+        flags.set(k, v).map_err(|e| JitError::Codegen(format!("setting {k}: {e}")))
+    };
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(&mut flags, "enable_multi_ret_implicit_sret", "true")?;
+    let isa_builder = cranelift_native::builder().map_err(|e| JitError::Codegen(e.to_string()))?;
+    let isa = isa_builder.finish(settings::Flags::new(flags)).map_err(|e| JitError::Codegen(e.to_string()))?;
+    if isa.pointer_type() != PTR {
+        return Err(JitError::Unsupported("the JIT needs a 64-bit host".into()));
+    }
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    register_symbols(&mut jb);
+    Ok(JITModule::new(jb))
+}
+
+fn module_err(e: cranelift_module::ModuleError) -> JitError {
+    JitError::Module(e.to_string())
+}
+
+impl Build {
+    fn new(ir_module: &ir::Module, want_text: bool) -> Result<Build, JitError> {
+        let mut module = new_jit_module()?;
+        let cc = module.isa().default_call_conv();
+        let mut user_ids = Vec::new();
+        let mut tramp_ids = Vec::new();
+        for (h, f) in ir_module.functions.iter() {
+            let sig = function_signature(f, cc);
+            user_ids.push(module.declare_function(&format!("mad_f{}", h.index()), Linkage::Local, &sig).map_err(module_err)?);
+            let tsig = trampoline_signature(cc);
+            tramp_ids.push(module.declare_function(&format!("mad_t{}", h.index()), Linkage::Local, &tsig).map_err(module_err)?);
+        }
+        let mut build = Build {
+            module,
+            imports: Imports::default(),
+            tables: Tables::default(),
+            user_ids,
+            tramp_ids,
+            clif: want_text.then(String::new),
+        };
+        let mut fctx = FunctionBuilderContext::new();
+        for (h, f) in ir_module.functions.iter() {
+            build.define_function(h.index(), f, &ir_module.functions, &mut fctx)?;
+            build.define_trampoline(h.index(), f, &mut fctx)?;
+        }
+        Ok(build)
+    }
+
+    fn define_function(
+        &mut self,
+        index: usize,
+        f: &ir::Function,
+        funcs: &ir::Arena<ir::Function>,
+        fctx: &mut FunctionBuilderContext,
+    ) -> Result<(), JitError> {
+        let cc = self.module.isa().default_call_conv();
+        let mut ctx = self.module.make_context();
+        ctx.func.signature = function_signature(f, cc);
+        ctx.func.name = UserFuncName::user(0, index as u32);
+        let config = self.module.isa().frontend_config();
+        {
+            let b = FunctionBuilder::new(&mut ctx.func, fctx);
+            let mut lower = FnLower {
+                b,
+                module: &mut self.module,
+                imports: &mut self.imports,
+                routines: HashMap::new(),
+                user_ids: &self.user_ids,
+                module_funcs: funcs,
+                user_refs: HashMap::new(),
+                f,
+                tables: &mut self.tables,
+                vals: vec![None; f.values.len()],
+                ctx: cranelift_codegen::ir::Value::from_u32(0),
+            };
+            lower.lower_body()?;
+            lower.b.seal_all_blocks();
+            lower.b.finalize(config);
+        }
+        if let Some(text) = &mut self.clif {
+            text.push_str(&format!("; fn {}\n{}\n", f.name, ctx.func.display()));
+        }
+        self.module
+            .define_function(self.user_ids[index], &mut ctx)
+            .map_err(|e| JitError::Codegen(format!("in `{}`: {e:?}", f.name)))?;
+        self.module.clear_context(&mut ctx);
+        Ok(())
+    }
+
+    /// `(ctx, args, results)`: loads the parameters' slots, calls, stores the result's slots.
+    fn define_trampoline(&mut self, index: usize, f: &ir::Function, fctx: &mut FunctionBuilderContext) -> Result<(), JitError> {
+        let cc = self.module.isa().default_call_conv();
+        let mut ctx = self.module.make_context();
+        ctx.func.signature = trampoline_signature(cc);
+        ctx.func.name = UserFuncName::user(1, index as u32);
+        let config = self.module.isa().frontend_config();
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let p = b.block_params(entry).to_vec();
+            let (c, args, results) = (p[0], p[1], p[2]);
+            let mut call_args = vec![c];
+            let param_tys: Vec<_> = f.param_types().iter().flat_map(clif_types).collect();
+            for (i, t) in param_tys.iter().enumerate() {
+                call_args.push(b.ins().load(*t, MemFlagsData::trusted(), args, 8 * i as i32));
+            }
+            let fr = self.module.declare_func_in_func(self.user_ids[index], b.func);
+            let inst = b.ins().call(fr, &call_args);
+            let outs = b.inst_results(inst).to_vec();
+            for (i, v) in outs.iter().enumerate() {
+                b.ins().store(MemFlagsData::trusted(), *v, results, 8 * i as i32);
+            }
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize(config);
+        }
+        self.module
+            .define_function(self.tramp_ids[index], &mut ctx)
+            .map_err(|e| JitError::Codegen(format!("trampoline of `{}`: {e:?}", f.name)))?;
+        self.module.clear_context(&mut ctx);
+        Ok(())
+    }
+}
+
+/// The CLIF text of every function of the module (before optimization).
+pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
+    let build = Build::new(module, true)?;
+    let text = build.clif.clone().unwrap_or_default();
+    // The module's code was never finalized; its memory is released with it.
+    drop(build);
+    Ok(text)
+}
+
+struct SendPtr(Trampoline);
+// SAFETY: the trampoline is plain machine code that stays alive while the
+// `JitModule` is borrowed by `call`, which joins the thread before returning.
+unsafe impl Send for SendPtr {}
+
+impl JitModule {
+    /// Compiles every function of `module`.
+    pub fn compile(module: &ir::Module) -> Result<JitModule, JitError> {
+        let mut build = Build::new(module, false)?;
+        build.module.finalize_definitions().map_err(module_err)?;
+        let mut entries = Vec::new();
+        for (h, f) in module.functions.iter() {
+            let ptr = build.module.get_finalized_function(build.tramp_ids[h.index()]);
+            // SAFETY: the trampoline was defined with `trampoline_signature`, whose
+            // C ABI matches `Trampoline`.
+            let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
+            entries.push(Entry {
+                trampoline,
+                signature: ir::Function::new(f.name.clone(), &f.param_types(), f.ret.clone()),
+                params: f.param_types().iter().map(flat_layout).collect(),
+                ret: flat_layout(&f.ret),
+            });
+        }
+        Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts, descs: build.tables.descs })
+    }
+
+    /// Calls function `f` with `args`; what it prints goes to `out`.
+    ///
+    /// Arguments are checked against the parameter types (a wrong count or type
+    /// is an error). The code runs on a thread with a [`JIT_STACK_SIZE`] stack;
+    /// the first run-time error it records is returned (after its output is written).
+    pub fn call(&self, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, RtError> {
+        let entry = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
+        crate::back::interp::check_args(&entry.signature, args).map_err(RtError::Other)?;
+        for (i, (l, a)) in entry.params.iter().zip(args).enumerate() {
+            l.check(a).map_err(|m| RtError::Other(format!("argument {i}: {m}")))?;
+        }
+        let tramp = SendPtr(entry.trampoline);
+        let (layouts, descs) = (&self.layouts, &self.descs);
+        let run = move || {
+            let tramp = tramp;
+            let marker = 0u8;
+            let here = &marker as *const u8 as usize;
+            let limit = here.saturating_sub(JIT_STACK_SIZE - STACK_MARGIN) as u64;
+            let mut ctx = JitContext::new(layouts, descs, limit);
+            let mut slots = Vec::new();
+            for (l, a) in entry.params.iter().zip(args) {
+                l.flatten(a, &mut ctx, &mut slots);
+            }
+            slots.push(0);
+            let mut results = vec![0u64; entry.ret.slots().max(1)];
+            // SAFETY: `slots` and `results` hold the slot counts the trampoline
+            // loads and stores; the context outlives the call.
+            unsafe { (tramp.0)(&mut ctx as *mut JitContext<'_> as *mut u8, slots.as_ptr(), results.as_mut_ptr()) };
+            let printed = ctx.take_output();
+            let result = match ctx.take_error() {
+                Some(e) => Err(e),
+                // SAFETY: every heap slot of the result is null or points into the live arena.
+                None => Ok(unsafe { entry.ret.rebuild(&results) }),
+            };
+            ctx.reset();
+            (result, printed)
+        };
+        let joined = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("mad-jit".into())
+                .stack_size(JIT_STACK_SIZE)
+                .spawn_scoped(s, run)
+                .map(|h| h.join())
+        });
+        let (result, printed) = match joined {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => return Err(RtError::Other("internal error: compiled code panicked".into())),
+            Err(e) => return Err(RtError::Other(format!("cannot start the JIT thread: {e}"))),
+        };
+        out.write_all(&printed).map_err(|e| RtError::Other(format!("cannot write output: {e}")))?;
+        result
+    }
+}
+
+impl Drop for JitModule {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: no function pointer of this module outlives it (`call`
+            // borrows `self` and joins its thread before returning).
+            unsafe { m.free_memory() };
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The run-time routines and libm symbols compiled code calls: their names,
+//! their Cranelift signatures, their declaration in the module, and their
+//! registration on the [`JITBuilder`].
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{AbiParam, Function, FuncRef, Signature, types};
+use cranelift_codegen::isa::CallConv;
+use cranelift_jit::JITBuilder;
+use cranelift_module::{FuncId, Linkage, Module, ModuleError};
+
+/// A routine compiled code calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Routine {
+    /// `mad_rt_apply(ctx, desc: i32, args: ptr, results: ptr)`.
+    Apply,
+    /// `mad_rt_print(ctx, layout: i32, buf: ptr)`.
+    Print,
+    ErrorDivZero,
+    /// `(ctx, index: i64, len: i64)`.
+    ErrorIndex,
+    ErrorRecursion,
+    /// `(ctx, got: i64, want: i64)`.
+    ErrorExtent,
+    /// `(ctx, a: i64, b: i64) -> i64`.
+    IPow,
+    /// `f64 -> f64` libm routine by symbol name.
+    Math1(&'static str),
+    /// `(f64, f64) -> f64` routine by symbol name.
+    Math2(&'static str),
+}
+
+const PTR: types::Type = types::I64;
+
+impl Routine {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Routine::Apply => "mad_rt_apply",
+            Routine::Print => "mad_rt_print",
+            Routine::ErrorDivZero => "mad_rt_error_div_zero",
+            Routine::ErrorIndex => "mad_rt_error_index",
+            Routine::ErrorRecursion => "mad_rt_error_recursion",
+            Routine::ErrorExtent => "mad_rt_error_extent",
+            Routine::IPow => "mad_rt_ipow",
+            Routine::Math1(name) | Routine::Math2(name) => name,
+        }
+    }
+
+    pub fn signature(self, cc: CallConv) -> Signature {
+        let mut sig = Signature::new(cc);
+        let p = |t| AbiParam::new(t);
+        let (params, rets): (Vec<types::Type>, Vec<types::Type>) = match self {
+            Routine::Apply => (vec![PTR, types::I32, PTR, PTR], vec![]),
+            Routine::Print => (vec![PTR, types::I32, PTR], vec![]),
+            Routine::ErrorDivZero | Routine::ErrorRecursion => (vec![PTR], vec![]),
+            Routine::ErrorIndex | Routine::ErrorExtent => (vec![PTR, types::I64, types::I64], vec![]),
+            Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),
+            Routine::Math1(_) => (vec![types::F64], vec![types::F64]),
+            Routine::Math2(_) => (vec![types::F64, types::F64], vec![types::F64]),
+        };
+        sig.params.extend(params.into_iter().map(p));
+        sig.returns.extend(rets.into_iter().map(p));
+        sig
+    }
+}
+
+/// Registers every run-time routine and math symbol on the builder.
+pub fn register_symbols(jb: &mut JITBuilder) {
+    for (name, ptr) in mad_runtime::jit::routines::symbols() {
+        jb.symbol(name, ptr);
+    }
+}
+
+/// Routines declared in a module, imported into functions on first use.
+#[derive(Default)]
+pub struct Imports {
+    declared: HashMap<Routine, FuncId>,
+}
+
+impl Imports {
+    pub fn func_ref<M: Module>(
+        &mut self,
+        module: &mut M,
+        func: &mut Function,
+        cache: &mut HashMap<Routine, FuncRef>,
+        r: Routine,
+    ) -> Result<FuncRef, ModuleError> {
+        if let Some(f) = cache.get(&r) {
+            return Ok(*f);
+        }
+        let id = match self.declared.get(&r) {
+            Some(id) => *id,
+            None => {
+                let sig = r.signature(module.isa().default_call_conv());
+                let id = module.declare_function(r.symbol(), Linkage::Import, &sig)?;
+                self.declared.insert(r, id);
+                id
+            }
+        };
+        let fr = module.declare_func_in_func(id, func);
+        cache.insert(r, fr);
+        Ok(fr)
+    }
+}

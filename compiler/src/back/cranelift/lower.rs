@@ -1,0 +1,408 @@
+//! Op lowering: the per-function state, the helpers every lowering uses
+//! (routine calls, error branches, stack buffers), and the dispatch over
+//! [`OpKind`]. Scalar instruction selection is in [`super::scalar`], inline
+//! small-tensor ops in [`super::tensor`], control flow and calls in
+//! [`super::control`]; ops that touch heap tensors go to the run time through
+//! one op-site descriptor each ([`Tables::descs`]).
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    BlockArg, FuncRef, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, condcodes::IntCC, types,
+};
+use cranelift_frontend::FunctionBuilder;
+use cranelift_jit::JITModule;
+use cranelift_module::FuncId;
+use mad_runtime::jit::{ApplyDesc, FlatLayout, TensorOp};
+
+use super::JitError;
+use super::imports::{Imports, Routine};
+use super::layout::{clif_types, flat_layout, has_heap, same_repr, slot_types};
+use crate::ir::{self, OpId, OpKind, Type, ValueId};
+
+/// Tables compiled code refers to by index at run time.
+#[derive(Default)]
+pub struct Tables {
+    /// Value layouts (for `print`), by id.
+    pub layouts: Vec<FlatLayout>,
+    layout_ids: HashMap<Type, u32>,
+    /// Heap-op sites, by id.
+    pub descs: Vec<ApplyDesc>,
+}
+
+impl Tables {
+    pub fn layout_id(&mut self, ty: &Type) -> u32 {
+        if let Some(id) = self.layout_ids.get(ty) {
+            return *id;
+        }
+        let id = self.layouts.len() as u32;
+        self.layouts.push(flat_layout(ty));
+        self.layout_ids.insert(ty.clone(), id);
+        id
+    }
+}
+
+/// The state of lowering one IR function.
+pub struct FnLower<'a, 'b> {
+    pub b: FunctionBuilder<'b>,
+    pub module: &'a mut JITModule,
+    pub imports: &'a mut Imports,
+    pub routines: HashMap<Routine, FuncRef>,
+    pub user_ids: &'a [FuncId],
+    /// The module's functions (callee signatures).
+    pub module_funcs: &'a ir::Arena<ir::Function>,
+    pub user_refs: HashMap<usize, FuncRef>,
+    pub f: &'a ir::Function,
+    pub tables: &'a mut Tables,
+    /// The Cranelift values of each IR value (its flattened slots).
+    pub vals: Vec<Option<Vec<Value>>>,
+    /// The run-time context pointer.
+    pub ctx: Value,
+}
+
+pub(super) fn unsupported(what: impl Into<String>) -> JitError {
+    JitError::Unsupported(what.into())
+}
+
+impl<'a, 'b> FnLower<'a, 'b> {
+    pub fn ty(&self, v: ValueId) -> &'a Type {
+        &self.f.values[v].ty
+    }
+
+    pub fn get(&self, v: ValueId) -> Result<Vec<Value>, JitError> {
+        self.vals
+            .get(v.index())
+            .and_then(|x| x.clone())
+            .ok_or_else(|| unsupported(format!("value {v:?} used before it is defined in `{}`", self.f.name)))
+    }
+
+    pub fn set(&mut self, v: ValueId, slots: Vec<Value>) {
+        if self.vals.len() <= v.index() {
+            self.vals.resize(v.index() + 1, None);
+        }
+        self.vals[v.index()] = Some(slots);
+    }
+
+    /// Defines `results` from the concatenation of their slots.
+    pub fn set_many(&mut self, results: &[ValueId], slots: &[Value]) -> Result<(), JitError> {
+        let mut pos = 0;
+        for &r in results {
+            let n = clif_types(self.ty(r)).len();
+            let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("result slot count mismatch"))?;
+            self.set(r, part.to_vec());
+            pos += n;
+        }
+        Ok(())
+    }
+
+    /// The concatenated slots of several values.
+    pub fn get_many(&self, vs: &[ValueId]) -> Result<Vec<Value>, JitError> {
+        let mut out = Vec::new();
+        for &v in vs {
+            out.extend(self.get(v)?);
+        }
+        Ok(out)
+    }
+
+    pub fn routine(&mut self, r: Routine) -> Result<FuncRef, JitError> {
+        self.imports
+            .func_ref(self.module, self.b.func, &mut self.routines, r)
+            .map_err(|e| JitError::Module(e.to_string()))
+    }
+
+    pub fn call_routine(&mut self, r: Routine, args: &[Value]) -> Result<Vec<Value>, JitError> {
+        let fr = self.routine(r)?;
+        let inst = self.b.ins().call(fr, args);
+        Ok(self.b.inst_results(inst).to_vec())
+    }
+
+    /// If `cond` is nonzero, calls the error routine `r` with `ctx` and `args`; continues either way.
+    pub fn error_if(&mut self, cond: Value, r: Routine, args: &[Value]) -> Result<(), JitError> {
+        let err = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(err);
+        self.b.ins().brif(cond, err, &[], cont, &[]);
+        self.b.switch_to_block(err);
+        let mut all = vec![self.ctx];
+        all.extend_from_slice(args);
+        self.call_routine(r, &all)?;
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(cont);
+        Ok(())
+    }
+
+    /// 1 (`i8`) when no run-time error is recorded.
+    pub fn no_error(&mut self) -> Value {
+        let flag = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, mad_runtime::jit::context::OFFSET_HAS_ERROR);
+        self.b.ins().icmp_imm_s(IntCC::Equal, flag, 0)
+    }
+
+    /// A stack buffer of `n` 8-byte slots (at least one); returns its address.
+    pub fn buffer(&mut self, n: usize) -> Value {
+        let size = 8 * n.max(1) as u32;
+        let ss = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 3));
+        self.b.ins().stack_addr(types::I64, ss, 0)
+    }
+
+    /// Stores `vals` into a fresh buffer, one per 8-byte slot; returns its address.
+    pub fn spill(&mut self, vals: &[Value], min_slots: usize) -> Value {
+        let addr = self.buffer(vals.len().max(min_slots));
+        for (i, v) in vals.iter().enumerate() {
+            self.b.ins().store(MemFlagsData::trusted(), *v, addr, 8 * i as i32);
+        }
+        addr
+    }
+
+    pub fn load_slots(&mut self, addr: Value, tys: &[types::Type]) -> Vec<Value> {
+        tys.iter().enumerate().map(|(i, t)| self.b.ins().load(*t, MemFlagsData::trusted(), addr, 8 * i as i32)).collect()
+    }
+
+    pub fn zero(&mut self, t: types::Type) -> Value {
+        match t {
+            types::F64 => self.b.ins().f64const(0.0),
+            types::F32 => self.b.ins().f32const(0.0),
+            t => self.b.ins().iconst(t, 0),
+        }
+    }
+
+    pub fn block_args(vals: &[Value]) -> Vec<BlockArg> {
+        vals.iter().map(|v| BlockArg::Value(*v)).collect()
+    }
+
+    /// Lowers every op of a region, in order.
+    pub fn lower_ops(&mut self, ops: &[OpId]) -> Result<(), JitError> {
+        for &op in ops {
+            self.lower_op(op)?;
+        }
+        Ok(())
+    }
+
+    /// Hands an op site to the run time: operands and result go through stack buffers.
+    pub fn apply(&mut self, op: TensorOp, operands: &[ValueId], result: ValueId) -> Result<(), JitError> {
+        let args = operands.iter().map(|&v| flat_layout(self.ty(v))).collect();
+        let input = self.get_many(operands)?;
+        let out = self.apply_slots(op, args, &input, flat_layout(self.ty(result)))?;
+        self.set(result, out);
+        Ok(())
+    }
+
+    /// Calls `mad_rt_apply` for a new op site; returns the result's slots.
+    pub fn apply_slots(
+        &mut self,
+        op: TensorOp,
+        args: Vec<FlatLayout>,
+        input: &[Value],
+        result: FlatLayout,
+    ) -> Result<Vec<Value>, JitError> {
+        let mut out_tys = Vec::new();
+        slot_types(&result, &mut out_tys);
+        let id = self.tables.descs.len() as i64;
+        self.tables.descs.push(ApplyDesc { op, args, result });
+        let in_addr = self.spill(input, 1);
+        let out_addr = self.buffer(out_tys.len());
+        let idv = self.b.ins().iconst(types::I32, id);
+        self.call_routine(Routine::Apply, &[self.ctx, idv, in_addr, out_addr])?;
+        Ok(self.load_slots(out_addr, &out_tys))
+    }
+
+    /// Converts slots of a value of type `from` to the layout of the compatible type `to`
+    /// (a small tensor to a heap tensor or back, part by part in tuples).
+    pub fn coerce(&mut self, slots: Vec<Value>, from: &Type, to: &Type) -> Result<Vec<Value>, JitError> {
+        let (lf, lt) = (flat_layout(from), flat_layout(to));
+        if same_repr(&lf, &lt) {
+            return Ok(slots);
+        }
+        match (from, to) {
+            (Type::Tuple(xs), Type::Tuple(ys)) if xs.len() == ys.len() => {
+                let mut out = Vec::new();
+                let mut pos = 0;
+                for (x, y) in xs.iter().zip(ys) {
+                    let n = clif_types(x).len();
+                    let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("tuple slot count mismatch"))?.to_vec();
+                    out.extend(self.coerce(part, x, y)?);
+                    pos += n;
+                }
+                Ok(out)
+            }
+            (Type::Tensor { elem, .. }, Type::Tensor { elem: e2, .. }) if elem == e2 => {
+                self.apply_slots(TensorOp::Cast(*elem), vec![lf], &slots, lt)
+            }
+            _ => Err(unsupported(format!("a value of type {from} where {to} is expected"))),
+        }
+    }
+
+    /// The slots of `v` in the layout of type `to`.
+    pub fn get_as(&mut self, v: ValueId, to: &Type) -> Result<Vec<Value>, JitError> {
+        let slots = self.get(v)?;
+        let from = self.ty(v);
+        self.coerce(slots, from, to)
+    }
+
+    /// The concatenated slots of `vs`, each in the layout of the matching type of `tys`.
+    pub fn get_many_as(&mut self, vs: &[ValueId], tys: &[Type]) -> Result<Vec<Value>, JitError> {
+        if vs.len() != tys.len() {
+            return Err(unsupported("value count does not match the expected types"));
+        }
+        let mut out = Vec::new();
+        for (&v, t) in vs.iter().zip(tys) {
+            out.extend(self.get_as(v, t)?);
+        }
+        Ok(out)
+    }
+
+    /// Binds `vs` (of types `vs`' own) from slots laid out for `tys`.
+    pub fn set_many_from(&mut self, vs: &[ValueId], tys: &[Type], slots: &[Value]) -> Result<(), JitError> {
+        if vs.len() != tys.len() {
+            return Err(unsupported("value count does not match the expected types"));
+        }
+        let mut pos = 0;
+        for (&v, t) in vs.iter().zip(tys) {
+            let n = clif_types(t).len();
+            let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("slot count mismatch"))?.to_vec();
+            let to = self.ty(v);
+            let conv = self.coerce(part, t, to)?;
+            self.set(v, conv);
+            pos += n;
+        }
+        Ok(())
+    }
+
+    fn touches_heap(&self, op: &ir::Op) -> bool {
+        op.operands.iter().chain(&op.results).any(|&v| has_heap(&flat_layout(self.ty(v))))
+    }
+
+    fn one_result(&self, op: &ir::Op) -> Result<ValueId, JitError> {
+        match op.results.as_slice() {
+            [r] => Ok(*r),
+            _ => Err(unsupported(format!("`{}` must have one result", op.kind.name()))),
+        }
+    }
+
+    pub fn lower_op(&mut self, id: OpId) -> Result<(), JitError> {
+        let f = self.f;
+        let op = &f.ops[id];
+        let heap = self.touches_heap(op);
+        let tensor_op = match &op.kind {
+            OpKind::Unary(u) => Some(TensorOp::Unary(*u)),
+            OpKind::Binary(b) => Some(TensorOp::Binary(*b)),
+            OpKind::Cast(k) => Some(TensorOp::Cast(*k)),
+            OpKind::Pack => Some(TensorOp::Pack),
+            OpKind::Full => Some(TensorOp::Full),
+            OpKind::Extract(i) => Some(TensorOp::Extract(*i)),
+            OpKind::Index => Some(TensorOp::Index),
+            OpKind::Insert => Some(TensorOp::Insert),
+            OpKind::DimOf(a) => Some(TensorOp::DimOf(*a)),
+            OpKind::MatMul => Some(TensorOp::MatMul),
+            OpKind::Transpose => Some(TensorOp::Transpose),
+            OpKind::Sum => Some(TensorOp::Sum),
+            OpKind::Const(_)
+            | OpKind::Select
+            | OpKind::Tuple
+            | OpKind::TupleGet(_)
+            | OpKind::Call(_)
+            | OpKind::Print
+            | OpKind::If
+            | OpKind::For
+            | OpKind::While => None,
+        };
+        if let (true, Some(t)) = (heap, tensor_op) {
+            let r = self.one_result(op)?;
+            return self.apply(t, &op.operands, r);
+        }
+        match &op.kind {
+            OpKind::Const(lit) => {
+                let v = self.constant(*lit);
+                let r = self.one_result(op)?;
+                self.set(r, vec![v]);
+            }
+            OpKind::Unary(u) => {
+                let r = self.one_result(op)?;
+                self.elementwise_unary(*u, op.operands[0], r)?;
+            }
+            OpKind::Binary(bop) => {
+                let r = self.one_result(op)?;
+                let [a, b] = op.operands[..] else { return Err(unsupported("binary op needs two operands")) };
+                self.elementwise_binary(*bop, a, b, r)?;
+            }
+            OpKind::Cast(k) => {
+                let r = self.one_result(op)?;
+                self.elementwise_cast(*k, op.operands[0], r)?;
+            }
+            OpKind::Select => {
+                let r = self.one_result(op)?;
+                let [c, a, b] = op.operands[..] else { return Err(unsupported("select needs three operands")) };
+                let c = self.get(c)?[0];
+                let rt = self.ty(r);
+                let (a, b) = (self.get_as(a, rt)?, self.get_as(b, rt)?);
+                let out = a.iter().zip(&b).map(|(x, y)| self.b.ins().select(c, *x, *y)).collect();
+                self.set(r, out);
+            }
+            OpKind::Pack => {
+                let r = self.one_result(op)?;
+                let slots = self.get_many(&op.operands)?;
+                self.set(r, slots);
+            }
+            OpKind::Full => {
+                let r = self.one_result(op)?;
+                self.small_full(&op.operands, r)?;
+            }
+            OpKind::Extract(i) => {
+                let r = self.one_result(op)?;
+                self.small_extract(op.operands[0], *i, r)?;
+            }
+            OpKind::Index => {
+                let r = self.one_result(op)?;
+                self.small_index(op.operands[0], &op.operands[1..], r)?;
+            }
+            OpKind::Insert => {
+                let r = self.one_result(op)?;
+                if op.operands.len() < 2 {
+                    return Err(unsupported("tensor.insert needs a tensor and a value"));
+                }
+                self.small_insert(op.operands[0], op.operands[1], &op.operands[2..], r)?;
+            }
+            OpKind::DimOf(axis) => {
+                let r = self.one_result(op)?;
+                self.small_dim(op.operands[0], *axis, r)?;
+            }
+            OpKind::MatMul => {
+                let r = self.one_result(op)?;
+                let [a, b] = op.operands[..] else { return Err(unsupported("matmul needs two operands")) };
+                self.small_matmul(a, b, r)?;
+            }
+            OpKind::Transpose => {
+                let r = self.one_result(op)?;
+                self.small_transpose(op.operands[0], r)?;
+            }
+            OpKind::Sum => {
+                let r = self.one_result(op)?;
+                self.small_sum(op.operands[0], r)?;
+            }
+            OpKind::Tuple => {
+                let r = self.one_result(op)?;
+                let Type::Tuple(items) = self.ty(r) else { return Err(unsupported("tuple of a non-tuple type")) };
+                let slots = self.get_many_as(&op.operands, items)?;
+                self.set(r, slots);
+            }
+            OpKind::TupleGet(i) => {
+                let r = self.one_result(op)?;
+                let t = op.operands[0];
+                let Type::Tuple(items) = self.ty(t) else { return Err(unsupported("tuple.get of a non-tuple")) };
+                let i = *i as usize;
+                if i >= items.len() {
+                    return Err(unsupported("tuple.get index out of range"));
+                }
+                let start: usize = items[..i].iter().map(|t| clif_types(t).len()).sum();
+                let n = clif_types(&items[i]).len();
+                let slots = self.get(t)?[start..start + n].to_vec();
+                self.set(r, slots);
+            }
+            OpKind::Call(callee) => self.lower_call(*callee, &op.operands, &op.results)?,
+            OpKind::Print => self.lower_print(op.operands[0], &op.results)?,
+            OpKind::If => self.lower_if(op)?,
+            OpKind::For => self.lower_for(op)?,
+            OpKind::While => self.lower_while(op)?,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,53 @@
+//! The Cranelift back end: compiles IR modules to machine code for the host
+//! (JIT) and runs them.
+//!
+//! - [`layout`]: how IR types flatten into Cranelift values (scalarized small
+//!   tensors, heap tensors as arena pointers, flattened tuples).
+//! - [`abi`]: function and trampoline signatures (hidden context parameter first).
+//! - [`lower`]: per-function state, op dispatch, heap-op sites;
+//!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops.
+//! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
+//! - [`imports`]: run-time routines and math symbols.
+//! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
+//!
+//! Run-time errors (index out of bounds, integer division by zero, negative
+//! integer exponents, shape mismatches, recursion deeper than
+//! [`mad_runtime::jit::MAX_CALL_DEPTH`]) never trap: the first one is recorded
+//! in the context, execution continues with safe values (loops stop early), and
+//! [`JitModule::call`] returns it.
+
+pub mod abi;
+pub mod control;
+pub mod host;
+pub mod imports;
+pub mod layout;
+pub mod lower;
+pub mod scalar;
+pub mod tensor;
+
+use std::fmt;
+
+pub use host::{JitModule, clif_text};
+
+/// Why a module could not be compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JitError {
+    /// An IR construct this back end does not compile (ill-typed or malformed IR).
+    Unsupported(String),
+    /// Cranelift rejected the generated code or the host.
+    Codegen(String),
+    /// Declaring or linking a function failed.
+    Module(String),
+}
+
+impl fmt::Display for JitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JitError::Unsupported(m) => write!(f, "cannot compile: {m}"),
+            JitError::Codegen(m) => write!(f, "code generation failed: {m}"),
+            JitError::Module(m) => write!(f, "module error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for JitError {}

@@ -1,0 +1,197 @@
+//! Scalar instruction selection: constants, elementwise unary and binary ops
+//! and casts on one Cranelift value each, matching `mad_runtime::ops` bit for
+//! bit. Float `+ - * /`, `sqrt`, `abs`, `floor`, `ceil` and negation are single
+//! instructions; transcendentals, `%`, `pow`, `atan2`, `min` and `max` call the
+//! same Rust routines the run time uses (`f32` ones through `f64`, rounded once).
+//! Integer `/` and `%` never trap: a zero divisor records an error and divides
+//! by 1, and `i64::MIN / -1` wraps.
+
+use cranelift_codegen::ir::{InstBuilder, Value, condcodes::FloatCC, condcodes::IntCC, types};
+
+use super::JitError;
+use super::imports::Routine;
+use super::lower::{FnLower, unsupported};
+use crate::ir::{BinaryOp, Literal, ScalarKind, UnaryOp};
+
+fn math1(op: UnaryOp) -> Option<&'static str> {
+    Some(match op {
+        UnaryOp::Exp => "exp",
+        UnaryOp::Log => "log",
+        UnaryOp::Sin => "sin",
+        UnaryOp::Cos => "cos",
+        UnaryOp::Tan => "tan",
+        UnaryOp::Asin => "asin",
+        UnaryOp::Acos => "acos",
+        UnaryOp::Atan => "atan",
+        UnaryOp::Sinh => "sinh",
+        UnaryOp::Cosh => "cosh",
+        UnaryOp::Tanh => "tanh",
+        UnaryOp::Neg | UnaryOp::Not | UnaryOp::Sqrt | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil => return None,
+    })
+}
+
+fn math2(op: BinaryOp) -> Option<&'static str> {
+    Some(match op {
+        BinaryOp::Rem => "fmod",
+        BinaryOp::Pow => "pow",
+        BinaryOp::Atan2 => "atan2",
+        BinaryOp::Min => "mad_min_f64",
+        BinaryOp::Max => "mad_max_f64",
+        _ => return None,
+    })
+}
+
+fn float_cc(op: BinaryOp) -> Option<FloatCC> {
+    Some(match op {
+        BinaryOp::Eq => FloatCC::Equal,
+        BinaryOp::Ne => FloatCC::NotEqual,
+        BinaryOp::Lt => FloatCC::LessThan,
+        BinaryOp::Le => FloatCC::LessThanOrEqual,
+        BinaryOp::Gt => FloatCC::GreaterThan,
+        BinaryOp::Ge => FloatCC::GreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
+    Some(match (op, signed) {
+        (BinaryOp::Eq, _) => IntCC::Equal,
+        (BinaryOp::Ne, _) => IntCC::NotEqual,
+        (BinaryOp::Lt, true) => IntCC::SignedLessThan,
+        (BinaryOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (BinaryOp::Gt, true) => IntCC::SignedGreaterThan,
+        (BinaryOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (BinaryOp::Lt, false) => IntCC::UnsignedLessThan,
+        (BinaryOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (BinaryOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        (BinaryOp::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+impl FnLower<'_, '_> {
+    pub fn constant(&mut self, lit: Literal) -> Value {
+        match lit {
+            Literal::F64(x) => self.b.ins().f64const(x),
+            Literal::F32(x) => self.b.ins().f32const(x),
+            Literal::I64(x) => self.b.ins().iconst(types::I64, x),
+            Literal::Bool(x) => self.b.ins().iconst(types::I8, x as i64),
+        }
+    }
+
+    /// Calls an `f64` routine; `f32` operands are widened and the result rounded.
+    fn float_call(&mut self, k: ScalarKind, name: &'static str, args: &[Value]) -> Result<Value, JitError> {
+        let wide: Vec<Value> = if k == ScalarKind::F32 {
+            args.iter().map(|a| self.b.ins().fpromote(types::F64, *a)).collect()
+        } else {
+            args.to_vec()
+        };
+        let r = if wide.len() == 1 { Routine::Math1(name) } else { Routine::Math2(name) };
+        let out = self.call_routine(r, &wide)?[0];
+        Ok(if k == ScalarKind::F32 { self.b.ins().fdemote(types::F32, out) } else { out })
+    }
+
+    pub fn scalar_unary(&mut self, op: UnaryOp, k: ScalarKind, x: Value) -> Result<Value, JitError> {
+        let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
+        Ok(match k {
+            ScalarKind::F64 | ScalarKind::F32 => match op {
+                UnaryOp::Neg => self.b.ins().fneg(x),
+                UnaryOp::Sqrt => self.b.ins().sqrt(x),
+                UnaryOp::Abs => self.b.ins().fabs(x),
+                UnaryOp::Floor => self.b.ins().floor(x),
+                UnaryOp::Ceil => self.b.ins().ceil(x),
+                UnaryOp::Not => return Err(bad()),
+                other => {
+                    let name = math1(other).ok_or_else(bad)?;
+                    self.float_call(k, name, &[x])?
+                }
+            },
+            ScalarKind::I64 => match op {
+                UnaryOp::Neg => self.b.ins().ineg(x),
+                UnaryOp::Abs => self.b.ins().iabs(x),
+                _ => return Err(bad()),
+            },
+            ScalarKind::Bool => match op {
+                UnaryOp::Not => self.b.ins().bxor_imm_s(x, 1),
+                _ => return Err(bad()),
+            },
+        })
+    }
+
+    pub fn scalar_binary(&mut self, op: BinaryOp, k: ScalarKind, a: Value, b: Value) -> Result<Value, JitError> {
+        let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
+        Ok(match k {
+            ScalarKind::F64 | ScalarKind::F32 => match op {
+                BinaryOp::Add => self.b.ins().fadd(a, b),
+                BinaryOp::Sub => self.b.ins().fsub(a, b),
+                BinaryOp::Mul => self.b.ins().fmul(a, b),
+                BinaryOp::Div => self.b.ins().fdiv(a, b),
+                BinaryOp::And | BinaryOp::Or => return Err(bad()),
+                other => match (float_cc(other), math2(other)) {
+                    (Some(cc), _) => self.b.ins().fcmp(cc, a, b),
+                    (None, Some(name)) => self.float_call(k, name, &[a, b])?,
+                    (None, None) => return Err(bad()),
+                },
+            },
+            ScalarKind::I64 => match op {
+                BinaryOp::Add => self.b.ins().iadd(a, b),
+                BinaryOp::Sub => self.b.ins().isub(a, b),
+                BinaryOp::Mul => self.b.ins().imul(a, b),
+                BinaryOp::Div | BinaryOp::Rem => self.int_div(op == BinaryOp::Div, a, b)?,
+                BinaryOp::Pow => self.call_routine(Routine::IPow, &[self.ctx, a, b])?[0],
+                BinaryOp::Min => self.b.ins().smin(a, b),
+                BinaryOp::Max => self.b.ins().smax(a, b),
+                BinaryOp::Atan2 | BinaryOp::And | BinaryOp::Or => return Err(bad()),
+                other => {
+                    let cc = int_cc(other, true).ok_or_else(bad)?;
+                    self.b.ins().icmp(cc, a, b)
+                }
+            },
+            ScalarKind::Bool => match op {
+                BinaryOp::And => self.b.ins().band(a, b),
+                BinaryOp::Or => self.b.ins().bor(a, b),
+                BinaryOp::Eq | BinaryOp::Ne => {
+                    let cc = int_cc(op, false).ok_or_else(bad)?;
+                    self.b.ins().icmp(cc, a, b)
+                }
+                _ => return Err(bad()),
+            },
+        })
+    }
+
+    /// `a / b` or `a % b` on `i64` without traps.
+    fn int_div(&mut self, div: bool, a: Value, b: Value) -> Result<Value, JitError> {
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
+        self.error_if(is_zero, Routine::ErrorDivZero, &[])?;
+        let is_m1 = self.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
+        let unsafe_divisor = self.b.ins().bor(is_zero, is_m1);
+        let one = self.b.ins().iconst(types::I64, 1);
+        let safe = self.b.ins().select(unsafe_divisor, one, b);
+        Ok(if div {
+            let q = self.b.ins().sdiv(a, safe);
+            let neg = self.b.ins().ineg(a);
+            self.b.ins().select(is_m1, neg, q)
+        } else {
+            let r = self.b.ins().srem(a, safe);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            self.b.ins().select(is_m1, zero, r)
+        })
+    }
+
+    /// `x as to` (see `mad_runtime::jit::scalar::cast`): between numbers, and `bool` to `i64`.
+    pub fn scalar_cast(&mut self, from: ScalarKind, to: ScalarKind, x: Value) -> Result<Value, JitError> {
+        use ScalarKind::*;
+        let ins = self.b.ins();
+        Ok(match (from, to) {
+            (F64, F64) | (F32, F32) | (I64, I64) => x,
+            (F32, F64) => ins.fpromote(types::F64, x),
+            (F64, F32) => ins.fdemote(types::F32, x),
+            (F64 | F32, I64) => ins.fcvt_to_sint_sat(types::I64, x),
+            (I64, F64 | F32) => ins.fcvt_from_sint(super::layout::clif_kind(to), x),
+            (Bool, I64) => ins.uextend(types::I64, x),
+            (_, Bool) | (Bool, F64 | F32) => {
+                return Err(unsupported(format!("cast from {} to {}", from.name(), to.name())));
+            }
+        })
+    }
+}

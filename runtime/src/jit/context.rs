@@ -1,0 +1,112 @@
+//! The run-time context every compiled function receives as its hidden first
+//! parameter: an arena for heap tensors, the first run-time error, the call
+//! depth, the stack limit, the buffered output of `print`, and the tables the
+//! routines need (value layouts and heap-op descriptors).
+//!
+//! Compiled code reads `has_error`, `depth` and `stack_limit` directly at the
+//! offsets given by the `OFFSET_*` constants; everything else is reached through
+//! the routines in [`super::routines`].
+
+use super::layout::FlatLayout;
+use super::tensor::ApplyDesc;
+use crate::ops::RtError;
+use crate::value::Tensor;
+
+/// Calls nested deeper than this record [`RtError::RecursionLimit`].
+pub const MAX_CALL_DEPTH: u64 = 12_000;
+
+/// The stack size of the thread that runs compiled code.
+pub const JIT_STACK_SIZE: usize = 256 << 20;
+
+/// Stack kept free below the limit for run-time routines and one frame.
+pub const STACK_MARGIN: usize = 8 << 20;
+
+#[repr(C)]
+pub struct JitContext<'a> {
+    /// 1 once an error is recorded (read by compiled loops and calls).
+    pub has_error: u64,
+    /// The current call depth.
+    pub depth: u64,
+    /// Compiled functions record a recursion error when the stack pointer is below this.
+    pub stack_limit: u64,
+    error: Option<RtError>,
+    arena: Vec<Box<Tensor>>,
+    out: Vec<u8>,
+    layouts: &'a [FlatLayout],
+    descs: &'a [ApplyDesc],
+}
+
+pub const OFFSET_HAS_ERROR: i32 = std::mem::offset_of!(JitContext<'static>, has_error) as i32;
+pub const OFFSET_DEPTH: i32 = std::mem::offset_of!(JitContext<'static>, depth) as i32;
+pub const OFFSET_STACK_LIMIT: i32 = std::mem::offset_of!(JitContext<'static>, stack_limit) as i32;
+
+impl<'a> JitContext<'a> {
+    /// A fresh context; `stack_limit` is the lowest stack address compiled code may reach
+    /// (0: unchecked).
+    pub fn new(layouts: &'a [FlatLayout], descs: &'a [ApplyDesc], stack_limit: u64) -> JitContext<'a> {
+        JitContext {
+            has_error: 0,
+            depth: 0,
+            stack_limit,
+            error: None,
+            arena: Vec::new(),
+            out: Vec::new(),
+            layouts,
+            descs,
+        }
+    }
+
+    /// Records `e` unless an error is already recorded (the first one wins).
+    pub fn set_error(&mut self, e: RtError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+            self.has_error = 1;
+        }
+    }
+
+    pub fn error(&self) -> Option<&RtError> {
+        self.error.as_ref()
+    }
+
+    pub fn take_error(&mut self) -> Option<RtError> {
+        self.has_error = 0;
+        self.error.take()
+    }
+
+    /// Moves `t` into the arena; the pointer stays valid until [`JitContext::reset`].
+    pub fn alloc(&mut self, t: Tensor) -> *const Tensor {
+        let b = Box::new(t);
+        let p: *const Tensor = &*b;
+        self.arena.push(b);
+        p
+    }
+
+    /// Frees every heap tensor and clears the error and the depth.
+    pub fn reset(&mut self) {
+        self.arena.clear();
+        self.error = None;
+        self.has_error = 0;
+        self.depth = 0;
+    }
+
+    pub fn output(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    pub fn layout(&self, id: u32) -> Option<&'a FlatLayout> {
+        self.layouts.get(id as usize)
+    }
+
+    pub fn desc(&self, id: u32) -> Option<&'a ApplyDesc> {
+        self.descs.get(id as usize)
+    }
+
+    /// Number of heap tensors alive in the arena.
+    pub fn arena_len(&self) -> usize {
+        self.arena.len()
+    }
+}

@@ -1,0 +1,83 @@
+//! Floating-point routines that compiled code calls by symbol name.
+//!
+//! Each is the Rust standard library's function (libm underneath), so compiled
+//! code and [`crate::ops`] compute the same bits. `min`/`max` follow
+//! [`crate::ops::min_f64`]/[`crate::ops::max_f64`] (a NaN operand yields the other).
+
+macro_rules! unary_f64 {
+    ($($name:ident => $method:ident),* $(,)?) => {
+        $(pub extern "C" fn $name(x: f64) -> f64 { x.$method() })*
+    };
+}
+
+unary_f64! {
+    sin => sin, cos => cos, tan => tan, asin => asin, acos => acos, atan => atan,
+    sinh => sinh, cosh => cosh, tanh => tanh, exp => exp, log => ln,
+    floor => floor, ceil => ceil, trunc => trunc, nearbyint => round_ties_even,
+}
+
+pub extern "C" fn floorf(x: f32) -> f32 {
+    x.floor()
+}
+pub extern "C" fn ceilf(x: f32) -> f32 {
+    x.ceil()
+}
+pub extern "C" fn truncf(x: f32) -> f32 {
+    x.trunc()
+}
+pub extern "C" fn nearbyintf(x: f32) -> f32 {
+    x.round_ties_even()
+}
+pub extern "C" fn fma(a: f64, b: f64, c: f64) -> f64 {
+    a.mul_add(b, c)
+}
+pub extern "C" fn fmaf(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+pub extern "C" fn pow(a: f64, b: f64) -> f64 {
+    a.powf(b)
+}
+pub extern "C" fn atan2(a: f64, b: f64) -> f64 {
+    a.atan2(b)
+}
+pub extern "C" fn fmod(a: f64, b: f64) -> f64 {
+    a % b
+}
+pub extern "C" fn mad_min_f64(a: f64, b: f64) -> f64 {
+    crate::ops::min_f64(a, b)
+}
+pub extern "C" fn mad_max_f64(a: f64, b: f64) -> f64 {
+    crate::ops::max_f64(a, b)
+}
+
+/// `(symbol, address)` of every routine above: f64 → f64 ones, then the others.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    let f1: [(&str, extern "C" fn(f64) -> f64); 15] = [
+        ("sin", sin),
+        ("cos", cos),
+        ("tan", tan),
+        ("asin", asin),
+        ("acos", acos),
+        ("atan", atan),
+        ("sinh", sinh),
+        ("cosh", cosh),
+        ("tanh", tanh),
+        ("exp", exp),
+        ("log", log),
+        ("floor", floor),
+        ("ceil", ceil),
+        ("trunc", trunc),
+        ("nearbyint", nearbyint),
+    ];
+    let f2: [(&str, extern "C" fn(f64, f64) -> f64); 5] =
+        [("pow", pow), ("atan2", atan2), ("fmod", fmod), ("mad_min_f64", mad_min_f64), ("mad_max_f64", mad_max_f64)];
+    let g1: [(&str, extern "C" fn(f32) -> f32); 4] =
+        [("floorf", floorf), ("ceilf", ceilf), ("truncf", truncf), ("nearbyintf", nearbyintf)];
+    let mut out: Vec<(&'static str, *const u8)> = Vec::new();
+    out.extend(f1.iter().map(|(n, f)| (*n, *f as *const u8)));
+    out.extend(f2.iter().map(|(n, f)| (*n, *f as *const u8)));
+    out.extend(g1.iter().map(|(n, f)| (*n, *f as *const u8)));
+    out.push(("fma", fma as *const u8));
+    out.push(("fmaf", fmaf as *const u8));
+    out
+}
