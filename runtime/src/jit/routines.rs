@@ -79,6 +79,20 @@ pub unsafe extern "C" fn mad_rt_print(ctx: &mut JitContext<'_>, layout: u32, buf
     });
 }
 
+/// Writes a string literal and a newline.
+///
+/// # Safety
+/// `text` must point at `len` bytes of UTF-8 that outlive the call.
+pub unsafe extern "C" fn mad_rt_print_str(ctx: &mut JitContext<'_>, text: *const u8, len: i64) {
+    if ctx.has_error != 0 {
+        return;
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(text, len as usize) };
+    let out = ctx.output();
+    out.extend_from_slice(bytes);
+    out.push(b'\n');
+}
+
 pub extern "C" fn mad_rt_error_div_zero(ctx: &mut JitContext<'_>) {
     ctx.set_error(RtError::DivByZero);
 }
@@ -112,6 +126,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     let mut out: Vec<(&'static str, *const u8)> = vec![
         ("mad_rt_apply", mad_rt_apply as *const u8),
         ("mad_rt_print", mad_rt_print as *const u8),
+        ("mad_rt_print_str", mad_rt_print_str as *const u8),
         ("mad_rt_error_div_zero", mad_rt_error_div_zero as *const u8),
         ("mad_rt_error_index", mad_rt_error_index as *const u8),
         ("mad_rt_error_recursion", mad_rt_error_recursion as *const u8),

@@ -61,6 +61,16 @@ impl FnLower<'_, '_> {
         self.set_many(results, &[])
     }
 
+    pub fn lower_print_str(&mut self, text: &str, results: &[ValueId]) -> Result<(), JitError> {
+        let boxed: Box<str> = text.into();
+        let (ptr, len) = (boxed.as_ptr() as i64, boxed.len() as i64);
+        self.tables.strings.push(boxed);
+        let ptr = self.b.ins().iconst(types::I64, ptr);
+        let len = self.b.ins().iconst(types::I64, len);
+        self.call_routine(Routine::PrintStr, &[self.ctx, ptr, len])?;
+        self.set_many(results, &[])
+    }
+
     pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
         let cond = self.get(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?[0];
         let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);

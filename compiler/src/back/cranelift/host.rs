@@ -27,6 +27,8 @@ pub struct JitModule {
     entries: Vec<Entry>,
     layouts: Vec<FlatLayout>,
     descs: Vec<ApplyDesc>,
+    /// Texts that compiled code prints by address.
+    _strings: Vec<Box<str>>,
 }
 
 struct Entry {
@@ -208,7 +210,10 @@ impl JitModule {
                 ret: flat_layout(&f.ret),
             });
         }
-        Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts, descs: build.tables.descs })
+        Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts,
+            descs: build.tables.descs,
+            _strings: build.tables.strings,
+        })
     }
 
     /// Calls function `f` with `args`; what it prints goes to `out`.

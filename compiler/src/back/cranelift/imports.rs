@@ -16,6 +16,8 @@ pub enum Routine {
     Apply,
     /// `mad_rt_print(ctx, layout: i32, buf: ptr)`.
     Print,
+    /// `mad_rt_print_str(ctx, text: ptr, len: i64)`.
+    PrintStr,
     ErrorDivZero,
     /// `(ctx, index: i64, len: i64)`.
     ErrorIndex,
@@ -37,6 +39,7 @@ impl Routine {
         match self {
             Routine::Apply => "mad_rt_apply",
             Routine::Print => "mad_rt_print",
+            Routine::PrintStr => "mad_rt_print_str",
             Routine::ErrorDivZero => "mad_rt_error_div_zero",
             Routine::ErrorIndex => "mad_rt_error_index",
             Routine::ErrorRecursion => "mad_rt_error_recursion",
@@ -52,6 +55,7 @@ impl Routine {
         let (params, rets): (Vec<types::Type>, Vec<types::Type>) = match self {
             Routine::Apply => (vec![PTR, types::I32, PTR, PTR], vec![]),
             Routine::Print => (vec![PTR, types::I32, PTR], vec![]),
+            Routine::PrintStr => (vec![PTR, PTR, types::I64], vec![]),
             Routine::ErrorDivZero | Routine::ErrorRecursion => (vec![PTR], vec![]),
             Routine::ErrorIndex | Routine::ErrorExtent => (vec![PTR, types::I64, types::I64], vec![]),
             Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),

@@ -28,6 +28,9 @@ pub struct Tables {
     layout_ids: HashMap<Type, u32>,
     /// Heap-op sites, by id.
     pub descs: Vec<ApplyDesc>,
+    /// Texts of `print.str` ops; compiled code holds their addresses, so the
+    /// module keeps them alive (a boxed `str` never moves).
+    pub strings: Vec<Box<str>>,
 }
 
 impl Tables {
@@ -301,6 +304,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             | OpKind::TupleGet(_)
             | OpKind::Call(_)
             | OpKind::Print
+            | OpKind::PrintStr(_)
             | OpKind::If
             | OpKind::For
             | OpKind::While => None,
@@ -399,6 +403,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Call(callee) => self.lower_call(*callee, &op.operands, &op.results)?,
             OpKind::Print => self.lower_print(op.operands[0], &op.results)?,
+            OpKind::PrintStr(text) => self.lower_print_str(text, &op.results)?,
             OpKind::If => self.lower_if(op)?,
             OpKind::For => self.lower_for(op)?,
             OpKind::While => self.lower_while(op)?,
