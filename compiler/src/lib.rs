@@ -2,3 +2,5 @@
 
 pub mod back;
 pub mod ir;
+pub mod ad;
+pub mod passes;

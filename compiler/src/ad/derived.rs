@@ -1,0 +1,1 @@
+//! grad and hessian.

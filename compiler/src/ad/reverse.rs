@@ -1,0 +1,1 @@
+//! Reverse mode by source transformation.
