@@ -52,9 +52,9 @@ use std::fmt;
 
 use mad_grammar::span::Span;
 
-//X pub use derived::{grad, hessian};
+pub use derived::{grad, hessian};
 pub use forward::jvp;
-//X pub use reverse::vjp;
+pub use reverse::vjp;
 
 /// Why a function could not be differentiated.
 #[derive(Clone, Debug, PartialEq)]
