@@ -270,4 +270,18 @@ impl Emitter {
             }
         }
     }
+
+    /// `g * f` with a strong zero: 0 where the cotangent `g` is exactly 0, even if
+    /// `f` is infinite or NaN (scalars; tensors multiply plainly).
+    pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
+        let p = self.mul(g, f)?;
+        match (self.ty(g), self.ty(f)) {
+            (Type::Scalar(k), Type::Scalar(_)) => {
+                let zero = self.float(k, 0.0);
+                let is0 = self.binary(BinaryOp::Eq, g, zero)?;
+                self.op(OpKind::Select, vec![is0, zero, p])
+            }
+            _ => Ok(p),
+        }
+    }
 }

@@ -30,6 +30,10 @@
 //!   not reach the adjoint. Scalar `min`/`max`/`sqrt` route with `select` as well;
 //!   on tensors (where `select` has no elementwise form) they multiply finite
 //!   factors by 0/1 masks.
+//! - In reverse mode a scalar cotangent that is exactly 0 (e.g. routed away by a
+//!   `select`) stays 0 through every elementwise rule other than `mul`, even where
+//!   the local derivative is infinite (`log` at 0, `1/b` at `b == 0`): the product
+//!   is a *strong zero*, formed with a `select`.
 //! - `floor`, `ceil`, comparisons, integer arithmetic, `rem` on integers,
 //!   `tensor.dim`, casts to or from integers: derivative 0 (no tangent flows).
 //! - `rem(a, b)` on floats: `∂/∂a = 1`, `∂/∂b = -(a - rem(a, b))/b = -trunc(a/b)`.

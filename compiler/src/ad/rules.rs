@@ -354,7 +354,7 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             }
             let c = match unary_factor(e, *op, x, y)? {
                 None => None,
-                Some(f) => Some(e.mul(g, f)?),
+                Some(f) => Some(e.strong_mul(g, f)?),
             };
             Ok(Vjp::Cotangents(vec![tan(c)]))
         }
@@ -371,10 +371,15 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;
                     let ga = match (*op, fa) {
                         (BinaryOp::Rem, _) => Some(g),
-                        (_, Some(f)) => Some(e.mul(g, f)?),
+                        (BinaryOp::Mul, Some(f)) => Some(e.mul(g, f)?),
+                        (_, Some(f)) => Some(e.strong_mul(g, f)?),
                         (_, None) => None,
                     };
-                    let gb = fb.map(|f| e.mul(g, f)).transpose()?;
+                    let gb = match (*op, fb) {
+                        (BinaryOp::Mul, Some(f)) => Some(e.mul(g, f)?),
+                        (_, Some(f)) => Some(e.strong_mul(g, f)?),
+                        (_, None) => None,
+                    };
                     (ga, gb)
                 }
                 BinaryOp::Min | BinaryOp::Max => {
