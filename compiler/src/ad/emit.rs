@@ -61,7 +61,7 @@ impl Emitter {
     /// Appends a one-result op whose type the op table infers (not for `call`, `scf.*`).
     pub fn op(&mut self, kind: OpKind, operands: Vec<ValueId>) -> Result<ValueId, AdError> {
         let tys: Vec<Type> = operands.iter().map(|&v| self.ty(v)).collect();
-        let out = result_types(&kind, &tys, &self.empty).map_err(|m| AdError::Internal(m))?;
+        let out = result_types(&kind, &tys, &self.empty).map_err(AdError::Internal)?;
         let ty = out.into_iter().next().ok_or_else(|| AdError::Internal(format!("`{}` has no result", kind.name())))?;
         let id = self.push(kind, operands, vec![ty]);
         Ok(self.func.ops[id].results[0])

@@ -185,9 +185,10 @@ impl Rev<'_> {
         for &id in ops {
             let op = &self.src.ops[id];
             self.e.set_span(self.src.span(id));
-            if op.kind == OpKind::For && !free_float_values(self.src, &op.regions).is_empty()
-                || op.kind == OpKind::For && op.results.iter().any(|&r| tangent_type(self.src.ty(r)).is_some())
-            {
+            let active_for = op.kind == OpKind::For
+                && (op.results.iter().any(|&r| tangent_type(self.src.ty(r)).is_some())
+                    || !free_float_values(self.src, &op.regions).is_empty());
+            if active_for {
                 self.forward_for(id)?;
             } else {
                 self.clone_op(id)?;
