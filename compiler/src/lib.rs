@@ -3,6 +3,8 @@
 //! - [`front`]: parsing (via `mad-grammar`), name resolution, type checking and
 //!   lowering of `.mad` sources to the IR, with codespan-reporting diagnostics.
 //! - [`ir`]: the typed SSA IR with structured control flow, its validator and text form.
+//! - [`ad`]: differentiation at the IR level (forward and reverse source
+//!   transformation over one rule table); [`passes`]: simplify, CSE, DCE.
 //! - [`back`]: the reference interpreter and the Cranelift JIT.
 //! - [`api`]: the embedding API ([`Program`]) for Rust hosts.
 //! - [`cli`]: the `madc` command line.
@@ -15,11 +17,13 @@
 //! # Ok::<(), mad::Error>(())
 //! ```
 
+pub mod ad;
 pub mod api;
 pub mod back;
 pub mod cli;
 pub mod front;
 pub mod ir;
+pub mod passes;
 
 pub use api::{Engine, Error, Program, TypedFunction};
 pub use mad_runtime::{RtError, Tensor, TensorData, Value};

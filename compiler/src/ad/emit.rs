@@ -1,0 +1,287 @@
+//! The emitter the differentiation passes build IR with: a builder that owns the
+//! function under construction, infers result types from the op table, can reopen a
+//! finished region to append to it, and offers the small arithmetic vocabulary the
+//! rules are written in (constants of a float kind, zeros shaped like a value,
+//! broadcasting a scalar to a tensor, summing a broadcast back, 0/1 masks).
+
+use super::AdError;
+use crate::ir::validate::result_types;
+use crate::ir::{BinaryOp, Dim, Function, Literal, Module, OpId, OpKind, Region, ScalarKind, Type, UnaryOp, ValueId};
+use mad_grammar::span::Span;
+
+pub struct Emitter {
+    pub func: Function,
+    stack: Vec<Region>,
+    span: Span,
+    empty: Module,
+}
+
+impl Emitter {
+    /// Starts appending to `func`'s body.
+    pub fn new(mut func: Function) -> Emitter {
+        let body = std::mem::take(&mut func.body);
+        Emitter { func, stack: vec![body], span: Span::default(), empty: Module::new() }
+    }
+
+    /// Closes the body, which returns `ret`.
+    pub fn finish(mut self, ret: ValueId) -> Function {
+        let mut body = self.stack.pop().unwrap_or_default();
+        body.yields = vec![ret];
+        self.func.body = body;
+        self.func
+    }
+
+    pub fn set_span(&mut self, span: Span) {
+        self.span = span;
+    }
+
+    pub fn ty(&self, v: ValueId) -> Type {
+        self.func.values[v].ty.clone()
+    }
+
+    /// Appends an op with declared result types to the current region.
+    pub fn push(&mut self, kind: OpKind, operands: Vec<ValueId>, results: Vec<Type>) -> OpId {
+        let id = self.func.new_op(kind, operands, results, self.span);
+        if let Some(r) = self.stack.last_mut() {
+            r.ops.push(id);
+        }
+        id
+    }
+
+    pub fn push_with_regions(&mut self, kind: OpKind, operands: Vec<ValueId>, results: Vec<Type>, regions: Vec<Region>) -> OpId {
+        let id = self.push(kind, operands, results);
+        self.func.ops[id].regions = regions;
+        id
+    }
+
+    pub fn results(&self, op: OpId) -> Vec<ValueId> {
+        self.func.ops[op].results.clone()
+    }
+
+    /// Appends a one-result op whose type the op table infers (not for `call`, `scf.*`).
+    pub fn op(&mut self, kind: OpKind, operands: Vec<ValueId>) -> Result<ValueId, AdError> {
+        let tys: Vec<Type> = operands.iter().map(|&v| self.ty(v)).collect();
+        let out = result_types(&kind, &tys, &self.empty).map_err(AdError::Internal)?;
+        let ty = out.into_iter().next().ok_or_else(|| AdError::Internal(format!("`{}` has no result", kind.name())))?;
+        let id = self.push(kind, operands, vec![ty]);
+        Ok(self.func.ops[id].results[0])
+    }
+
+    pub fn begin_region(&mut self, arg_types: &[Type]) -> Vec<ValueId> {
+        let args: Vec<ValueId> = arg_types.iter().map(|t| self.func.new_value(t.clone())).collect();
+        self.stack.push(Region { args: args.clone(), ops: Vec::new(), yields: Vec::new() });
+        args
+    }
+
+    /// Makes a finished region current again (to append ops to it).
+    pub fn reopen(&mut self, region: Region) {
+        self.stack.push(region);
+    }
+
+    pub fn end_region(&mut self, yields: Vec<ValueId>) -> Region {
+        let mut r = self.stack.pop().unwrap_or_default();
+        r.yields = yields;
+        r
+    }
+
+    // ---- vocabulary ----
+
+    pub fn konst(&mut self, lit: Literal) -> ValueId {
+        let id = self.push(OpKind::Const(lit), vec![], vec![Type::Scalar(lit.kind())]);
+        self.func.ops[id].results[0]
+    }
+
+    /// A float constant of kind `k`.
+    pub fn float(&mut self, k: ScalarKind, x: f64) -> ValueId {
+        match k {
+            ScalarKind::F32 => self.konst(Literal::F32(x as f32)),
+            _ => self.konst(Literal::F64(x)),
+        }
+    }
+
+    pub fn int(&mut self, x: i64) -> ValueId {
+        self.konst(Literal::I64(x))
+    }
+
+    pub fn kind(&self, v: ValueId) -> ScalarKind {
+        self.ty(v).scalar_kind().unwrap_or(ScalarKind::F64)
+    }
+
+    pub fn unary(&mut self, op: UnaryOp, x: ValueId) -> Result<ValueId, AdError> {
+        self.op(OpKind::Unary(op), vec![x])
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
+        self.op(OpKind::Binary(op), vec![a, b])
+    }
+
+    pub fn add(&mut self, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
+        self.binary(BinaryOp::Add, a, b)
+    }
+    pub fn sub(&mut self, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+    pub fn mul(&mut self, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+    pub fn div(&mut self, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
+        self.binary(BinaryOp::Div, a, b)
+    }
+    pub fn neg(&mut self, a: ValueId) -> Result<ValueId, AdError> {
+        self.unary(UnaryOp::Neg, a)
+    }
+
+    /// `a + b` where either may be a symbolic zero.
+    pub fn oadd(&mut self, a: Option<ValueId>, b: Option<ValueId>) -> Result<Option<ValueId>, AdError> {
+        Ok(match (a, b) {
+            (Some(a), Some(b)) => Some(self.add(a, b)?),
+            (x, None) | (None, x) => x,
+        })
+    }
+
+    /// `a - b` where either may be a symbolic zero.
+    pub fn osub(&mut self, a: Option<ValueId>, b: Option<ValueId>) -> Result<Option<ValueId>, AdError> {
+        Ok(match (a, b) {
+            (Some(a), Some(b)) => Some(self.sub(a, b)?),
+            (a, None) => a,
+            (None, Some(b)) => Some(self.neg(b)?),
+        })
+    }
+
+    /// `a * b` where `a` may be a symbolic zero.
+    pub fn omul(&mut self, a: Option<ValueId>, b: ValueId) -> Result<Option<ValueId>, AdError> {
+        a.map(|a| self.mul(a, b)).transpose()
+    }
+
+    /// The extents of tensor `v` as `i64` values (constants where fixed).
+    pub fn extents(&mut self, v: ValueId) -> Result<Vec<ValueId>, AdError> {
+        let Type::Tensor { shape, .. } = self.ty(v) else {
+            return Err(AdError::Internal("extents of a non-tensor".into()));
+        };
+        let mut out = Vec::new();
+        for (axis, d) in shape.iter().enumerate() {
+            out.push(match d {
+                Dim::Fixed(n) => self.int(*n as i64),
+                _ => self.op(OpKind::DimOf(axis as u32), vec![v])?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A tensor shaped like `like` (and of its type, with `s`'s kind) filled with scalar `s`.
+    pub fn full_like(&mut self, s: ValueId, like: ValueId) -> Result<ValueId, AdError> {
+        let Type::Tensor { shape, .. } = self.ty(like) else {
+            return Ok(s);
+        };
+        let elem = self.kind(s);
+        let mut operands = vec![s];
+        operands.extend(self.extents(like)?);
+        let id = self.push(OpKind::Full, operands, vec![Type::Tensor { elem, shape }]);
+        Ok(self.func.ops[id].results[0])
+    }
+
+    /// The zero of `v`'s tangent type (see [`super::tangent::tangent_type`]).
+    pub fn zero_like(&mut self, v: ValueId) -> Result<ValueId, AdError> {
+        match self.ty(v) {
+            Type::Scalar(k) => Ok(self.float(k, 0.0)),
+            Type::Tensor { elem, .. } => {
+                let z = self.float(elem, 0.0);
+                self.full_like(z, v)
+            }
+            Type::Tuple(items) => {
+                let mut parts = Vec::new();
+                for (i, t) in items.iter().enumerate() {
+                    if super::tangent::tangent_type(t).is_some() {
+                        let c = self.op(OpKind::TupleGet(i as u32), vec![v])?;
+                        parts.push(self.zero_like(c)?);
+                    } else {
+                        parts.push(self.op(OpKind::Tuple, vec![])?);
+                    }
+                }
+                self.op(OpKind::Tuple, parts)
+            }
+        }
+    }
+
+    /// Gives a tangent computed as a scalar the shape of tensor result `y`.
+    pub fn fit(&mut self, t: ValueId, y: ValueId) -> Result<ValueId, AdError> {
+        match (self.ty(t), self.ty(y)) {
+            (Type::Scalar(_), Type::Tensor { .. }) => self.full_like(t, y),
+            _ => Ok(t),
+        }
+    }
+
+    /// The adjoint of an operand that was broadcast: sums a tensor contribution to a
+    /// scalar operand `x`.
+    pub fn unbroadcast(&mut self, g: ValueId, x: ValueId) -> Result<ValueId, AdError> {
+        match (self.ty(g), self.ty(x)) {
+            (Type::Tensor { .. }, Type::Scalar(_)) => self.op(OpKind::Sum, vec![g]),
+            _ => Ok(g),
+        }
+    }
+
+    /// A float 0/1 of kind `k` shaped like the bool (tensor) `c`.
+    pub fn mask(&mut self, c: ValueId, k: ScalarKind) -> Result<ValueId, AdError> {
+        match self.ty(c) {
+            Type::Scalar(_) => {
+                let one = self.float(k, 1.0);
+                let zero = self.float(k, 0.0);
+                self.op(OpKind::Select, vec![c, one, zero])
+            }
+            _ => {
+                let i = self.op(OpKind::Cast(ScalarKind::I64), vec![c])?;
+                self.op(OpKind::Cast(k), vec![i])
+            }
+        }
+    }
+
+    /// `x` with its exact zeros replaced by one (so dividing by it or taking its log
+    /// is finite); the caller routes the result away where `x == 0`.
+    pub fn nonzero(&mut self, x: ValueId) -> Result<(ValueId, ValueId), AdError> {
+        let k = self.kind(x);
+        let zero = self.float(k, 0.0);
+        let is0 = self.binary(BinaryOp::Eq, x, zero)?;
+        let safe = match self.ty(x) {
+            Type::Scalar(_) => {
+                let one = self.float(k, 1.0);
+                self.op(OpKind::Select, vec![is0, one, x])?
+            }
+            _ => {
+                let m = self.mask(is0, k)?;
+                self.add(x, m)?
+            }
+        };
+        Ok((safe, is0))
+    }
+
+    /// `t` where `is0` is false and zero where it is true (a select for scalars, a
+    /// multiplication by a 0/1 mask of a finite `t` for tensors).
+    pub fn zero_where(&mut self, t: ValueId, is0: ValueId) -> Result<ValueId, AdError> {
+        let k = self.kind(t);
+        match self.ty(is0) {
+            Type::Scalar(_) => {
+                let zero = self.zero_like(t)?;
+                self.op(OpKind::Select, vec![is0, zero, t])
+            }
+            _ => {
+                let not = self.unary(UnaryOp::Not, is0)?;
+                let m = self.mask(not, k)?;
+                self.mul(t, m)
+            }
+        }
+    }
+
+    /// `g * f` with a strong zero: 0 where the cotangent `g` is exactly 0, even if
+    /// `f` is infinite or NaN (scalars; tensors multiply plainly).
+    pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
+        let p = self.mul(g, f)?;
+        match (self.ty(g), self.ty(f)) {
+            (Type::Scalar(k), Type::Scalar(_)) => {
+                let zero = self.float(k, 0.0);
+                let is0 = self.binary(BinaryOp::Eq, g, zero)?;
+                self.op(OpKind::Select, vec![is0, zero, p])
+            }
+            _ => Ok(p),
+        }
+    }
+}

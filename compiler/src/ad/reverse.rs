@@ -1,0 +1,465 @@
+//! Reverse mode by source transformation.
+//!
+//! [`vjp`] turns `@f(p1, …, pn) -> R` into `@f$vjp(p1, …, pn, r̄: R) -> (R, p̄…)`:
+//! the primal result followed by the adjoint of every parameter that has a tangent
+//! type (in order; see [`tangent_type`]).
+//!
+//! Each region is differentiated as a *sweep*: its ops are emitted forward (the
+//! primal values stay in SSA), then the adjoints are accumulated over its ops in
+//! reverse order with the transpose rules of [`super::rules`]. Adjoints are
+//! symbolic ([`Tan`]) until an op needs them, so unused ones cost nothing.
+//!
+//! - `scf.if`: the adjoint is an `scf.if` on the same condition; each branch
+//!   recomputes its primal values, sweeps its ops, and yields the adjoints of the
+//!   outer values it read (zeros where the other branch contributes and it does not).
+//! - `scf.for`: the forward sweep stores the carried values at the start of every
+//!   iteration into buffers (`tensor.full` of `[trip count, …]`, filled with
+//!   `tensor.insert`); the adjoint is an `scf.for` running the iterations backwards,
+//!   recomputing the body from the stored state and sweeping it. Outer
+//!   (loop-invariant) values read in the body accumulate their adjoint in extra
+//!   carried values, added to the outer adjoint once, after the loop.
+//! - `call`: the callee's own `$vjp` (recursion works: it is registered before its
+//!   body is built); it recomputes the callee's primal.
+//! - `scf.while` with a non-zero adjoint: [`AdError::NeedsTape`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::emit::Emitter;
+use super::rules::{self, Ct, Vjp};
+use super::tangent::{self, Tan, materialize, tangent_type};
+use super::{AdError, check};
+use crate::ir::{FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId};
+
+/// Creates (or finds) `f$vjp`; see the module docs for its signature.
+pub fn vjp(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
+    let mut created = Vec::new();
+    let h = vjp_of(module, f, &mut created)?;
+    for g in created {
+        check(module, g)?;
+    }
+    Ok(h)
+}
+
+pub fn vjp_name(name: &str) -> String {
+    format!("{name}$vjp")
+}
+
+fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result<FuncRef, AdError> {
+    let src = module
+        .functions
+        .get(f)
+        .cloned()
+        .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
+    let name = vjp_name(&src.name);
+    if let Some(h) = module.find(&name) {
+        return Ok(h);
+    }
+    let Some(ct) = tangent_type(&src.ret) else {
+        return Err(AdError::Signature {
+            function: src.name.clone(),
+            message: format!("its result type {} has no derivative", src.ret),
+        });
+    };
+    let ptypes = src.param_types();
+    let mut params = ptypes.clone();
+    params.push(ct);
+    let mut rets = vec![src.ret.clone()];
+    rets.extend(ptypes.iter().filter_map(tangent_type));
+    let func = Function::new(name, &params, Type::Tuple(rets));
+    let h = module.add_function(func.clone());
+    created.push(h);
+    let new_params = func.params().to_vec();
+    let mut rv = Rev { module, created, e: Emitter::new(func), src: &src, map: HashMap::new(), adj: HashMap::new(), tapes: HashMap::new() };
+    for (i, &p) in src.params().iter().enumerate() {
+        rv.map.insert(p, new_params[i]);
+    }
+    let ret = src.body.yields.first().copied().ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
+    rv.forward(&src.body.ops)?;
+    let seed = new_params[ptypes.len()];
+    rv.accumulate(ret, Ct::Tan(Tan::Val(seed)))?;
+    rv.backward(&src.body.ops)?;
+    let mut parts = vec![rv.v(ret)];
+    for &p in src.params() {
+        if tangent_type(src.ty(p)).is_some() {
+            let a = rv.adj.get(&p).cloned().unwrap_or(Tan::Zero);
+            let np = rv.v(p);
+            parts.push(materialize(&mut rv.e, &a, np)?.ok_or_else(|| AdError::Internal("parameter adjoint".into()))?);
+        }
+    }
+    let out = rv.e.op(OpKind::Tuple, parts)?;
+    let built = rv.e.finish(out);
+    module.functions[h] = Function { ad_mode: src.ad_mode, ..built };
+    Ok(h)
+}
+
+/// What the forward sweep of an `scf.for` recorded for its adjoint.
+struct LoopTape {
+    lo: ValueId,
+    n: ValueId,
+    /// One buffer per carried value: `[n, …]`, row `j` = the value entering iteration `lo + j`.
+    bufs: Vec<ValueId>,
+}
+
+struct Rev<'a> {
+    module: &'a mut Module,
+    created: &'a mut Vec<FuncRef>,
+    e: Emitter,
+    src: &'a Function,
+    map: HashMap<ValueId, ValueId>,
+    adj: HashMap<ValueId, Tan>,
+    tapes: HashMap<OpId, LoopTape>,
+}
+
+/// Values defined in `r` (arguments and results, nested regions included).
+fn defined_in(f: &Function, r: &Region, out: &mut BTreeSet<ValueId>) {
+    out.extend(r.args.iter().copied());
+    for &id in &r.ops {
+        let op = &f.ops[id];
+        out.extend(op.results.iter().copied());
+        for nr in &op.regions {
+            defined_in(f, nr, out);
+        }
+    }
+}
+
+/// Values used in `r` (operands and yields, nested regions included).
+fn used_in(f: &Function, r: &Region, out: &mut BTreeSet<ValueId>) {
+    out.extend(r.yields.iter().copied());
+    for &id in &r.ops {
+        let op = &f.ops[id];
+        out.extend(op.operands.iter().copied());
+        for nr in &op.regions {
+            used_in(f, nr, out);
+        }
+    }
+}
+
+/// The outer values with a tangent type that region(s) `rs` read.
+fn free_float_values(f: &Function, rs: &[Region]) -> Vec<ValueId> {
+    let mut used = BTreeSet::new();
+    let mut defined = BTreeSet::new();
+    for r in rs {
+        used_in(f, r, &mut used);
+        defined_in(f, r, &mut defined);
+    }
+    used.difference(&defined).copied().filter(|&v| tangent_type(f.ty(v)).is_some()).collect()
+}
+
+impl Rev<'_> {
+    fn v(&self, old: ValueId) -> ValueId {
+        self.map.get(&old).copied().unwrap_or(old)
+    }
+
+    fn accumulate(&mut self, old: ValueId, ct: Ct) -> Result<(), AdError> {
+        if tangent_type(self.src.ty(old)).is_none() {
+            return Ok(());
+        }
+        let p = self.v(old);
+        let cur = self.adj.remove(&old).unwrap_or(Tan::Zero);
+        let new = match ct {
+            Ct::Tan(t) => tangent::add(&mut self.e, cur, t, p)?,
+            Ct::Scatter(g, idx) => {
+                let base = if cur.is_zero() {
+                    self.e.zero_like(p)?
+                } else {
+                    materialize(&mut self.e, &cur, p)?.ok_or_else(|| AdError::Internal("scatter target".into()))?
+                };
+                let v = if cur.is_zero() {
+                    g
+                } else {
+                    let mut ops = vec![base];
+                    ops.extend_from_slice(&idx);
+                    let old_part = self.e.op(OpKind::Index, ops)?;
+                    self.e.add(old_part, g)?
+                };
+                let mut ops = vec![base, v];
+                ops.extend_from_slice(&idx);
+                Tan::Val(self.e.op(OpKind::Insert, ops)?)
+            }
+        };
+        self.adj.insert(old, new);
+        Ok(())
+    }
+
+    fn forward(&mut self, ops: &[OpId]) -> Result<(), AdError> {
+        for &id in ops {
+            let op = &self.src.ops[id];
+            self.e.set_span(self.src.span(id));
+            let active_for = op.kind == OpKind::For
+                && (op.results.iter().any(|&r| tangent_type(self.src.ty(r)).is_some())
+                    || !free_float_values(self.src, &op.regions).is_empty());
+            if active_for {
+                self.forward_for(id)?;
+            } else {
+                self.clone_op(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits a copy of `id` (regions included); `print` is dropped.
+    fn clone_op(&mut self, id: OpId) -> Result<(), AdError> {
+        let op = &self.src.ops[id];
+        if op.kind == OpKind::Print {
+            let u = self.e.op(OpKind::Tuple, vec![])?;
+            self.map.insert(op.results[0], u);
+            return Ok(());
+        }
+        let xs: Vec<ValueId> = op.operands.iter().map(|&v| self.v(v)).collect();
+        let mut regions = Vec::new();
+        for r in &op.regions {
+            let types: Vec<Type> = r.args.iter().map(|&a| self.src.ty(a).clone()).collect();
+            let args = self.e.begin_region(&types);
+            for (&o, &n) in r.args.iter().zip(&args) {
+                self.map.insert(o, n);
+            }
+            for &inner in &r.ops {
+                self.clone_op(inner)?;
+            }
+            let ys = r.yields.iter().map(|&y| self.v(y)).collect();
+            regions.push(self.e.end_region(ys));
+        }
+        let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
+        let nid = self.e.push_with_regions(op.kind.clone(), xs, rtypes, regions);
+        for (&o, n) in op.results.iter().zip(self.e.results(nid)) {
+            self.map.insert(o, n);
+        }
+        Ok(())
+    }
+
+    fn forward_for(&mut self, id: OpId) -> Result<(), AdError> {
+        let op = &self.src.ops[id];
+        let lo = self.v(op.operands[0]);
+        let hi = self.v(op.operands[1]);
+        let d = self.e.sub(hi, lo)?;
+        let z = self.e.int(0);
+        let n = self.e.binary(crate::ir::BinaryOp::Max, d, z)?;
+        let mut bufs = Vec::new();
+        let mut buf_types = Vec::new();
+        for &init in &op.operands[2..] {
+            let x = self.v(init);
+            let (kind, mut shape) = match self.e.ty(x) {
+                Type::Scalar(k) => (k, vec![]),
+                Type::Tensor { elem, shape } => (elem, shape),
+                Type::Tuple(_) => {
+                    return Err(AdError::NeedsTape { function: self.src.name.clone(), op: "scf.for", span: self.src.span(id) });
+                }
+            };
+            let fill = match kind {
+                ScalarKind::Bool => self.e.konst(Literal::Bool(false)),
+                ScalarKind::I64 => self.e.int(0),
+                k => self.e.float(k, 0.0),
+            };
+            let mut operands = vec![fill, n];
+            if !shape.is_empty() {
+                operands.extend(self.e.extents(x)?);
+            }
+            shape.insert(0, crate::ir::Dim::Dyn);
+            let t = Type::Tensor { elem: kind, shape };
+            let bid = self.e.push(OpKind::Full, operands, vec![t.clone()]);
+            bufs.push(self.e.results(bid)[0]);
+            buf_types.push(t);
+        }
+        let body = &op.regions[0];
+        let mut types: Vec<Type> = body.args.iter().map(|&a| self.src.ty(a).clone()).collect();
+        types.extend(buf_types.iter().cloned());
+        let args = self.e.begin_region(&types);
+        for (&o, &nv) in body.args.iter().zip(&args) {
+            self.map.insert(o, nv);
+        }
+        let j = self.e.sub(args[0], lo)?;
+        let nc = body.args.len() - 1;
+        let mut new_bufs = Vec::new();
+        for c in 0..nc {
+            let b = self.e.op(OpKind::Insert, vec![args[1 + nc + c], args[1 + c], j])?;
+            new_bufs.push(b);
+        }
+        for &inner in &body.ops {
+            self.clone_op(inner)?;
+        }
+        let mut ys: Vec<ValueId> = body.yields.iter().map(|&y| self.v(y)).collect();
+        ys.extend(new_bufs);
+        let region = self.e.end_region(ys);
+        let xs: Vec<ValueId> = op.operands.iter().map(|&v| self.v(v)).chain(bufs).collect();
+        let mut rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
+        rtypes.extend(buf_types);
+        let nid = self.e.push_with_regions(OpKind::For, xs, rtypes, vec![region]);
+        let res = self.e.results(nid);
+        for (&o, &nv) in op.results.iter().zip(&res) {
+            self.map.insert(o, nv);
+        }
+        self.tapes.insert(id, LoopTape { lo, n, bufs: res[op.results.len()..].to_vec() });
+        Ok(())
+    }
+
+    fn backward(&mut self, ops: &[OpId]) -> Result<(), AdError> {
+        for &id in ops.iter().rev() {
+            self.e.set_span(self.src.span(id));
+            self.backward_op(id)?;
+        }
+        Ok(())
+    }
+
+    fn backward_op(&mut self, id: OpId) -> Result<(), AdError> {
+        let op: &Op = &self.src.ops[id];
+        let g: Vec<Tan> = op.results.iter().map(|r| self.adj.get(r).cloned().unwrap_or(Tan::Zero)).collect();
+        if g.iter().all(Tan::is_zero) {
+            return Ok(());
+        }
+        let xs: Vec<ValueId> = op.operands.iter().map(|&v| self.v(v)).collect();
+        let ys: Vec<ValueId> = op.results.iter().map(|&v| self.v(v)).collect();
+        match &op.kind {
+            OpKind::If => return self.backward_if(op, &g),
+            OpKind::For => return self.backward_for(id, &g),
+            OpKind::While => {
+                return Err(AdError::NeedsTape { function: self.src.name.clone(), op: "scf.while", span: self.src.span(id) });
+            }
+            OpKind::Call(h) => return self.backward_call(op, *h, &xs, &ys, &g),
+            _ => {}
+        }
+        match rules::vjp(&mut self.e, &op.kind, &xs, &ys, &g)? {
+            Vjp::Cotangents(cts) => {
+                for (&o, ct) in op.operands.iter().zip(cts) {
+                    self.accumulate(o, ct)?;
+                }
+                Ok(())
+            }
+            Vjp::Structural => Err(AdError::Internal(format!("`{}` is structural", op.kind.name()))),
+        }
+    }
+
+    fn backward_call(&mut self, op: &Op, h: FuncRef, xs: &[ValueId], ys: &[ValueId], g: &[Tan]) -> Result<(), AdError> {
+        let hv = vjp_of(self.module, h, self.created)?;
+        let mut args = xs.to_vec();
+        args.push(materialize(&mut self.e, &g[0], ys[0])?.ok_or_else(|| AdError::Internal("call cotangent".into()))?);
+        let ret = self.module.functions[hv].ret.clone();
+        let nid = self.e.push(OpKind::Call(hv), args, vec![ret]);
+        let out = self.e.results(nid)[0];
+        let mut next = 1;
+        for &o in &op.operands {
+            if tangent_type(self.src.ty(o)).is_some() {
+                let a = self.e.op(OpKind::TupleGet(next), vec![out])?;
+                next += 1;
+                self.accumulate(o, Ct::Tan(Tan::Val(a)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sweeps `ops` in a fresh adjoint scope seeded by `seed` and returns the
+    /// adjoints of the values in `outer` it produced (the rest is discarded).
+    fn scoped_sweep(&mut self, ops: &[OpId], seed: Vec<(ValueId, Tan)>, outer: &[ValueId]) -> Result<BTreeMap<ValueId, Tan>, AdError> {
+        let saved = std::mem::take(&mut self.adj);
+        self.forward(ops)?;
+        for (v, t) in seed {
+            self.accumulate(v, Ct::Tan(t))?;
+        }
+        self.backward(ops)?;
+        let mut out = BTreeMap::new();
+        for &v in outer {
+            if let Some(t) = self.adj.get(&v)
+                && !t.is_zero()
+            {
+                out.insert(v, t.clone());
+            }
+        }
+        self.adj = saved;
+        Ok(out)
+    }
+
+    fn backward_if(&mut self, op: &Op, g: &[Tan]) -> Result<(), AdError> {
+        let outer = free_float_values(self.src, &op.regions);
+        let mut built = Vec::new();
+        for r in &op.regions {
+            self.e.begin_region(&[]);
+            let seed = r.yields.iter().copied().zip(g.iter().cloned()).collect();
+            let contrib = self.scoped_sweep(&r.ops, seed, &outer)?;
+            built.push((self.e.end_region(vec![]), contrib));
+        }
+        let keys: BTreeSet<ValueId> = built.iter().flat_map(|(_, c)| c.keys().copied()).collect();
+        let mut regions = Vec::new();
+        for (region, contrib) in built {
+            self.e.reopen(region);
+            let mut ys = Vec::new();
+            for &k in &keys {
+                let t = contrib.get(&k).cloned().unwrap_or(Tan::Zero);
+                let p = self.v(k);
+                ys.push(materialize(&mut self.e, &t, p)?.ok_or_else(|| AdError::Internal("if adjoint".into()))?);
+            }
+            regions.push(self.e.end_region(ys));
+        }
+        let types: Vec<Type> = keys.iter().filter_map(|&k| tangent_type(self.src.ty(k))).collect();
+        let cond = self.v(op.operands[0]);
+        let nid = self.e.push_with_regions(OpKind::If, vec![cond], types, regions);
+        for (&k, r) in keys.iter().zip(self.e.results(nid)) {
+            self.accumulate(k, Ct::Tan(Tan::Val(r)))?;
+        }
+        Ok(())
+    }
+
+    fn backward_for(&mut self, id: OpId, g: &[Tan]) -> Result<(), AdError> {
+        let op: &Op = &self.src.ops[id];
+        let Some(tape) = self.tapes.remove(&id) else {
+            return Err(AdError::Internal("scf.for without a recorded forward sweep".into()));
+        };
+        let body = &op.regions[0];
+        let nc = op.results.len();
+        // The carried values with adjoints, and the outer values read in the body.
+        let active: Vec<usize> = (0..nc).filter(|&j| tangent_type(self.src.ty(op.results[j])).is_some()).collect();
+        let outer = free_float_values(self.src, &op.regions);
+        let mut inits = Vec::new();
+        let mut types = vec![Type::I64];
+        for &j in &active {
+            let y = self.v(op.results[j]);
+            inits.push(materialize(&mut self.e, &g[j], y)?.ok_or_else(|| AdError::Internal("carried adjoint".into()))?);
+            types.push(self.e.ty(y));
+        }
+        for &o in &outer {
+            let p = self.v(o);
+            inits.push(self.e.zero_like(p)?);
+            types.push(tangent_type(self.src.ty(o)).unwrap_or_else(Type::unit));
+        }
+        let zero = self.e.int(0);
+        let args = self.e.begin_region(&types);
+        let one = self.e.int(1);
+        let last = self.e.sub(tape.n, one)?;
+        let j = self.e.sub(last, args[0])?;
+        let i = self.e.add(tape.lo, j)?;
+        self.map.insert(body.args[0], i);
+        for (c, &b) in tape.bufs.iter().enumerate() {
+            let v = self.e.op(OpKind::Index, vec![b, j])?;
+            self.map.insert(body.args[1 + c], v);
+        }
+        let seed = active.iter().enumerate().map(|(a, &jj)| (body.yields[jj], Tan::Val(args[1 + a]))).collect();
+        let mut wanted: Vec<ValueId> = active.iter().map(|&jj| body.args[1 + jj]).collect();
+        wanted.extend(outer.iter().copied());
+        let contrib = self.scoped_sweep(&body.ops, seed, &wanted)?;
+        let mut ys = Vec::new();
+        for &jj in &active {
+            let a = body.args[1 + jj];
+            let t = contrib.get(&a).cloned().unwrap_or(Tan::Zero);
+            let p = self.v(a);
+            ys.push(materialize(&mut self.e, &t, p)?.ok_or_else(|| AdError::Internal("carried adjoint".into()))?);
+        }
+        for (q, &o) in outer.iter().enumerate() {
+            let acc = args[1 + active.len() + q];
+            let t = contrib.get(&o).cloned().unwrap_or(Tan::Zero);
+            let p = self.v(o);
+            let sum = tangent::add(&mut self.e, Tan::Val(acc), t, p)?;
+            ys.push(materialize(&mut self.e, &sum, p)?.ok_or_else(|| AdError::Internal("outer adjoint".into()))?);
+        }
+        let region = self.e.end_region(ys);
+        let mut operands = vec![zero, tape.n];
+        operands.extend(inits);
+        let rtypes = types[1..].to_vec();
+        let nid = self.e.push_with_regions(OpKind::For, operands, rtypes, vec![region]);
+        let res = self.e.results(nid);
+        for (a, &jj) in active.iter().enumerate() {
+            self.accumulate(op.operands[2 + jj], Ct::Tan(Tan::Val(res[a])))?;
+        }
+        for (q, &o) in outer.iter().enumerate() {
+            self.accumulate(o, Ct::Tan(Tan::Val(res[active.len() + q])))?;
+        }
+        Ok(())
+    }
+}

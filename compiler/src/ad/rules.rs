@@ -1,0 +1,529 @@
+//! The rule table: for every [`OpKind`] its forward (JVP) rule and its transpose
+//! (VJP) rule, in one place. Both matches are exhaustive without a wildcard arm, so
+//! a new op does not compile until it has rules here.
+//!
+//! Every op is one of:
+//! - **smooth or piecewise smooth** (arithmetic, elementwise functions, `select`,
+//!   float casts, tensor construction and access, `matmul`, `transpose`, `sum`,
+//!   tuples): rules below;
+//! - **non-differentiable** (comparisons, `and`/`or`/`not`, `floor`, `ceil`, integer
+//!   arithmetic, `tensor.dim`, `print`, casts to or from integers, constants): its
+//!   tangent is zero and no cotangent flows through it (they are locally constant
+//!   wherever they are differentiable at all, or produce values without a tangent);
+//! - **structural** (`call`, `scf.if`, `scf.for`, `scf.while`): transformed by the
+//!   forward and reverse passes, which recurse into the callee or the regions.
+//!
+//! Rules receive the operands and results of the op in the function being built and
+//! the (co)tangents as [`Tan`]s; a symbolic zero produces no IR. Elementwise binary
+//! ops broadcast a scalar against a tensor: the tangent of such a result is a
+//! tensor (a broadcast scalar tangent is widened with `tensor.full`) and the adjoint
+//! of the broadcast scalar operand is the `tensor.sum` of its tensor contribution.
+//! `matmul` is differentiated as whole tensors (`dA = G Bᵀ`, `dB = Aᵀ G`).
+//!
+//! Numerical conventions at singular points are listed in [`crate::ad`].
+
+use super::AdError;
+use super::emit::Emitter;
+use super::tangent::{Tan, as_opt, materialize, project};
+use crate::ir::{BinaryOp, OpKind, ScalarKind, Type, UnaryOp, ValueId};
+
+/// What a JVP rule produced.
+pub enum Jvp {
+    /// One tangent per result.
+    Tangents(Vec<Tan>),
+    /// The op is transformed by the pass itself (calls and control flow).
+    Structural,
+}
+
+/// One contribution to an operand's adjoint.
+pub enum Ct {
+    Tan(Tan),
+    /// `g` added at `t[idx..]` of a tensor operand `t` (the adjoint of a read).
+    Scatter(ValueId, Vec<ValueId>),
+}
+
+/// What a VJP rule produced.
+pub enum Vjp {
+    /// One contribution per operand.
+    Cotangents(Vec<Ct>),
+    Structural,
+}
+
+fn is_float(e: &Emitter, v: ValueId) -> bool {
+    e.ty(v).scalar_kind().is_some_and(ScalarKind::is_float)
+}
+
+fn zeros(n: usize) -> Vec<Ct> {
+    (0..n).map(|_| Ct::Tan(Tan::Zero)).collect()
+}
+
+fn tan(v: Option<ValueId>) -> Ct {
+    Ct::Tan(Tan::from_opt(v))
+}
+
+/// `f'(x)` for an elementwise unary float function with result `y`; `None` if zero.
+fn unary_factor(e: &mut Emitter, op: UnaryOp, x: ValueId, y: ValueId) -> Result<Option<ValueId>, AdError> {
+    let k = e.kind(x);
+    let one = |e: &mut Emitter| e.float(k, 1.0);
+    Ok(Some(match op {
+        UnaryOp::Not | UnaryOp::Floor | UnaryOp::Ceil => return Ok(None),
+        UnaryOp::Neg => {
+            let m1 = e.float(k, -1.0);
+            return Ok(Some(m1));
+        }
+        UnaryOp::Sqrt => {
+            // 1 / (2 sqrt x), and 0 where sqrt x == 0 (the documented choice).
+            let (safe, is0) = e.nonzero(y)?;
+            let half = e.float(k, 0.5);
+            let f = e.div(half, safe)?;
+            e.zero_where(f, is0)?
+        }
+        UnaryOp::Exp => y,
+        UnaryOp::Log => {
+            let o = one(e);
+            e.div(o, x)?
+        }
+        UnaryOp::Sin => e.unary(UnaryOp::Cos, x)?,
+        UnaryOp::Cos => {
+            let s = e.unary(UnaryOp::Sin, x)?;
+            e.neg(s)?
+        }
+        UnaryOp::Tan => {
+            let y2 = e.mul(y, y)?;
+            let o = one(e);
+            e.add(o, y2)?
+        }
+        UnaryOp::Asin | UnaryOp::Acos => {
+            let x2 = e.mul(x, x)?;
+            let o = one(e);
+            let d = e.sub(o, x2)?;
+            let s = e.unary(UnaryOp::Sqrt, d)?;
+            let num = e.float(k, if op == UnaryOp::Asin { 1.0 } else { -1.0 });
+            e.div(num, s)?
+        }
+        UnaryOp::Atan => {
+            let x2 = e.mul(x, x)?;
+            let o = one(e);
+            let d = e.add(o, x2)?;
+            let o = one(e);
+            e.div(o, d)?
+        }
+        UnaryOp::Sinh => e.unary(UnaryOp::Cosh, x)?,
+        UnaryOp::Cosh => e.unary(UnaryOp::Sinh, x)?,
+        UnaryOp::Tanh => {
+            let y2 = e.mul(y, y)?;
+            let o = one(e);
+            e.sub(o, y2)?
+        }
+        UnaryOp::Abs => {
+            // sign(x), with sign(0) = 0.
+            let z = e.float(k, 0.0);
+            let pos = e.binary(BinaryOp::Gt, x, z)?;
+            let negc = e.binary(BinaryOp::Lt, x, z)?;
+            let mp = e.mask(pos, k)?;
+            let mn = e.mask(negc, k)?;
+            e.sub(mp, mn)?
+        }
+    }))
+}
+
+/// The partial derivatives `(∂y/∂a, ∂y/∂b)` of a smooth elementwise binary op
+/// (`None`: zero), for the ops that have them as plain factors.
+fn binary_factors(e: &mut Emitter, op: BinaryOp, a: ValueId, b: ValueId, y: ValueId) -> Result<(Option<ValueId>, Option<ValueId>), AdError> {
+    let k = e.kind(y);
+    Ok(match op {
+        BinaryOp::Mul => (Some(b), Some(a)),
+        BinaryOp::Div => {
+            let one = e.float(k, 1.0);
+            let inv = e.div(one, b)?;
+            let q = e.mul(y, inv)?;
+            let nq = e.neg(q)?;
+            (Some(inv), Some(nq))
+        }
+        BinaryOp::Pow => {
+            // ∂a = b a^(b-1); ∂b = a^b log a, taken as 0 where a == 0 (pow(0, y)).
+            let one = e.float(k, 1.0);
+            let bm1 = e.sub(b, one)?;
+            let p = e.binary(BinaryOp::Pow, a, bm1)?;
+            let fa = e.mul(b, p)?;
+            let (safe, _) = e.nonzero(a)?;
+            let ps = e.binary(BinaryOp::Pow, safe, b)?;
+            let l = e.unary(UnaryOp::Log, safe)?;
+            let fb = e.mul(ps, l)?;
+            (Some(fa), Some(fb))
+        }
+        BinaryOp::Atan2 => {
+            // atan2(a, b): ∂a = b / (a² + b²), ∂b = -a / (a² + b²); 0 at (0, 0).
+            let a2 = e.mul(a, a)?;
+            let b2 = e.mul(b, b)?;
+            let den = e.add(a2, b2)?;
+            let (safe, _) = e.nonzero(den)?;
+            let fa = e.div(b, safe)?;
+            let na = e.neg(a)?;
+            let fb = e.div(na, safe)?;
+            (Some(fa), Some(fb))
+        }
+        BinaryOp::Rem => {
+            // a % b = a - b trunc(a / b): ∂a = 1, ∂b = -(a - y) / b.
+            let one = e.float(k, 1.0);
+            let d = e.sub(a, y)?;
+            let q = e.div(d, b)?;
+            let nq = e.neg(q)?;
+            (Some(one), Some(nq))
+        }
+        _ => return Err(AdError::Internal(format!("no factors for `{}`", op.name()))),
+    })
+}
+
+/// The condition under which `min`/`max` takes `a` (ties go to `a`).
+fn takes_a(e: &mut Emitter, op: BinaryOp, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
+    let cmp = if op == BinaryOp::Min { BinaryOp::Le } else { BinaryOp::Ge };
+    e.binary(cmp, a, b)
+}
+
+/// The forward rule of `kind` applied at operands `xs` with results `ys` and
+/// operand tangents `dx` (one seed direction).
+pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &[Tan]) -> Result<Jvp, AdError> {
+    let zero = || Ok(Jvp::Tangents(vec![Tan::Zero]));
+    let one = |v: Option<ValueId>| Ok(Jvp::Tangents(vec![Tan::from_opt(v)]));
+    match kind {
+        OpKind::Const(_) | OpKind::DimOf(_) | OpKind::Print => zero(),
+        OpKind::Unary(op) => {
+            let (x, y) = (xs[0], ys[0]);
+            if !is_float(e, x) {
+                return zero();
+            }
+            let Some(d) = as_opt(e, &dx[0], x)? else { return zero() };
+            if *op == UnaryOp::Neg {
+                return one(Some(e.neg(d)?));
+            }
+            match unary_factor(e, *op, x, y)? {
+                None => zero(),
+                Some(f) => one(Some(e.mul(d, f)?)),
+            }
+        }
+        OpKind::Binary(op) => {
+            let (a, b, y) = (xs[0], xs[1], ys[0]);
+            if !is_float(e, y) {
+                return zero();
+            }
+            let da = as_opt(e, &dx[0], a)?;
+            let db = as_opt(e, &dx[1], b)?;
+            if da.is_none() && db.is_none() {
+                return zero();
+            }
+            let t = match op {
+                BinaryOp::Add => e.oadd(da, db)?,
+                BinaryOp::Sub => e.osub(da, db)?,
+                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
+                    let (fa, fb) = binary_factors(e, *op, a, b, y)?;
+                    let ta = match (da, fa) {
+                        (Some(d), Some(f)) => Some(e.mul(d, f)?),
+                        _ => None,
+                    };
+                    let tb = match (db, fb) {
+                        (Some(d), Some(f)) => Some(e.mul(d, f)?),
+                        _ => None,
+                    };
+                    e.oadd(ta, tb)?
+                }
+                BinaryOp::Min | BinaryOp::Max => {
+                    let c = takes_a(e, *op, a, b)?;
+                    if let Type::Scalar(_) = e.ty(c) {
+                        let ta = match da {
+                            Some(d) => d,
+                            None => e.zero_like(a)?,
+                        };
+                        let tb = match db {
+                            Some(d) => d,
+                            None => e.zero_like(b)?,
+                        };
+                        Some(e.op(OpKind::Select, vec![c, ta, tb])?)
+                    } else {
+                        let k = e.kind(y);
+                        let m = e.mask(c, k)?;
+                        let nc = e.unary(UnaryOp::Not, c)?;
+                        let nm = e.mask(nc, k)?;
+                        let ta = e.omul(da, m)?;
+                        let tb = e.omul(db, nm)?;
+                        e.oadd(ta, tb)?
+                    }
+                }
+                BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::And | BinaryOp::Or => None,
+            };
+            match t {
+                Some(t) => one(Some(e.fit(t, y)?)),
+                None => zero(),
+            }
+        }
+        OpKind::Select => {
+            if dx[1].is_zero() && dx[2].is_zero() {
+                return zero();
+            }
+            let Some(ta) = materialize(e, &dx[1], xs[1])? else { return zero() };
+            let Some(tb) = materialize(e, &dx[2], xs[2])? else { return zero() };
+            one(Some(e.op(OpKind::Select, vec![xs[0], ta, tb])?))
+        }
+        OpKind::Cast(k) => {
+            if !k.is_float() || !is_float(e, xs[0]) {
+                return zero();
+            }
+            match as_opt(e, &dx[0], xs[0])? {
+                None => zero(),
+                Some(d) => one(Some(e.op(OpKind::Cast(*k), vec![d])?)),
+            }
+        }
+        OpKind::Pack => {
+            if !is_float(e, ys[0]) || dx.iter().all(Tan::is_zero) {
+                return zero();
+            }
+            let mut parts = Vec::new();
+            for (t, &x) in dx.iter().zip(xs) {
+                parts.push(materialize(e, t, x)?.ok_or_else(|| AdError::Internal("pack tangent".into()))?);
+            }
+            one(Some(e.op(OpKind::Pack, parts)?))
+        }
+        OpKind::Full => {
+            if !is_float(e, ys[0]) {
+                return zero();
+            }
+            match as_opt(e, &dx[0], xs[0])? {
+                None => zero(),
+                Some(d) => {
+                    let mut operands = vec![d];
+                    operands.extend_from_slice(&xs[1..]);
+                    let id = e.push(OpKind::Full, operands, vec![e.ty(ys[0])]);
+                    one(Some(e.results(id)[0]))
+                }
+            }
+        }
+        OpKind::Extract(_) | OpKind::Index | OpKind::Transpose | OpKind::Sum => {
+            if !is_float(e, xs[0]) {
+                return zero();
+            }
+            match as_opt(e, &dx[0], xs[0])? {
+                None => zero(),
+                Some(d) => {
+                    let mut operands = vec![d];
+                    operands.extend_from_slice(&xs[1..]);
+                    one(Some(e.op(kind.clone(), operands)?))
+                }
+            }
+        }
+        OpKind::Insert => {
+            if !is_float(e, xs[0]) || (dx[0].is_zero() && dx[1].is_zero()) {
+                return zero();
+            }
+            let Some(dt) = materialize(e, &dx[0], xs[0])? else { return zero() };
+            let Some(dv) = materialize(e, &dx[1], xs[1])? else { return zero() };
+            let mut operands = vec![dt, dv];
+            operands.extend_from_slice(&xs[2..]);
+            one(Some(e.op(OpKind::Insert, operands)?))
+        }
+        OpKind::MatMul => {
+            let da = as_opt(e, &dx[0], xs[0])?;
+            let db = as_opt(e, &dx[1], xs[1])?;
+            let ta = da.map(|d| e.op(OpKind::MatMul, vec![d, xs[1]])).transpose()?;
+            let tb = db.map(|d| e.op(OpKind::MatMul, vec![xs[0], d])).transpose()?;
+            one(e.oadd(ta, tb)?)
+        }
+        OpKind::Tuple => Ok(Jvp::Tangents(vec![Tan::Tuple(dx.to_vec())])),
+        OpKind::TupleGet(i) => {
+            let field = e.ty(ys[0]);
+            Ok(Jvp::Tangents(vec![project(e, &dx[0], *i as usize, &field)?]))
+        }
+        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While => Ok(Jvp::Structural),
+    }
+}
+
+/// The transpose rule of `kind`: contributions to the adjoints of operands `xs`
+/// given the cotangents `g` of results `ys`.
+pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[Tan]) -> Result<Vjp, AdError> {
+    let n = xs.len();
+    let none = || Ok(Vjp::Cotangents(zeros(n)));
+    match kind {
+        OpKind::Const(_) | OpKind::DimOf(_) | OpKind::Print => none(),
+        OpKind::Unary(op) => {
+            let (x, y) = (xs[0], ys[0]);
+            if !is_float(e, x) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], y)? else { return none() };
+            if *op == UnaryOp::Neg {
+                return Ok(Vjp::Cotangents(vec![tan(Some(e.neg(g)?))]));
+            }
+            let c = match unary_factor(e, *op, x, y)? {
+                None => None,
+                Some(f) => Some(e.strong_mul(g, f)?),
+            };
+            Ok(Vjp::Cotangents(vec![tan(c)]))
+        }
+        OpKind::Binary(op) => {
+            let (a, b, y) = (xs[0], xs[1], ys[0]);
+            if !is_float(e, y) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], y)? else { return none() };
+            let (ga, gb) = match op {
+                BinaryOp::Add => (Some(g), Some(g)),
+                BinaryOp::Sub => (Some(g), Some(e.neg(g)?)),
+                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
+                    let (fa, fb) = binary_factors(e, *op, a, b, y)?;
+                    let ga = match (*op, fa) {
+                        (BinaryOp::Rem, _) => Some(g),
+                        (BinaryOp::Mul, Some(f)) => Some(e.mul(g, f)?),
+                        (_, Some(f)) => Some(e.strong_mul(g, f)?),
+                        (_, None) => None,
+                    };
+                    let gb = match (*op, fb) {
+                        (BinaryOp::Mul, Some(f)) => Some(e.mul(g, f)?),
+                        (_, Some(f)) => Some(e.strong_mul(g, f)?),
+                        (_, None) => None,
+                    };
+                    (ga, gb)
+                }
+                BinaryOp::Min | BinaryOp::Max => {
+                    let c = takes_a(e, *op, a, b)?;
+                    if let Type::Scalar(_) = e.ty(c) {
+                        let z = e.zero_like(g)?;
+                        let ga = e.op(OpKind::Select, vec![c, g, z])?;
+                        let gb = e.op(OpKind::Select, vec![c, z, g])?;
+                        (Some(ga), Some(gb))
+                    } else {
+                        let k = e.kind(y);
+                        let m = e.mask(c, k)?;
+                        let nc = e.unary(UnaryOp::Not, c)?;
+                        let nm = e.mask(nc, k)?;
+                        (Some(e.mul(g, m)?), Some(e.mul(g, nm)?))
+                    }
+                }
+                BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::And | BinaryOp::Or => (None, None),
+            };
+            let ga = ga.map(|c| e.unbroadcast(c, a)).transpose()?;
+            let gb = gb.map(|c| e.unbroadcast(c, b)).transpose()?;
+            Ok(Vjp::Cotangents(vec![tan(ga), tan(gb)]))
+        }
+        OpKind::Select => {
+            if g[0].is_zero() {
+                return none();
+            }
+            let Some(g) = materialize(e, &g[0], ys[0])? else { return none() };
+            let z = e.zero_like(ys[0])?;
+            let ga = e.op(OpKind::Select, vec![xs[0], g, z])?;
+            let gb = e.op(OpKind::Select, vec![xs[0], z, g])?;
+            Ok(Vjp::Cotangents(vec![Ct::Tan(Tan::Zero), tan(Some(ga)), tan(Some(gb))]))
+        }
+        OpKind::Cast(k) => {
+            if !k.is_float() || !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let from = e.kind(xs[0]);
+            Ok(Vjp::Cotangents(vec![tan(Some(e.op(OpKind::Cast(from), vec![g])?))]))
+        }
+        OpKind::Pack => {
+            if !is_float(e, ys[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let mut out = Vec::new();
+            for i in 0..n {
+                out.push(tan(Some(e.op(OpKind::Extract(i as u64), vec![g])?)));
+            }
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::Full => {
+            if !is_float(e, ys[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let mut out = zeros(n);
+            out[0] = tan(Some(e.op(OpKind::Sum, vec![g])?));
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::Extract(i) => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let idx = e.int(*i as i64);
+            Ok(Vjp::Cotangents(vec![Ct::Scatter(g, vec![idx])]))
+        }
+        OpKind::Index => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let mut out = zeros(n);
+            out[0] = Ct::Scatter(g, xs[1..].to_vec());
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::Insert => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let zv = e.zero_like(xs[1])?;
+            let mut ops = vec![g, zv];
+            ops.extend_from_slice(&xs[2..]);
+            let gt = e.op(OpKind::Insert, ops)?;
+            let mut ops = vec![g];
+            ops.extend_from_slice(&xs[2..]);
+            let gv = e.op(OpKind::Index, ops)?;
+            let mut out = zeros(n);
+            out[0] = tan(Some(gt));
+            out[1] = tan(Some(gv));
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::MatMul => {
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let (a, b) = (xs[0], xs[1]);
+            let at = e.op(OpKind::Transpose, vec![a])?;
+            let gb = e.op(OpKind::MatMul, vec![at, g])?;
+            let ga = match e.ty(b) {
+                Type::Tensor { shape, .. } if shape.len() == 2 => {
+                    let bt = e.op(OpKind::Transpose, vec![b])?;
+                    e.op(OpKind::MatMul, vec![g, bt])?
+                }
+                _ => {
+                    // The outer product g bᵀ as [m,1] x [1,k].
+                    let grow = e.op(OpKind::Pack, vec![g])?;
+                    let gcol = e.op(OpKind::Transpose, vec![grow])?;
+                    let brow = e.op(OpKind::Pack, vec![b])?;
+                    e.op(OpKind::MatMul, vec![gcol, brow])?
+                }
+            };
+            Ok(Vjp::Cotangents(vec![tan(Some(ga)), tan(Some(gb))]))
+        }
+        OpKind::Transpose => {
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            Ok(Vjp::Cotangents(vec![tan(Some(e.op(OpKind::Transpose, vec![g])?))]))
+        }
+        OpKind::Sum => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            Ok(Vjp::Cotangents(vec![tan(Some(e.full_like(g, xs[0])?))]))
+        }
+        OpKind::Tuple => {
+            let mut out = Vec::new();
+            for (i, &x) in xs.iter().enumerate() {
+                let t = e.ty(x);
+                out.push(Ct::Tan(project(e, &g[0], i, &t)?));
+            }
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::TupleGet(i) => {
+            let Type::Tuple(items) = e.ty(xs[0]) else {
+                return Err(AdError::Internal("tuple.get of a non-tuple".into()));
+            };
+            let mut parts = vec![Tan::Zero; items.len()];
+            if let Some(p) = parts.get_mut(*i as usize) {
+                *p = g[0].clone();
+            }
+            Ok(Vjp::Cotangents(vec![Ct::Tan(Tan::Tuple(parts))]))
+        }
+        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While => Ok(Vjp::Structural),
+    }
+}

@@ -1,0 +1,65 @@
+//! Dead-code elimination: removes ops none of whose results are used, unless they
+//! have an effect (`print`, or a call of a function that may print).
+//! Control-flow ops are kept whole when any result is used.
+
+use std::collections::HashSet;
+
+use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
+
+/// Whether calling `f` may have an effect (it prints, directly or through calls).
+pub fn may_print(module: &Module, f: FuncRef) -> bool {
+    fn walk(module: &Module, f: FuncRef, seen: &mut HashSet<FuncRef>) -> bool {
+        if !seen.insert(f) {
+            return false;
+        }
+        let Some(func) = module.functions.get(f) else { return true };
+        func.ops.iter().any(|(_, op)| match op.kind {
+            OpKind::Print => true,
+            OpKind::Call(g) => walk(module, g, seen),
+            _ => false,
+        })
+    }
+    walk(module, f, &mut HashSet::new())
+}
+
+fn effectful(module: &Module, kind: &OpKind) -> bool {
+    match kind {
+        OpKind::Print => true,
+        OpKind::Call(g) => may_print(module, *g),
+        _ => false,
+    }
+}
+
+fn mark(module: &Module, f: &Function, r: &Region, live: &mut HashSet<ValueId>, dead: &mut HashSet<OpId>) {
+    live.extend(r.yields.iter().copied());
+    for &id in r.ops.iter().rev() {
+        let op = &f.ops[id];
+        if effectful(module, &op.kind) || op.results.iter().any(|v| live.contains(v)) {
+            live.extend(op.operands.iter().copied());
+            for nr in &op.regions {
+                mark(module, f, nr, live, dead);
+            }
+        } else {
+            dead.insert(id);
+        }
+    }
+}
+
+/// Removes dead ops from `f`; returns whether anything changed.
+pub fn dce(module: &mut Module, f: FuncRef) -> bool {
+    let mut dead = HashSet::new();
+    let func = &module.functions[f];
+    mark(module, func, &func.body, &mut HashSet::new(), &mut dead);
+    if dead.is_empty() {
+        return false;
+    }
+    let func = &mut module.functions[f];
+    func.body.ops.retain(|id| !dead.contains(id));
+    let ids: Vec<OpId> = func.ops.iter().map(|(id, _)| id).collect();
+    for id in ids {
+        for r in &mut func.ops[id].regions {
+            r.ops.retain(|o| !dead.contains(o));
+        }
+    }
+    true
+}

@@ -1,0 +1,42 @@
+//! Rewriting uses of values: after a pass decides that value `a` equals value `b`,
+//! every operand and yield naming `a` is made to name `b`.
+
+use std::collections::HashMap;
+
+use crate::ir::{Function, Region, ValueId};
+
+fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    while let Some(&w) = map.get(&v) {
+        if w == v {
+            break;
+        }
+        v = w;
+    }
+    v
+}
+
+fn region(f: &mut Function, r: &mut Region, map: &HashMap<ValueId, ValueId>) {
+    for y in &mut r.yields {
+        *y = resolve(map, *y);
+    }
+    for &id in &r.ops.clone() {
+        let mut op = std::mem::replace(&mut f.ops[id], crate::ir::Op { kind: crate::ir::OpKind::Tuple, operands: vec![], results: vec![], regions: vec![] });
+        for x in &mut op.operands {
+            *x = resolve(map, *x);
+        }
+        for nr in &mut op.regions {
+            region(f, nr, map);
+        }
+        f.ops[id] = op;
+    }
+}
+
+/// Replaces every use of a key of `map` by its (transitively resolved) value.
+pub fn apply(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
+    if map.is_empty() {
+        return;
+    }
+    let mut body = std::mem::take(&mut f.body);
+    region(f, &mut body, map);
+    f.body = body;
+}
