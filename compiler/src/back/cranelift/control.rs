@@ -2,7 +2,8 @@
 //! parameters carry the flattened loop-carried and result values; loops also
 //! stop once a run-time error is recorded. Calls pass the context first. Each
 //! function's entry checks the call depth and the stack pointer against the
-//! context's limits and, past them, records `RecursionLimit` and returns zeros.
+//! context's limits and, past them, records `RecursionLimit` and returns zeros;
+//! once any error is recorded, calls return zeros at once.
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
 use mad_runtime::jit::MAX_CALL_DEPTH;
@@ -173,7 +174,11 @@ impl FnLower<'_, '_> {
         let sp = self.b.ins().get_stack_pointer(types::I64);
         let too_deep = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_CALL_DEPTH as i64);
         let too_low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
-        let bail = self.b.ins().bor(too_deep, too_low);
+        let limits = self.b.ins().bor(too_deep, too_low);
+        // Once an error is recorded, calls return at once (the result is discarded).
+        let ok = self.no_error();
+        let failed = self.b.ins().bxor_imm_s(ok, 1);
+        let bail = self.b.ins().bor(limits, failed);
         let bail_b = self.b.create_block();
         let body_b = self.b.create_block();
         self.b.set_cold_block(bail_b);
