@@ -63,7 +63,7 @@ impl FnLower<'_, '_> {
     }
 
     pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
-        let cond = self.get(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?[0];
+        let cond = self.get1(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?;
         let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);
         let then_b = self.b.create_block();
         let else_b = self.b.create_block();
@@ -87,7 +87,7 @@ impl FnLower<'_, '_> {
     pub fn lower_for(&mut self, op: &Op) -> Result<(), JitError> {
         let [lo, hi, ref init @ ..] = op.operands[..] else { return Err(unsupported("scf.for needs bounds")) };
         let body = self.region(op, 0)?;
-        let (lo, hi) = (self.get(lo)?[0], self.get(hi)?[0]);
+        let (lo, hi) = (self.get1(lo)?, self.get1(hi)?);
         let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
         let init = self.get_many_as(init, &result_tys)?;
         let carried_tys = self.types_of(&op.results);
@@ -143,7 +143,7 @@ impl FnLower<'_, '_> {
         let carried = self.b.block_params(header).to_vec();
         self.set_many_from(&cond_r.args, &result_tys, &carried)?;
         self.lower_ops(&cond_r.ops)?;
-        let c = self.get(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?[0];
+        let c = self.get1(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?;
         let ok = self.no_error();
         let go = self.b.ins().band(c, ok);
         self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
