@@ -227,3 +227,24 @@ fn clif_text_names_every_function() {
     assert!(text.contains("; fn fact"), "{text}");
     assert!(text.contains("function u0:0"), "{text}");
 }
+
+#[test]
+fn malformed_ir_is_an_error_not_a_panic() {
+    let mut f = Function::new("bad", &[], Type::F64);
+    let dangling = f.new_value(Type::F64);
+    let b = Builder::new(&mut f);
+    b.finish(vec![dangling]);
+    let mut m = Module::new();
+    m.add_function(f);
+    assert!(matches!(JitModule::compile(&m), Err(mad::back::cranelift::JitError::Unsupported(_))));
+
+    let mut f = Function::new("bad_op", &[Type::BOOL], Type::BOOL);
+    let x = f.params()[0];
+    let mut b = Builder::new(&mut f);
+    let r = b.op1(OpKind::Unary(UnaryOp::Sqrt), vec![x], Type::BOOL);
+    b.finish(vec![r]);
+    let mut m = Module::new();
+    m.add_function(f);
+    let e = JitModule::compile(&m).err().expect("sqrt of bool is rejected");
+    assert!(e.to_string().contains("sqrt"), "{e}");
+}

@@ -13,7 +13,7 @@ fn region(f: &Function, r: &Region, scopes: &mut Vec<HashMap<Key, Vec<ValueId>>>
     scopes.push(HashMap::new());
     for &id in &r.ops {
         let op = &f.ops[id];
-        if op.regions.is_empty() && !matches!(op.kind, OpKind::Print | OpKind::Call(_)) {
+        if op.regions.is_empty() && !matches!(op.kind, OpKind::Print | OpKind::PrintStr(_) | OpKind::Call(_)) {
             let operands: Vec<ValueId> = op.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
             // Types are part of the key: `tensor.full` declares its result type.
             let tys: Vec<String> = op.results.iter().map(|&v| f.ty(v).to_string()).collect();

@@ -14,7 +14,7 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
         }
         let Some(func) = module.functions.get(f) else { return true };
         func.ops.iter().any(|(_, op)| match op.kind {
-            OpKind::Print => true,
+            OpKind::Print | OpKind::PrintStr(_) => true,
             OpKind::Call(g) => walk(module, g, seen),
             _ => false,
         })
@@ -24,7 +24,7 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
 
 fn effectful(module: &Module, kind: &OpKind) -> bool {
     match kind {
-        OpKind::Print => true,
+        OpKind::Print | OpKind::PrintStr(_) => true,
         OpKind::Call(g) => may_print(module, *g),
         _ => false,
     }

@@ -16,11 +16,13 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 /// A small deterministic generator seeded by proptest.
-pub struct Gen(u64);
+pub struct Gen(u64, bool);
 
 impl Gen {
-    pub fn new(seed: u64) -> Gen {
-        Gen(seed ^ 0x9E37_79B9_7F4A_7C15)
+    /// With `small_ints`, every `i64` is in -3..=5 (for programs whose loop
+    /// counts or allocation sizes come from their arguments).
+    pub fn new(seed: u64, small_ints: bool) -> Gen {
+        Gen(seed ^ 0x9E37_79B9_7F4A_7C15, small_ints)
     }
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -44,6 +46,7 @@ impl Gen {
     pub fn i64(&mut self) -> i64 {
         const SPECIAL: [i64; 6] = [i64::MIN, i64::MAX, -1, 0, 1, i64::MIN + 1];
         match self.below(10) {
+            _ if self.1 => self.below(9) as i64 - 3,
             0 => SPECIAL[self.below(SPECIAL.len() as u64) as usize],
             1 => self.next() as i64,
             _ => self.below(9) as i64 - 3,
@@ -61,8 +64,8 @@ impl Gen {
 
 /// Random arguments for a signature: symbolic extents agree within a call;
 /// dynamic ones usually share one extent and sometimes differ.
-pub fn gen_args(params: &[Type], seed: u64) -> Vec<Value> {
-    let mut g = Gen::new(seed);
+pub fn gen_args(params: &[Type], seed: u64, small_ints: bool) -> Vec<Value> {
+    let mut g = Gen::new(seed, small_ints);
     let base = g.below(5) as usize;
     let mut syms = HashMap::new();
     params.iter().map(|t| gen_value(t, &mut g, base, &mut syms)).collect()
@@ -131,8 +134,19 @@ fn same_result(a: &Result<Value, RtError>, b: &Result<Value, RtError>) -> bool {
 
 /// Runs `f` in both back ends and compares results and output.
 pub fn compare(m: &Module, jit: &JitModule, f: FuncRef, args: &[Value]) -> Result<(), String> {
-    let mut o1 = Vec::new();
-    let r1 = interp::call(m, f, args, &mut o1);
+    // The interpreter recurses on the host stack: give it the stack its docs ask for.
+    let (r1, o1) = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, || {
+                let mut o1 = Vec::new();
+                let r1 = interp::call(m, f, args, &mut o1);
+                (r1, o1)
+            })
+            .expect("spawn")
+            .join()
+            .expect("interpreter thread")
+    });
     let mut o2 = Vec::new();
     let r2 = jit.call(f, args, &mut o2);
     if same_result(&r1, &r2) && o1 == o2 {
@@ -150,10 +164,11 @@ pub fn compare(m: &Module, jit: &JitModule, f: FuncRef, args: &[Value]) -> Resul
 /// `cases` random argument lists.
 pub fn diff_text(text: &str, cases: u32) {
     let m = parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    diff_module(&m, cases, text);
+    diff_module(&m, cases, text, false);
 }
 
-pub fn diff_module(m: &Module, cases: u32, what: &str) {
+/// As [`diff_text`] for a parsed module; `small_ints` as in [`Gen::new`].
+pub fn diff_module(m: &Module, cases: u32, what: &str, small_ints: bool) {
     if let Err(es) = validate_module(m) {
         panic!("invalid IR: {es:?}\n{what}");
     }
@@ -163,7 +178,7 @@ pub fn diff_module(m: &Module, cases: u32, what: &str) {
         let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
         runner
             .run(&any::<u64>(), |seed| {
-                let args = gen_args(&params, seed);
+                let args = gen_args(&params, seed, small_ints);
                 compare(m, &jit, h, &args).map_err(TestCaseError::fail)
             })
             .unwrap_or_else(|e| panic!("function `{}`: {e}\n{what}", f.name));

@@ -30,6 +30,8 @@ pub struct JitContext<'a> {
     /// Compiled functions record a recursion error when the stack pointer is below this.
     pub stack_limit: u64,
     error: Option<RtError>,
+    // Boxed so that a tensor's address stays fixed while the vector grows.
+    #[allow(clippy::vec_box)]
     arena: Vec<Box<Tensor>>,
     out: Vec<u8>,
     layouts: &'a [FlatLayout],

@@ -9,11 +9,11 @@ use crate::value::{ScalarKind, Value};
 
 /// `op x` on a scalar.
 pub fn unary(op: UnaryOp, x: &Value) -> Result<Value, RtError> {
-    match x {
-        &Value::F64(x) if op != UnaryOp::Not => Ok(Value::F64(op.f64(x))),
-        &Value::F32(x) if op != UnaryOp::Not => Ok(Value::F32(op.f32(x))),
-        &Value::I64(x) => op.i64(x).map(Value::I64),
-        &Value::Bool(b) if op == UnaryOp::Not => Ok(Value::Bool(!b)),
+    match *x {
+        Value::F64(x) if op != UnaryOp::Not => Ok(Value::F64(op.f64(x))),
+        Value::F32(x) if op != UnaryOp::Not => Ok(Value::F32(op.f32(x))),
+        Value::I64(x) => op.i64(x).map(Value::I64),
+        Value::Bool(b) if op == UnaryOp::Not => Ok(Value::Bool(!b)),
         _ => Err(RtError::BadOperand(op.name())),
     }
 }

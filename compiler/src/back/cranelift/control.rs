@@ -2,7 +2,8 @@
 //! parameters carry the flattened loop-carried and result values; loops also
 //! stop once a run-time error is recorded. Calls pass the context first. Each
 //! function's entry checks the call depth and the stack pointer against the
-//! context's limits and, past them, records `RecursionLimit` and returns zeros.
+//! context's limits and, past them, records `RecursionLimit` and returns zeros;
+//! once any error is recorded, calls return zeros at once.
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
 use mad_runtime::jit::MAX_CALL_DEPTH;
@@ -72,7 +73,7 @@ impl FnLower<'_, '_> {
     }
 
     pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
-        let cond = self.get(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?[0];
+        let cond = self.get1(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?;
         let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);
         let then_b = self.b.create_block();
         let else_b = self.b.create_block();
@@ -96,7 +97,7 @@ impl FnLower<'_, '_> {
     pub fn lower_for(&mut self, op: &Op) -> Result<(), JitError> {
         let [lo, hi, ref init @ ..] = op.operands[..] else { return Err(unsupported("scf.for needs bounds")) };
         let body = self.region(op, 0)?;
-        let (lo, hi) = (self.get(lo)?[0], self.get(hi)?[0]);
+        let (lo, hi) = (self.get1(lo)?, self.get1(hi)?);
         let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
         let init = self.get_many_as(init, &result_tys)?;
         let carried_tys = self.types_of(&op.results);
@@ -152,7 +153,7 @@ impl FnLower<'_, '_> {
         let carried = self.b.block_params(header).to_vec();
         self.set_many_from(&cond_r.args, &result_tys, &carried)?;
         self.lower_ops(&cond_r.ops)?;
-        let c = self.get(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?[0];
+        let c = self.get1(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?;
         let ok = self.no_error();
         let go = self.b.ins().band(c, ok);
         self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
@@ -183,7 +184,11 @@ impl FnLower<'_, '_> {
         let sp = self.b.ins().get_stack_pointer(types::I64);
         let too_deep = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_CALL_DEPTH as i64);
         let too_low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
-        let bail = self.b.ins().bor(too_deep, too_low);
+        let limits = self.b.ins().bor(too_deep, too_low);
+        // Once an error is recorded, calls return at once (the result is discarded).
+        let ok = self.no_error();
+        let failed = self.b.ins().bxor_imm_s(ok, 1);
+        let bail = self.b.ins().bor(limits, failed);
         let bail_b = self.b.create_block();
         let body_b = self.b.create_block();
         self.b.set_cold_block(bail_b);

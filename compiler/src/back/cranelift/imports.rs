@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::{AbiParam, Function, FuncRef, Signature, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_jit::JITBuilder;
-use cranelift_module::{FuncId, Linkage, Module, ModuleError};
+use cranelift_module::{FuncId, Linkage, Module};
 
 /// A routine compiled code calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,7 +88,7 @@ impl Imports {
         func: &mut Function,
         cache: &mut HashMap<Routine, FuncRef>,
         r: Routine,
-    ) -> Result<FuncRef, ModuleError> {
+    ) -> Result<FuncRef, String> {
         if let Some(f) = cache.get(&r) {
             return Ok(*f);
         }
@@ -96,7 +96,7 @@ impl Imports {
             Some(id) => *id,
             None => {
                 let sig = r.signature(module.isa().default_call_conv());
-                let id = module.declare_function(r.symbol(), Linkage::Import, &sig)?;
+                let id = module.declare_function(r.symbol(), Linkage::Import, &sig).map_err(|e| e.to_string())?;
                 self.declared.insert(r, id);
                 id
             }

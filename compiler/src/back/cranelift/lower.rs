@@ -79,6 +79,16 @@ impl<'a, 'b> FnLower<'a, 'b> {
             .ok_or_else(|| unsupported(format!("value {v:?} used before it is defined in `{}`", self.f.name)))
     }
 
+    /// The single slot of a scalar value.
+    pub fn get1(&self, v: ValueId) -> Result<Value, JitError> {
+        self.get(v)?.first().copied().ok_or_else(|| unsupported(format!("value {v:?} is not a scalar")))
+    }
+
+    /// Operand `i` of `op`.
+    pub fn operand(&self, op: &ir::Op, i: usize) -> Result<ValueId, JitError> {
+        op.operands.get(i).copied().ok_or_else(|| unsupported(format!("`{}` is missing operand {i}", op.kind.name())))
+    }
+
     pub fn set(&mut self, v: ValueId, slots: Vec<Value>) {
         if self.vals.len() <= v.index() {
             self.vals.resize(v.index() + 1, None);
@@ -110,7 +120,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
     pub fn routine(&mut self, r: Routine) -> Result<FuncRef, JitError> {
         self.imports
             .func_ref(self.module, self.b.func, &mut self.routines, r)
-            .map_err(|e| JitError::Module(e.to_string()))
+            .map_err(JitError::Module)
     }
 
     pub fn call_routine(&mut self, r: Routine, args: &[Value]) -> Result<Vec<Value>, JitError> {
@@ -321,7 +331,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Unary(u) => {
                 let r = self.one_result(op)?;
-                self.elementwise_unary(*u, op.operands[0], r)?;
+                self.elementwise_unary(*u, self.operand(op, 0)?, r)?;
             }
             OpKind::Binary(bop) => {
                 let r = self.one_result(op)?;
@@ -330,12 +340,12 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Cast(k) => {
                 let r = self.one_result(op)?;
-                self.elementwise_cast(*k, op.operands[0], r)?;
+                self.elementwise_cast(*k, self.operand(op, 0)?, r)?;
             }
             OpKind::Select => {
                 let r = self.one_result(op)?;
                 let [c, a, b] = op.operands[..] else { return Err(unsupported("select needs three operands")) };
-                let c = self.get(c)?[0];
+                let c = self.get1(c)?;
                 let rt = self.ty(r);
                 let (a, b) = (self.get_as(a, rt)?, self.get_as(b, rt)?);
                 let out = a.iter().zip(&b).map(|(x, y)| self.b.ins().select(c, *x, *y)).collect();
@@ -352,22 +362,22 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Extract(i) => {
                 let r = self.one_result(op)?;
-                self.small_extract(op.operands[0], *i, r)?;
+                self.small_extract(self.operand(op, 0)?, *i, r)?;
             }
             OpKind::Index => {
                 let r = self.one_result(op)?;
-                self.small_index(op.operands[0], &op.operands[1..], r)?;
+                self.small_index(self.operand(op, 0)?, op.operands.get(1..).unwrap_or(&[]), r)?;
             }
             OpKind::Insert => {
                 let r = self.one_result(op)?;
                 if op.operands.len() < 2 {
                     return Err(unsupported("tensor.insert needs a tensor and a value"));
                 }
-                self.small_insert(op.operands[0], op.operands[1], &op.operands[2..], r)?;
+                self.small_insert(self.operand(op, 0)?, op.operands[1], &op.operands[2..], r)?;
             }
             OpKind::DimOf(axis) => {
                 let r = self.one_result(op)?;
-                self.small_dim(op.operands[0], *axis, r)?;
+                self.small_dim(self.operand(op, 0)?, *axis, r)?;
             }
             OpKind::MatMul => {
                 let r = self.one_result(op)?;
@@ -376,11 +386,11 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Transpose => {
                 let r = self.one_result(op)?;
-                self.small_transpose(op.operands[0], r)?;
+                self.small_transpose(self.operand(op, 0)?, r)?;
             }
             OpKind::Sum => {
                 let r = self.one_result(op)?;
-                self.small_sum(op.operands[0], r)?;
+                self.small_sum(self.operand(op, 0)?, r)?;
             }
             OpKind::Tuple => {
                 let r = self.one_result(op)?;
@@ -390,7 +400,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::TupleGet(i) => {
                 let r = self.one_result(op)?;
-                let t = op.operands[0];
+                let t = self.operand(op, 0)?;
                 let Type::Tuple(items) = self.ty(t) else { return Err(unsupported("tuple.get of a non-tuple")) };
                 let i = *i as usize;
                 if i >= items.len() {
@@ -402,7 +412,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 self.set(r, slots);
             }
             OpKind::Call(callee) => self.lower_call(*callee, &op.operands, &op.results)?,
-            OpKind::Print => self.lower_print(op.operands[0], &op.results)?,
+            OpKind::Print => self.lower_print(self.operand(op, 0)?, &op.results)?,
             OpKind::PrintStr(text) => self.lower_print_str(text, &op.results)?,
             OpKind::If => self.lower_if(op)?,
             OpKind::For => self.lower_for(op)?,

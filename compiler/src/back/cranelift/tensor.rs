@@ -66,12 +66,12 @@ impl FnLower<'_, '_> {
             return Err(unsupported("tensor.full needs one extent per axis"));
         }
         for (&e, &want) in extents.iter().zip(&shape) {
-            let e = self.get(e)?[0];
+            let e = self.get1(e)?;
             let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, e, want as i64);
             let w = self.b.ins().iconst(types::I64, want as i64);
             self.error_if(bad, Routine::ErrorExtent, &[e, w])?;
         }
-        let x = self.get(v)?[0];
+        let x = self.get1(v)?;
         self.set(r, vec![x; shape.iter().product()]);
         Ok(())
     }
@@ -96,7 +96,7 @@ impl FnLower<'_, '_> {
         }
         let mut off = self.b.ins().iconst(types::I64, 0);
         for (axis, &iv) in idx.iter().enumerate() {
-            let i = self.get(iv)?[0];
+            let i = self.get1(iv)?;
             let len = shape[axis] as i64;
             let oob = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, i, len);
             let lenv = self.b.ins().iconst(types::I64, len);
