@@ -271,7 +271,7 @@ impl ErrorKind {
             }
             ErrorKind::UnknownStencil { .. } => vec!["stencils are vertex edge face diamond ring pair".into()],
             ErrorKind::BadCast { .. } => {
-                vec!["`as` converts between f64, f32 and i64, and from bool to i64".into()]
+                vec!["`as` converts between f64, f32 and i64, and from bool to i64; elementwise between tensors of one shape".into()]
             }
             ErrorKind::StringValue => vec!["use it directly as `print(\"...\")`".into()],
             _ => Vec::new(),

@@ -320,12 +320,14 @@ impl Items {
             ast::TypeExprKind::Array(elem, n) => {
                 let e = self.resolve_type(elem, file);
                 self.check_element(&e, file, elem.span);
-                SurfaceType::Array(Box::new(e), *n)
+                SurfaceType::array(e, *n)
             }
             ast::TypeExprKind::Slice(elem) => {
                 let e = self.resolve_type(elem, file);
-                self.check_element(&e, file, elem.span);
-                if e == SurfaceType::F64 { SurfaceType::Vector } else { SurfaceType::Slice(Box::new(e)) }
+                if e != SurfaceType::Vector {
+                    self.check_element(&e, file, elem.span);
+                }
+                SurfaceType::slice(e)
             }
             ast::TypeExprKind::Tuple(items) => {
                 SurfaceType::Tuple(items.iter().map(|t| self.resolve_type(t, file)).collect())

@@ -19,6 +19,7 @@ pub mod builtins;
 pub mod call;
 pub mod consts;
 pub mod control;
+pub mod dynlit;
 pub mod env;
 pub mod expr;
 pub mod ops;
