@@ -264,6 +264,12 @@ impl Items {
 
     /// Adds a definition, reporting a duplicate unless it is a new overload.
     fn define(&mut self, module: ModId, name: &ast::Ident, def: Def, file: usize) {
+        if matches!(def, Def::Fn(_) | Def::Const(_))
+            && crate::front::lower::builtins::DIFF_OPERATORS.contains(&name.node.as_str())
+        {
+            self.error(ErrorKind::Reserved { name: name.node.clone() }, file, name.span);
+            return;
+        }
         let existing = self.modules[module].items.get(&name.node).cloned().unwrap_or_default();
         for e in &existing {
             let clash = match (*e, def) {
@@ -429,9 +435,15 @@ impl Items {
     /// The definitions a single name has in `from`: its own items, its imports,
     /// glob imports, then enclosing modules (innermost first). Builtins and the
     /// prelude are looked up by the caller after this.
+    /// The standard library never sees the user's top-level items: a user `sqrt` does not
+    /// change what `std::vec::norm` calls.
     pub fn lookup_local_items(&self, from: ModId, name: &str) -> Option<Vec<Def>> {
+        let in_std = self.prelude.contains(&from);
         let mut cur = Some(from);
         while let Some(m) = cur {
+            if in_std && m == ROOT {
+                break;
+            }
             let ms = &self.modules[m];
             if let Some(d) = ms.items.get(name) {
                 return Some(d.clone());
