@@ -170,13 +170,31 @@ impl Items {
     /// Registers the items of a module (recursively for nested `mod`s).
     pub fn collect(&mut self, module: ModId, file: usize, items: &[ast::Item], user: bool) {
         for item in items {
+            if !matches!(item.kind, ast::ItemKind::Fn(_)) {
+                for a in &item.attrs {
+                    let help = Some("attributes apply to `fn` items only".to_string());
+                    self.error(ErrorKind::UnknownAttribute { name: a.name.node.clone(), help }, file, a.span);
+                }
+            }
             match &item.kind {
                 ast::ItemKind::Fn(decl) => {
-                    let params = decl.params.iter().map(|p| self.resolve_type(&p.ty, file)).collect();
+                    let params: Vec<SurfaceType> =
+                        decl.params.iter().map(|p| self.resolve_type(&p.ty, file)).collect();
                     let ret = match &decl.ret {
                         Some(t) => self.resolve_type(t, file),
                         None => SurfaceType::unit(),
                     };
+                    let mut typed: Vec<(Span, &SurfaceType)> =
+                        decl.params.iter().zip(&params).map(|(p, t)| (p.ty.span, t)).collect();
+                    if let Some(t) = &decl.ret {
+                        typed.push((t.span, &ret));
+                    }
+                    let bad: Vec<Span> = typed.into_iter().filter(|(_, t)| has_stencil(t)).map(|(s, _)| s).collect();
+                    for span in bad {
+                        let detail =
+                            "functions cannot take or return element handles; pass the values read with them".to_string();
+                        self.error(ErrorKind::HandleMisuse { detail }, file, span);
+                    }
                     let idx = self.fns.len();
                     self.fns.push(FnItem {
                         qual: self.modules[module].qualify(&decl.name.node),
@@ -501,5 +519,15 @@ impl Items {
             out.extend(self.modules[m].items.keys().cloned());
         }
         out
+    }
+}
+
+/// Whether a type is or contains a mesh element handle.
+fn has_stencil(t: &SurfaceType) -> bool {
+    match t {
+        SurfaceType::Stencil(_) => true,
+        SurfaceType::Array(e, _) | SurfaceType::Slice(e) => has_stencil(e),
+        SurfaceType::Tuple(ts) => ts.iter().any(has_stencil),
+        _ => false,
     }
 }
