@@ -23,6 +23,10 @@ pub enum ErrorKind {
     /// E0104. No overload of a function accepts the argument types.
     /// Why: a call picks the overload whose parameter types match exactly. Example: `norm(1.0)`.
     NoOverload { name: String, args: String, candidates: Vec<String> },
+    /// E0104 as well. More than one overload matches once literal arguments adapt.
+    /// Why: a call must pick exactly one overload. Example: `f(1, 2)` with
+    /// `f(x: f64, n: i64)` and `f(n: i64, x: f64)`.
+    AmbiguousCall { name: String, args: String, candidates: Vec<String> },
     /// E0105. Assignment to a variable declared without `mut` (or to a parameter).
     /// Why: variables are immutable unless declared `let mut`. Example: `let x = 1; x = 2;`.
     AssignImmutable { name: String, declared: Option<Span> },
@@ -46,6 +50,9 @@ pub enum ErrorKind {
     /// by parameter types, but not twice with the same ones).
     /// Why: a name must mean one thing. Example: `const A: f64 = 1.0; const A: f64 = 2.0;`.
     Duplicate { name: String, first: Span },
+    /// E0111 as well. A function or constant named like a differentiation operator.
+    /// Why: `grad jvp vjp hessian jacobian` are reserved. Example: `fn grad(x: f64) -> f64 { x }`.
+    Reserved { name: String },
     /// E0112. Indexing a value that cannot be indexed, with a wrong number or type of indices.
     /// Why: vectors, arrays and slices take one `i64` index; matrices one or two.
     /// Example: `let x = 1.0; x[0]`.
@@ -123,14 +130,14 @@ impl ErrorKind {
             ErrorKind::TypeMismatch { .. } => "E0101",
             ErrorKind::BadOperands { .. } => "E0102",
             ErrorKind::ArgCount { .. } => "E0103",
-            ErrorKind::NoOverload { .. } => "E0104",
+            ErrorKind::NoOverload { .. } | ErrorKind::AmbiguousCall { .. } => "E0104",
             ErrorKind::AssignImmutable { .. } => "E0105",
             ErrorKind::OutsideLoop { .. } => "E0106",
             ErrorKind::UnknownType { .. } => "E0107",
             ErrorKind::UnknownField { .. } => "E0108",
             ErrorKind::NotCallable { .. } => "E0109",
             ErrorKind::ReturnMismatch { .. } => "E0110",
-            ErrorKind::Duplicate { .. } => "E0111",
+            ErrorKind::Duplicate { .. } | ErrorKind::Reserved { .. } => "E0111",
             ErrorKind::BadIndex { .. } => "E0112",
             ErrorKind::BadCast { .. } => "E0113",
             ErrorKind::NotConstant { .. } => "E0114",
@@ -170,6 +177,9 @@ impl ErrorKind {
             ErrorKind::ArgCount { name, expected, found } => {
                 format!("`{name}` expects {expected} argument(s), found {found}")
             }
+            ErrorKind::AmbiguousCall { name, args, .. } => {
+                format!("call of `{name}` with arguments ({args}) is ambiguous")
+            }
             ErrorKind::NoOverload { name, args, .. } => {
                 format!("no overload of `{name}` takes arguments ({args})")
             }
@@ -182,6 +192,9 @@ impl ErrorKind {
                 format!("wrong return type: expected {expected}, found {found}")
             }
             ErrorKind::Duplicate { name, .. } => format!("`{name}` is defined more than once"),
+            ErrorKind::Reserved { name } => {
+                format!("`{name}` is a differentiation operator and cannot be redefined")
+            }
             ErrorKind::BadIndex { ty, detail } => format!("cannot index {ty}: {detail}"),
             ErrorKind::BadCast { from, to } => format!("cannot cast {from} as {to}"),
             ErrorKind::NotConstant { what } => format!("{what} must be a constant expression"),
@@ -220,6 +233,7 @@ impl ErrorKind {
             ErrorKind::BadOperands { lhs, rhs: None, .. } => format!("operand is {lhs}"),
             ErrorKind::ArgCount { expected, .. } => format!("expected {expected} argument(s)"),
             ErrorKind::NoOverload { args, .. } => format!("called with ({args})"),
+            ErrorKind::AmbiguousCall { .. } => "more than one overload matches".into(),
             ErrorKind::AssignImmutable { .. } => "cannot assign".into(),
             ErrorKind::OutsideLoop { .. } => "not inside `for` or `while`".into(),
             ErrorKind::UnknownType { .. } => "not a type".into(),
@@ -227,6 +241,7 @@ impl ErrorKind {
             ErrorKind::NotCallable { .. } => "called here".into(),
             ErrorKind::ReturnMismatch { expected, found } => format!("expected {expected}, found {found}"),
             ErrorKind::Duplicate { .. } => "defined again here".into(),
+            ErrorKind::Reserved { .. } => "reserved name".into(),
             ErrorKind::BadIndex { .. } => "bad index".into(),
             ErrorKind::BadCast { .. } => "invalid cast".into(),
             ErrorKind::NotConstant { .. } => "not a constant".into(),
@@ -252,6 +267,14 @@ impl ErrorKind {
         match self {
             ErrorKind::UnknownName { suggestion: Some(s), .. } => vec![format!("did you mean `{s}`?")],
             ErrorKind::BadOperands { help: Some(h), .. } => vec![h.clone()],
+            ErrorKind::AmbiguousCall { candidates, .. } => {
+                let mut s = "each of these matches (write `1.0` for a float literal, or cast with `as`):".to_string();
+                for c in candidates {
+                    s.push_str("\n  ");
+                    s.push_str(c);
+                }
+                vec![s]
+            }
             ErrorKind::NoOverload { candidates, .. } if !candidates.is_empty() => {
                 let mut s = "candidates are:".to_string();
                 for c in candidates {
@@ -271,7 +294,7 @@ impl ErrorKind {
             }
             ErrorKind::UnknownStencil { .. } => vec!["stencils are vertex edge face diamond ring pair".into()],
             ErrorKind::BadCast { .. } => {
-                vec!["`as` converts between f64, f32 and i64, and from bool to i64".into()]
+                vec!["`as` converts between f64, f32 and i64, and from bool to i64; elementwise between tensors of one shape".into()]
             }
             ErrorKind::StringValue => vec!["use it directly as `print(\"...\")`".into()],
             _ => Vec::new(),

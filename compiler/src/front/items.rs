@@ -170,13 +170,31 @@ impl Items {
     /// Registers the items of a module (recursively for nested `mod`s).
     pub fn collect(&mut self, module: ModId, file: usize, items: &[ast::Item], user: bool) {
         for item in items {
+            if !matches!(item.kind, ast::ItemKind::Fn(_)) {
+                for a in &item.attrs {
+                    let help = Some("attributes apply to `fn` items only".to_string());
+                    self.error(ErrorKind::UnknownAttribute { name: a.name.node.clone(), help }, file, a.span);
+                }
+            }
             match &item.kind {
                 ast::ItemKind::Fn(decl) => {
-                    let params = decl.params.iter().map(|p| self.resolve_type(&p.ty, file)).collect();
+                    let params: Vec<SurfaceType> =
+                        decl.params.iter().map(|p| self.resolve_type(&p.ty, file)).collect();
                     let ret = match &decl.ret {
                         Some(t) => self.resolve_type(t, file),
                         None => SurfaceType::unit(),
                     };
+                    let mut typed: Vec<(Span, &SurfaceType)> =
+                        decl.params.iter().zip(&params).map(|(p, t)| (p.ty.span, t)).collect();
+                    if let Some(t) = &decl.ret {
+                        typed.push((t.span, &ret));
+                    }
+                    let bad: Vec<Span> = typed.into_iter().filter(|(_, t)| has_stencil(t)).map(|(s, _)| s).collect();
+                    for span in bad {
+                        let detail =
+                            "functions cannot take or return element handles; pass the values read with them".to_string();
+                        self.error(ErrorKind::HandleMisuse { detail }, file, span);
+                    }
                     let idx = self.fns.len();
                     self.fns.push(FnItem {
                         qual: self.modules[module].qualify(&decl.name.node),
@@ -264,6 +282,12 @@ impl Items {
 
     /// Adds a definition, reporting a duplicate unless it is a new overload.
     fn define(&mut self, module: ModId, name: &ast::Ident, def: Def, file: usize) {
+        if matches!(def, Def::Fn(_) | Def::Const(_))
+            && crate::front::lower::builtins::DIFF_OPERATORS.contains(&name.node.as_str())
+        {
+            self.error(ErrorKind::Reserved { name: name.node.clone() }, file, name.span);
+            return;
+        }
         let existing = self.modules[module].items.get(&name.node).cloned().unwrap_or_default();
         for e in &existing {
             let clash = match (*e, def) {
@@ -320,12 +344,14 @@ impl Items {
             ast::TypeExprKind::Array(elem, n) => {
                 let e = self.resolve_type(elem, file);
                 self.check_element(&e, file, elem.span);
-                SurfaceType::Array(Box::new(e), *n)
+                SurfaceType::array(e, *n)
             }
             ast::TypeExprKind::Slice(elem) => {
                 let e = self.resolve_type(elem, file);
-                self.check_element(&e, file, elem.span);
-                if e == SurfaceType::F64 { SurfaceType::Vector } else { SurfaceType::Slice(Box::new(e)) }
+                if e != SurfaceType::Vector {
+                    self.check_element(&e, file, elem.span);
+                }
+                SurfaceType::slice(e)
             }
             ast::TypeExprKind::Tuple(items) => {
                 SurfaceType::Tuple(items.iter().map(|t| self.resolve_type(t, file)).collect())
@@ -427,9 +453,15 @@ impl Items {
     /// The definitions a single name has in `from`: its own items, its imports,
     /// glob imports, then enclosing modules (innermost first). Builtins and the
     /// prelude are looked up by the caller after this.
+    /// The standard library never sees the user's top-level items: a user `sqrt` does not
+    /// change what `std::vec::norm` calls.
     pub fn lookup_local_items(&self, from: ModId, name: &str) -> Option<Vec<Def>> {
+        let in_std = self.prelude.contains(&from);
         let mut cur = Some(from);
         while let Some(m) = cur {
+            if in_std && m == ROOT {
+                break;
+            }
             let ms = &self.modules[m];
             if let Some(d) = ms.items.get(name) {
                 return Some(d.clone());
@@ -487,5 +519,15 @@ impl Items {
             out.extend(self.modules[m].items.keys().cloned());
         }
         out
+    }
+}
+
+/// Whether a type is or contains a mesh element handle.
+fn has_stencil(t: &SurfaceType) -> bool {
+    match t {
+        SurfaceType::Stencil(_) => true,
+        SurfaceType::Array(e, _) | SurfaceType::Slice(e) => has_stencil(e),
+        SurfaceType::Tuple(ts) => ts.iter().any(has_stencil),
+        _ => false,
     }
 }

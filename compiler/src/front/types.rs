@@ -188,6 +188,37 @@ impl SurfaceType {
         )
     }
 
+    /// The array type `[elem; n]` in canonical form: a vector or matrix type is the same
+    /// type as the array of the same shape, so `[f64; N]` (N from 2 to 4) is `vecN` and
+    /// `[vecC; R]` (R from 1 to 4) is `matRxC`.
+    pub fn array(elem: SurfaceType, n: u64) -> SurfaceType {
+        match elem {
+            SurfaceType::F64 if (2..=4).contains(&n) => SurfaceType::Vec(n as u8),
+            SurfaceType::Vec(c) if (1..=4).contains(&n) => SurfaceType::Mat(n as u8, c),
+            e => SurfaceType::Array(Box::new(e), n),
+        }
+    }
+
+    /// The slice type `[elem]` in canonical form: `[f64]` is `vector`, `[[f64]]` is `matrix`.
+    pub fn slice(elem: SurfaceType) -> SurfaceType {
+        match elem {
+            SurfaceType::F64 => SurfaceType::Vector,
+            SurfaceType::Vector => SurfaceType::Matrix,
+            e => SurfaceType::Slice(Box::new(e)),
+        }
+    }
+
+    /// The element type and length of a fixed-size array, vector or matrix (`vec3` is
+    /// `[f64; 3]`, `mat2x3` is `[vec3; 2]`).
+    pub fn as_array(&self) -> Option<(SurfaceType, u64)> {
+        match self {
+            SurfaceType::Array(t, n) => Some(((**t).clone(), *n)),
+            SurfaceType::Vec(n) => Some((SurfaceType::F64, *n as u64)),
+            SurfaceType::Mat(r, c) if *c >= 2 => Some((SurfaceType::Vec(*c), *r as u64)),
+            _ => None,
+        }
+    }
+
     /// Whether two types are compatible (equal, or one of them is the error type).
     pub fn compatible(&self, other: &SurfaceType) -> bool {
         if self.is_error() || other.is_error() {

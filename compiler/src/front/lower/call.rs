@@ -17,7 +17,7 @@ fn literal_fit(e: &Expr, t: &SurfaceType) -> Option<u32> {
     let float = super::ops::has_float_literal(e);
     match t {
         SurfaceType::I64 if !float => Some(0),
-        SurfaceType::F64 | SurfaceType::F32 if float => Some(0),
+        SurfaceType::F64 if float => Some(0),
         SurfaceType::F64 | SurfaceType::F32 => Some(1),
         SurfaceType::Error => Some(0),
         _ => None,
@@ -55,7 +55,12 @@ impl FnCx<'_, '_> {
                 return self.poison();
             }
             if let Some(defs) = self.g.items.lookup_local_items(self.module, n) {
-                return self.call_defs(&defs, &name, args, span, callee.span);
+                // A `use` of a library function keeps the prelude's overload set
+                // (the builtin `transpose` also takes a `matrix`).
+                let library = defs.iter().all(|d| matches!(d, Def::Fn(f) if !self.g.items.fns[*f].user));
+                if !(library && super::builtins::BUILTINS.contains(&n)) {
+                    return self.call_defs(&defs, &name, args, span, callee.span);
+                }
             }
             if super::builtins::DIFF_OPERATORS.contains(&n) {
                 self.error(ErrorKind::NoDifferentiation { name: n.to_string() }, callee.span);
@@ -162,7 +167,10 @@ impl FnCx<'_, '_> {
         if pre.iter().flatten().any(|t| t.ty.is_error()) {
             return None;
         }
-        let mut best: Option<(u32, usize)> = None;
+        // Step 1: literals at their default types; step 2: literals adapt. The first step
+        // with exactly one match picks it; more than one match is ambiguous.
+        let mut exact = Vec::new();
+        let mut adapted = Vec::new();
         for &f in fns {
             let params = &self.g.items.fns[f].params;
             if params.len() != args.len() {
@@ -179,20 +187,28 @@ impl FnCx<'_, '_> {
                     },
                 }
             }
-            if ok && best.is_none_or(|(c, _)| cost < c) {
-                best = Some((cost, f));
+            if ok {
+                if cost == 0 { exact.push(f) } else { adapted.push(f) }
             }
         }
-        let Some((_, f)) = best else {
-            let arg_tys: Vec<String> = pre
-                .iter()
-                .zip(args)
-                .map(|(t, a)| match t {
-                    Some(t) => t.ty.to_string(),
-                    None if super::ops::has_float_literal(a) => "f64".into(),
-                    None => "i64".into(),
-                })
-                .collect();
+        let arg_tys: Vec<String> = pre
+            .iter()
+            .zip(args)
+            .map(|(t, a)| match t {
+                Some(t) => t.ty.to_string(),
+                None if super::ops::has_float_literal(a) => "f64".into(),
+                None => "i64".into(),
+            })
+            .collect();
+        let matches = if exact.is_empty() { adapted } else { exact };
+        if matches.len() > 1 {
+            let mut candidates: Vec<String> = matches.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+            candidates.sort();
+            self.error(ErrorKind::AmbiguousCall { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);
+            return None;
+        }
+        let best = matches.first().map(|&f| (0, f));
+        let Some((_, f)): Option<(u32, usize)> = best else {
             let mut candidates: Vec<String> = fns.iter().map(|&f| self.g.items.fns[f].signature()).collect();
             candidates.sort();
             self.error(ErrorKind::NoOverload { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);

@@ -330,6 +330,14 @@ impl FnCx<'_, '_> {
         self.rebind(&carried, &snapshot);
         let r2 = self.b.end_region(y2);
 
+        // Without `else` the `then` branch must be unit.
+        if matches!(else_, Arm::Unit) {
+            let then_ty = if then_first { &t1.ty } else { &t2.ty };
+            if !then_ty.is_unit() && !then_ty.is_error() {
+                let found = then_ty.to_string();
+                self.error(ErrorKind::BranchMismatch { then_ty: found, else_ty: "() (no `else`)".into() }, else_span);
+            }
+        }
         let (then_r, else_r) = if then_first { (r1, r2) } else { (r2, r1) };
         let mut types = if want_value { vec![result_ty.ir_type()] } else { vec![] };
         types.extend(self.carried_types(&carried));

@@ -2,6 +2,7 @@
 //! indexing, fields, tuples and arrays.
 
 use super::ops::{has_float_literal, is_literal};
+use super::dynlit::is_dynamic_array;
 use super::{FnCx, Tv};
 use crate::front::diagnostics::{ErrorKind, suggest};
 use crate::front::items::Def;
@@ -269,10 +270,10 @@ impl FnCx<'_, '_> {
     }
 
     fn array_literal(&mut self, xs: &[Expr], span: Span, expected: Option<&SurfaceType>) -> Tv {
-        let elem_hint = match expected {
-            Some(SurfaceType::Array(t, _)) => Some((**t).clone()),
-            _ => None,
-        };
+        if let Some(ty) = expected.filter(|t| is_dynamic_array(t)) {
+            return self.dynamic_array_literal(xs, span, ty);
+        }
+        let elem_hint = expected.and_then(SurfaceType::as_array).map(|(t, _)| t);
         if xs.is_empty() {
             if let Some(SurfaceType::Array(t, 0)) = expected {
                 let ty = SurfaceType::Array(t.clone(), 0);
@@ -318,7 +319,7 @@ impl FnCx<'_, '_> {
             self.handle_escape(span);
             return self.poison();
         }
-        let ty = SurfaceType::Array(Box::new(elem), xs.len() as u64);
+        let ty = SurfaceType::array(elem, xs.len() as u64);
         self.b.set_span(span);
         let v = self.b.op1(OpKind::Pack, out, ty.ir_type());
         Tv { ty, v }
@@ -326,10 +327,10 @@ impl FnCx<'_, '_> {
 
     fn array_repeat(&mut self, value: &Expr, count: &Expr, span: Span, expected: Option<&SurfaceType>) -> Tv {
         let n = self.const_i64(count);
-        let elem_hint = match expected {
-            Some(SurfaceType::Array(t, _)) => Some((**t).clone()),
-            _ => None,
-        };
+        if let Some(ty) = expected.filter(|t| is_dynamic_array(t)) {
+            return self.dynamic_array_repeat(value, n, span, ty);
+        }
+        let elem_hint = expected.and_then(SurfaceType::as_array).map(|(t, _)| t);
         let tv = self.expr(value, elem_hint.as_ref());
         let Some(n) = n else { return self.poison() };
         if tv.ty.is_error() {
@@ -339,7 +340,7 @@ impl FnCx<'_, '_> {
             self.error(ErrorKind::BadElementType { ty: tv.ty.to_string() }, value.span);
             return self.poison();
         }
-        let ty = SurfaceType::Array(Box::new(tv.ty.clone()), n);
+        let ty = SurfaceType::array(tv.ty.clone(), n);
         self.b.set_span(span);
         let v = if tv.ty.scalar().is_some() {
             let c = self.i64c(n as i64);

@@ -19,6 +19,7 @@ pub mod builtins;
 pub mod call;
 pub mod consts;
 pub mod control;
+pub mod dynlit;
 pub mod env;
 pub mod expr;
 pub mod ops;
@@ -201,7 +202,13 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
             g.error(ErrorKind::UnknownAttribute { name: a.name.node.clone(), help }, file, a.name.span);
             continue;
         }
-        match a.args.iter().map(|i| i.node.as_str()).collect::<Vec<_>>().as_slice() {
+        let args = a.args.iter().map(|i| i.node.as_str()).collect::<Vec<_>>();
+        if mode.is_some() && matches!(args.as_slice(), ["tape"] | ["sct"]) {
+            let help = Some("give one `@ad(...)` per function".to_string());
+            g.error(ErrorKind::UnknownAttribute { name: "ad(...)".to_string(), help }, file, a.span);
+            continue;
+        }
+        match args.as_slice() {
             ["tape"] => mode = Some(ir::AdMode::Tape),
             ["sct"] => mode = Some(ir::AdMode::Sct),
             _ => {

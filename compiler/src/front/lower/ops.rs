@@ -278,9 +278,15 @@ impl FnCx<'_, '_> {
         if x.ty.is_error() || target.is_error() {
             return Tv { ty: target, v: x.v };
         }
-        let ok = match (&x.ty, &target) {
-            (from, to) if from.is_number() && to.is_number() => true,
-            (SurfaceType::Bool, SurfaceType::I64 | SurfaceType::Bool) => true,
+        let scalar_ok = |from: ScalarKind, to: ScalarKind| {
+            from == to || (from != ScalarKind::Bool && to != ScalarKind::Bool) || to == ScalarKind::I64
+        };
+        let ok = match (x.ty.ir_type(), target.ir_type()) {
+            (Type::Scalar(from), Type::Scalar(to)) => x.ty.scalar().is_some() && scalar_ok(from, to),
+            // Elementwise between tensors of the same shape.
+            (Type::Tensor { elem: from, shape: sa }, Type::Tensor { elem: to, shape: sb }) => {
+                x.ty.is_tensor() && target.is_tensor() && sa == sb && scalar_ok(from, to)
+            }
             _ => false,
         };
         if !ok {
@@ -292,7 +298,7 @@ impl FnCx<'_, '_> {
             return x;
         }
         self.b.set_span(span);
-        let k = target.scalar().unwrap_or(ScalarKind::F64);
+        let k = target.elem_kind().unwrap_or(ScalarKind::F64);
         let v = self.b.op1(OpKind::Cast(k), vec![x.v], target.ir_type());
         Tv { ty: target, v }
     }

@@ -216,12 +216,7 @@ impl FnCx<'_, '_> {
         self.b.set_span(span);
         Some(match (at, handle) {
             (InputAt::Neighbours, Some(Handle::Nbr(idx))) => {
-                let slice_ty = SurfaceType::Slice(Box::new(ty.clone()));
-                let slice_ty = if slice_ty == SurfaceType::Slice(Box::new(SurfaceType::F64)) {
-                    SurfaceType::Vector
-                } else {
-                    slice_ty
-                };
+                let slice_ty = SurfaceType::slice(ty.clone());
                 let s = self.input(&name, InputAt::Neighbours, slice_ty);
                 let v = self.b.op1(OpKind::Index, vec![s, idx], ty.ir_type());
                 Tv { ty, v }

@@ -1,0 +1,95 @@
+//! Array literals and repeats whose context is a dynamic type (`let v: vector = [1.0, 2.0];`,
+//! `let m: matrix = [[1, 2], [3, 4]];`, `let s: [vec3] = [v; 4];`): the value is built as a
+//! dynamic tensor of the literal's length, filled element by element.
+
+use super::{FnCx, Tv, zero_lit};
+use crate::front::diagnostics::ErrorKind;
+use crate::front::types::SurfaceType;
+use crate::ir::{Dim, OpKind, Type, ValueId};
+use mad_grammar::ast::{Expr, ExprKind};
+use mad_grammar::span::Span;
+
+/// Whether `ty` is a dynamic array type that an array literal can build.
+pub fn is_dynamic_array(ty: &SurfaceType) -> bool {
+    matches!(ty, SurfaceType::Vector | SurfaceType::Matrix | SurfaceType::Slice(_))
+}
+
+impl FnCx<'_, '_> {
+    /// `[x0, x1, ...]` where a dynamic array type `ty` is expected.
+    pub fn dynamic_array_literal(&mut self, xs: &[Expr], span: Span, ty: &SurfaceType) -> Tv {
+        let Some(elem) = ty.index_once() else { return self.poison() };
+        // The rows of a `matrix` are fixed-size here; their length comes from the first row.
+        let mut row = (elem != SurfaceType::Vector).then_some(elem);
+        let mut vals = Vec::new();
+        for x in xs {
+            let hint = match (&row, &x.kind) {
+                (Some(t), _) => Some(t.clone()),
+                (None, ExprKind::Array(ys)) => Some(SurfaceType::array(SurfaceType::F64, ys.len() as u64)),
+                _ => None,
+            };
+            let tv = self.expr(x, hint.as_ref());
+            let tv = match &row {
+                Some(t) => self.expect(tv, t, x.span),
+                None => {
+                    if !tv.ty.is_error() && !matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) {
+                        let found = tv.ty.to_string();
+                        self.error(ErrorKind::TypeMismatch { expected: "a row of f64".into(), found }, x.span);
+                        return self.poison();
+                    }
+                    row = Some(tv.ty.clone());
+                    tv
+                }
+            };
+            vals.push(tv.v);
+        }
+        let row = row.unwrap_or(SurfaceType::Array(Box::new(SurfaceType::F64), 0));
+        if row.contains_error() {
+            return self.poison();
+        }
+        self.b.set_span(span);
+        let v = self.fill_dynamic(ty, &row, &vals);
+        Tv { ty: ty.clone(), v }
+    }
+
+    /// `[value; n]` where a dynamic array type `ty` is expected.
+    pub fn dynamic_array_repeat(&mut self, value: &Expr, n: Option<u64>, span: Span, ty: &SurfaceType) -> Tv {
+        let Some(elem) = ty.index_once() else { return self.poison() };
+        let hint = (elem != SurfaceType::Vector).then_some(elem);
+        let tv = self.expr(value, hint.as_ref());
+        let tv = match &hint {
+            Some(t) => self.expect(tv, t, value.span),
+            None if tv.ty.is_error() || matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) => tv,
+            None => {
+                let found = tv.ty.to_string();
+                self.error(ErrorKind::TypeMismatch { expected: "a row of f64".into(), found }, value.span);
+                return self.poison();
+            }
+        };
+        let Some(n) = n else { return self.poison() };
+        if tv.ty.contains_error() {
+            return self.poison();
+        }
+        self.b.set_span(span);
+        let v = self.fill_dynamic(ty, &tv.ty, &vec![tv.v; n as usize]);
+        Tv { ty: ty.clone(), v }
+    }
+
+    /// A dynamic tensor of type `ty` with one element (of fixed type `elem`) per value.
+    fn fill_dynamic(&mut self, ty: &SurfaceType, elem: &SurfaceType, vals: &[ValueId]) -> ValueId {
+        let irt = ty.ir_type();
+        let kind = ty.elem_kind().unwrap_or(crate::ir::ScalarKind::F64);
+        let mut ops = vec![self.konst(zero_lit(kind)), self.i64c(vals.len() as i64)];
+        if let Type::Tensor { shape, .. } = elem.ir_type() {
+            for d in shape {
+                let n = if let Dim::Fixed(n) = d { n as i64 } else { 0 };
+                ops.push(self.i64c(n));
+            }
+        }
+        let mut acc = self.b.op1(OpKind::Full, ops, irt.clone());
+        for (i, &x) in vals.iter().enumerate() {
+            let idx = self.i64c(i as i64);
+            acc = self.b.op1(OpKind::Insert, vec![acc, x, idx], irt.clone());
+        }
+        acc
+    }
+}
