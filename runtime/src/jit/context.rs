@@ -21,6 +21,49 @@ pub const JIT_STACK_SIZE: usize = 256 << 20;
 /// Stack kept free below the limit for run-time routines and one frame.
 pub const STACK_MARGIN: usize = 8 << 20;
 
+/// Largest rank whose extents the header of a heap tensor stores inline.
+pub const HEAP_INLINE_RANK: usize = 4;
+
+/// A heap tensor as compiled code sees it: a `repr(C)` header that compiled code
+/// reads directly (element pointer, element count, rank, extents) in front of the
+/// owned [`Tensor`]. Heap tensors are immutable once allocated, so the header
+/// stays true for the tensor's life.
+#[repr(C)]
+pub struct HeapTensor {
+    /// The first element (row-major); dangling but non-null when empty.
+    pub data: *const u8,
+    pub numel: u64,
+    pub rank: u64,
+    /// Extents of the first [`HEAP_INLINE_RANK`] axes (0 beyond the rank).
+    pub dims: [u64; HEAP_INLINE_RANK],
+    pub tensor: Tensor,
+}
+
+pub const HEAP_OFFSET_DATA: i32 = std::mem::offset_of!(HeapTensor, data) as i32;
+pub const HEAP_OFFSET_NUMEL: i32 = std::mem::offset_of!(HeapTensor, numel) as i32;
+pub const HEAP_OFFSET_DIMS: i32 = std::mem::offset_of!(HeapTensor, dims) as i32;
+
+/// Zeroed words that compiled code reads instead of a null heap pointer's header
+/// (and instead of an empty tensor's elements), so inline loads never fault.
+pub static HEAP_ZEROS: [u64; 16] = [0; 16];
+
+impl HeapTensor {
+    pub fn new(tensor: Tensor) -> HeapTensor {
+        use crate::value::TensorData;
+        let data = match &tensor.data {
+            TensorData::F64(v) => v.as_ptr() as *const u8,
+            TensorData::F32(v) => v.as_ptr() as *const u8,
+            TensorData::I64(v) => v.as_ptr() as *const u8,
+            TensorData::Bool(v) => v.as_ptr() as *const u8,
+        };
+        let mut dims = [0u64; HEAP_INLINE_RANK];
+        for (d, n) in dims.iter_mut().zip(&tensor.shape) {
+            *d = *n as u64;
+        }
+        HeapTensor { data, numel: tensor.data.len() as u64, rank: tensor.shape.len() as u64, dims, tensor }
+    }
+}
+
 #[repr(C)]
 pub struct JitContext<'a> {
     /// 1 once an error is recorded (read by compiled loops and calls).
@@ -32,7 +75,7 @@ pub struct JitContext<'a> {
     error: Option<RtError>,
     // Boxed so that a tensor's address stays fixed while the vector grows.
     #[allow(clippy::vec_box)]
-    arena: Vec<Box<Tensor>>,
+    arena: Vec<Box<HeapTensor>>,
     out: Vec<u8>,
     layouts: &'a [FlatLayout],
     descs: &'a [ApplyDesc],
@@ -75,10 +118,11 @@ impl<'a> JitContext<'a> {
         self.error.take()
     }
 
-    /// Moves `t` into the arena; the pointer stays valid until [`JitContext::reset`].
-    pub fn alloc(&mut self, t: Tensor) -> *const Tensor {
-        let b = Box::new(t);
-        let p: *const Tensor = &*b;
+    /// Moves `t` into the arena; the pointer (to its [`HeapTensor`] header) stays
+    /// valid until [`JitContext::reset`].
+    pub fn alloc(&mut self, t: Tensor) -> *const HeapTensor {
+        let b = Box::new(HeapTensor::new(t));
+        let p: *const HeapTensor = &*b;
         self.arena.push(b);
         p
     }

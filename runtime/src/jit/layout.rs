@@ -197,7 +197,7 @@ impl FlatLayout {
 /// # Safety
 /// `s` must be 0 or a pointer returned by [`JitContext::alloc`] of a live arena.
 pub unsafe fn heap_ref<'t>(s: u64) -> Option<&'t Tensor> {
-    if s == 0 { None } else { Some(unsafe { &*(s as *const Tensor) }) }
+    if s == 0 { None } else { Some(unsafe { &(*(s as *const super::context::HeapTensor)).tensor }) }
 }
 
 #[cfg(test)]

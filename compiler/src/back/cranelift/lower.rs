@@ -319,6 +319,16 @@ impl<'a, 'b> FnLower<'a, 'b> {
             | OpKind::For
             | OpKind::While => None,
         };
+        if heap {
+            let inlined = match &op.kind {
+                OpKind::Index => self.try_heap_index(op)?,
+                OpKind::DimOf(axis) => self.try_heap_dim(op, *axis)?,
+                _ => false,
+            };
+            if inlined {
+                return Ok(());
+            }
+        }
         if let (true, Some(t)) = (heap, tensor_op) {
             let r = self.one_result(op)?;
             return self.apply(t, &op.operands, r);

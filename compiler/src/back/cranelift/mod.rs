@@ -18,6 +18,7 @@
 
 pub mod abi;
 pub mod control;
+pub mod heap;
 pub mod host;
 pub mod imports;
 pub mod layout;

@@ -1,0 +1,94 @@
+//! Inline reads of heap tensors: element loads and extents come straight from
+//! the `repr(C)` [`HeapTensor`](mad_runtime::jit::context::HeapTensor) header,
+//! without a run-time routine call, so a loop over a `[f64]` argument costs a
+//! bounds check and a load per element.
+//!
+//! A null heap slot (left by an error path) and an empty tensor read the static
+//! zero words [`HEAP_ZEROS`](mad_runtime::jit::context::HEAP_ZEROS) instead, so
+//! these loads never fault; the bounds check has already recorded the error.
+
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
+use mad_runtime::jit::context::{HEAP_INLINE_RANK, HEAP_OFFSET_DATA, HEAP_OFFSET_DIMS, HEAP_OFFSET_NUMEL, HEAP_ZEROS};
+use mad_runtime::jit::layout::FlatLayout;
+
+use super::JitError;
+use super::imports::Routine;
+use super::layout::{clif_kind, flat_layout};
+use super::lower::FnLower;
+use crate::ir::{Op, ScalarKind, Type};
+
+/// Bytes per element of a heap tensor of this kind (`Vec<bool>` stores bytes).
+fn elem_size(k: ScalarKind) -> i64 {
+    match k {
+        ScalarKind::F64 | ScalarKind::I64 => 8,
+        ScalarKind::F32 => 4,
+        ScalarKind::Bool => 1,
+    }
+}
+
+impl FnLower<'_, '_> {
+    fn zeros_addr(&mut self) -> Value {
+        self.b.ins().iconst(types::I64, HEAP_ZEROS.as_ptr() as i64)
+    }
+
+    /// The header address of a heap slot; null reads the zero words.
+    fn heap_header(&mut self, slot: Value) -> Value {
+        let zeros = self.zeros_addr();
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, slot, 0);
+        self.b.ins().select(null, zeros, slot)
+    }
+
+    /// Extent of `axis` (< [`HEAP_INLINE_RANK`]) read from the header.
+    fn heap_extent(&mut self, header: Value, axis: usize) -> Value {
+        self.b.ins().load(types::I64, MemFlagsData::trusted(), header, HEAP_OFFSET_DIMS + 8 * axis as i32)
+    }
+
+    /// `tensor.index` of a heap tensor down to one element, inline. Returns
+    /// `false` (emitting nothing) when the op is not of that form.
+    pub fn try_heap_index(&mut self, op: &Op) -> Result<bool, JitError> {
+        let (Some(&t), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(false) };
+        let FlatLayout::Heap { elem, shape } = flat_layout(self.ty(t)) else { return Ok(false) };
+        let idx = &op.operands[1..];
+        if !matches!(self.ty(r), Type::Scalar(_)) || idx.len() != shape.len() || shape.len() > HEAP_INLINE_RANK {
+            return Ok(false);
+        }
+        let slot = self.get1(t)?;
+        let header = self.heap_header(slot);
+        let mut off = self.b.ins().iconst(types::I64, 0);
+        for (axis, &iv) in idx.iter().enumerate() {
+            let i = self.get1(iv)?;
+            let n = self.heap_extent(header, axis);
+            let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
+            self.error_if(oob, Routine::ErrorIndex, &[i, n])?;
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let ci = self.b.ins().select(oob, zero, i);
+            let scaled = self.b.ins().imul(off, n);
+            off = self.b.ins().iadd(scaled, ci);
+        }
+        let data = self.b.ins().load(types::I64, MemFlagsData::trusted(), header, HEAP_OFFSET_DATA);
+        let numel = self.b.ins().load(types::I64, MemFlagsData::trusted(), header, HEAP_OFFSET_NUMEL);
+        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, numel, 0);
+        let zeros = self.zeros_addr();
+        let base = self.b.ins().select(empty, zeros, data);
+        let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
+        let addr = self.b.ins().iadd(base, bytes);
+        let v = self.b.ins().load(clif_kind(elem), MemFlagsData::trusted(), addr, 0);
+        self.set(r, vec![v]);
+        Ok(true)
+    }
+
+    /// `tensor.dim` of a heap tensor, inline.
+    pub fn try_heap_dim(&mut self, op: &Op, axis: u32) -> Result<bool, JitError> {
+        let (Some(&t), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(false) };
+        let FlatLayout::Heap { shape, .. } = flat_layout(self.ty(t)) else { return Ok(false) };
+        let axis = axis as usize;
+        if axis >= shape.len() || axis >= HEAP_INLINE_RANK {
+            return Ok(false);
+        }
+        let slot = self.get1(t)?;
+        let header = self.heap_header(slot);
+        let n = self.heap_extent(header, axis);
+        self.set(r, vec![n]);
+        Ok(true)
+    }
+}
