@@ -1,0 +1,3 @@
+//! Sparse Hessian/Jacobian structure.
+pub mod elements;
+pub use elements::ElementList;
