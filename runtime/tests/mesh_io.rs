@@ -2,12 +2,18 @@
 
 use mad_runtime::mesh::ply::{PlyEncoding, read_ply, write_ply};
 use mad_runtime::mesh::{
-    Degeneracy, Mesh, MeshError, MeshFormat, load_mesh, load_mesh_with_report, read_mesh, write_mesh,
+    Degeneracy, Mesh, MeshError, MeshFormat, load_mesh, load_mesh_with_report, read_mesh,
+    write_mesh,
 };
 
 fn tetra() -> Mesh {
     Mesh::new(
-        vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.1, 0.2, 0.7]],
+        vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.1, 0.2, 0.7],
+        ],
         vec![[0, 2, 1], [0, 1, 3], [1, 2, 3], [2, 0, 3]],
     )
     .unwrap()
@@ -40,7 +46,10 @@ fn ply_ascii_with_extra_properties_and_elements() {
                property list uchar int vertex_indices\r\nelement edge 1\r\nproperty int a\r\nproperty int b\r\nend_header\r\n\
                0 1 7 2\r\n1 0 7 2\r\n1 1 7 0.5\r\n9 3 2 1 0\r\n0 1\r\n";
     let (m, _) = read_ply(src.as_bytes()).unwrap();
-    assert_eq!(m.positions, vec![[1.0, 0.0, 2.0], [0.0, 1.0, 2.0], [1.0, 1.0, 0.5]]);
+    assert_eq!(
+        m.positions,
+        vec![[1.0, 0.0, 2.0], [0.0, 1.0, 2.0], [1.0, 1.0, 0.5]]
+    );
     assert_eq!(m.triangles, vec![[2, 1, 0]]);
 }
 
@@ -93,8 +102,14 @@ fn files_and_save_load_by_extension() {
         assert_eq!(load_mesh(p).unwrap(), m);
     }
     let missing = dir.join("missing.obj");
-    assert!(matches!(load_mesh(missing.to_str().unwrap()), Err(MeshError::Io { .. })));
-    assert!(matches!(load_mesh("mesh.stl"), Err(MeshError::UnknownFormat { .. })));
+    assert!(matches!(
+        load_mesh(missing.to_str().unwrap()),
+        Err(MeshError::Io { .. })
+    ));
+    assert!(matches!(
+        load_mesh("mesh.stl"),
+        Err(MeshError::UnknownFormat { .. })
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -124,7 +139,10 @@ fn malformed_obj_reports_the_line() {
     assert!(matches!(obj_err(base), MeshError::Empty { .. }));
     let mut bad = b"v 0 0 0\nv 1 0 0\n".to_vec();
     bad.extend_from_slice(&[0xff, 0xfe, b'\n']);
-    assert_eq!(read_mesh(&bad, MeshFormat::Obj).unwrap_err().line(), Some(3));
+    assert_eq!(
+        read_mesh(&bad, MeshFormat::Obj).unwrap_err().line(),
+        Some(3)
+    );
 }
 
 #[test]
@@ -132,13 +150,28 @@ fn malformed_off_reports_the_line() {
     assert_eq!(off_err("PFF\n1 1 0\n").line(), Some(1));
     assert_eq!(off_err("OFF\n3 1\n0 0 0\n1 0 0\n").line(), Some(4)); // truncated vertices
     assert_eq!(off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n").line(), Some(5)); // truncated faces
-    assert_eq!(off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n").line(), Some(6));
-    assert_eq!(off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n2 0 1\n").line(), Some(6));
-    assert_eq!(off_err("OFF\n3 1\n0 0 0\n1 0 NaN\n0 1 0\n3 0 1 2\n").line(), Some(4));
-    assert_eq!(off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n3 0 1\n").line(), Some(6));
+    assert_eq!(
+        off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n").line(),
+        Some(6)
+    );
+    assert_eq!(
+        off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n2 0 1\n").line(),
+        Some(6)
+    );
+    assert_eq!(
+        off_err("OFF\n3 1\n0 0 0\n1 0 NaN\n0 1 0\n3 0 1 2\n").line(),
+        Some(4)
+    );
+    assert_eq!(
+        off_err("OFF\n3 1\n0 0 0\n1 0 0\n0 1 0\n3 0 1\n").line(),
+        Some(6)
+    );
     assert_eq!(off_err("OFF\nthree 1\n").line(), Some(2));
     assert!(matches!(off_err("OFF\n0 0 0\n"), MeshError::Empty { .. }));
-    assert!(matches!(off_err("OFF\n3 0 0\n0 0 0\n1 0 0\n0 1 0\n"), MeshError::Empty { .. }));
+    assert!(matches!(
+        off_err("OFF\n3 0 0\n0 0 0\n1 0 0\n0 1 0\n"),
+        MeshError::Empty { .. }
+    ));
     assert_eq!(off_err("").line(), Some(1));
 }
 
@@ -147,13 +180,34 @@ fn malformed_ply_reports_line_or_byte() {
     let h = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
     let ok = format!("{h}0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n");
     assert!(read_ply(ok.as_bytes()).is_ok());
-    assert_eq!(ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n").as_bytes()).line(), Some(13));
-    assert_eq!(ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n").as_bytes()).line(), Some(12));
-    assert_eq!(ply_err(format!("{h}0 0 0\n1 x 0\n0 1 0\n3 0 1 2\n").as_bytes()).line(), Some(11));
-    assert_eq!(ply_err(format!("{h}0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n").as_bytes()).line(), Some(11));
-    assert_eq!(ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n2 0 1\n").as_bytes()).line(), Some(13));
-    assert_eq!(ply_err(b"ply\nformat ascii 1.0\nelement vertex 3\nproperty floot x\n").line(), Some(4));
-    assert_eq!(ply_err(b"ply\nformat ascii 1.0\nelement vertex 3\n").line(), Some(4));
+    assert_eq!(
+        ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n").as_bytes()).line(),
+        Some(13)
+    );
+    assert_eq!(
+        ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n").as_bytes()).line(),
+        Some(12)
+    );
+    assert_eq!(
+        ply_err(format!("{h}0 0 0\n1 x 0\n0 1 0\n3 0 1 2\n").as_bytes()).line(),
+        Some(11)
+    );
+    assert_eq!(
+        ply_err(format!("{h}0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n").as_bytes()).line(),
+        Some(11)
+    );
+    assert_eq!(
+        ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n2 0 1\n").as_bytes()).line(),
+        Some(13)
+    );
+    assert_eq!(
+        ply_err(b"ply\nformat ascii 1.0\nelement vertex 3\nproperty floot x\n").line(),
+        Some(4)
+    );
+    assert_eq!(
+        ply_err(b"ply\nformat ascii 1.0\nelement vertex 3\n").line(),
+        Some(4)
+    );
     assert_eq!(ply_err(b"plx\n").line(), Some(1));
 
     // Binary: truncation and a bad index report byte offsets.
@@ -176,7 +230,10 @@ fn degenerate_faces_are_reported_not_rejected() {
     let src = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 4\nf 1 2 3\nf 1 1 4\n";
     let (m, r) = read_mesh(src.as_bytes(), MeshFormat::Obj).unwrap();
     assert_eq!(m.triangles.len(), 3);
-    assert_eq!(r.degenerate_faces, vec![(1, Degeneracy::ZeroArea), (2, Degeneracy::RepeatedVertex)]);
+    assert_eq!(
+        r.degenerate_faces,
+        vec![(1, Degeneracy::ZeroArea), (2, Degeneracy::RepeatedVertex)]
+    );
     assert_eq!(r.warnings().len(), 2);
 }
 
@@ -184,14 +241,26 @@ fn degenerate_faces_are_reported_not_rejected() {
 fn mesh_new_validates() {
     assert!(Mesh::new(vec![[0.0; 3]], vec![[0, 0, 1]]).is_err());
     assert!(Mesh::new(vec![[0.0, f64::NAN, 0.0]; 3], vec![[0, 1, 2]]).is_err());
-    assert!(matches!(Mesh::new(vec![], vec![]), Err(MeshError::Empty { .. })));
+    assert!(matches!(
+        Mesh::new(vec![], vec![]),
+        Err(MeshError::Empty { .. })
+    ));
 }
 
 #[test]
 fn generator_specs_parse_and_reject_garbage() {
     assert_eq!(load_mesh("grid:3x4").unwrap().positions.len(), 12);
     assert_eq!(load_mesh("grid:5").unwrap().positions.len(), 25);
-    for bad in ["grid:1x5", "grid:ax3", "sphere:11", "sphere:-1", "disk:0", "torus:3", "torus:2,5", "cube:3"] {
+    for bad in [
+        "grid:1x5",
+        "grid:ax3",
+        "sphere:11",
+        "sphere:-1",
+        "disk:0",
+        "torus:3",
+        "torus:2,5",
+        "cube:3",
+    ] {
         let r = load_mesh_with_report(bad);
         assert!(r.is_err(), "{bad}");
     }

@@ -55,8 +55,14 @@ fn grid_counts_and_w1_edges() {
         // Interior edges get diamonds, boundary edges do not.
         let boundary_edges = 4 * (n - 1);
         assert_eq!(t.diamonds.len(), t.edges.len() - boundary_edges);
-        assert_eq!(t.edge_boundary.iter().filter(|b| **b).count(), boundary_edges);
-        assert_eq!(t.vertex_boundary.iter().filter(|b| **b).count(), 4 * (n - 1));
+        assert_eq!(
+            t.edge_boundary.iter().filter(|b| **b).count(),
+            boundary_edges
+        );
+        assert_eq!(
+            t.vertex_boundary.iter().filter(|b| **b).count(),
+            4 * (n - 1)
+        );
         assert!(t.ring_ordered.iter().all(|o| *o));
     }
     let m = grid(3, 5);
@@ -107,7 +113,10 @@ fn diamond_orientation_follows_faces() {
         assert!(d[0] < d[1]);
         let f1 = [d[0], d[1], d[2]];
         let f2 = [d[1], d[0], d[3]];
-        assert!(signed_area_z(&m, &f1) > 0.0 && signed_area_z(&m, &f2) > 0.0, "{d:?}");
+        assert!(
+            signed_area_z(&m, &f1) > 0.0 && signed_area_z(&m, &f2) > 0.0,
+            "{d:?}"
+        );
     }
 }
 
@@ -125,19 +134,30 @@ fn icosphere_counts_and_closedness() {
         assert!(t.vertex_boundary.iter().all(|b| !b));
         assert!(t.ring_ordered.iter().all(|o| *o));
         assert_eq!(t.ring_neighbors.len(), 2 * t.edges.len());
-        assert!(m.positions.iter().all(|p| ((p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt() - 1.0).abs() < 1e-14));
+        assert!(
+            m.positions
+                .iter()
+                .all(|p| ((p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt() - 1.0).abs() < 1e-14)
+        );
         // Outward orientation: positive signed volume.
         let vol: f64 = m
             .triangles
             .iter()
             .map(|t| {
                 let [a, b, c] = t.map(|v| m.positions[v as usize]);
-                a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0])
+                a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+                    + a[2] * (b[0] * c[1] - b[1] * c[0])
             })
             .sum::<f64>()
             / 6.0;
         assert!(vol > 0.0);
-        assert_eq!(t.edges, brute_edges(&m).into_iter().map(|(a, b)| [a, b]).collect::<Vec<_>>());
+        assert_eq!(
+            t.edges,
+            brute_edges(&m)
+                .into_iter()
+                .map(|(a, b)| [a, b])
+                .collect::<Vec<_>>()
+        );
     }
 }
 
@@ -170,7 +190,16 @@ fn torus_and_disk_counts() {
 fn non_manifold_degenerate_and_disconnected_meshes() {
     // Three triangles sharing edge (0,1), plus a separate triangle and a collapsed face.
     let m = Mesh::new(
-        vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [5.0, 0.0, 0.0], [6.0, 0.0, 0.0], [5.0, 1.0, 0.0]],
+        vec![
+            [0.0; 3],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, -1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [5.0, 0.0, 0.0],
+            [6.0, 0.0, 0.0],
+            [5.0, 1.0, 0.0],
+        ],
         vec![[0, 1, 2], [1, 0, 3], [0, 1, 4], [5, 6, 7], [5, 5, 6]],
     )
     .unwrap();
@@ -191,17 +220,28 @@ fn non_manifold_degenerate_and_disconnected_meshes() {
 
 #[test]
 fn diamond_with_inconsistent_orientation_takes_lower_face_first() {
-    let m = Mesh::new(vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]], vec![[1, 0, 2], [1, 0, 3]]).unwrap();
+    let m = Mesh::new(
+        vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]],
+        vec![[1, 0, 2], [1, 0, 3]],
+    )
+    .unwrap();
     let t = Topology::new(&m);
     assert_eq!(t.diamonds, vec![[0, 1, 2, 3]]);
-    let m = Mesh::new(vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]], vec![[1, 0, 2], [0, 1, 3]]).unwrap();
+    let m = Mesh::new(
+        vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]],
+        vec![[1, 0, 2], [0, 1, 3]],
+    )
+    .unwrap();
     assert_eq!(Topology::new(&m).diamonds, vec![[0, 1, 3, 2]]);
 }
 
 /// Finds `shared/meshes` beside the repository (CI) or in any ancestor directory.
 fn meshes_dir() -> Option<PathBuf> {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.ancestors().map(|a| a.join("shared").join("meshes")).find(|p| p.is_dir())
+    manifest
+        .ancestors()
+        .map(|a| a.join("shared").join("meshes"))
+        .find(|p| p.is_dir())
 }
 
 #[test]

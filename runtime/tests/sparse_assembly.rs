@@ -4,7 +4,8 @@
 use mad_runtime::mesh::generators::{grid, icosphere};
 use mad_runtime::mesh::{Mesh, Stencil, Topology};
 use mad_runtime::sparse::{
-    CsrPattern, ElementList, Field, HessianPattern, Outputs, assemble, element_dofs, scatter_blocks, scatter_gradients,
+    CsrPattern, ElementList, Field, HessianPattern, Outputs, assemble, element_dofs,
+    scatter_blocks, scatter_gradients,
 };
 
 fn dense_pattern(ndofs: usize, terms: &[ElementList]) -> Vec<bool> {
@@ -33,13 +34,19 @@ fn csr_to_dense_mask(p: &CsrPattern) -> Vec<bool> {
 
 fn terms_for(mesh: &Mesh, stencils: &[Stencil], fields: &[Field]) -> Vec<ElementList> {
     let t = Topology::new(mesh);
-    stencils.iter().map(|&s| element_dofs(&t.elements(s), fields)).collect()
+    stencils
+        .iter()
+        .map(|&s| element_dofs(&t.elements(s), fields))
+        .collect()
 }
 
 #[test]
 fn element_dofs_layout_is_field_major_vertex_major() {
     let els = ElementList::fixed(2, vec![3, 5]);
-    let d = element_dofs(&els, &[Field { offset: 0, dim: 3 }, Field { offset: 30, dim: 2 }]);
+    let d = element_dofs(
+        &els,
+        &[Field { offset: 0, dim: 3 }, Field { offset: 30, dim: 2 }],
+    );
     assert_eq!(d.get(0), &[9, 10, 11, 15, 16, 17, 36, 37, 40, 41]);
 }
 
@@ -48,16 +55,36 @@ fn patterns_match_brute_force_and_slots_point_at_their_entries() {
     let x3 = [Field { offset: 0, dim: 3 }];
     let cases: Vec<(Mesh, Vec<Stencil>, Vec<Field>)> = vec![
         (grid(4, 5), vec![Stencil::Edge], x3.to_vec()),
-        (grid(4, 4), vec![Stencil::Face, Stencil::Diamond], x3.to_vec()),
+        (
+            grid(4, 4),
+            vec![Stencil::Face, Stencil::Diamond],
+            x3.to_vec(),
+        ),
         (grid(5, 3), vec![Stencil::Ring], x3.to_vec()),
-        (icosphere(1), vec![Stencil::Vertex, Stencil::Edge, Stencil::Ring], x3.to_vec()),
-        (grid(3, 4), vec![Stencil::Face], vec![Field { offset: 0, dim: 2 }, Field { offset: 24, dim: 1 }]),
+        (
+            icosphere(1),
+            vec![Stencil::Vertex, Stencil::Edge, Stencil::Ring],
+            x3.to_vec(),
+        ),
+        (
+            grid(3, 4),
+            vec![Stencil::Face],
+            vec![Field { offset: 0, dim: 2 }, Field { offset: 24, dim: 1 }],
+        ),
     ];
     for (mesh, stencils, fields) in cases {
-        let ndofs = fields.iter().map(|f| f.offset + f.dim * mesh.positions.len()).max().unwrap();
+        let ndofs = fields
+            .iter()
+            .map(|f| f.offset + f.dim * mesh.positions.len())
+            .max()
+            .unwrap();
         let terms = terms_for(&mesh, &stencils, &fields);
         let hp = HessianPattern::build(ndofs, &terms).unwrap();
-        assert_eq!(csr_to_dense_mask(&hp.csr), dense_pattern(ndofs, &terms), "{stencils:?}");
+        assert_eq!(
+            csr_to_dense_mask(&hp.csr),
+            dense_pattern(ndofs, &terms),
+            "{stencils:?}"
+        );
         for r in 0..hp.csr.n {
             assert!(hp.csr.row(r).windows(2).all(|w| w[0] < w[1]));
         }
@@ -111,7 +138,9 @@ fn build_rejects_out_of_range_dofs() {
 
 /// A deterministic pseudo-random value for (element, local index).
 fn val(e: usize, i: usize) -> f64 {
-    let x = ((e as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)) >> 11;
+    let x = ((e as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (i as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        >> 11;
     (x as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -130,7 +159,11 @@ fn kernel(e: usize, dofs: &[u32], g: &mut [f64], h: &mut [f64]) -> f64 {
 fn assembly_matches_a_dense_reference() {
     let m = icosphere(2);
     let fields = [Field { offset: 0, dim: 3 }];
-    let terms = terms_for(&m, &[Stencil::Face, Stencil::Ring, Stencil::Diamond], &fields);
+    let terms = terms_for(
+        &m,
+        &[Stencil::Face, Stencil::Ring, Stencil::Diamond],
+        &fields,
+    );
     let ndofs = 3 * m.positions.len();
     let hp = HessianPattern::build(ndofs, &terms).unwrap();
     let nnz = hp.csr.nnz();
@@ -142,7 +175,18 @@ fn assembly_matches_a_dense_reference() {
     let mut dh = vec![0.0; ndofs * ndofs];
     let mut de = 0.0;
     for (t, ts) in hp.terms.iter().enumerate() {
-        energy += assemble(ts, ndofs, nnz, &kernel, Outputs { grad: Some(&mut grad), hess: Some(&mut hess) }, true).unwrap();
+        energy += assemble(
+            ts,
+            ndofs,
+            nnz,
+            &kernel,
+            Outputs {
+                grad: Some(&mut grad),
+                hess: Some(&mut hess),
+            },
+            true,
+        )
+        .unwrap();
         for (e, dofs) in terms[t].iter().enumerate() {
             let k = dofs.len();
             let (mut g, mut h) = (vec![0.0; k], vec![0.0; k * k]);
@@ -166,7 +210,10 @@ fn assembly_matches_a_dense_reference() {
         }
     }
     for i in 0..ndofs * ndofs {
-        assert!((from_csr[i] - dh[i]).abs() <= 1e-12 * (1.0 + dh[i].abs()), "entry {i}");
+        assert!(
+            (from_csr[i] - dh[i]).abs() <= 1e-12 * (1.0 + dh[i].abs()),
+            "entry {i}"
+        );
     }
     // spmv against the dense product.
     let x: Vec<f64> = (0..ndofs).map(|i| val(7, i)).collect();
@@ -199,7 +246,18 @@ fn scatter_of_precomputed_blocks_matches_kernel_assembly() {
     scatter_gradients(ts, &grads, &mut g1).unwrap();
     let mut v2 = vec![0.0; hp.csr.nnz()];
     let mut g2 = vec![0.0; ndofs];
-    assemble(ts, ndofs, hp.csr.nnz(), &kernel, Outputs { grad: Some(&mut g2), hess: Some(&mut v2) }, false).unwrap();
+    assemble(
+        ts,
+        ndofs,
+        hp.csr.nnz(),
+        &kernel,
+        Outputs {
+            grad: Some(&mut g2),
+            hess: Some(&mut v2),
+        },
+        false,
+    )
+    .unwrap();
     for (a, b) in v1.iter().zip(&v2).chain(g1.iter().zip(&g2)) {
         assert!((a - b).abs() <= 1e-14 * (1.0 + a.abs()));
     }
@@ -214,27 +272,69 @@ fn wrong_buffer_lengths_are_errors() {
     let hp = HessianPattern::build(27, &terms).unwrap();
     let nnz = hp.csr.nnz();
     let mut g = vec![0.0; 26];
-    let r = assemble(&hp.terms[0], 27, nnz, &kernel, Outputs { grad: Some(&mut g), hess: None }, true);
+    let r = assemble(
+        &hp.terms[0],
+        27,
+        nnz,
+        &kernel,
+        Outputs {
+            grad: Some(&mut g),
+            hess: None,
+        },
+        true,
+    );
     assert!(r.is_err());
     let mut h = vec![0.0; nnz + 1];
-    let r = assemble(&hp.terms[0], 27, nnz, &kernel, Outputs { grad: None, hess: Some(&mut h) }, true);
+    let r = assemble(
+        &hp.terms[0],
+        27,
+        nnz,
+        &kernel,
+        Outputs {
+            grad: None,
+            hess: Some(&mut h),
+        },
+        true,
+    );
     assert!(r.is_err());
 }
 
-fn run_with_threads(threads: Option<usize>, hp: &HessianPattern, ndofs: usize) -> (u64, Vec<u64>, Vec<u64>) {
+fn run_with_threads(
+    threads: Option<usize>,
+    hp: &HessianPattern,
+    ndofs: usize,
+) -> (u64, Vec<u64>, Vec<u64>) {
     let nnz = hp.csr.nnz();
     let go = || {
         let mut g = vec![0.0; ndofs];
         let mut h = vec![0.0; nnz];
         let mut e = 0.0;
         for ts in &hp.terms {
-            e += assemble(ts, ndofs, nnz, &kernel, Outputs { grad: Some(&mut g), hess: Some(&mut h) }, threads.is_some())
-                .unwrap();
+            e += assemble(
+                ts,
+                ndofs,
+                nnz,
+                &kernel,
+                Outputs {
+                    grad: Some(&mut g),
+                    hess: Some(&mut h),
+                },
+                threads.is_some(),
+            )
+            .unwrap();
         }
-        (e.to_bits(), g.iter().map(|v| v.to_bits()).collect(), h.iter().map(|v| v.to_bits()).collect())
+        (
+            e.to_bits(),
+            g.iter().map(|v| v.to_bits()).collect(),
+            h.iter().map(|v| v.to_bits()).collect(),
+        )
     };
     match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(go),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(go),
         None => go(),
     }
 }
@@ -242,11 +342,18 @@ fn run_with_threads(threads: Option<usize>, hp: &HessianPattern, ndofs: usize) -
 #[test]
 fn assembly_is_bit_identical_across_runs_and_thread_counts() {
     let m = grid(40, 40);
-    let terms = terms_for(&m, &[Stencil::Edge, Stencil::Ring, Stencil::Face], &[Field { offset: 0, dim: 3 }]);
+    let terms = terms_for(
+        &m,
+        &[Stencil::Edge, Stencil::Ring, Stencil::Face],
+        &[Field { offset: 0, dim: 3 }],
+    );
     let ndofs = 3 * m.positions.len();
     let hp = HessianPattern::build(ndofs, &terms).unwrap();
     let serial = run_with_threads(None, &hp, ndofs);
     for threads in [1, 2, 4, 4, 3] {
-        assert!(run_with_threads(Some(threads), &hp, ndofs) == serial, "{threads} threads");
+        assert!(
+            run_with_threads(Some(threads), &hp, ndofs) == serial,
+            "{threads} threads"
+        );
     }
 }

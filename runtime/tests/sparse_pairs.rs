@@ -2,12 +2,17 @@
 
 use mad_runtime::mesh::generators::grid;
 use mad_runtime::mesh::{Stencil, Topology};
-use mad_runtime::sparse::{CsrPattern, ElementList, Field, HessianPattern, PairId, PairPattern, element_dofs};
+use mad_runtime::sparse::{
+    CsrPattern, ElementList, Field, HessianPattern, PairId, PairPattern, element_dofs,
+};
 
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn below(&mut self, n: usize) -> usize {
@@ -16,7 +21,12 @@ impl Lcg {
 }
 
 /// The pattern of the static terms plus the live pairs, built from scratch.
-fn rebuild(ndofs: usize, statics: &[ElementList], pairs: &[Vec<u32>], fields: &[Field]) -> CsrPattern {
+fn rebuild(
+    ndofs: usize,
+    statics: &[ElementList],
+    pairs: &[Vec<u32>],
+    fields: &[Field],
+) -> CsrPattern {
     let mut terms = statics.to_vec();
     if !pairs.is_empty() {
         terms.push(element_dofs(&ElementList::from_slices(pairs), fields));
@@ -30,7 +40,10 @@ fn random_add_remove_matches_rebuild() {
     let nv = m.positions.len();
     let fields = vec![Field { offset: 0, dim: 3 }];
     let ndofs = 3 * nv;
-    let statics = vec![element_dofs(&Topology::new(&m).elements(Stencil::Edge), &fields)];
+    let statics = vec![element_dofs(
+        &Topology::new(&m).elements(Stencil::Edge),
+        &fields,
+    )];
     let base = HessianPattern::build(ndofs, &statics).unwrap().csr;
     for arity in [2usize, 4] {
         let mut pp = PairPattern::new(base.clone(), fields.clone(), nv, arity).unwrap();
@@ -51,7 +64,11 @@ fn random_add_remove_matches_rebuild() {
             }
             if step % 20 == 0 || step == 399 {
                 let vs: Vec<Vec<u32>> = live.iter().map(|(_, v)| v.clone()).collect();
-                assert_eq!(pp.to_csr(), rebuild(ndofs, &statics, &vs, &fields), "step {step}");
+                assert_eq!(
+                    pp.to_csr(),
+                    rebuild(ndofs, &statics, &vs, &fields),
+                    "step {step}"
+                );
                 assert_eq!(pp.num_pairs(), live.len());
             }
         }
@@ -70,7 +87,10 @@ fn pair_values_land_where_a_dense_reference_puts_them() {
     let nv = m.positions.len();
     let fields = vec![Field { offset: 0, dim: 2 }];
     let ndofs = 2 * nv;
-    let statics = vec![element_dofs(&Topology::new(&m).elements(Stencil::Face), &fields)];
+    let statics = vec![element_dofs(
+        &Topology::new(&m).elements(Stencil::Face),
+        &fields,
+    )];
     let base = HessianPattern::build(ndofs, &statics).unwrap().csr;
     let mut pp = PairPattern::new(base, fields, nv, 2).unwrap();
     let a = pp.add_pair(&[0, 15]).unwrap();

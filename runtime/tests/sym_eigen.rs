@@ -5,7 +5,10 @@ use mad_runtime::linalg::sym_eigen::{project_psd, sym_eigen};
 struct Lcg(u64);
 impl Lcg {
     fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     }
 }
@@ -66,13 +69,18 @@ fn reconstruction_orthogonality_and_order() {
             let mut orth = 0.0f64;
             for i in 0..k {
                 for j in 0..k {
-                    let r: f64 = (0..k).map(|m| v[i * k + m] * e.values[m] * v[j * k + m]).sum();
+                    let r: f64 = (0..k)
+                        .map(|m| v[i * k + m] * e.values[m] * v[j * k + m])
+                        .sum();
                     err = err.max((r - a[i * k + j]).abs());
                     let d: f64 = (0..k).map(|m| v[m * k + i] * v[m * k + j]).sum();
                     orth = orth.max((d - if i == j { 1.0 } else { 0.0 }).abs());
                 }
             }
-            assert!(err <= 1e-13 * frob(&a).max(1.0), "k={k} reconstruction {err}");
+            assert!(
+                err <= 1e-13 * frob(&a).max(1.0),
+                "k={k} reconstruction {err}"
+            );
             assert!(orth <= 1e-13, "k={k} orthogonality {orth}");
             let trace: f64 = (0..k).map(|i| a[i * k + i]).sum();
             assert!((trace - e.values.iter().sum::<f64>()).abs() <= 1e-12 * k as f64);
@@ -85,7 +93,9 @@ fn known_spectra_including_repeated_and_zero_eigenvalues() {
     let mut rng = Lcg(7);
     let spectra: Vec<Vec<f64>> = vec![
         vec![-2.0, 0.0, 0.0, 1.0, 1.0, 1.0, 5.0, 1e-8, 3.0],
-        vec![1e6, -1e-6, 2.5, 2.5, -7.0, 0.0, 0.0, 0.0, 9.0, 4.0, 4.0, -1.0],
+        vec![
+            1e6, -1e-6, 2.5, 2.5, -7.0, 0.0, 0.0, 0.0, 9.0, 4.0, 4.0, -1.0,
+        ],
         vec![0.0; 6],
     ];
     for l in spectra {
@@ -108,7 +118,15 @@ fn known_spectra_including_repeated_and_zero_eigenvalues() {
 fn projection_clamps_eigenvalues_and_leaves_pd_blocks_alone() {
     let mut rng = Lcg(3);
     for k in [2usize, 6, 9, 12, 17] {
-        let l: Vec<f64> = (0..k).map(|i| if i % 3 == 0 { -1.0 - i as f64 } else { 0.5 + i as f64 }).collect();
+        let l: Vec<f64> = (0..k)
+            .map(|i| {
+                if i % 3 == 0 {
+                    -1.0 - i as f64
+                } else {
+                    0.5 + i as f64
+                }
+            })
+            .collect();
         let a = with_spectrum(&l, &mut rng);
         let mut p = a.clone();
         let eps = 1e-9;
@@ -122,7 +140,11 @@ fn projection_clamps_eigenvalues_and_leaves_pd_blocks_alone() {
         assert!(e.values.iter().all(|&x| x >= eps - 1e-12), "{:?}", e.values);
         // The clamp is the nearest such matrix: distance² = Σ (λ - max(λ, eps))².
         let d: Vec<f64> = a.iter().zip(&p).map(|(x, y)| x - y).collect();
-        let want: f64 = l.iter().map(|&x| (x - x.max(eps)).powi(2)).sum::<f64>().sqrt();
+        let want: f64 = l
+            .iter()
+            .map(|&x| (x - x.max(eps)).powi(2))
+            .sum::<f64>()
+            .sqrt();
         assert!((frob(&d) - want).abs() <= 1e-10 * want.max(1.0));
         // Positive eigenvalues are kept.
         let mut kept: Vec<f64> = l.iter().map(|&x| x.max(eps)).collect();
@@ -131,7 +153,10 @@ fn projection_clamps_eigenvalues_and_leaves_pd_blocks_alone() {
             assert!((g - w).abs() <= 1e-11 * (1.0 + w.abs()));
         }
         // Projecting again changes nothing beyond rounding, and a PD block is left bit-identical.
-        let pd = with_spectrum(&(0..k).map(|i| 1.0 + i as f64).collect::<Vec<_>>(), &mut rng);
+        let pd = with_spectrum(
+            &(0..k).map(|i| 1.0 + i as f64).collect::<Vec<_>>(),
+            &mut rng,
+        );
         let mut q = pd.clone();
         assert!(!project_psd(&mut q, k, eps));
         assert_eq!(q, pd);

@@ -23,15 +23,21 @@ const MAX_SWEEPS: usize = 100;
 /// If `a.len() != k*k` (a programming error).
 pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
     assert_eq!(a.len(), k * k, "sym_eigen: matrix size");
-    let mut m: Vec<f64> = (0..k * k).map(|i| 0.5 * (a[i] + a[(i % k) * k + i / k])).collect();
+    let mut m: Vec<f64> = (0..k * k)
+        .map(|i| 0.5 * (a[i] + a[(i % k) * k + i / k]))
+        .collect();
     let mut v = vec![0.0; k * k];
     for i in 0..k {
         v[i * k + i] = 1.0;
     }
     for sweep in 0..MAX_SWEEPS {
-        let off: f64 = (0..k).flat_map(|p| ((p + 1)..k).map(move |q| (p, q))).map(|(p, q)| m[p * k + q] * m[p * k + q]).sum();
+        let off: f64 = (0..k)
+            .flat_map(|p| ((p + 1)..k).map(move |q| (p, q)))
+            .map(|(p, q)| m[p * k + q] * m[p * k + q])
+            .sum();
         let diag: f64 = (0..k).map(|p| m[p * k + p] * m[p * k + p]).sum();
-        if !(off > 1e-34 * diag) || off == 0.0 {
+        let converged = off == 0.0 || off <= 1e-34 * diag;
+        if converged || !off.is_finite() || !diag.is_finite() {
             // Converged (or non-finite input: no amount of sweeping helps).
             break;
         }
@@ -104,7 +110,9 @@ pub fn project_psd(block: &mut [f64], k: usize, eps: f64) -> bool {
     let lam: Vec<f64> = e.values.iter().map(|&l| l.max(eps)).collect();
     for i in 0..k {
         for j in i..k {
-            let s: f64 = (0..k).map(|m| e.vectors[i * k + m] * lam[m] * e.vectors[j * k + m]).sum();
+            let s: f64 = (0..k)
+                .map(|m| e.vectors[i * k + m] * lam[m] * e.vectors[j * k + m])
+                .sum();
             block[i * k + j] = s;
             block[j * k + i] = s;
         }

@@ -26,7 +26,11 @@ pub enum MeshError {
     /// The file could not be opened, read or written.
     Io { path: String, message: String },
     /// The file is malformed at `at` (`format` is `"OBJ"`, `"OFF"` or `"PLY"`).
-    Syntax { format: &'static str, at: Location, message: String },
+    Syntax {
+        format: &'static str,
+        at: Location,
+        message: String,
+    },
     /// The mesh has no vertices or no triangles.
     Empty { message: String },
     /// A generator spec such as `grid:10x10` is malformed.
@@ -41,7 +45,10 @@ impl MeshError {
     /// The line number of a syntax error in a text file or header, if that is where it was.
     pub fn line(&self) -> Option<usize> {
         match self {
-            MeshError::Syntax { at: Location::Line(n), .. } => Some(*n),
+            MeshError::Syntax {
+                at: Location::Line(n),
+                ..
+            } => Some(*n),
             _ => None,
         }
     }
@@ -49,13 +56,20 @@ impl MeshError {
     /// The byte offset of a syntax error in a binary body, if that is where it was.
     pub fn byte_offset(&self) -> Option<u64> {
         match self {
-            MeshError::Syntax { at: Location::Byte(b), .. } => Some(*b),
+            MeshError::Syntax {
+                at: Location::Byte(b),
+                ..
+            } => Some(*b),
             _ => None,
         }
     }
 
     pub(crate) fn syntax(format: &'static str, at: Location, message: impl Into<String>) -> Self {
-        MeshError::Syntax { format, at, message: message.into() }
+        MeshError::Syntax {
+            format,
+            at,
+            message: message.into(),
+        }
     }
 }
 
@@ -63,11 +77,18 @@ impl fmt::Display for MeshError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MeshError::Io { path, message } => write!(f, "{path}: {message}"),
-            MeshError::Syntax { format, at, message } => write!(f, "{format} {at}: {message}"),
+            MeshError::Syntax {
+                format,
+                at,
+                message,
+            } => write!(f, "{format} {at}: {message}"),
             MeshError::Empty { message } => write!(f, "empty mesh: {message}"),
             MeshError::BadSpec { spec, message } => write!(f, "mesh spec `{spec}`: {message}"),
             MeshError::UnknownFormat { path } => {
-                write!(f, "{path}: unknown mesh format (expected .obj, .off or .ply)")
+                write!(
+                    f,
+                    "{path}: unknown mesh format (expected .obj, .off or .ply)"
+                )
             }
             MeshError::Invalid { message } => write!(f, "invalid mesh: {message}"),
         }

@@ -29,9 +29,18 @@ const MAX_VERTICES: usize = 1 << 31;
 
 /// Builds the mesh a spec such as `grid:100x100` describes.
 pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
-    let bad = |message: &str| MeshError::BadSpec { spec: spec.to_string(), message: message.to_string() };
-    let (name, args) = spec.split_once(':').ok_or_else(|| bad("expected NAME:ARGS"))?;
-    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad(&format!("`{s}` is not a non-negative integer")));
+    let bad = |message: &str| MeshError::BadSpec {
+        spec: spec.to_string(),
+        message: message.to_string(),
+    };
+    let (name, args) = spec
+        .split_once(':')
+        .ok_or_else(|| bad("expected NAME:ARGS"))?;
+    let num = |s: &str| {
+        s.trim()
+            .parse::<usize>()
+            .map_err(|_| bad(&format!("`{s}` is not a non-negative integer")))
+    };
     match name {
         "grid" => {
             let (n, m) = match args.split_once(['x', 'X', '×']) {
@@ -67,7 +76,9 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             Ok(disk(n))
         }
         "torus" => {
-            let (a, b) = args.split_once(',').ok_or_else(|| bad("expected torus:N,M"))?;
+            let (a, b) = args
+                .split_once(',')
+                .ok_or_else(|| bad("expected torus:N,M"))?;
             let (n, m) = (num(a)?, num(b)?);
             if n < 3 || m < 3 {
                 return Err(bad("a torus needs N, M ≥ 3"));
@@ -77,7 +88,9 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             }
             Ok(torus(n, m))
         }
-        _ => Err(bad("unknown generator (expected grid, sphere, disk or torus)")),
+        _ => Err(bad(
+            "unknown generator (expected grid, sphere, disk or torus)",
+        )),
     }
 }
 
@@ -99,7 +112,10 @@ pub fn grid(n: usize, m: usize) -> Mesh {
             triangles.push([v, v + m + 1, v + m]);
         }
     }
-    Mesh { positions, triangles }
+    Mesh {
+        positions,
+        triangles,
+    }
 }
 
 /// The unit icosphere subdivided `level` times.
@@ -163,7 +179,10 @@ pub fn icosphere(level: u32) -> Mesh {
         }
         triangles = next;
     }
-    Mesh { positions, triangles }
+    Mesh {
+        positions,
+        triangles,
+    }
 }
 
 /// The disk of `n` rings described in the module docs.
@@ -181,7 +200,11 @@ pub fn disk(n: usize) -> Mesh {
         }
     }
     let ring_vertex = |r: usize, k: usize| -> u32 {
-        if r == 0 { 0 } else { (start[r] + k % (6 * r)) as u32 }
+        if r == 0 {
+            0
+        } else {
+            (start[r] + k % (6 * r)) as u32
+        }
     };
     let mut triangles = Vec::with_capacity(6 * n * n);
     for r in 1..=n {
@@ -196,7 +219,10 @@ pub fn disk(n: usize) -> Mesh {
             }
         }
     }
-    Mesh { positions, triangles }
+    Mesh {
+        positions,
+        triangles,
+    }
 }
 
 /// The N×M torus described in the module docs.
@@ -220,7 +246,10 @@ pub fn torus(n: usize, m: usize) -> Mesh {
             triangles.push([a, c, d]);
         }
     }
-    Mesh { positions, triangles }
+    Mesh {
+        positions,
+        triangles,
+    }
 }
 
 fn normalize(p: [f64; 3]) -> [f64; 3] {

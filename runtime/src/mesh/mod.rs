@@ -91,7 +91,10 @@ impl Mesh {
     /// Builds a mesh, checking that it is non-empty, that every index is in range and every
     /// coordinate finite.
     pub fn new(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>) -> Result<Mesh, MeshError> {
-        let mesh = Mesh { positions, triangles };
+        let mesh = Mesh {
+            positions,
+            triangles,
+        };
         mesh.validate()?;
         Ok(mesh)
     }
@@ -99,17 +102,30 @@ impl Mesh {
     /// Checks the invariants [`Mesh::new`] establishes (for meshes built field by field).
     pub fn validate(&self) -> Result<(), MeshError> {
         if self.positions.is_empty() {
-            return Err(MeshError::Empty { message: "no vertices".into() });
+            return Err(MeshError::Empty {
+                message: "no vertices".into(),
+            });
         }
         if self.triangles.is_empty() {
-            return Err(MeshError::Empty { message: "no faces".into() });
+            return Err(MeshError::Empty {
+                message: "no faces".into(),
+            });
         }
         if self.positions.len() > u32::MAX as usize {
-            return Err(MeshError::Invalid { message: "more than 2^32 - 1 vertices".into() });
-        }
-        if let Some(i) = self.positions.iter().position(|p| p.iter().any(|c| !c.is_finite())) {
             return Err(MeshError::Invalid {
-                message: format!("vertex {i} has a non-finite coordinate {:?}", self.positions[i]),
+                message: "more than 2^32 - 1 vertices".into(),
+            });
+        }
+        if let Some(i) = self
+            .positions
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(MeshError::Invalid {
+                message: format!(
+                    "vertex {i} has a non-finite coordinate {:?}",
+                    self.positions[i]
+                ),
             });
         }
         let n = self.positions.len();
@@ -144,7 +160,9 @@ impl Mesh {
 
 /// Whether a string is a generator spec (`grid:`, `sphere:`, `disk:`, `torus:`) rather than a path.
 pub fn is_generator_spec(s: &str) -> bool {
-    generators::GENERATORS.iter().any(|g| s.strip_prefix(g).is_some_and(|r| r.starts_with(':')))
+    generators::GENERATORS
+        .iter()
+        .any(|g| s.strip_prefix(g).is_some_and(|r| r.starts_with(':')))
 }
 
 /// Loads a mesh from a generator spec or a file path (see the module docs).
@@ -159,10 +177,13 @@ pub fn load_mesh_with_report(spec_or_path: &str) -> Result<(Mesh, MeshReport), M
         let report = mesh.report();
         return Ok((mesh, report));
     }
-    let format = MeshFormat::from_path(spec_or_path)
-        .ok_or_else(|| MeshError::UnknownFormat { path: spec_or_path.to_string() })?;
-    let bytes = std::fs::read(spec_or_path)
-        .map_err(|e| MeshError::Io { path: spec_or_path.to_string(), message: e.to_string() })?;
+    let format = MeshFormat::from_path(spec_or_path).ok_or_else(|| MeshError::UnknownFormat {
+        path: spec_or_path.to_string(),
+    })?;
+    let bytes = std::fs::read(spec_or_path).map_err(|e| MeshError::Io {
+        path: spec_or_path.to_string(),
+        message: e.to_string(),
+    })?;
     read_mesh(&bytes, format)
 }
 
@@ -186,9 +207,13 @@ pub fn write_mesh<W: Write>(mesh: &Mesh, format: MeshFormat, w: W) -> std::io::R
 
 /// Writes a mesh to a file whose extension picks the format.
 pub fn save_mesh(mesh: &Mesh, path: &str) -> Result<(), MeshError> {
-    let format =
-        MeshFormat::from_path(path).ok_or_else(|| MeshError::UnknownFormat { path: path.to_string() })?;
-    let io = |e: std::io::Error| MeshError::Io { path: path.to_string(), message: e.to_string() };
+    let format = MeshFormat::from_path(path).ok_or_else(|| MeshError::UnknownFormat {
+        path: path.to_string(),
+    })?;
+    let io = |e: std::io::Error| MeshError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    };
     let file = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::new(file);
     write_mesh(mesh, format, &mut w).map_err(io)?;
@@ -202,12 +227,19 @@ pub(crate) fn finish(
     triangulated_polygons: usize,
     max_polygon_size: usize,
 ) -> Result<(Mesh, MeshReport), MeshError> {
-    let mesh = Mesh { positions, triangles };
+    let mesh = Mesh {
+        positions,
+        triangles,
+    };
     if mesh.positions.is_empty() {
-        return Err(MeshError::Empty { message: "the file has no vertices".into() });
+        return Err(MeshError::Empty {
+            message: "the file has no vertices".into(),
+        });
     }
     if mesh.triangles.is_empty() {
-        return Err(MeshError::Empty { message: "the file has no faces".into() });
+        return Err(MeshError::Empty {
+            message: "the file has no faces".into(),
+        });
     }
     let mut report = mesh.report();
     report.triangulated_polygons = triangulated_polygons;

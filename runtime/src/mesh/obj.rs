@@ -58,14 +58,22 @@ pub fn read_obj(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
 fn face_index(tok: &str, nverts: usize, line: usize) -> Result<u32, MeshError> {
     let first = tok.split('/').next().unwrap_or("");
     let idx: i64 = first.parse().map_err(|_| {
-        MeshError::syntax(FMT, Location::Line(line), format!("`{tok}` is not a face vertex index"))
+        MeshError::syntax(
+            FMT,
+            Location::Line(line),
+            format!("`{tok}` is not a face vertex index"),
+        )
     })?;
     let zero_based = if idx > 0 {
         idx - 1
     } else if idx < 0 {
         nverts as i64 + idx
     } else {
-        return Err(MeshError::syntax(FMT, Location::Line(line), "face index 0 (OBJ indices start at 1)"));
+        return Err(MeshError::syntax(
+            FMT,
+            Location::Line(line),
+            "face index 0 (OBJ indices start at 1)",
+        ));
     };
     if zero_based < 0 || zero_based as usize >= nverts {
         return Err(MeshError::syntax(

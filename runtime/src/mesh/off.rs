@@ -17,24 +17,40 @@ pub fn read_off(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     let last_line = text.lines().count().max(1);
     let truncated = |what: String| MeshError::syntax(FMT, Location::Line(last_line), what);
 
-    let (hline, header) = lines.next().ok_or_else(|| truncated("empty file (no OFF header)".into()))?;
+    let (hline, header) = lines
+        .next()
+        .ok_or_else(|| truncated("empty file (no OFF header)".into()))?;
     let mut htoks = header.split_whitespace();
     let kw = htoks.next().unwrap_or("");
     if !matches!(kw, "OFF" | "COFF" | "NOFF" | "CNOFF" | "STOFF" | "STCOFF") {
-        return Err(MeshError::syntax(FMT, Location::Line(hline), format!("expected `OFF`, found `{kw}`")));
+        return Err(MeshError::syntax(
+            FMT,
+            Location::Line(hline),
+            format!("expected `OFF`, found `{kw}`"),
+        ));
     }
     let rest: Vec<&str> = htoks.collect();
     if rest.first() == Some(&"BINARY") {
-        return Err(MeshError::syntax(FMT, Location::Line(hline), "binary OFF is not supported"));
+        return Err(MeshError::syntax(
+            FMT,
+            Location::Line(hline),
+            "binary OFF is not supported",
+        ));
     }
     let (cline, counts): (usize, Vec<&str>) = if rest.is_empty() {
-        let (l, c) = lines.next().ok_or_else(|| truncated("missing the vertex/face counts".into()))?;
+        let (l, c) = lines
+            .next()
+            .ok_or_else(|| truncated("missing the vertex/face counts".into()))?;
         (l, c.split_whitespace().collect())
     } else {
         (hline, rest)
     };
     if counts.len() < 2 {
-        return Err(MeshError::syntax(FMT, Location::Line(cline), "expected `nvertices nfaces [nedges]`"));
+        return Err(MeshError::syntax(
+            FMT,
+            Location::Line(cline),
+            "expected `nvertices nfaces [nedges]`",
+        ));
     }
     let nv = uint(counts[0], FMT, cline, "vertex count")?;
     let nf = uint(counts[1], FMT, cline, "face count")?;
@@ -46,9 +62,17 @@ pub fn read_off(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
             .ok_or_else(|| truncated(format!("truncated: expected {nv} vertices, found {k}")))?;
         let toks: Vec<&str> = l.split_whitespace().collect();
         if toks.len() < 3 {
-            return Err(MeshError::syntax(FMT, Location::Line(line), "a vertex needs 3 coordinates"));
+            return Err(MeshError::syntax(
+                FMT,
+                Location::Line(line),
+                "a vertex needs 3 coordinates",
+            ));
         }
-        positions.push([coord(toks[0], FMT, line)?, coord(toks[1], FMT, line)?, coord(toks[2], FMT, line)?]);
+        positions.push([
+            coord(toks[0], FMT, line)?,
+            coord(toks[1], FMT, line)?,
+            coord(toks[2], FMT, line)?,
+        ]);
     }
     let mut triangles = Vec::with_capacity(nf.min(1 << 24));
     let mut poly = Vec::new();
@@ -69,7 +93,11 @@ pub fn read_off(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
         poly.clear();
         for _ in 0..n {
             let tok = toks.next().ok_or_else(|| {
-                MeshError::syntax(FMT, Location::Line(line), format!("a face of size {n} lists fewer indices"))
+                MeshError::syntax(
+                    FMT,
+                    Location::Line(line),
+                    format!("a face of size {n} lists fewer indices"),
+                )
             })?;
             let idx = uint(tok, FMT, line, "vertex index")?;
             if idx >= nv {

@@ -57,8 +57,15 @@ impl Scalar {
 
 #[derive(Clone, Debug)]
 enum Property {
-    Scalar { name: String, ty: Scalar },
-    List { name: String, count: Scalar, item: Scalar },
+    Scalar {
+        name: String,
+        ty: Scalar,
+    },
+    List {
+        name: String,
+        count: Scalar,
+        item: Scalar,
+    },
 }
 
 impl Property {
@@ -100,7 +107,8 @@ fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
         };
         let raw = &bytes[pos..pos + nl];
         pos += nl + 1;
-        let text = std::str::from_utf8(raw).map_err(|_| hdr_err(line_no, "header line is not text"))?;
+        let text =
+            std::str::from_utf8(raw).map_err(|_| hdr_err(line_no, "header line is not text"))?;
         let text = text.trim_end_matches('\r');
         let toks: Vec<&str> = text.split_whitespace().collect();
         if line_no == 1 {
@@ -123,41 +131,70 @@ fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
                 if toks.len() != 3 {
                     return Err(hdr_err(line_no, "expected `element NAME COUNT`"));
                 }
-                let count = toks[2]
-                    .parse()
-                    .map_err(|_| hdr_err(line_no, format!("`{}` is not an element count", toks[2])))?;
-                elements.push(Element { name: toks[1].to_string(), count, line: line_no, props: vec![] });
+                let count = toks[2].parse().map_err(|_| {
+                    hdr_err(line_no, format!("`{}` is not an element count", toks[2]))
+                })?;
+                elements.push(Element {
+                    name: toks[1].to_string(),
+                    count,
+                    line: line_no,
+                    props: vec![],
+                });
             }
             Some("property") => {
                 let el = elements
                     .last_mut()
                     .ok_or_else(|| hdr_err(line_no, "a property before any element"))?;
                 let ty = |s: &str| {
-                    Scalar::parse(s).ok_or_else(|| hdr_err(line_no, format!("unknown property type `{s}`")))
+                    Scalar::parse(s)
+                        .ok_or_else(|| hdr_err(line_no, format!("unknown property type `{s}`")))
                 };
                 let prop = if toks.get(1) == Some(&"list") {
                     if toks.len() != 5 {
-                        return Err(hdr_err(line_no, "expected `property list COUNT_TYPE ITEM_TYPE NAME`"));
+                        return Err(hdr_err(
+                            line_no,
+                            "expected `property list COUNT_TYPE ITEM_TYPE NAME`",
+                        ));
                     }
                     let count = ty(toks[2])?;
                     if !count.is_int() {
-                        return Err(hdr_err(line_no, "a list count type must be an integer type"));
+                        return Err(hdr_err(
+                            line_no,
+                            "a list count type must be an integer type",
+                        ));
                     }
-                    Property::List { name: toks[4].to_string(), count, item: ty(toks[3])? }
+                    Property::List {
+                        name: toks[4].to_string(),
+                        count,
+                        item: ty(toks[3])?,
+                    }
                 } else {
                     if toks.len() != 3 {
                         return Err(hdr_err(line_no, "expected `property TYPE NAME`"));
                     }
-                    Property::Scalar { name: toks[2].to_string(), ty: ty(toks[1])? }
+                    Property::Scalar {
+                        name: toks[2].to_string(),
+                        ty: ty(toks[1])?,
+                    }
                 };
                 el.props.push(prop);
             }
             Some("end_header") => break,
-            Some(other) => return Err(hdr_err(line_no, format!("unknown header keyword `{other}`"))),
+            Some(other) => {
+                return Err(hdr_err(
+                    line_no,
+                    format!("unknown header keyword `{other}`"),
+                ));
+            }
         }
     }
     let encoding = encoding.ok_or_else(|| hdr_err(line_no, "the header has no `format` line"))?;
-    Ok(Header { encoding, elements, body_start: pos, body_first_line: line_no + 1 })
+    Ok(Header {
+        encoding,
+        elements,
+        body_start: pos,
+        body_first_line: line_no + 1,
+    })
 }
 
 /// Where the vertex and face data live inside their elements.
@@ -178,7 +215,12 @@ fn roles(h: &Header) -> Result<Roles, MeshError> {
             .props
             .iter()
             .position(|p| matches!(p, Property::Scalar { name, .. } if name == n))
-            .ok_or_else(|| hdr_err(vertex.line, format!("the vertex element has no scalar property `{n}`")))?;
+            .ok_or_else(|| {
+                hdr_err(
+                    vertex.line,
+                    format!("the vertex element has no scalar property `{n}`"),
+                )
+            })?;
     }
     let face = h
         .elements
@@ -192,7 +234,12 @@ fn roles(h: &Header) -> Result<Roles, MeshError> {
             matches!(p, Property::List { item, .. } if item.is_int())
                 && (p.name() == "vertex_indices" || p.name() == "vertex_index")
         })
-        .ok_or_else(|| hdr_err(face.line, "the face element has no integer list `vertex_indices`"))?;
+        .ok_or_else(|| {
+            hdr_err(
+                face.line,
+                "the face element has no integer list `vertex_indices`",
+            )
+        })?;
     Ok(Roles { xyz, face_list })
 }
 
@@ -201,9 +248,21 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     let header = parse_header(bytes)?;
     let roles = roles(&header)?;
     let mut src: Box<dyn Source> = match header.encoding {
-        PlyEncoding::Ascii => Box::new(AsciiSource::new(bytes, header.body_start, header.body_first_line)?),
-        PlyEncoding::BinaryLittleEndian => Box::new(BinSource { bytes, pos: header.body_start, big: false }),
-        PlyEncoding::BinaryBigEndian => Box::new(BinSource { bytes, pos: header.body_start, big: true }),
+        PlyEncoding::Ascii => Box::new(AsciiSource::new(
+            bytes,
+            header.body_start,
+            header.body_first_line,
+        )?),
+        PlyEncoding::BinaryLittleEndian => Box::new(BinSource {
+            bytes,
+            pos: header.body_start,
+            big: false,
+        }),
+        PlyEncoding::BinaryBigEndian => Box::new(BinSource {
+            bytes,
+            pos: header.body_start,
+            big: true,
+        }),
     };
     let mut positions = Vec::new();
     let mut triangles = Vec::new();
@@ -222,19 +281,25 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
                 match prop {
                     Property::Scalar { ty, .. } => {
                         let (v, at) = src.value(*ty)?;
-                        if is_vertex {
-                            if let Some(k) = roles.xyz.iter().position(|&r| r == pi) {
-                                if !v.is_finite() {
-                                    return Err(MeshError::syntax(FMT, at, format!("non-finite coordinate {v}")));
-                                }
-                                p[k] = v;
+                        if is_vertex && let Some(k) = roles.xyz.iter().position(|&r| r == pi) {
+                            if !v.is_finite() {
+                                return Err(MeshError::syntax(
+                                    FMT,
+                                    at,
+                                    format!("non-finite coordinate {v}"),
+                                ));
                             }
+                            p[k] = v;
                         }
                     }
                     Property::List { count, item, .. } => {
                         let (n, at) = src.value(*count)?;
                         if n < 0.0 {
-                            return Err(MeshError::syntax(FMT, at, format!("negative list length {n}")));
+                            return Err(MeshError::syntax(
+                                FMT,
+                                at,
+                                format!("negative list length {n}"),
+                            ));
                         }
                         let n = n as usize;
                         let wanted = is_face && pi == roles.face_list;
@@ -327,7 +392,11 @@ struct AsciiSource<'a> {
 impl<'a> AsciiSource<'a> {
     fn new(bytes: &'a [u8], start: usize, first_line: usize) -> Result<Self, MeshError> {
         let body = std::str::from_utf8(&bytes[start..]).map_err(|e| {
-            let line = first_line + bytes[start..start + e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+            let line = first_line
+                + bytes[start..start + e.valid_up_to()]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
             MeshError::syntax(FMT, Location::Line(line), "invalid UTF-8 text")
         })?;
         let mut toks = Vec::new();
@@ -336,23 +405,32 @@ impl<'a> AsciiSource<'a> {
             last_line = first_line + i;
             toks.extend(l.split_whitespace().map(|t| (first_line + i, t)));
         }
-        Ok(AsciiSource { toks, next: 0, last_line })
+        Ok(AsciiSource {
+            toks,
+            next: 0,
+            last_line,
+        })
     }
 }
 
 impl Source for AsciiSource<'_> {
     fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError> {
         let Some(&(line, tok)) = self.toks.get(self.next) else {
-            return Err(MeshError::syntax(FMT, Location::Line(self.last_line), "truncated body"));
+            return Err(MeshError::syntax(
+                FMT,
+                Location::Line(self.last_line),
+                "truncated body",
+            ));
         };
         self.next += 1;
         let at = Location::Line(line);
         let v = if ty.is_int() {
-            tok.parse::<i64>().map(|v| v as f64).map_err(|_| {
-                MeshError::syntax(FMT, at, format!("`{tok}` is not an integer"))
-            })?
+            tok.parse::<i64>()
+                .map(|v| v as f64)
+                .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not an integer")))?
         } else {
-            tok.parse::<f64>().map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not a number")))?
+            tok.parse::<f64>()
+                .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not a number")))?
         };
         Ok((v, at))
     }
@@ -385,14 +463,22 @@ pub fn write_ply<W: Write>(mesh: &Mesh, encoding: PlyEncoding, mut w: W) -> std:
             let big = encoding == PlyEncoding::BinaryBigEndian;
             for p in &mesh.positions {
                 for c in p {
-                    w.write_all(&if big { c.to_be_bytes() } else { c.to_le_bytes() })?;
+                    w.write_all(&if big {
+                        c.to_be_bytes()
+                    } else {
+                        c.to_le_bytes()
+                    })?;
                 }
             }
             for t in &mesh.triangles {
                 w.write_all(&[3u8])?;
                 for &v in t {
                     let v = v as i32;
-                    w.write_all(&if big { v.to_be_bytes() } else { v.to_le_bytes() })?;
+                    w.write_all(&if big {
+                        v.to_be_bytes()
+                    } else {
+                        v.to_le_bytes()
+                    })?;
                 }
             }
         }

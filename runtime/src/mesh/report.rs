@@ -31,14 +31,19 @@ pub struct MeshReport {
 impl MeshReport {
     /// Checks a mesh's faces and vertices (the polygon fields stay as given).
     pub fn check(mesh: &Mesh) -> MeshReport {
-        let mut report = MeshReport { max_polygon_size: 3, ..MeshReport::default() };
+        let mut report = MeshReport {
+            max_polygon_size: 3,
+            ..MeshReport::default()
+        };
         let mut used = vec![false; mesh.positions.len()];
         for (fi, t) in mesh.triangles.iter().enumerate() {
             for &v in t {
                 used[v as usize] = true;
             }
             if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
-                report.degenerate_faces.push((fi, Degeneracy::RepeatedVertex));
+                report
+                    .degenerate_faces
+                    .push((fi, Degeneracy::RepeatedVertex));
                 continue;
             }
             let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
@@ -79,7 +84,10 @@ impl MeshReport {
             ));
         }
         if self.unreferenced_vertices > 0 {
-            out.push(format!("{} vertex/vertices referenced by no face", self.unreferenced_vertices));
+            out.push(format!(
+                "{} vertex/vertices referenced by no face",
+                self.unreferenced_vertices
+            ));
         }
         out
     }
@@ -89,7 +97,11 @@ fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
 }
 fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]

@@ -123,7 +123,9 @@ impl Topology {
         let edge_index = |a: u32, b: u32| -> u32 {
             let (lo, hi) = (a.min(b), a.max(b));
             let row = &edges[by_min[lo as usize]..by_min[lo as usize + 1]];
-            let k = row.binary_search(&[lo, hi]).expect("edge of a face is in the edge list");
+            let k = row
+                .binary_search(&[lo, hi])
+                .expect("edge of a face is in the edge list");
             (by_min[lo as usize] + k) as u32
         };
         let face_edges: Vec<[u32; 3]> = faces
@@ -174,7 +176,11 @@ impl Topology {
                 }
                 2 => {
                     let (f0, f1) = (&faces[inc[0] as usize], &faces[inc[1] as usize]);
-                    let (first, second) = if runs(f0, a, b) || !runs(f1, a, b) { (f0, f1) } else { (f1, f0) };
+                    let (first, second) = if runs(f0, a, b) || !runs(f1, a, b) {
+                        (f0, f1)
+                    } else {
+                        (f1, f0)
+                    };
                     diamonds.push([a, b, opposite(first, a, b), opposite(second, a, b)]);
                     diamond_edge.push(e as u32);
                 }
@@ -218,7 +224,9 @@ impl Topology {
             Stencil::Vertex => ElementList::fixed(1, (0..self.num_vertices as u32).collect()),
             Stencil::Edge => ElementList::fixed(2, self.edges.iter().flatten().copied().collect()),
             Stencil::Face => ElementList::fixed(3, self.faces.iter().flatten().copied().collect()),
-            Stencil::Diamond => ElementList::fixed(4, self.diamonds.iter().flatten().copied().collect()),
+            Stencil::Diamond => {
+                ElementList::fixed(4, self.diamonds.iter().flatten().copied().collect())
+            }
             Stencil::Ring => {
                 let mut offsets = Vec::with_capacity(self.num_vertices + 1);
                 let mut idx = Vec::with_capacity(self.num_vertices + self.ring_neighbors.len());
@@ -255,7 +263,9 @@ impl Topology {
 
     /// Edges with three or more incident proper faces.
     pub fn non_manifold_edges(&self) -> usize {
-        (0..self.edges.len()).filter(|&e| self.faces_of_edge(e).len() >= 3).count()
+        (0..self.edges.len())
+            .filter(|&e| self.faces_of_edge(e).len() >= 3)
+            .count()
     }
 }
 
@@ -266,7 +276,9 @@ fn runs(t: &[u32; 3], a: u32, b: u32) -> bool {
 
 /// The vertex of a proper face that is neither a nor b.
 fn opposite(t: &[u32; 3], a: u32, b: u32) -> u32 {
-    *t.iter().find(|&&v| v != a && v != b).expect("a proper face has a third vertex")
+    *t.iter()
+        .find(|&&v| v != a && v != b)
+        .expect("a proper face has a third vertex")
 }
 
 fn rings(nv: usize, faces: &[[u32; 3]], edges: &[[u32; 2]]) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
@@ -292,7 +304,10 @@ fn rings(nv: usize, faces: &[[u32; 3]], edges: &[[u32; 2]]) -> (Vec<usize>, Vec<
     }
     // Vertex → (a, b) corner pairs of its proper faces (face (v, a, b) in cyclic order).
     let mut corner_off = vec![0usize; nv + 1];
-    for t in faces.iter().filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2]) {
+    for t in faces
+        .iter()
+        .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2])
+    {
         for &v in t {
             corner_off[v as usize + 1] += 1;
         }
@@ -302,7 +317,10 @@ fn rings(nv: usize, faces: &[[u32; 3]], edges: &[[u32; 2]]) -> (Vec<usize>, Vec<
     }
     let mut cfill = corner_off.clone();
     let mut corners = vec![(0u32, 0u32); corner_off[nv]];
-    for t in faces.iter().filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2]) {
+    for t in faces
+        .iter()
+        .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2])
+    {
         for k in 0..3 {
             let v = t[k] as usize;
             corners[cfill[v]] = (t[(k + 1) % 3], t[(k + 2) % 3]);
@@ -342,8 +360,17 @@ fn cyclic_order(corners: &mut [(u32, u32)], valence: usize, seq: &mut Vec<u32>) 
     if bs.windows(2).any(|w| w[0] == w[1]) {
         return false;
     }
-    let starts: Vec<u32> = corners.iter().map(|c| c.0).filter(|a| bs.binary_search(a).is_err()).collect();
-    let next = |a: u32| corners.binary_search_by_key(&a, |c| c.0).ok().map(|i| corners[i].1);
+    let starts: Vec<u32> = corners
+        .iter()
+        .map(|c| c.0)
+        .filter(|a| bs.binary_search(a).is_err())
+        .collect();
+    let next = |a: u32| {
+        corners
+            .binary_search_by_key(&a, |c| c.0)
+            .ok()
+            .map(|i| corners[i].1)
+    };
     match starts.len() {
         0 => {
             // Closed fan: start at the smallest neighbour, walk until back.

@@ -9,8 +9,8 @@
 //! every run and every thread count (rayon's current pool decides the thread count: run inside
 //! `ThreadPool::install` to choose it).
 
-use super::pattern::TermSlots;
 use super::SparseError;
+use super::pattern::TermSlots;
 use rayon::prelude::*;
 
 /// Elements per energy partial sum (fixed, so sums do not depend on the thread count).
@@ -56,22 +56,43 @@ impl SharedMut {
     }
 }
 
-fn check_lengths(term: &TermSlots, ndofs: usize, nnz: usize, out: &Outputs) -> Result<(), SparseError> {
-    if let Some(g) = &out.grad {
-        if g.len() != ndofs {
-            return Err(SparseError::Length { what: "gradient".into(), expected: ndofs, found: g.len() });
-        }
+fn check_lengths(
+    term: &TermSlots,
+    ndofs: usize,
+    nnz: usize,
+    out: &Outputs,
+) -> Result<(), SparseError> {
+    if let Some(g) = &out.grad
+        && g.len() != ndofs
+    {
+        return Err(SparseError::Length {
+            what: "gradient".into(),
+            expected: ndofs,
+            found: g.len(),
+        });
     }
-    if let Some(h) = &out.hess {
-        if h.len() != nnz {
-            return Err(SparseError::Length { what: "Hessian values".into(), expected: nnz, found: h.len() });
-        }
+    if let Some(h) = &out.hess
+        && h.len() != nnz
+    {
+        return Err(SparseError::Length {
+            what: "Hessian values".into(),
+            expected: nnz,
+            found: h.len(),
+        });
     }
     if term.dof_bound > ndofs {
-        return Err(SparseError::DofOutOfRange { term: 0, dof: term.dof_bound - 1, ndofs });
+        return Err(SparseError::DofOutOfRange {
+            term: 0,
+            dof: term.dof_bound - 1,
+            ndofs,
+        });
     }
     if term.slot_bound > nnz {
-        return Err(SparseError::Length { what: "pattern entries".into(), expected: term.slot_bound, found: nnz });
+        return Err(SparseError::Length {
+            what: "pattern entries".into(),
+            expected: term.slot_bound,
+            found: nnz,
+        });
     }
     Ok(())
 }
@@ -89,7 +110,10 @@ pub fn assemble<K: ElementKernel>(
     check_lengths(term, ndofs, nnz, &out)?;
     let grad = SharedMut::new(out.grad);
     let hess = SharedMut::new(out.hess);
-    let max_k = (0..term.len()).map(|e| term.dofs.get(e).len()).max().unwrap_or(0);
+    let max_k = (0..term.len())
+        .map(|e| term.dofs.get(e).len())
+        .max()
+        .unwrap_or(0);
     let run_chunk = |buf: &mut (Vec<f64>, Vec<f64>), chunk: &[u32]| -> f64 {
         let mut sum = 0.0;
         for &e in chunk {
@@ -122,10 +146,16 @@ pub fn assemble<K: ElementKernel>(
     for c in 0..term.coloring.num_colours() {
         let elems = term.coloring.colour(c);
         let sums: Vec<f64> = if parallel {
-            elems.par_chunks(ENERGY_CHUNK).map_init(new_buf, |b, ch| run_chunk(b, ch)).collect()
+            elems
+                .par_chunks(ENERGY_CHUNK)
+                .map_init(new_buf, |b, ch| run_chunk(b, ch))
+                .collect()
         } else {
             let mut b = new_buf();
-            elems.chunks(ENERGY_CHUNK).map(|ch| run_chunk(&mut b, ch)).collect()
+            elems
+                .chunks(ENERGY_CHUNK)
+                .map(|ch| run_chunk(&mut b, ch))
+                .collect()
         };
         for s in sums {
             total += s;
@@ -136,13 +166,25 @@ pub fn assemble<K: ElementKernel>(
 
 /// Adds precomputed element blocks (element e's k×k block at `blocks[term.slots().offset(e)..]`,
 /// row-major) into the Hessian values, element by element in index order.
-pub fn scatter_blocks(term: &TermSlots, blocks: &[f64], values: &mut [f64]) -> Result<(), SparseError> {
+pub fn scatter_blocks(
+    term: &TermSlots,
+    blocks: &[f64],
+    values: &mut [f64],
+) -> Result<(), SparseError> {
     let needed = term.slots.indices().len();
     if blocks.len() != needed {
-        return Err(SparseError::Length { what: "element blocks".into(), expected: needed, found: blocks.len() });
+        return Err(SparseError::Length {
+            what: "element blocks".into(),
+            expected: needed,
+            found: blocks.len(),
+        });
     }
     if term.slots.max_index_bound() > values.len() {
-        return Err(SparseError::Length { what: "Hessian values".into(), expected: term.slots.max_index_bound(), found: values.len() });
+        return Err(SparseError::Length {
+            what: "Hessian values".into(),
+            expected: term.slots.max_index_bound(),
+            found: values.len(),
+        });
     }
     for (&s, &v) in term.slots.indices().iter().zip(blocks) {
         values[s as usize] += v;
@@ -152,13 +194,25 @@ pub fn scatter_blocks(term: &TermSlots, blocks: &[f64], values: &mut [f64]) -> R
 
 /// Adds per-element gradients (element e's k entries at `grads[term.dofs().offset(e)..]`) into
 /// `out`, element by element in index order.
-pub fn scatter_gradients(term: &TermSlots, grads: &[f64], out: &mut [f64]) -> Result<(), SparseError> {
+pub fn scatter_gradients(
+    term: &TermSlots,
+    grads: &[f64],
+    out: &mut [f64],
+) -> Result<(), SparseError> {
     let needed = term.dofs.indices().len();
     if grads.len() != needed {
-        return Err(SparseError::Length { what: "element gradients".into(), expected: needed, found: grads.len() });
+        return Err(SparseError::Length {
+            what: "element gradients".into(),
+            expected: needed,
+            found: grads.len(),
+        });
     }
     if term.dofs.max_index_bound() > out.len() {
-        return Err(SparseError::Length { what: "gradient".into(), expected: term.dofs.max_index_bound(), found: out.len() });
+        return Err(SparseError::Length {
+            what: "gradient".into(),
+            expected: term.dofs.max_index_bound(),
+            found: out.len(),
+        });
     }
     for (&d, &v) in term.dofs.indices().iter().zip(grads) {
         out[d as usize] += v;

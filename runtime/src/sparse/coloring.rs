@@ -64,7 +64,10 @@ impl Coloring {
             order[fill[c as usize]] = i as u32;
             fill[c as usize] += 1;
         }
-        Coloring { order, colour_offsets }
+        Coloring {
+            order,
+            colour_offsets,
+        }
     }
 
     pub fn num_colours(&self) -> usize {

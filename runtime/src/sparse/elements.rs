@@ -18,8 +18,15 @@ impl ElementList {
     /// # Panics
     /// If `arity` is 0 or does not divide `flat.len()` (a programming error, not user input).
     pub fn fixed(arity: usize, flat: Vec<u32>) -> ElementList {
-        assert!(arity > 0 && flat.len() % arity == 0, "ElementList::fixed: bad arity");
-        ElementList { arity: Some(arity), offsets: Vec::new(), indices: flat }
+        assert!(
+            arity > 0 && flat.len().is_multiple_of(arity),
+            "ElementList::fixed: bad arity"
+        );
+        ElementList {
+            arity: Some(arity),
+            offsets: Vec::new(),
+            indices: flat,
+        }
     }
 
     /// Elements of varying size: element i is `indices[offsets[i]..offsets[i+1]]`.
@@ -34,16 +41,29 @@ impl ElementList {
                 && offsets.windows(2).all(|w| w[0] <= w[1]),
             "ElementList::ragged: bad offsets"
         );
-        ElementList { arity: None, offsets, indices }
+        ElementList {
+            arity: None,
+            offsets,
+            indices,
+        }
     }
 
     /// Builds a list from per-element slices (fixed arity when they all have the same non-zero length).
     pub fn from_slices<S: AsRef<[u32]>>(elements: &[S]) -> ElementList {
         let first = elements.first().map(|e| e.as_ref().len());
-        let indices: Vec<u32> = elements.iter().flat_map(|e| e.as_ref().iter().copied()).collect();
+        let indices: Vec<u32> = elements
+            .iter()
+            .flat_map(|e| e.as_ref().iter().copied())
+            .collect();
         match first {
-            Some(k) if k > 0 && elements.iter().all(|e| e.as_ref().len() == k) => ElementList::fixed(k, indices),
-            None => ElementList { arity: Some(1), offsets: Vec::new(), indices },
+            Some(k) if k > 0 && elements.iter().all(|e| e.as_ref().len() == k) => {
+                ElementList::fixed(k, indices)
+            }
+            None => ElementList {
+                arity: Some(1),
+                offsets: Vec::new(),
+                indices,
+            },
             _ => {
                 let mut offsets = vec![0];
                 for e in elements {
@@ -99,6 +119,10 @@ impl ElementList {
 
     /// The largest index plus one (0 when empty).
     pub fn max_index_bound(&self) -> usize {
-        self.indices.iter().map(|&i| i as usize + 1).max().unwrap_or(0)
+        self.indices
+            .iter()
+            .map(|&i| i as usize + 1)
+            .max()
+            .unwrap_or(0)
     }
 }

@@ -44,9 +44,17 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SparseError {
     /// A term references a dof beyond the dof count.
-    DofOutOfRange { term: usize, dof: usize, ndofs: usize },
+    DofOutOfRange {
+        term: usize,
+        dof: usize,
+        ndofs: usize,
+    },
     /// A buffer has the wrong length.
-    Length { what: String, expected: usize, found: usize },
+    Length {
+        what: String,
+        expected: usize,
+        found: usize,
+    },
     /// The pattern does not fit 32-bit indices.
     TooLarge { what: String },
     /// A pair is malformed or unknown.
@@ -59,7 +67,11 @@ impl fmt::Display for SparseError {
             SparseError::DofOutOfRange { term, dof, ndofs } => {
                 write!(f, "term {term} uses dof {dof}, but there are {ndofs} dofs")
             }
-            SparseError::Length { what, expected, found } => {
+            SparseError::Length {
+                what,
+                expected,
+                found,
+            } => {
                 write!(f, "{what}: expected length {expected}, found {found}")
             }
             SparseError::TooLarge { what } => write!(f, "sparse pattern too large: {what}"),

@@ -7,8 +7,19 @@ use super::CsrPattern;
 use std::io::Write;
 
 /// Writes an `n × n` CSR matrix (all pattern entries, zeros included).
-pub fn write_matrix_market<W: Write>(pattern: &CsrPattern, values: &[f64], w: W) -> std::io::Result<()> {
-    write_matrix_market_rect(pattern.n, pattern.n, &pattern.row_ptr, &pattern.col_idx, values, w)
+pub fn write_matrix_market<W: Write>(
+    pattern: &CsrPattern,
+    values: &[f64],
+    w: W,
+) -> std::io::Result<()> {
+    write_matrix_market_rect(
+        pattern.n,
+        pattern.n,
+        &pattern.row_ptr,
+        &pattern.col_idx,
+        values,
+        w,
+    )
 }
 
 /// Writes a general `nrows × ncols` CSR matrix (for Jacobians).
@@ -21,7 +32,10 @@ pub fn write_matrix_market_rect<W: Write>(
     mut w: W,
 ) -> std::io::Result<()> {
     let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, m.to_string());
-    if row_ptr.len() != nrows + 1 || values.len() != col_idx.len() || row_ptr[nrows] != col_idx.len() {
+    if row_ptr.len() != nrows + 1
+        || values.len() != col_idx.len()
+        || row_ptr[nrows] != col_idx.len()
+    {
         return Err(bad("CSR arrays of inconsistent lengths"));
     }
     writeln!(w, "%%MatrixMarket matrix coordinate real general")?;

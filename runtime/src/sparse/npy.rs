@@ -44,10 +44,16 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 /// Writes an f64 array of the given shape (rank 1 or 2; `data.len()` must match).
 pub fn write_npy<W: Write>(shape: &[usize], data: &[f64], mut w: W) -> Result<(), NpyError> {
     if shape.is_empty() || shape.len() > 2 {
-        return Err(NpyError::Shape(format!("rank {} (1 or 2 supported)", shape.len())));
+        return Err(NpyError::Shape(format!(
+            "rank {} (1 or 2 supported)",
+            shape.len()
+        )));
     }
     if shape.iter().product::<usize>() != data.len() {
-        return Err(NpyError::Shape(format!("{shape:?} does not hold {} values", data.len())));
+        return Err(NpyError::Shape(format!(
+            "{shape:?} does not hold {} values",
+            data.len()
+        )));
     }
     let shape_s = match shape {
         [n] => format!("({n},)"),
@@ -60,7 +66,8 @@ pub fn write_npy<W: Write>(shape: &[usize], data: &[f64], mut w: W) -> Result<()
     let io = |e: std::io::Error| NpyError::Io(e.to_string());
     w.write_all(MAGIC).map_err(io)?;
     w.write_all(&[1, 0]).map_err(io)?;
-    w.write_all(&(header.len() as u16).to_le_bytes()).map_err(io)?;
+    w.write_all(&(header.len() as u16).to_le_bytes())
+        .map_err(io)?;
     w.write_all(header.as_bytes()).map_err(io)?;
     let mut buf = Vec::with_capacity(data.len() * 8);
     for v in data {
@@ -81,11 +88,16 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray, NpyError> {
             if bytes.len() < 12 {
                 return Err(fmt("truncated header"));
             }
-            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+            (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            )
         }
         v => return Err(NpyError::Format(format!("unsupported version {v}"))),
     };
-    let header = bytes.get(hstart..hstart + hlen).ok_or_else(|| fmt("truncated header"))?;
+    let header = bytes
+        .get(hstart..hstart + hlen)
+        .ok_or_else(|| fmt("truncated header"))?;
     let header = std::str::from_utf8(header).map_err(|_| fmt("header is not text"))?;
     let descr = dict_value(header, "descr").ok_or_else(|| fmt("no 'descr' in the header"))?;
     let descr = descr.trim().trim_matches(|c| c == '\'' || c == '"');
@@ -98,22 +110,41 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         _ => return Err(fmt("no valid 'fortran_order' in the header")),
     };
     let shape_s = dict_value(header, "shape").ok_or_else(|| fmt("no 'shape' in the header"))?;
-    let inner = shape_s.trim().strip_prefix('(').and_then(|s| s.strip_suffix(')')).ok_or_else(|| fmt("bad shape"))?;
+    let inner = shape_s
+        .trim()
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .ok_or_else(|| fmt("bad shape"))?;
     let shape: Vec<usize> = inner
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| NpyError::Format(format!("bad shape entry `{s}`"))))
+        .map(|s| {
+            s.parse()
+                .map_err(|_| NpyError::Format(format!("bad shape entry `{s}`")))
+        })
         .collect::<Result<_, _>>()?;
     if shape.is_empty() || shape.len() > 2 {
-        return Err(NpyError::Shape(format!("rank {} (1 or 2 supported)", shape.len())));
+        return Err(NpyError::Shape(format!(
+            "rank {} (1 or 2 supported)",
+            shape.len()
+        )));
     }
-    let count = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).ok_or_else(|| fmt("shape overflows"))?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |a, &b| a.checked_mul(b))
+        .ok_or_else(|| fmt("shape overflows"))?;
     let body = &bytes[hstart + hlen..];
     if body.len() != count.checked_mul(8).ok_or_else(|| fmt("shape overflows"))? {
-        return Err(NpyError::Format(format!("{} data bytes for {count} float64 values", body.len())));
+        return Err(NpyError::Format(format!(
+            "{} data bytes for {count} float64 values",
+            body.len()
+        )));
     }
-    let mut data: Vec<f64> = body.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+    let mut data: Vec<f64> = body
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     if fortran && shape.len() == 2 {
         let (r, c) = (shape[0], shape[1]);
         let mut t = vec![0.0; data.len()];
@@ -131,7 +162,10 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray, NpyError> {
 fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     let pat1 = format!("'{key}'");
     let pat2 = format!("\"{key}\"");
-    let at = header.find(&pat1).map(|i| i + pat1.len()).or_else(|| header.find(&pat2).map(|i| i + pat2.len()))?;
+    let at = header
+        .find(&pat1)
+        .map(|i| i + pat1.len())
+        .or_else(|| header.find(&pat2).map(|i| i + pat2.len()))?;
     let rest = header[at..].trim_start().strip_prefix(':')?;
     let mut depth = 0i32;
     for (i, ch) in rest.char_indices() {

@@ -52,13 +52,28 @@ pub struct PairPattern {
 impl PairPattern {
     /// Starts from a static pattern; pairs are `arity` vertices (of `num_entities`) whose dofs
     /// are laid out by `fields` (see [`super::element_dofs`]).
-    pub fn new(base: CsrPattern, fields: Vec<Field>, num_entities: usize, arity: usize) -> Result<PairPattern, SparseError> {
-        let max_dof = fields.iter().map(|f| f.offset + f.dim * num_entities).max().unwrap_or(0);
+    pub fn new(
+        base: CsrPattern,
+        fields: Vec<Field>,
+        num_entities: usize,
+        arity: usize,
+    ) -> Result<PairPattern, SparseError> {
+        let max_dof = fields
+            .iter()
+            .map(|f| f.offset + f.dim * num_entities)
+            .max()
+            .unwrap_or(0);
         if max_dof > base.n {
-            return Err(SparseError::DofOutOfRange { term: 0, dof: max_dof - 1, ndofs: base.n });
+            return Err(SparseError::DofOutOfRange {
+                term: 0,
+                dof: max_dof - 1,
+                ndofs: base.n,
+            });
         }
         if arity == 0 {
-            return Err(SparseError::BadPair { message: "pairs need at least one vertex".into() });
+            return Err(SparseError::BadPair {
+                message: "pairs need at least one vertex".into(),
+            });
         }
         Ok(PairPattern {
             base,
@@ -97,17 +112,27 @@ impl PairPattern {
     pub fn add_pair(&mut self, vertices: &[u32]) -> Result<PairId, SparseError> {
         if vertices.len() != self.arity {
             return Err(SparseError::BadPair {
-                message: format!("a pair has {} vertices, expected {}", vertices.len(), self.arity),
+                message: format!(
+                    "a pair has {} vertices, expected {}",
+                    vertices.len(),
+                    self.arity
+                ),
             });
         }
         if let Some(&v) = vertices.iter().find(|&&v| v as usize >= self.num_entities) {
             return Err(SparseError::BadPair {
-                message: format!("vertex {v} is out of range ({} vertices)", self.num_entities),
+                message: format!(
+                    "vertex {v} is out of range ({} vertices)",
+                    self.num_entities
+                ),
             });
         }
-        let dofs = element_dofs(&ElementList::fixed(vertices.len(), vertices.to_vec()), &self.fields)
-            .indices()
-            .to_vec();
+        let dofs = element_dofs(
+            &ElementList::fixed(vertices.len(), vertices.to_vec()),
+            &self.fields,
+        )
+        .indices()
+        .to_vec();
         let mut slots = Vec::with_capacity(dofs.len() * dofs.len());
         let mut seen: Vec<(u32, u32)> = Vec::new();
         for &r in &dofs {
@@ -143,7 +168,11 @@ impl PairPattern {
                 slots.push(self.base.nnz() as u32 + slot);
             }
         }
-        let pair = Pair { vertices: vertices.to_vec(), dofs, slots };
+        let pair = Pair {
+            vertices: vertices.to_vec(),
+            dofs,
+            slots,
+        };
         let id = match self.free_pairs.pop() {
             Some(i) => {
                 self.pairs[i as usize] = Some(pair);
@@ -163,7 +192,9 @@ impl PairPattern {
             .pairs
             .get_mut(id.0 as usize)
             .and_then(Option::take)
-            .ok_or_else(|| SparseError::BadPair { message: format!("no live pair {}", id.0) })?;
+            .ok_or_else(|| SparseError::BadPair {
+                message: format!("no live pair {}", id.0),
+            })?;
         self.free_pairs.push(id.0);
         let mut seen: Vec<(u32, u32)> = Vec::new();
         for &r in &pair.dofs {
@@ -172,7 +203,10 @@ impl PairPattern {
                     continue;
                 }
                 seen.push((r, c));
-                let o = self.overlay.get_mut(&(r, c)).expect("a live pair's overlay entry exists");
+                let o = self
+                    .overlay
+                    .get_mut(&(r, c))
+                    .expect("a live pair's overlay entry exists");
                 o.refs -= 1;
                 if o.refs == 0 {
                     let slot = o.slot;
@@ -187,19 +221,33 @@ impl PairPattern {
 
     /// The live pairs' ids, in increasing order.
     pub fn pair_ids(&self) -> Vec<PairId> {
-        (0..self.pairs.len()).filter(|&i| self.pairs[i].is_some()).map(|i| PairId(i as u32)).collect()
+        (0..self.pairs.len())
+            .filter(|&i| self.pairs[i].is_some())
+            .map(|i| PairId(i as u32))
+            .collect()
     }
 
     /// A live pair's vertices, local dofs and k² value-buffer slots (row-major).
     pub fn pair(&self, id: PairId) -> Option<(&[u32], &[u32], &[u32])> {
-        self.pairs.get(id.0 as usize)?.as_ref().map(|p| (&p.vertices[..], &p.dofs[..], &p.slots[..]))
+        self.pairs
+            .get(id.0 as usize)?
+            .as_ref()
+            .map(|p| (&p.vertices[..], &p.dofs[..], &p.slots[..]))
     }
 
     /// Adds each live pair's block (given by `block(id, dofs, out)`, out k×k row-major and zeroed
     /// before the call) into `values` (length [`Self::num_values`]), pairs in id order.
-    pub fn assemble(&self, values: &mut [f64], mut block: impl FnMut(PairId, &[u32], &mut [f64])) -> Result<(), SparseError> {
+    pub fn assemble(
+        &self,
+        values: &mut [f64],
+        mut block: impl FnMut(PairId, &[u32], &mut [f64]),
+    ) -> Result<(), SparseError> {
         if values.len() != self.num_values() {
-            return Err(SparseError::Length { what: "pair values".into(), expected: self.num_values(), found: values.len() });
+            return Err(SparseError::Length {
+                what: "pair values".into(),
+                expected: self.num_values(),
+                found: values.len(),
+            });
         }
         let mut buf = Vec::new();
         for (i, p) in self.pairs.iter().enumerate() {
@@ -223,15 +271,22 @@ impl PairPattern {
     /// The combined pattern and the values moved into its order.
     pub fn merge_values(&self, values: &[f64]) -> Result<(CsrPattern, Vec<f64>), SparseError> {
         if values.len() != self.num_values() {
-            return Err(SparseError::Length { what: "pair values".into(), expected: self.num_values(), found: values.len() });
+            return Err(SparseError::Length {
+                what: "pair values".into(),
+                expected: self.num_values(),
+                found: values.len(),
+            });
         }
         Ok(self.merged(Some(values)))
     }
 
     fn merged(&self, values: Option<&[f64]>) -> (CsrPattern, Vec<f64>) {
         let nnz0 = self.base.nnz();
-        let mut extra: Vec<(u32, u32, u32)> =
-            self.overlay.iter().map(|(&(r, c), o)| (r, c, o.slot)).collect();
+        let mut extra: Vec<(u32, u32, u32)> = self
+            .overlay
+            .iter()
+            .map(|(&(r, c), o)| (r, c, o.slot))
+            .collect();
         extra.sort_unstable();
         let mut row_ptr = vec![0usize];
         let mut col_idx = Vec::with_capacity(nnz0 + extra.len());
@@ -265,6 +320,13 @@ impl PairPattern {
             }
             row_ptr.push(col_idx.len());
         }
-        (CsrPattern { n: self.base.n, row_ptr, col_idx }, out)
+        (
+            CsrPattern {
+                n: self.base.n,
+                row_ptr,
+                col_idx,
+            },
+            out,
+        )
     }
 }

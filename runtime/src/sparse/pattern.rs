@@ -65,7 +65,11 @@ pub struct CsrPattern {
 impl CsrPattern {
     /// The empty n × n pattern.
     pub fn empty(n: usize) -> CsrPattern {
-        CsrPattern { n, row_ptr: vec![0; n + 1], col_idx: Vec::new() }
+        CsrPattern {
+            n,
+            row_ptr: vec![0; n + 1],
+            col_idx: Vec::new(),
+        }
     }
 
     pub fn nnz(&self) -> usize {
@@ -79,7 +83,10 @@ impl CsrPattern {
 
     /// The position of entry (r, c), if it is in the pattern.
     pub fn find(&self, r: usize, c: u32) -> Option<usize> {
-        self.row(r).binary_search(&c).ok().map(|k| self.row_ptr[r] + k)
+        self.row(r)
+            .binary_search(&c)
+            .ok()
+            .map(|k| self.row_ptr[r] + k)
     }
 
     /// Builds a pattern from arbitrary (row, col) entries (duplicates allowed).
@@ -96,17 +103,25 @@ impl CsrPattern {
             col_idx.extend_from_slice(&r);
             row_ptr.push(col_idx.len());
         }
-        CsrPattern { n, row_ptr, col_idx }
+        CsrPattern {
+            n,
+            row_ptr,
+            col_idx,
+        }
     }
 
-    /// A dense matrix-vector product `y = A x` with values in pattern order.
+    /// The product `y = A x` of the matrix with this pattern and `values` (pattern order).
+    ///
+    /// # Panics
+    /// If `values`, `x` or `y` is shorter than the pattern requires.
     pub fn spmv(&self, values: &[f64], x: &[f64], y: &mut [f64]) {
-        for r in 0..self.n {
-            let mut s = 0.0;
-            for k in self.row_ptr[r]..self.row_ptr[r + 1] {
-                s += values[k] * x[self.col_idx[k] as usize];
-            }
-            y[r] = s;
+        for (r, yr) in y.iter_mut().enumerate().take(self.n) {
+            let (lo, hi) = (self.row_ptr[r], self.row_ptr[r + 1]);
+            *yr = values[lo..hi]
+                .iter()
+                .zip(&self.col_idx[lo..hi])
+                .map(|(v, &c)| v * x[c as usize])
+                .sum();
         }
     }
 }
@@ -155,11 +170,17 @@ impl HessianPattern {
     /// are given (see [`element_dofs`]), the slots and the colourings.
     pub fn build(ndofs: usize, terms: &[ElementList]) -> Result<HessianPattern, SparseError> {
         if ndofs > u32::MAX as usize {
-            return Err(SparseError::TooLarge { what: "dof count".into() });
+            return Err(SparseError::TooLarge {
+                what: "dof count".into(),
+            });
         }
         for (t, dofs) in terms.iter().enumerate() {
             if let Some(&d) = dofs.indices().iter().find(|&&d| d as usize >= ndofs) {
-                return Err(SparseError::DofOutOfRange { term: t, dof: d as usize, ndofs });
+                return Err(SparseError::DofOutOfRange {
+                    term: t,
+                    dof: d as usize,
+                    ndofs,
+                });
             }
         }
         let csr = build_csr(ndofs, terms)?;
@@ -169,7 +190,13 @@ impl HessianPattern {
                 let slots = element_slots(&csr, dofs);
                 let coloring = Coloring::greedy(dofs, ndofs);
                 let (dof_bound, slot_bound) = (dofs.max_index_bound(), slots.max_index_bound());
-                TermSlots { dofs: dofs.clone(), slots, coloring, dof_bound, slot_bound }
+                TermSlots {
+                    dofs: dofs.clone(),
+                    slots,
+                    coloring,
+                    dof_bound,
+                    slot_bound,
+                }
             })
             .collect();
         Ok(HessianPattern { csr, terms })
@@ -219,11 +246,17 @@ fn build_csr(n: usize, terms: &[ElementList]) -> Result<CsrPattern, SparseError>
         row_ptr.push(write);
     }
     if write > u32::MAX as usize {
-        return Err(SparseError::TooLarge { what: format!("{write} nonzeros") });
+        return Err(SparseError::TooLarge {
+            what: format!("{write} nonzeros"),
+        });
     }
     raw.truncate(write);
     raw.shrink_to_fit();
-    Ok(CsrPattern { n, row_ptr, col_idx: raw })
+    Ok(CsrPattern {
+        n,
+        row_ptr,
+        col_idx: raw,
+    })
 }
 
 /// Each element's k² slots (row-major) in a pattern that contains all its entries.
@@ -234,7 +267,9 @@ pub(crate) fn element_slots(csr: &CsrPattern, dofs: &ElementList) -> ElementList
     for e in dofs.iter() {
         for &r in e {
             for &c in e {
-                let s = csr.find(r as usize, c).expect("the pattern holds every element entry");
+                let s = csr
+                    .find(r as usize, c)
+                    .expect("the pattern holds every element entry");
                 out.push(s as u32);
             }
         }
