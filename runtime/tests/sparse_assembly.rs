@@ -4,7 +4,7 @@
 use mad_runtime::mesh::generators::{grid, icosphere};
 use mad_runtime::mesh::{Mesh, Stencil, Topology};
 use mad_runtime::sparse::{
-    CsrPattern, ElementList, Field, HessianPattern, Outputs, assemble, element_dofs,
+    Coloring, CsrPattern, ElementList, Field, HessianPattern, Outputs, assemble, element_dofs,
     scatter_blocks, scatter_gradients,
 };
 
@@ -103,16 +103,29 @@ fn patterns_match_brute_force_and_slots_point_at_their_entries() {
                     }
                 }
             }
-            // Colouring: a partition of the elements, no shared dof within a colour.
-            let c = ts.coloring();
-            let mut all: Vec<u32> = c.order.clone();
-            all.sort_unstable();
-            assert_eq!(all, (0..ts.len() as u32).collect::<Vec<_>>());
-            for col in 0..c.num_colours() {
-                let mut seen = std::collections::HashSet::new();
-                for &e in c.colour(col) {
-                    for &d in ts.dofs().get(e as usize) {
-                        assert!(seen.insert(d), "dof {d} twice in colour {col}");
+            // Schedule: chunks partition the elements, no shared dof within a colour.
+            for c in [
+                ts.coloring().clone(),
+                Coloring::with_chunk_size(ts.dofs(), ndofs, 1),
+                Coloring::with_chunk_size(ts.dofs(), ndofs, 5),
+            ] {
+                let mut all: Vec<usize> = c
+                    .chunks
+                    .iter()
+                    .flat_map(|&ch| c.chunk_elements(ch))
+                    .collect();
+                all.sort_unstable();
+                assert_eq!(all, (0..ts.len()).collect::<Vec<_>>());
+                for col in 0..c.num_colours() {
+                    let mut seen = std::collections::HashSet::new();
+                    for &ch in c.colour(col) {
+                        let mut mine = std::collections::HashSet::new();
+                        for e in c.chunk_elements(ch) {
+                            mine.extend(ts.dofs().get(e).iter().copied());
+                        }
+                        for d in mine {
+                            assert!(seen.insert(d), "dof {d} in two chunks of colour {col}");
+                        }
                     }
                 }
             }

@@ -13,8 +13,8 @@
 //! - [`assemble`]`(term, ndofs, nnz, &kernel, Outputs { grad, hess }, parallel) -> Result<f64, _>`:
 //!   runs an [`ElementKernel`] (any `Fn(usize, &[u32], &mut [f64], &mut [f64]) -> f64 + Sync`)
 //!   over a term, adds gradient and Hessian values (values only: the pattern is fixed), returns
-//!   the energy. Race-free and bit-identical on every run and thread count (see [`assemble`]'s
-//!   module: elements are coloured, colours processed in a fixed order).
+//!   the energy. Race-free and bit-identical on every run and thread count (see [`assembly`]'s
+//!   docs: elements are coloured, colours processed in a fixed order).
 //! - [`scatter_blocks`], [`scatter_gradients`]: add precomputed per-element blocks/gradients.
 //! - [`PairPattern`]: a static pattern plus incrementally maintained entries of dynamic pairs
 //!   (`add_pair`, `remove_pair`, `pair`, `assemble`, `to_csr`, `merge_values`, `num_values`).
@@ -22,7 +22,7 @@
 //! - [`write_npy`], [`read_npy`] → [`NpyArray`] (`into_field(n, dim)` accepts (n, dim) or flat),
 //!   [`NpyError`].
 
-pub mod assemble;
+pub mod assembly;
 pub mod coloring;
 pub mod elements;
 pub mod mtx;
@@ -30,7 +30,7 @@ pub mod npy;
 pub mod pairs;
 pub mod pattern;
 
-pub use assemble::{ElementKernel, Outputs, assemble, scatter_blocks, scatter_gradients};
+pub use assembly::{ElementKernel, Outputs, assemble, scatter_blocks, scatter_gradients};
 pub use coloring::Coloring;
 pub use elements::ElementList;
 pub use mtx::{write_matrix_market, write_matrix_market_rect};

@@ -146,7 +146,7 @@ impl TermSlots {
     pub fn slots(&self) -> &ElementList {
         &self.slots
     }
-    /// The element colouring (no two elements of a colour share a dof).
+    /// The assembly schedule (chunks of one colour share no dof).
     pub fn coloring(&self) -> &Coloring {
         &self.coloring
     }

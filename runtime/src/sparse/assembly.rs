@@ -1,20 +1,17 @@
 //! Assembly of energies, gradients and Hessian values from per-element kernels or blocks.
 //!
-//! Determinism: elements are processed colour by colour ([`super::Coloring`]), colours in
-//! increasing order. Within a colour no two elements share a dof, so each gradient entry and each
-//! CSR slot receives at most one contribution per colour: every entry's contributions are added
-//! in colour order whatever the number of threads. Energies are summed per chunk of
-//! [`ENERGY_CHUNK`] consecutive elements of a colour, chunk sums in order, colour sums in order.
-//! The serial and parallel paths use the same grouping, so their results are bit-identical on
-//! every run and every thread count (rayon's current pool decides the thread count: run inside
+//! Determinism: elements run in the fixed schedule of [`super::Coloring`]: contiguous chunks,
+//! colours one after another, chunks of one colour in parallel (they share no dof, so each
+//! gradient entry and each CSR row is written by one chunk at a time), elements of a chunk in
+//! index order. Every entry therefore receives its contributions in the same order whatever the
+//! number of threads. Energies are summed per chunk, chunk sums in schedule order. The serial and
+//! parallel paths follow the same schedule, so their results are bit-identical on every run and
+//! every thread count (rayon's current pool decides the thread count: run inside
 //! `ThreadPool::install` to choose it).
 
 use super::SparseError;
 use super::pattern::TermSlots;
 use rayon::prelude::*;
-
-/// Elements per energy partial sum (fixed, so sums do not depend on the thread count).
-pub const ENERGY_CHUNK: usize = 256;
 
 /// Where assembled values go: gradient (length ndofs) and Hessian values (length nnz), each
 /// optional. Both are added to, not overwritten.
@@ -49,9 +46,10 @@ impl SharedMut {
         s.map(|s| SharedMut(s.as_mut_ptr(), s.len()))
     }
     /// # Safety
-    /// No other thread may access index `i` concurrently.
+    /// `i` is in bounds (checked once against the term's dof and slot bounds) and no other
+    /// thread accesses index `i` concurrently.
     unsafe fn add(self, i: usize, v: f64) {
-        assert!(i < self.1);
+        debug_assert!(i < self.1);
         unsafe { *self.0.add(i) += v };
     }
 }
@@ -110,21 +108,21 @@ pub fn assemble<K: ElementKernel>(
     check_lengths(term, ndofs, nnz, &out)?;
     let grad = SharedMut::new(out.grad);
     let hess = SharedMut::new(out.hess);
-    let max_k = (0..term.len())
-        .map(|e| term.dofs.get(e).len())
-        .max()
-        .unwrap_or(0);
-    let run_chunk = |buf: &mut (Vec<f64>, Vec<f64>), chunk: &[u32]| -> f64 {
+    let max_k = match term.dofs.arity() {
+        Some(k) => k,
+        None => term.dofs.iter().map(<[u32]>::len).max().unwrap_or(0),
+    };
+    let coloring = &term.coloring;
+    let run_chunk = |buf: &mut (Vec<f64>, Vec<f64>), chunk: u32| -> f64 {
         let mut sum = 0.0;
-        for &e in chunk {
-            let e = e as usize;
+        for e in coloring.chunk_elements(chunk) {
             let dofs = term.dofs.get(e);
             let k = dofs.len();
             let (g, h) = (&mut buf.0[..k], &mut buf.1[..k * k]);
             g.fill(0.0);
             h.fill(0.0);
             sum += kernel.eval(e, dofs, g, h);
-            // SAFETY: elements of one colour share no dof, hence no gradient entry and no CSR
+            // SAFETY: chunks of one colour share no dof, hence no gradient entry and no CSR
             // row; colours run one after another.
             unsafe {
                 if let Some(gp) = grad {
@@ -143,19 +141,16 @@ pub fn assemble<K: ElementKernel>(
     };
     let new_buf = || (vec![0.0; max_k], vec![0.0; max_k * max_k]);
     let mut total = 0.0;
-    for c in 0..term.coloring.num_colours() {
-        let elems = term.coloring.colour(c);
+    for c in 0..coloring.num_colours() {
+        let chunks = coloring.colour(c);
         let sums: Vec<f64> = if parallel {
-            elems
-                .par_chunks(ENERGY_CHUNK)
-                .map_init(new_buf, |b, ch| run_chunk(b, ch))
+            chunks
+                .par_iter()
+                .map_init(new_buf, |b, &ch| run_chunk(b, ch))
                 .collect()
         } else {
             let mut b = new_buf();
-            elems
-                .chunks(ENERGY_CHUNK)
-                .map(|ch| run_chunk(&mut b, ch))
-                .collect()
+            chunks.iter().map(|&ch| run_chunk(&mut b, ch)).collect()
         };
         for s in sums {
             total += s;
