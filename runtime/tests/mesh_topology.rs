@@ -27,7 +27,7 @@ fn signed_area_z(m: &Mesh, t: &[u32; 3]) -> f64 {
 fn grid_counts_and_w1_edges() {
     for n in [2usize, 3, 10, 31] {
         let m = grid(n, n);
-        let t = Topology::new(&m);
+        let t = Topology::new(&m).unwrap();
         assert_eq!(m.positions.len(), n * n);
         assert_eq!(t.edges.len(), 2 * n * (n - 1) + (n - 1) * (n - 1));
         assert_eq!(m.triangles.len(), 2 * (n - 1) * (n - 1));
@@ -73,7 +73,7 @@ fn grid_counts_and_w1_edges() {
 #[test]
 fn grid_ring_of_an_interior_vertex_is_ccw() {
     let m = grid(3, 3);
-    let t = Topology::new(&m);
+    let t = Topology::new(&m).unwrap();
     // Centre 4: neighbours 1, 2 (diag? no: 4's diagonal neighbours are 0 and 8), 3, 5, 7.
     let ring = t.ring(4);
     assert_eq!(ring.len(), 6);
@@ -107,7 +107,7 @@ fn grid_ring_of_an_interior_vertex_is_ccw() {
 #[test]
 fn diamond_orientation_follows_faces() {
     let m = grid(4, 4);
-    let t = Topology::new(&m);
+    let t = Topology::new(&m).unwrap();
     for (d, &e) in t.diamonds.iter().zip(&t.diamond_edge) {
         assert_eq!([d[0], d[1]], t.edges[e as usize]);
         assert!(d[0] < d[1]);
@@ -124,7 +124,7 @@ fn diamond_orientation_follows_faces() {
 fn icosphere_counts_and_closedness() {
     for level in 0..5u32 {
         let m = icosphere(level);
-        let t = Topology::new(&m);
+        let t = Topology::new(&m).unwrap();
         let p = 4usize.pow(level);
         assert_eq!(m.positions.len(), 10 * p + 2);
         assert_eq!(t.edges.len(), 30 * p);
@@ -165,7 +165,7 @@ fn icosphere_counts_and_closedness() {
 fn torus_and_disk_counts() {
     for (n, mm) in [(3, 3), (8, 5), (20, 12)] {
         let m = torus(n, mm);
-        let t = Topology::new(&m);
+        let t = Topology::new(&m).unwrap();
         assert_eq!(m.positions.len(), n * mm);
         assert_eq!(t.edges.len(), 3 * n * mm);
         assert_eq!(t.euler_characteristic(), 0);
@@ -175,7 +175,7 @@ fn torus_and_disk_counts() {
     }
     for n in [1usize, 2, 5, 12] {
         let m = disk(n);
-        let t = Topology::new(&m);
+        let t = Topology::new(&m).unwrap();
         assert_eq!(m.positions.len(), 1 + 3 * n * (n + 1));
         assert_eq!(m.triangles.len(), 6 * n * n);
         assert_eq!(t.euler_characteristic(), 1);
@@ -203,7 +203,7 @@ fn non_manifold_degenerate_and_disconnected_meshes() {
         vec![[0, 1, 2], [1, 0, 3], [0, 1, 4], [5, 6, 7], [5, 5, 6]],
     )
     .unwrap();
-    let t = Topology::new(&m);
+    let t = Topology::new(&m).unwrap();
     let e01 = t.edge_index(0, 1).unwrap();
     assert_eq!(t.faces_of_edge(e01), &[0, 1, 2]);
     assert_eq!(t.non_manifold_edges(), 1);
@@ -225,14 +225,14 @@ fn diamond_with_inconsistent_orientation_takes_lower_face_first() {
         vec![[1, 0, 2], [1, 0, 3]],
     )
     .unwrap();
-    let t = Topology::new(&m);
+    let t = Topology::new(&m).unwrap();
     assert_eq!(t.diamonds, vec![[0, 1, 2, 3]]);
     let m = Mesh::new(
         vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]],
         vec![[1, 0, 2], [0, 1, 3]],
     )
     .unwrap();
-    assert_eq!(Topology::new(&m).diamonds, vec![[0, 1, 3, 2]]);
+    assert_eq!(Topology::new(&m).unwrap().diamonds, vec![[0, 1, 3, 2]]);
 }
 
 /// Finds `shared/meshes` beside the repository (CI) or in any ancestor directory.
@@ -267,7 +267,7 @@ fn real_meshes_load_with_expected_counts() {
         let (m, r) = load_mesh_with_report(path.to_str().unwrap()).unwrap();
         assert_eq!((m.positions.len(), m.triangles.len()), (*v, *f), "{name}");
         assert_eq!(r.triangulated_polygons, 0, "{name}");
-        let t = Topology::new(&m);
+        let t = Topology::new(&m).unwrap();
         if let Some(chi) = chi {
             assert_eq!(t.euler_characteristic(), *chi, "{name}");
             assert_eq!(t.diamonds.len(), t.edges.len(), "{name}: closed");
@@ -280,4 +280,10 @@ fn real_meshes_load_with_expected_counts() {
     assert_eq!(m.triangles.len(), 96_000);
     assert_eq!((r.triangulated_polygons, r.max_polygon_size), (48_000, 4));
     assert!(r.warnings().iter().any(|w| w.contains("fan-triangulated")));
+}
+
+#[test]
+fn topology_rejects_out_of_range_indices() {
+    let m = Mesh { positions: vec![[0.0; 3]; 3], triangles: vec![[0, 1, 3]] };
+    assert!(Topology::new(&m).is_err());
 }

@@ -33,7 +33,7 @@ fn csr_to_dense_mask(p: &CsrPattern) -> Vec<bool> {
 }
 
 fn terms_for(mesh: &Mesh, stencils: &[Stencil], fields: &[Field]) -> Vec<ElementList> {
-    let t = Topology::new(mesh);
+    let t = Topology::new(mesh).unwrap();
     stencils
         .iter()
         .map(|&s| element_dofs(&t.elements(s), fields))

@@ -41,7 +41,7 @@ fn random_add_remove_matches_rebuild() {
     let fields = vec![Field { offset: 0, dim: 3 }];
     let ndofs = 3 * nv;
     let statics = vec![element_dofs(
-        &Topology::new(&m).elements(Stencil::Edge),
+        &Topology::new(&m).unwrap().elements(Stencil::Edge),
         &fields,
     )];
     let base = HessianPattern::build(ndofs, &statics).unwrap().csr;
@@ -88,7 +88,7 @@ fn pair_values_land_where_a_dense_reference_puts_them() {
     let fields = vec![Field { offset: 0, dim: 2 }];
     let ndofs = 2 * nv;
     let statics = vec![element_dofs(
-        &Topology::new(&m).elements(Stencil::Face),
+        &Topology::new(&m).unwrap().elements(Stencil::Face),
         &fields,
     )];
     let base = HessianPattern::build(ndofs, &statics).unwrap().csr;

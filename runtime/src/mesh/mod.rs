@@ -14,7 +14,8 @@
 //! - [`save_mesh`]`(mesh, path)` by extension, [`write_mesh`]`(mesh, format, writer)`, and
 //!   [`obj::write_obj`], [`off::write_off`], [`ply::write_ply`] (with [`ply::PlyEncoding`]).
 //!   Coordinates are written in Rust's shortest round-trip form, so write → read is exact.
-//! - [`topology::Topology`] and [`topology::Stencil`]: edges, diamonds, one-rings, boundary flags
+//! - [`topology::Topology::new`]`(&Mesh) -> Result<Topology, MeshError>` and [`topology::Stencil`]:
+//!   edges, diamonds, one-rings, boundary flags
 //!   and each stencil's element → vertex lists.
 //!
 //! # Accepted input

@@ -27,7 +27,7 @@
 //!   through degenerate faces) the neighbours are in increasing order and the flag is false.
 //!   An unreferenced vertex has an empty ring.
 
-use super::Mesh;
+use super::{Mesh, MeshError};
 use crate::sparse::ElementList;
 
 /// The kinds of mesh element a term can range over.
@@ -94,9 +94,25 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// Computes the incidence of a valid mesh (indices in range).
-    pub fn new(mesh: &Mesh) -> Topology {
+    /// Computes the incidence of a mesh; an index out of range is an error (meshes from the
+    /// readers and generators never have one).
+    pub fn new(mesh: &Mesh) -> Result<Topology, MeshError> {
         let nv = mesh.positions.len();
+        if nv > u32::MAX as usize {
+            return Err(MeshError::Invalid {
+                message: "more than 2^32 - 1 vertices".into(),
+            });
+        }
+        if let Some((fi, t)) = mesh
+            .triangles
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.iter().any(|&v| v as usize >= nv))
+        {
+            return Err(MeshError::Invalid {
+                message: format!("face {fi} {t:?} references a vertex beyond the {nv} vertices"),
+            });
+        }
         let faces = mesh.triangles.clone();
         let proper = |t: &[u32; 3]| t[0] != t[1] && t[1] != t[2] && t[0] != t[2];
 
@@ -191,7 +207,7 @@ impl Topology {
         // Rings.
         let (ring_offsets, ring_neighbors, ring_ordered) = rings(nv, &faces, &edges);
 
-        Topology {
+        Ok(Topology {
             num_vertices: nv,
             faces,
             edges,
@@ -205,7 +221,7 @@ impl Topology {
             ring_ordered,
             vertex_boundary,
             edge_boundary,
-        }
+        })
     }
 
     /// The number of elements of a stencil.

@@ -13,6 +13,7 @@
 
 use super::coloring::Coloring;
 use super::{ElementList, SparseError};
+use rayon::prelude::*;
 
 /// A dof field: `dim` unknowns per entity starting at global dof `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,22 +262,36 @@ fn build_csr(n: usize, terms: &[ElementList]) -> Result<CsrPattern, SparseError>
 
 /// Each element's k² slots (row-major) in a pattern that contains all its entries.
 pub(crate) fn element_slots(csr: &CsrPattern, dofs: &ElementList) -> ElementList {
-    let mut out = Vec::with_capacity(dofs.iter().map(|e| e.len() * e.len()).sum());
-    let mut offsets = Vec::with_capacity(dofs.len() + 1);
-    offsets.push(0);
-    for e in dofs.iter() {
-        for &r in e {
-            for &c in e {
+    let fill = |e: &[u32], out: &mut [u32]| {
+        let k = e.len();
+        for (a, &r) in e.iter().enumerate() {
+            for (b, &c) in e.iter().enumerate() {
                 let s = csr
                     .find(r as usize, c)
                     .expect("the pattern holds every element entry");
-                out.push(s as u32);
+                out[a * k + b] = s as u32;
             }
         }
-        offsets.push(out.len());
-    }
+    };
     match dofs.arity() {
-        Some(k) => ElementList::fixed(k * k, out),
-        None => ElementList::ragged(offsets, out),
+        Some(k) => {
+            let mut out = vec![0u32; dofs.len() * k * k];
+            out.par_chunks_mut(k * k)
+                .enumerate()
+                .for_each(|(i, o)| fill(dofs.get(i), o));
+            ElementList::fixed(k * k, out)
+        }
+        None => {
+            let mut offsets = Vec::with_capacity(dofs.len() + 1);
+            offsets.push(0);
+            for e in dofs.iter() {
+                offsets.push(offsets.last().unwrap() + e.len() * e.len());
+            }
+            let mut out = vec![0u32; *offsets.last().unwrap()];
+            for (i, e) in dofs.iter().enumerate() {
+                fill(e, &mut out[offsets[i]..offsets[i + 1]]);
+            }
+            ElementList::ragged(offsets, out)
+        }
     }
 }
