@@ -265,3 +265,34 @@ fn generator_specs_parse_and_reject_garbage() {
         assert!(r.is_err(), "{bad}");
     }
 }
+
+#[test]
+fn truncated_and_corrupted_files_never_panic() {
+    let m = mad_runtime::mesh::generators::torus(4, 3);
+    let mut files: Vec<(MeshFormat, Vec<u8>)> = Vec::new();
+    for fmt in [MeshFormat::Obj, MeshFormat::Off, MeshFormat::Ply] {
+        let mut b = Vec::new();
+        write_mesh(&m, fmt, &mut b).unwrap();
+        files.push((fmt, b));
+    }
+    for enc in [PlyEncoding::BinaryLittleEndian, PlyEncoding::BinaryBigEndian] {
+        let mut b = Vec::new();
+        write_ply(&m, enc, &mut b).unwrap();
+        files.push((MeshFormat::Ply, b));
+    }
+    let mut state = 12345u64;
+    for (fmt, bytes) in &files {
+        for len in 0..bytes.len() {
+            let _ = read_mesh(&bytes[..len], *fmt);
+        }
+        for _ in 0..300 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let mut b = bytes.clone();
+            let at = (state >> 33) as usize % b.len();
+            b[at] = (state >> 17) as u8;
+            if let Ok((mesh, _)) = read_mesh(&b, *fmt) {
+                mesh.validate().unwrap();
+            }
+        }
+    }
+}

@@ -272,6 +272,10 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     for el in &header.elements {
         let is_vertex = el.name == "vertex" && nverts.is_none();
         let is_face = el.name == "face";
+        if el.props.is_empty() {
+            // No data to read, whatever the count.
+            continue;
+        }
         if is_vertex {
             positions.reserve(el.count.min(1 << 24));
         }
