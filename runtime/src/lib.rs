@@ -4,9 +4,15 @@
 //!   with and that the embedding API passes in and out, and their printed form.
 //! - [`ops`]: the scalar semantics of the elementwise operations, shared by the
 //!   reference interpreter and the JIT's runtime routines so that both agree bit for bit.
+//! - [`mesh`]: triangle meshes (readers, writers, generators) and stencil incidence.
+//! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs, file output.
+//! - [`linalg`]: small dense linear algebra (symmetric eigensolver, PSD projection).
 
 pub mod jit;
+pub mod linalg;
+pub mod mesh;
 pub mod ops;
+pub mod sparse;
 pub mod value;
 
 pub use ops::{BinaryOp, RtError, UnaryOp};

@@ -1,0 +1,2 @@
+//! Small dense linear algebra.
+pub mod sym_eigen;

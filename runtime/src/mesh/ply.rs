@@ -1,0 +1,491 @@
+//! PLY (Stanford polygon format): ASCII, binary little endian and binary big endian.
+//!
+//! Header errors carry a line number; errors in a binary body carry the byte offset of the value
+//! that could not be read, counted from the start of the file.
+
+use super::{Location, Mesh, MeshError, MeshReport, finish, push_polygon};
+use std::io::Write;
+
+const FMT: &str = "PLY";
+
+/// How a PLY body is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlyEncoding {
+    Ascii,
+    BinaryLittleEndian,
+    BinaryBigEndian,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scalar {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    fn parse(s: &str) -> Option<Scalar> {
+        Some(match s {
+            "char" | "int8" => Scalar::I8,
+            "uchar" | "uint8" => Scalar::U8,
+            "short" | "int16" => Scalar::I16,
+            "ushort" | "uint16" => Scalar::U16,
+            "int" | "int32" => Scalar::I32,
+            "uint" | "uint32" => Scalar::U32,
+            "float" | "float32" => Scalar::F32,
+            "double" | "float64" => Scalar::F64,
+            _ => return None,
+        })
+    }
+    fn size(self) -> usize {
+        match self {
+            Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
+            Scalar::F64 => 8,
+        }
+    }
+    fn is_int(self) -> bool {
+        !matches!(self, Scalar::F32 | Scalar::F64)
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Property {
+    Scalar {
+        name: String,
+        ty: Scalar,
+    },
+    List {
+        name: String,
+        count: Scalar,
+        item: Scalar,
+    },
+}
+
+impl Property {
+    fn name(&self) -> &str {
+        match self {
+            Property::Scalar { name, .. } | Property::List { name, .. } => name,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Element {
+    name: String,
+    count: usize,
+    line: usize,
+    props: Vec<Property>,
+}
+
+struct Header {
+    encoding: PlyEncoding,
+    elements: Vec<Element>,
+    body_start: usize,
+    body_first_line: usize,
+}
+
+fn hdr_err(line: usize, msg: impl Into<String>) -> MeshError {
+    MeshError::syntax(FMT, Location::Line(line), msg)
+}
+
+fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
+    let mut pos = 0usize;
+    let mut line_no = 0usize;
+    let mut encoding = None;
+    let mut elements: Vec<Element> = Vec::new();
+    loop {
+        line_no += 1;
+        let Some(nl) = bytes[pos..].iter().position(|&b| b == b'\n') else {
+            return Err(hdr_err(line_no, "truncated header (no `end_header`)"));
+        };
+        let raw = &bytes[pos..pos + nl];
+        pos += nl + 1;
+        let text =
+            std::str::from_utf8(raw).map_err(|_| hdr_err(line_no, "header line is not text"))?;
+        let text = text.trim_end_matches('\r');
+        let toks: Vec<&str> = text.split_whitespace().collect();
+        if line_no == 1 {
+            if toks != ["ply"] {
+                return Err(hdr_err(1, "a PLY file starts with the line `ply`"));
+            }
+            continue;
+        }
+        match toks.first().copied() {
+            None | Some("comment") | Some("obj_info") => {}
+            Some("format") => {
+                encoding = Some(match toks.get(1).copied() {
+                    Some("ascii") => PlyEncoding::Ascii,
+                    Some("binary_little_endian") => PlyEncoding::BinaryLittleEndian,
+                    Some("binary_big_endian") => PlyEncoding::BinaryBigEndian,
+                    other => return Err(hdr_err(line_no, format!("unknown format {other:?}"))),
+                });
+            }
+            Some("element") => {
+                if toks.len() != 3 {
+                    return Err(hdr_err(line_no, "expected `element NAME COUNT`"));
+                }
+                let count = toks[2].parse().map_err(|_| {
+                    hdr_err(line_no, format!("`{}` is not an element count", toks[2]))
+                })?;
+                elements.push(Element {
+                    name: toks[1].to_string(),
+                    count,
+                    line: line_no,
+                    props: vec![],
+                });
+            }
+            Some("property") => {
+                let el = elements
+                    .last_mut()
+                    .ok_or_else(|| hdr_err(line_no, "a property before any element"))?;
+                let ty = |s: &str| {
+                    Scalar::parse(s)
+                        .ok_or_else(|| hdr_err(line_no, format!("unknown property type `{s}`")))
+                };
+                let prop = if toks.get(1) == Some(&"list") {
+                    if toks.len() != 5 {
+                        return Err(hdr_err(
+                            line_no,
+                            "expected `property list COUNT_TYPE ITEM_TYPE NAME`",
+                        ));
+                    }
+                    let count = ty(toks[2])?;
+                    if !count.is_int() {
+                        return Err(hdr_err(
+                            line_no,
+                            "a list count type must be an integer type",
+                        ));
+                    }
+                    Property::List {
+                        name: toks[4].to_string(),
+                        count,
+                        item: ty(toks[3])?,
+                    }
+                } else {
+                    if toks.len() != 3 {
+                        return Err(hdr_err(line_no, "expected `property TYPE NAME`"));
+                    }
+                    Property::Scalar {
+                        name: toks[2].to_string(),
+                        ty: ty(toks[1])?,
+                    }
+                };
+                el.props.push(prop);
+            }
+            Some("end_header") => break,
+            Some(other) => {
+                return Err(hdr_err(
+                    line_no,
+                    format!("unknown header keyword `{other}`"),
+                ));
+            }
+        }
+    }
+    let encoding = encoding.ok_or_else(|| hdr_err(line_no, "the header has no `format` line"))?;
+    Ok(Header {
+        encoding,
+        elements,
+        body_start: pos,
+        body_first_line: line_no + 1,
+    })
+}
+
+/// Where the vertex and face data live inside their elements.
+struct Roles {
+    xyz: [usize; 3],
+    face_list: usize,
+}
+
+fn roles(h: &Header) -> Result<Roles, MeshError> {
+    let vertex = h
+        .elements
+        .iter()
+        .find(|e| e.name == "vertex")
+        .ok_or_else(|| hdr_err(h.body_first_line - 1, "no `vertex` element"))?;
+    let mut xyz = [usize::MAX; 3];
+    for (k, n) in ["x", "y", "z"].iter().enumerate() {
+        xyz[k] = vertex
+            .props
+            .iter()
+            .position(|p| matches!(p, Property::Scalar { name, .. } if name == n))
+            .ok_or_else(|| {
+                hdr_err(
+                    vertex.line,
+                    format!("the vertex element has no scalar property `{n}`"),
+                )
+            })?;
+    }
+    let face = h
+        .elements
+        .iter()
+        .find(|e| e.name == "face")
+        .ok_or_else(|| hdr_err(h.body_first_line - 1, "no `face` element"))?;
+    let face_list = face
+        .props
+        .iter()
+        .position(|p| {
+            matches!(p, Property::List { item, .. } if item.is_int())
+                && (p.name() == "vertex_indices" || p.name() == "vertex_index")
+        })
+        .ok_or_else(|| {
+            hdr_err(
+                face.line,
+                "the face element has no integer list `vertex_indices`",
+            )
+        })?;
+    Ok(Roles { xyz, face_list })
+}
+
+/// Reads a PLY file's contents.
+pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
+    let header = parse_header(bytes)?;
+    let roles = roles(&header)?;
+    let mut src: Box<dyn Source> = match header.encoding {
+        PlyEncoding::Ascii => Box::new(AsciiSource::new(
+            bytes,
+            header.body_start,
+            header.body_first_line,
+        )?),
+        PlyEncoding::BinaryLittleEndian => Box::new(BinSource {
+            bytes,
+            pos: header.body_start,
+            big: false,
+        }),
+        PlyEncoding::BinaryBigEndian => Box::new(BinSource {
+            bytes,
+            pos: header.body_start,
+            big: true,
+        }),
+    };
+    let mut positions = Vec::new();
+    let mut triangles = Vec::new();
+    let mut nverts = None;
+    let mut poly = Vec::new();
+    let (mut polygons, mut max_poly) = (0usize, 3usize);
+    for el in &header.elements {
+        let is_vertex = el.name == "vertex" && nverts.is_none();
+        let is_face = el.name == "face";
+        if el.props.is_empty() {
+            // No data to read, whatever the count.
+            continue;
+        }
+        if is_vertex {
+            positions.reserve(el.count.min(1 << 24));
+        }
+        for _ in 0..el.count {
+            let mut p = [0.0f64; 3];
+            for (pi, prop) in el.props.iter().enumerate() {
+                match prop {
+                    Property::Scalar { ty, .. } => {
+                        let (v, at) = src.value(*ty)?;
+                        if is_vertex && let Some(k) = roles.xyz.iter().position(|&r| r == pi) {
+                            if !v.is_finite() {
+                                return Err(MeshError::syntax(
+                                    FMT,
+                                    at,
+                                    format!("non-finite coordinate {v}"),
+                                ));
+                            }
+                            p[k] = v;
+                        }
+                    }
+                    Property::List { count, item, .. } => {
+                        let (n, at) = src.value(*count)?;
+                        if n < 0.0 {
+                            return Err(MeshError::syntax(
+                                FMT,
+                                at,
+                                format!("negative list length {n}"),
+                            ));
+                        }
+                        let n = n as usize;
+                        let wanted = is_face && pi == roles.face_list;
+                        if wanted {
+                            if n < 3 {
+                                return Err(MeshError::syntax(
+                                    FMT,
+                                    at,
+                                    format!("a face needs at least 3 vertices, found {n}"),
+                                ));
+                            }
+                            poly.clear();
+                        }
+                        for _ in 0..n {
+                            let (v, at) = src.value(*item)?;
+                            if wanted {
+                                let nv = nverts.unwrap_or(0);
+                                if v < 0.0 || v >= nv as f64 {
+                                    return Err(MeshError::syntax(
+                                        FMT,
+                                        at,
+                                        format!("vertex index {v} is out of range ({nv} vertices)"),
+                                    ));
+                                }
+                                poly.push(v as u32);
+                            }
+                        }
+                        if wanted {
+                            max_poly = max_poly.max(n);
+                            polygons += push_polygon(&mut triangles, &poly) as usize;
+                        }
+                    }
+                }
+            }
+            if is_vertex {
+                positions.push(p);
+            }
+        }
+        if is_vertex {
+            nverts = Some(positions.len());
+        }
+    }
+    finish(positions, triangles, polygons, max_poly)
+}
+
+/// A stream of scalar values, each with the location it was read at.
+trait Source {
+    fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError>;
+}
+
+struct BinSource<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    big: bool,
+}
+
+impl Source for BinSource<'_> {
+    fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError> {
+        let at = Location::Byte(self.pos as u64);
+        let n = ty.size();
+        let Some(raw) = self.bytes.get(self.pos..self.pos + n) else {
+            return Err(MeshError::syntax(FMT, at, "truncated binary body"));
+        };
+        self.pos += n;
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(raw);
+        if self.big {
+            b[..n].reverse();
+        }
+        let v = match ty {
+            Scalar::I8 => b[0] as i8 as f64,
+            Scalar::U8 => b[0] as f64,
+            Scalar::I16 => i16::from_le_bytes([b[0], b[1]]) as f64,
+            Scalar::U16 => u16::from_le_bytes([b[0], b[1]]) as f64,
+            Scalar::I32 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            Scalar::U32 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            Scalar::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            Scalar::F64 => f64::from_le_bytes(b),
+        };
+        Ok((v, at))
+    }
+}
+
+struct AsciiSource<'a> {
+    toks: Vec<(usize, &'a str)>,
+    next: usize,
+    last_line: usize,
+}
+
+impl<'a> AsciiSource<'a> {
+    fn new(bytes: &'a [u8], start: usize, first_line: usize) -> Result<Self, MeshError> {
+        let body = std::str::from_utf8(&bytes[start..]).map_err(|e| {
+            let line = first_line
+                + bytes[start..start + e.valid_up_to()]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+            MeshError::syntax(FMT, Location::Line(line), "invalid UTF-8 text")
+        })?;
+        let mut toks = Vec::new();
+        let mut last_line = first_line;
+        for (i, l) in body.lines().enumerate() {
+            last_line = first_line + i;
+            toks.extend(l.split_whitespace().map(|t| (first_line + i, t)));
+        }
+        Ok(AsciiSource {
+            toks,
+            next: 0,
+            last_line,
+        })
+    }
+}
+
+impl Source for AsciiSource<'_> {
+    fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError> {
+        let Some(&(line, tok)) = self.toks.get(self.next) else {
+            return Err(MeshError::syntax(
+                FMT,
+                Location::Line(self.last_line),
+                "truncated body",
+            ));
+        };
+        self.next += 1;
+        let at = Location::Line(line);
+        let v = if ty.is_int() {
+            tok.parse::<i64>()
+                .map(|v| v as f64)
+                .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not an integer")))?
+        } else {
+            tok.parse::<f64>()
+                .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not a number")))?
+        };
+        Ok((v, at))
+    }
+}
+
+/// Writes a PLY file: `double` coordinates and `uchar`/`int` face lists.
+pub fn write_ply<W: Write>(mesh: &Mesh, encoding: PlyEncoding, mut w: W) -> std::io::Result<()> {
+    let fmt = match encoding {
+        PlyEncoding::Ascii => "ascii",
+        PlyEncoding::BinaryLittleEndian => "binary_little_endian",
+        PlyEncoding::BinaryBigEndian => "binary_big_endian",
+    };
+    write!(
+        w,
+        "ply\nformat {fmt} 1.0\nelement vertex {}\nproperty double x\nproperty double y\nproperty double z\n\
+         element face {}\nproperty list uchar int vertex_indices\nend_header\n",
+        mesh.positions.len(),
+        mesh.triangles.len()
+    )?;
+    match encoding {
+        PlyEncoding::Ascii => {
+            for p in &mesh.positions {
+                writeln!(w, "{} {} {}", p[0], p[1], p[2])?;
+            }
+            for t in &mesh.triangles {
+                writeln!(w, "3 {} {} {}", t[0], t[1], t[2])?;
+            }
+        }
+        PlyEncoding::BinaryLittleEndian | PlyEncoding::BinaryBigEndian => {
+            let big = encoding == PlyEncoding::BinaryBigEndian;
+            for p in &mesh.positions {
+                for c in p {
+                    w.write_all(&if big {
+                        c.to_be_bytes()
+                    } else {
+                        c.to_le_bytes()
+                    })?;
+                }
+            }
+            for t in &mesh.triangles {
+                w.write_all(&[3u8])?;
+                for &v in t {
+                    let v = v as i32;
+                    w.write_all(&if big {
+                        v.to_be_bytes()
+                    } else {
+                        v.to_le_bytes()
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! Warnings about a mesh that is accepted but may be unsuitable for some energies.
+//!
+//! Degenerate faces are reported here, never rejected: a face with a repeated vertex, or a face
+//! whose area is zero up to rounding (`|e1 × e2| <= 1e-14 · (longest edge)²`, which includes
+//! collinear vertices).
+
+use super::Mesh;
+
+/// Why a face is degenerate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Degeneracy {
+    /// Two of the face's three vertex indices are equal.
+    RepeatedVertex,
+    /// The three vertices are distinct but (nearly) collinear or coincident.
+    ZeroArea,
+}
+
+/// Warnings gathered while reading or checking a mesh.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshReport {
+    /// Degenerate faces: (face index, why), in face order.
+    pub degenerate_faces: Vec<(usize, Degeneracy)>,
+    /// How many input polygons with 4 or more vertices were fan-triangulated.
+    pub triangulated_polygons: usize,
+    /// The largest polygon size seen in the input (3 for a pure triangle mesh).
+    pub max_polygon_size: usize,
+    /// Vertices that no face references.
+    pub unreferenced_vertices: usize,
+}
+
+impl MeshReport {
+    /// Checks a mesh's faces and vertices (the polygon fields stay as given).
+    pub fn check(mesh: &Mesh) -> MeshReport {
+        let mut report = MeshReport {
+            max_polygon_size: 3,
+            ..MeshReport::default()
+        };
+        let mut used = vec![false; mesh.positions.len()];
+        for (fi, t) in mesh.triangles.iter().enumerate() {
+            for &v in t {
+                used[v as usize] = true;
+            }
+            if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+                report
+                    .degenerate_faces
+                    .push((fi, Degeneracy::RepeatedVertex));
+                continue;
+            }
+            let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+            let e1 = sub(b, a);
+            let e2 = sub(c, a);
+            let e3 = sub(c, b);
+            let cr = cross(e1, e2);
+            let area2 = dot(cr, cr).sqrt();
+            let longest = dot(e1, e1).max(dot(e2, e2)).max(dot(e3, e3));
+            if area2 <= 1e-14 * longest {
+                report.degenerate_faces.push((fi, Degeneracy::ZeroArea));
+            }
+        }
+        report.unreferenced_vertices = used.iter().filter(|u| !**u).count();
+        report
+    }
+
+    /// Human-readable warnings (empty when the mesh is clean).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let rep = self
+            .degenerate_faces
+            .iter()
+            .filter(|(_, d)| *d == Degeneracy::RepeatedVertex)
+            .count();
+        let zero = self.degenerate_faces.len() - rep;
+        if rep > 0 {
+            out.push(format!("{rep} face(s) with a repeated vertex"));
+        }
+        if zero > 0 {
+            out.push(format!("{zero} face(s) with zero area"));
+        }
+        if self.triangulated_polygons > 0 {
+            out.push(format!(
+                "{} polygon(s) with up to {} vertices were fan-triangulated \
+                 (if these are tetrahedra or other cells, the surface is not what the file meant)",
+                self.triangulated_polygons, self.max_polygon_size
+            ));
+        }
+        if self.unreferenced_vertices > 0 {
+            out.push(format!(
+                "{} vertex/vertices referenced by no face",
+                self.unreferenced_vertices
+            ));
+        }
+        out
+    }
+}
+
+fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}

@@ -1,0 +1,170 @@
+//! The symmetric eigensolver and the PSD projection, checked by reconstruction and properties.
+
+use mad_runtime::linalg::sym_eigen::{project_psd, sym_eigen};
+
+struct Lcg(u64);
+impl Lcg {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+fn random_sym(k: usize, rng: &mut Lcg) -> Vec<f64> {
+    let mut a = vec![0.0; k * k];
+    for i in 0..k {
+        for j in i..k {
+            let v = rng.uniform();
+            a[i * k + j] = v;
+            a[j * k + i] = v;
+        }
+    }
+    a
+}
+
+/// An orthogonal matrix from Householder reflections, and Q diag(l) Qᵀ.
+fn with_spectrum(l: &[f64], rng: &mut Lcg) -> Vec<f64> {
+    let k = l.len();
+    let mut q = vec![0.0; k * k];
+    for i in 0..k {
+        q[i * k + i] = 1.0;
+    }
+    for _ in 0..3 {
+        let v: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        // q ← q (I - 2 v vᵀ / vᵀv)
+        for r in 0..k {
+            let qv: f64 = (0..k).map(|c| q[r * k + c] * v[c]).sum();
+            for c in 0..k {
+                q[r * k + c] -= 2.0 * qv * v[c] / vv;
+            }
+        }
+    }
+    let mut a = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..k {
+            a[i * k + j] = (0..k).map(|m| q[i * k + m] * l[m] * q[j * k + m]).sum();
+        }
+    }
+    a
+}
+
+fn frob(a: &[f64]) -> f64 {
+    a.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+#[test]
+fn reconstruction_orthogonality_and_order() {
+    let mut rng = Lcg(1);
+    for k in [1usize, 2, 3, 6, 9, 12, 20, 30] {
+        for _ in 0..5 {
+            let a = random_sym(k, &mut rng);
+            let e = sym_eigen(&a, k);
+            assert!(e.values.windows(2).all(|w| w[0] <= w[1]));
+            let v = &e.vectors;
+            let mut err = 0.0f64;
+            let mut orth = 0.0f64;
+            for i in 0..k {
+                for j in 0..k {
+                    let r: f64 = (0..k)
+                        .map(|m| v[i * k + m] * e.values[m] * v[j * k + m])
+                        .sum();
+                    err = err.max((r - a[i * k + j]).abs());
+                    let d: f64 = (0..k).map(|m| v[m * k + i] * v[m * k + j]).sum();
+                    orth = orth.max((d - if i == j { 1.0 } else { 0.0 }).abs());
+                }
+            }
+            assert!(
+                err <= 1e-13 * frob(&a).max(1.0),
+                "k={k} reconstruction {err}"
+            );
+            assert!(orth <= 1e-13, "k={k} orthogonality {orth}");
+            let trace: f64 = (0..k).map(|i| a[i * k + i]).sum();
+            assert!((trace - e.values.iter().sum::<f64>()).abs() <= 1e-12 * k as f64);
+        }
+    }
+}
+
+#[test]
+fn known_spectra_including_repeated_and_zero_eigenvalues() {
+    let mut rng = Lcg(7);
+    let spectra: Vec<Vec<f64>> = vec![
+        vec![-2.0, 0.0, 0.0, 1.0, 1.0, 1.0, 5.0, 1e-8, 3.0],
+        vec![
+            1e6, -1e-6, 2.5, 2.5, -7.0, 0.0, 0.0, 0.0, 9.0, 4.0, 4.0, -1.0,
+        ],
+        vec![0.0; 6],
+    ];
+    for l in spectra {
+        let k = l.len();
+        let a = with_spectrum(&l, &mut rng);
+        let e = sym_eigen(&a, k);
+        let mut want = l.clone();
+        want.sort_by(f64::total_cmp);
+        let scale = want.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+        for (g, w) in e.values.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-12 * scale, "{g} vs {w}");
+        }
+    }
+    // Diagonal input: exact.
+    let e = sym_eigen(&[3.0, 0.0, 0.0, -1.0], 2);
+    assert_eq!(e.values, vec![-1.0, 3.0]);
+}
+
+#[test]
+fn projection_clamps_eigenvalues_and_leaves_pd_blocks_alone() {
+    let mut rng = Lcg(3);
+    for k in [2usize, 6, 9, 12, 17] {
+        let l: Vec<f64> = (0..k)
+            .map(|i| {
+                if i % 3 == 0 {
+                    -1.0 - i as f64
+                } else {
+                    0.5 + i as f64
+                }
+            })
+            .collect();
+        let a = with_spectrum(&l, &mut rng);
+        let mut p = a.clone();
+        let eps = 1e-9;
+        assert!(project_psd(&mut p, k, eps));
+        for i in 0..k {
+            for j in 0..k {
+                assert_eq!(p[i * k + j], p[j * k + i]);
+            }
+        }
+        let e = sym_eigen(&p, k);
+        assert!(e.values.iter().all(|&x| x >= eps - 1e-12), "{:?}", e.values);
+        // The clamp is the nearest such matrix: distance² = Σ (λ - max(λ, eps))².
+        let d: Vec<f64> = a.iter().zip(&p).map(|(x, y)| x - y).collect();
+        let want: f64 = l
+            .iter()
+            .map(|&x| (x - x.max(eps)).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!((frob(&d) - want).abs() <= 1e-10 * want.max(1.0));
+        // Positive eigenvalues are kept.
+        let mut kept: Vec<f64> = l.iter().map(|&x| x.max(eps)).collect();
+        kept.sort_by(f64::total_cmp);
+        for (g, w) in e.values.iter().zip(&kept) {
+            assert!((g - w).abs() <= 1e-11 * (1.0 + w.abs()));
+        }
+        // Projecting again changes nothing beyond rounding, and a PD block is left bit-identical.
+        let pd = with_spectrum(
+            &(0..k).map(|i| 1.0 + i as f64).collect::<Vec<_>>(),
+            &mut rng,
+        );
+        let mut q = pd.clone();
+        assert!(!project_psd(&mut q, k, eps));
+        assert_eq!(q, pd);
+    }
+}
+
+#[test]
+fn non_finite_input_terminates() {
+    let e = sym_eigen(&[f64::NAN, 1.0, 1.0, 2.0], 2);
+    assert_eq!(e.values.len(), 2);
+}
