@@ -200,7 +200,7 @@ impl Rev<'_> {
     /// Emits a copy of `id` (regions included); `print` is dropped.
     fn clone_op(&mut self, id: OpId) -> Result<(), AdError> {
         let op = &self.src.ops[id];
-        if op.kind == OpKind::Print {
+        if matches!(op.kind, OpKind::Print | OpKind::PrintStr(_)) {
             let u = self.e.op(OpKind::Tuple, vec![])?;
             self.map.insert(op.results[0], u);
             return Ok(());

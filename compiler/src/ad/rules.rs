@@ -187,7 +187,7 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
     let zero = || Ok(Jvp::Tangents(vec![Tan::Zero]));
     let one = |v: Option<ValueId>| Ok(Jvp::Tangents(vec![Tan::from_opt(v)]));
     match kind {
-        OpKind::Const(_) | OpKind::DimOf(_) | OpKind::Print => zero(),
+        OpKind::Const(_) | OpKind::DimOf(_) | OpKind::Print | OpKind::PrintStr(_) => zero(),
         OpKind::Unary(op) => {
             let (x, y) = (xs[0], ys[0]);
             if !is_float(e, x) {
@@ -342,7 +342,7 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
     let n = xs.len();
     let none = || Ok(Vjp::Cotangents(zeros(n)));
     match kind {
-        OpKind::Const(_) | OpKind::DimOf(_) | OpKind::Print => none(),
+        OpKind::Const(_) | OpKind::DimOf(_) | OpKind::Print | OpKind::PrintStr(_) => none(),
         OpKind::Unary(op) => {
             let (x, y) = (xs[0], ys[0]);
             if !is_float(e, x) {

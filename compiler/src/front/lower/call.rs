@@ -28,6 +28,12 @@ impl FnCx<'_, '_> {
     pub fn call(&mut self, callee: &Expr, args: &[Expr], span: Span, expected: Option<&SurfaceType>) -> Tv {
         let path = match &callee.kind {
             ExprKind::Path(p) => p,
+            ExprKind::Call { callee: op, args: op_args }
+                if matches!(&op.kind, ExprKind::Path(p) if p.len() == 1 && self.is_diff_operator(&p[0].node)) =>
+            {
+                let ExprKind::Path(p) = &op.kind else { return self.poison() };
+                return self.diff_call(&p[0].node, op_args, callee.span, args, span);
+            }
             ExprKind::Call { .. } => {
                 let c = self.expr(callee, None);
                 self.lower_args_for_errors(args);
@@ -58,7 +64,8 @@ impl FnCx<'_, '_> {
                 return self.call_defs(&defs, &name, args, span, callee.span);
             }
             if super::builtins::DIFF_OPERATORS.contains(&n) {
-                self.error(ErrorKind::NoDifferentiation { name: n.to_string() }, callee.span);
+                let detail = format!("`{n}(f)` is a function: call it, as in `{n}(f)(x)`");
+                self.error(ErrorKind::NotDiffTarget { op: n.to_string(), detail }, span);
                 return self.poison();
             }
             if super::builtins::BUILTINS.contains(&n) {
@@ -155,6 +162,23 @@ impl FnCx<'_, '_> {
 
     /// Picks the overload whose parameter types match; literal arguments adapt.
     fn resolve_overload(&mut self, fns: &[usize], name: &str, args: &[Expr], span: Span) -> Option<(usize, Vec<crate::ir::ValueId>)> {
+        let params: Vec<Vec<SurfaceType>> = fns.iter().map(|&f| self.g.items.fns[f].params.clone()).collect();
+        let descs: Vec<String> = fns.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+        let (k, vals) = self.pick_overload(&params, descs, name, args, span)?;
+        Some((fns[k], vals))
+    }
+
+    /// Picks among candidate parameter lists (described by `descs` in the error)
+    /// the one the arguments match; literal arguments adapt. Returns its position
+    /// and the lowered arguments.
+    pub fn pick_overload(
+        &mut self,
+        cands: &[Vec<SurfaceType>],
+        descs: Vec<String>,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Option<(usize, Vec<crate::ir::ValueId>)> {
         let mut pre: Vec<Option<Tv>> = Vec::new();
         for a in args {
             pre.push(if is_literal(a) { None } else { Some(self.expr(a, None)) });
@@ -163,8 +187,7 @@ impl FnCx<'_, '_> {
             return None;
         }
         let mut best: Option<(u32, usize)> = None;
-        for &f in fns {
-            let params = &self.g.items.fns[f].params;
+        for (f, params) in cands.iter().enumerate() {
             if params.len() != args.len() {
                 continue;
             }
@@ -193,12 +216,12 @@ impl FnCx<'_, '_> {
                     None => "i64".into(),
                 })
                 .collect();
-            let mut candidates: Vec<String> = fns.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+            let mut candidates = descs;
             candidates.sort();
             self.error(ErrorKind::NoOverload { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);
             return None;
         };
-        let params = self.g.items.fns[f].params.clone();
+        let params = cands[f].clone();
         let mut vals = Vec::new();
         for ((a, p), tv) in args.iter().zip(&params).zip(pre) {
             vals.push(match tv {
