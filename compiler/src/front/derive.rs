@@ -45,7 +45,7 @@ pub fn generate(g: &mut Front) {
                 progressed = true;
                 continue;
             };
-            let reach = reachable(&g.module, tf);
+            let reach = ad::show::reachable(&g.module, tf);
             if reach.iter().any(|f| failed.contains(f)) {
                 // Its operand already failed (and was reported).
                 let p = pending.remove(i);
@@ -73,24 +73,6 @@ pub fn generate(g: &mut Front) {
             }
         }
     }
-}
-
-/// `f` and every function it calls, directly or not.
-fn reachable(module: &Module, f: FuncRef) -> HashSet<FuncRef> {
-    let mut seen = HashSet::new();
-    let mut stack = vec![f];
-    while let Some(h) = stack.pop() {
-        if !seen.insert(h) {
-            continue;
-        }
-        let Some(func) = module.functions.get(h) else { continue };
-        for (_, op) in func.ops.iter() {
-            if let OpKind::Call(c) = op.kind {
-                stack.push(c);
-            }
-        }
-    }
-    seen
 }
 
 fn report(g: &mut Front, p: &PendingDeriv, e: AdError) {
