@@ -242,13 +242,13 @@ fn jacobian_body(m: &mut Module, tf: FuncRef, floats: &[usize], func: Function) 
     let mut args = params.clone();
     for (k, shape) in shapes.iter().enumerate() {
         for idx in multi_indices(shape) {
-            for q in 0..floats.len() {
+            for (q, &z) in zeros.iter().enumerate() {
                 if q != k {
-                    args.push(zeros[q]);
+                    args.push(z);
                 } else if shape.is_empty() {
                     args.push(one);
                 } else {
-                    let mut ops = vec![zeros[q], one];
+                    let mut ops = vec![z, one];
                     for &x in &idx {
                         ops.push(e.int(x as i64));
                     }
