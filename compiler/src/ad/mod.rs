@@ -4,7 +4,8 @@
 //! - [`forward`]: forward mode, [`jvp`], any number of seed directions in one pass;
 //! - [`reverse`]: reverse mode, [`vjp`], through straight-line code, `scf.if`,
 //!   `scf.for` (per-iteration carried values stored in buffers) and calls;
-//! - [`derived`]: [`grad`] and [`hessian`] (forward over reverse) built on both.
+//! - [`derived`]: [`grad`] and [`hessian`] (forward over reverse) built on both;
+//! - [`show`]: the text of a derivative's cleaned IR (`madc emit ir --grad f`).
 //!
 //! Every function created here is ordinary IR: it validates, runs in the
 //! interpreter, and can itself be differentiated (third derivatives compose).
@@ -50,6 +51,7 @@ pub mod emit;
 pub mod forward;
 pub mod reverse;
 pub mod rules;
+pub mod show;
 pub mod tangent;
 
 use std::fmt;

@@ -45,6 +45,18 @@ pub enum Command {
         kind: EmitKind,
         /// The `.mad` source file.
         file: PathBuf,
+        /// Print the cleaned IR of the gradient of function NAME (`ir` only).
+        #[arg(long, value_name = "NAME", group = "derivative")]
+        grad: Option<String>,
+        /// Print the cleaned IR of the Hessian of function NAME (`ir` only).
+        #[arg(long, value_name = "NAME", group = "derivative")]
+        hessian: Option<String>,
+        /// Print the cleaned IR of the forward-mode derivative (one direction) of function NAME (`ir` only).
+        #[arg(long, value_name = "NAME", group = "derivative")]
+        jvp: Option<String>,
+        /// Print the cleaned IR of the reverse-mode derivative of function NAME (`ir` only).
+        #[arg(long, value_name = "NAME", group = "derivative")]
+        vjp: Option<String>,
     },
 }
 

@@ -58,6 +58,33 @@ pub fn emit(kind: super::EmitKind, file: &Path, color: bool) -> i32 {
     0
 }
 
+/// `madc emit ir --grad NAME FILE` (and `--hessian`, `--jvp`, `--vjp`): the cleaned
+/// IR of a derivative of user function NAME.
+pub fn emit_derivative(kind: super::EmitKind, file: &Path, name: &str, which: crate::ad::show::Derivative, color: bool) -> i32 {
+    if kind != super::EmitKind::Ir {
+        eprintln!("error: --grad, --hessian, --jvp and --vjp only apply to `madc emit ir`");
+        return 1;
+    }
+    let (mut compiled, _files) = match front_end(file) {
+        Ok(c) => c,
+        Err(e) => return report(&e, color),
+    };
+    let Some(f) = compiled.function(name).map(|s| s.func) else {
+        eprintln!("error: {} has no function `{name}`", file.display());
+        return 1;
+    };
+    match crate::ad::show::derivative_ir(&mut compiled.module, f, which) {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
 /// Parses a command-line argument for a parameter of type `ty`.
 fn parse_arg(text: &str, ty: &SurfaceType) -> Result<Value, String> {
     let bad = |what: &str| format!("`{text}` is not {what}");

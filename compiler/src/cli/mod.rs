@@ -42,6 +42,15 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Check { file } => commands::check(&file, color),
         Command::Run { file, entry, interp, args } => commands::run(&file, &entry, interp, &args, color),
-        Command::Emit { kind, file } => commands::emit(kind, &file, color),
+        Command::Emit { kind, file, grad, hessian, jvp, vjp } => {
+            use crate::ad::show::Derivative;
+            let derivative = [(grad, Derivative::Grad), (hessian, Derivative::Hessian), (jvp, Derivative::Jvp), (vjp, Derivative::Vjp)]
+                .into_iter()
+                .find_map(|(name, d)| name.map(|n| (n, d)));
+            match derivative {
+                None => commands::emit(kind, &file, color),
+                Some((name, d)) => commands::emit_derivative(kind, &file, &name, d, color),
+            }
+        }
     }
 }

@@ -111,16 +111,35 @@ pub enum ErrorKind {
     /// E0128. An element handle (`e.v0`) used where a number is needed, or stored where
     /// it cannot go. Why: handles only index mesh fields. Example: `let i = e.v0 + 1;`.
     HandleMisuse { detail: String },
-    /// E0150. A differentiation operator (`grad jvp vjp hessian jacobian`).
-    /// Why: the differentiation passes are not part of this build. Example: `grad(f)(x)`.
-    NoDifferentiation { name: String },
+    /// E0151. Reverse mode (`grad`, `vjp`, `hessian`) reaches a `while` loop whose
+    /// trip count depends on the differentiated values. Why: reverse mode by source
+    /// transformation stores per-iteration values in buffers sized by the trip count,
+    /// which such a loop does not have in advance. The error is reported at the loop;
+    /// `site` is where the operator was applied. Example: `grad(f)` of a function with
+    /// `while s < 10.0 { s = s * x; }`.
+    ReverseLoop { op: String, site_file: usize, site: Span },
+    /// E0152. A differentiation operator applied to something that is not a function
+    /// (or an operator application), or an operator not immediately called.
+    /// Why: operators transform functions, and `grad(f)` is only meaningful when called,
+    /// as in `grad(f)(x)`. Example: `grad(x)(1.0)` with a variable `x`.
+    NotDiffTarget { op: String, detail: String },
+    /// E0153. A differentiation operator applied to a function whose signature does not
+    /// fit it: `grad`/`hessian` of a function not returning `f64`, a function with no
+    /// floating-point argument, `hessian`/`jacobian` over arguments of dynamic size,
+    /// `grad(f, i)` of an argument that does not exist or is not floating-point.
+    /// Why: each operator has a fixed shape of result. Example: `grad(f)` of `fn f(x: f64) -> vec2`.
+    DiffSignature { op: String, func: String, detail: String },
+    /// E0154. A derivative needed to compute the function it differentiates (e.g. `f`
+    /// calls `grad(f)`). Why: the derivative of `f` is generated from `f`'s complete body.
+    /// Example: `fn f(x: f64) -> f64 { grad(f)(x) }`.
+    DiffCycle { name: String },
 }
 
 /// Every code the front end can report.
-pub const ALL_CODES: [&str; 30] = [
+pub const ALL_CODES: [&str; 33] = [
     "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
     "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
-    "E0124", "E0125", "E0126", "E0127", "E0128", "E0150",
+    "E0124", "E0125", "E0126", "E0127", "E0128", "E0151", "E0152", "E0153", "E0154",
 ];
 
 impl ErrorKind {
@@ -155,7 +174,10 @@ impl ErrorKind {
             ErrorKind::StringValue => "E0126",
             ErrorKind::BadElementType { .. } => "E0127",
             ErrorKind::HandleMisuse { .. } => "E0128",
-            ErrorKind::NoDifferentiation { .. } => "E0150",
+            ErrorKind::ReverseLoop { .. } => "E0151",
+            ErrorKind::NotDiffTarget { .. } => "E0152",
+            ErrorKind::DiffSignature { .. } => "E0153",
+            ErrorKind::DiffCycle { .. } => "E0154",
         }
     }
 
@@ -218,9 +240,12 @@ impl ErrorKind {
             ErrorKind::StringValue => "string literals can only be printed".to_string(),
             ErrorKind::BadElementType { ty } => format!("{ty} cannot be an array element"),
             ErrorKind::HandleMisuse { detail } => detail.clone(),
-            ErrorKind::NoDifferentiation { name } => {
-                format!("`{name}`: differentiation operators are not available in this build")
+            ErrorKind::ReverseLoop { op, .. } => {
+                format!("`{op}`: cannot differentiate through this loop in reverse mode yet")
             }
+            ErrorKind::NotDiffTarget { op, detail } => format!("`{op}` needs a function: {detail}"),
+            ErrorKind::DiffSignature { op, func, detail } => format!("cannot apply `{op}` to `{func}`: {detail}"),
+            ErrorKind::DiffCycle { name } => format!("`{name}` is needed to compute the function it differentiates"),
         }
     }
 
@@ -259,7 +284,10 @@ impl ErrorKind {
             ErrorKind::StringValue => "string literal".into(),
             ErrorKind::BadElementType { .. } => "invalid element type".into(),
             ErrorKind::HandleMisuse { .. } => "element handle".into(),
-            ErrorKind::NoDifferentiation { .. } => "not available".into(),
+            ErrorKind::ReverseLoop { .. } => "the trip count of this loop depends on the data".into(),
+            ErrorKind::NotDiffTarget { .. } => "not a function".into(),
+            ErrorKind::DiffSignature { .. } => "cannot be differentiated this way".into(),
+            ErrorKind::DiffCycle { .. } => "depends on itself".into(),
         }
     }
 
@@ -297,6 +325,20 @@ impl ErrorKind {
                 vec!["`as` converts between f64, f32 and i64, and from bool to i64; elementwise between tensors of one shape".into()]
             }
             ErrorKind::StringValue => vec!["use it directly as `print(\"...\")`".into()],
+            ErrorKind::ReverseLoop { .. } => vec![
+                "forward mode passes such loops: use `jvp(f)` for a directional derivative or `jacobian(f)` for all partials"
+                    .into(),
+            ],
+            ErrorKind::NotDiffTarget { .. } => {
+                vec!["write `grad(f)(x)`, `grad(f, i)(x)`, `hessian(f)(x)`, `jvp(f)(x, dx)`, `vjp(f)(x, dy)` or `jacobian(f)(x)`".into()]
+            }
+            ErrorKind::DiffSignature { op, .. } => vec![match op.as_str() {
+                "grad" => "`grad` applies to functions returning f64 with at least one floating-point argument".into(),
+                "hessian" => "`hessian` applies to functions returning f64 whose floating-point arguments have fixed size".into(),
+                "jacobian" => "`jacobian` applies to functions returning f64 or a vector whose floating-point arguments have fixed size".into(),
+                _ => format!("`{op}` applies to functions with a floating-point argument and a floating-point result"),
+            }],
+            ErrorKind::DiffCycle { .. } => vec!["a function cannot call its own derivative".into()],
             _ => Vec::new(),
         }
     }
@@ -319,6 +361,9 @@ impl FrontError {
             }
             ErrorKind::AssignImmutable { declared: Some(d), .. } => {
                 labels.push(Label::secondary(self.file, d.range()).with_message("declared here"));
+            }
+            ErrorKind::ReverseLoop { op, site_file, site } => {
+                labels.push(Label::secondary(*site_file, site.range()).with_message(format!("differentiated by `{op}` here")));
             }
             _ => {}
         }

@@ -3,7 +3,8 @@
 //! [`compile`] parses the user's file and the standard library, collects items
 //! and resolves imports ([`items`]), type-checks and lowers every function body
 //! reachable from the user's program, and every energy and residual body
-//! ([`lower`], [`mesh`]), then validates the IR. Every error found is returned,
+//! ([`lower`], [`mesh`]), generates the derivatives the differentiation operators
+//! ask for ([`derive`]), then validates the IR. Every error found is returned,
 //! as codespan-reporting diagnostics with the stable codes of [`diagnostics`].
 //!
 //! ```
@@ -15,6 +16,7 @@
 //! assert_eq!(c.functions[0].to_string(), "fn sq(x: f64) -> f64");
 //! ```
 
+pub mod derive;
 pub mod diagnostics;
 pub mod items;
 pub mod lower;
@@ -139,11 +141,17 @@ pub fn check_and_lower(
     }
     let mesh = mesh::check_mesh(&mut g);
     g.drain();
+    if g.items.errors.is_empty() {
+        derive::generate(&mut g);
+    }
     if !g.items.errors.is_empty() {
         let mut errs = std::mem::take(&mut g.items.errors);
         errs.sort_by_key(|e| (e.file, e.span.start, e.span.end));
         errs.dedup();
         return Err(errs.iter().map(FrontError::to_diagnostic).collect());
+    }
+    if !g.bugs.is_empty() {
+        return Err(g.bugs.iter().map(|m| Diagnostic::bug().with_message(m.clone())).collect());
     }
     if let Err(errs) = ir::validate::validate_module(&g.module) {
         return Err(errs

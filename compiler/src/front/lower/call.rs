@@ -28,6 +28,12 @@ impl FnCx<'_, '_> {
     pub fn call(&mut self, callee: &Expr, args: &[Expr], span: Span, expected: Option<&SurfaceType>) -> Tv {
         let path = match &callee.kind {
             ExprKind::Path(p) => p,
+            ExprKind::Call { callee: op, args: op_args }
+                if matches!(&op.kind, ExprKind::Path(p) if p.len() == 1 && self.is_diff_operator(&p[0].node)) =>
+            {
+                let ExprKind::Path(p) = &op.kind else { return self.poison() };
+                return self.diff_call(&p[0].node, op_args, callee.span, args, span);
+            }
             ExprKind::Call { .. } => {
                 let c = self.expr(callee, None);
                 self.lower_args_for_errors(args);
@@ -63,7 +69,8 @@ impl FnCx<'_, '_> {
                 }
             }
             if super::builtins::DIFF_OPERATORS.contains(&n) {
-                self.error(ErrorKind::NoDifferentiation { name: n.to_string() }, callee.span);
+                let detail = format!("`{n}(f)` is a function: call it, as in `{n}(f)(x)`");
+                self.error(ErrorKind::NotDiffTarget { op: n.to_string(), detail }, span);
                 return self.poison();
             }
             if super::builtins::BUILTINS.contains(&n) {
@@ -160,6 +167,23 @@ impl FnCx<'_, '_> {
 
     /// Picks the overload whose parameter types match; literal arguments adapt.
     fn resolve_overload(&mut self, fns: &[usize], name: &str, args: &[Expr], span: Span) -> Option<(usize, Vec<crate::ir::ValueId>)> {
+        let params: Vec<Vec<SurfaceType>> = fns.iter().map(|&f| self.g.items.fns[f].params.clone()).collect();
+        let descs: Vec<String> = fns.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+        let (k, vals) = self.pick_overload(&params, descs, name, args, span)?;
+        Some((fns[k], vals))
+    }
+
+    /// Picks among candidate parameter lists (described by `descs` in the error)
+    /// the one the arguments match; literal arguments adapt. Returns its position
+    /// and the lowered arguments.
+    pub fn pick_overload(
+        &mut self,
+        cands: &[Vec<SurfaceType>],
+        descs: Vec<String>,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Option<(usize, Vec<crate::ir::ValueId>)> {
         let mut pre: Vec<Option<Tv>> = Vec::new();
         for a in args {
             pre.push(if is_literal(a) { None } else { Some(self.expr(a, None)) });
@@ -171,8 +195,7 @@ impl FnCx<'_, '_> {
         // with exactly one match picks it; more than one match is ambiguous.
         let mut exact = Vec::new();
         let mut adapted = Vec::new();
-        for &f in fns {
-            let params = &self.g.items.fns[f].params;
+        for (f, params) in cands.iter().enumerate() {
             if params.len() != args.len() {
                 continue;
             }
@@ -202,19 +225,18 @@ impl FnCx<'_, '_> {
             .collect();
         let matches = if exact.is_empty() { adapted } else { exact };
         if matches.len() > 1 {
-            let mut candidates: Vec<String> = matches.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+            let mut candidates: Vec<String> = matches.iter().map(|&f| descs[f].clone()).collect();
             candidates.sort();
             self.error(ErrorKind::AmbiguousCall { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);
             return None;
         }
-        let best = matches.first().map(|&f| (0, f));
-        let Some((_, f)): Option<(u32, usize)> = best else {
-            let mut candidates: Vec<String> = fns.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+        let Some(&f) = matches.first() else {
+            let mut candidates = descs;
             candidates.sort();
             self.error(ErrorKind::NoOverload { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);
             return None;
         };
-        let params = self.g.items.fns[f].params.clone();
+        let params = cands[f].clone();
         let mut vals = Vec::new();
         for ((a, p), tv) in args.iter().zip(&params).zip(pre) {
             vals.push(match tv {

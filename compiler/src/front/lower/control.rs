@@ -512,6 +512,8 @@ impl FnCx<'_, '_> {
         let yields = self.carried_vals(&carried);
         let body_r = self.b.end_region(yields);
 
+        // The loop's span (for diagnostics about the loop) is its condition.
+        self.b.set_span(cond.span);
         let op = self.b.op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
         let results = self.b.func.ops[op].results.clone();
         self.rebind(&carried, &results);
@@ -544,6 +546,7 @@ impl FnCx<'_, '_> {
             let body_r = self.b.end_region(yields);
             let mut operands = vec![lo_t.v, hi_t.v];
             operands.extend(init);
+            self.b.set_span(mad_grammar::span::Span { start: lo.span.start, end: hi.span.end });
             let op = self.b.op_with_regions(OpKind::For, operands, types, vec![body_r]);
             let results = self.b.func.ops[op].results.clone();
             self.rebind(&carried, &results);
@@ -588,6 +591,7 @@ impl FnCx<'_, '_> {
         let yields = self.carried_vals(&carried);
         let body_r = self.b.end_region(yields);
 
+        self.b.set_span(mad_grammar::span::Span { start: lo.span.start, end: hi.span.end });
         let op = self.b.op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
         let results = self.b.func.ops[op].results.clone();
         self.rebind(&carried, &results);

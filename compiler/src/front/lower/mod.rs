@@ -14,11 +14,13 @@
 //!   flag variables carried through structured control flow.
 //! - [`consts`]: compile-time evaluation of `const` items and array lengths.
 //! - [`term`]: reads of mesh fields inside energy and residual bodies.
+//! - [`diff`]: the differentiation operators `grad jvp vjp hessian jacobian` at call sites.
 
 pub mod builtins;
 pub mod call;
 pub mod consts;
 pub mod control;
+pub mod diff;
 pub mod dynlit;
 pub mod env;
 pub mod expr;
@@ -52,6 +54,12 @@ pub struct Front {
     pub const_values: HashMap<usize, Option<Literal>>,
     /// `const` items being evaluated (to detect cycles).
     pub const_stack: Vec<usize>,
+    /// The placeholder function of each differentiation-operator application.
+    pub derivs: HashMap<diff::DerivKey, FuncRef>,
+    /// Placeholders whose bodies [`crate::front::derive`] still has to generate.
+    pub pending_derivs: Vec<diff::PendingDeriv>,
+    /// Defects found while generating derivatives (reported as compiler bugs).
+    pub bugs: Vec<String>,
 }
 
 impl Front {
@@ -62,6 +70,9 @@ impl Front {
             worklist: Vec::new(),
             const_values: HashMap::new(),
             const_stack: Vec::new(),
+            derivs: HashMap::new(),
+            pending_derivs: Vec::new(),
+            bugs: Vec::new(),
         }
     }
 
