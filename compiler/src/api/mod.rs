@@ -88,6 +88,16 @@ impl Program {
         &self.compiled.module
     }
 
+    /// The compiled machine code (for direct calls: [`JitModule::raw_caller`]).
+    pub fn jit(&self) -> &JitModule {
+        &self.jit
+    }
+
+    /// The IR function of a user function by name.
+    pub fn func_ref(&self, name: &str) -> Result<ir::FuncRef, Error> {
+        self.lookup(name).map(|s| s.func)
+    }
+
     /// The front end's result: signatures, mesh declarations.
     pub fn compiled(&self) -> &Compiled {
         &self.compiled

@@ -270,6 +270,19 @@ impl JitModule {
     }
 }
 
+impl JitModule {
+    /// The trampoline and flat layouts of `f`'s parameters and result.
+    pub(super) fn entry_parts(&self, f: ir::FuncRef) -> Result<(Trampoline, &[FlatLayout], &FlatLayout), RtError> {
+        let e = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
+        Ok((e.trampoline, &e.params, &e.ret))
+    }
+
+    /// A fresh run-time context over this module's tables.
+    pub(super) fn context(&self, stack_limit: u64) -> JitContext<'_> {
+        JitContext::new(&self.layouts, &self.descs, stack_limit)
+    }
+}
+
 impl Drop for JitModule {
     fn drop(&mut self) {
         if let Some(m) = self.module.take() {

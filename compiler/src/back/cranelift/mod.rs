@@ -23,12 +23,14 @@ pub mod host;
 pub mod imports;
 pub mod layout;
 pub mod lower;
+pub mod raw;
 pub mod scalar;
 pub mod tensor;
 
 use std::fmt;
 
 pub use host::{JitModule, clif_text};
+pub use raw::{RAW_STACK_BUDGET, RawCaller};
 
 /// Why a module could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
