@@ -17,6 +17,13 @@ use super::layout::{clif_kind, flat_layout};
 use super::lower::FnLower;
 use crate::ir::{Op, ScalarKind, Type};
 
+/// Heap tensors never change after allocation and every address these loads use
+/// is valid (a header, an element in bounds, or the zero words), so the loads may
+/// be hoisted out of loops and merged.
+fn heap_flags() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly().with_can_move()
+}
+
 /// Bytes per element of a heap tensor of this kind (`Vec<bool>` stores bytes).
 fn elem_size(k: ScalarKind) -> i64 {
     match k {
@@ -40,7 +47,7 @@ impl FnLower<'_, '_> {
 
     /// Extent of `axis` (< [`HEAP_INLINE_RANK`]) read from the header.
     fn heap_extent(&mut self, header: Value, axis: usize) -> Value {
-        self.b.ins().load(types::I64, MemFlagsData::trusted(), header, HEAP_OFFSET_DIMS + 8 * axis as i32)
+        self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_DIMS + 8 * axis as i32)
     }
 
     /// `tensor.index` of a heap tensor down to one element, inline. Returns
@@ -65,14 +72,14 @@ impl FnLower<'_, '_> {
             let scaled = self.b.ins().imul(off, n);
             off = self.b.ins().iadd(scaled, ci);
         }
-        let data = self.b.ins().load(types::I64, MemFlagsData::trusted(), header, HEAP_OFFSET_DATA);
-        let numel = self.b.ins().load(types::I64, MemFlagsData::trusted(), header, HEAP_OFFSET_NUMEL);
+        let data = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_DATA);
+        let numel = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_NUMEL);
         let empty = self.b.ins().icmp_imm_s(IntCC::Equal, numel, 0);
         let zeros = self.zeros_addr();
         let base = self.b.ins().select(empty, zeros, data);
         let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
         let addr = self.b.ins().iadd(base, bytes);
-        let v = self.b.ins().load(clif_kind(elem), MemFlagsData::trusted(), addr, 0);
+        let v = self.b.ins().load(clif_kind(elem), heap_flags(), addr, 0);
         self.set(r, vec![v]);
         Ok(true)
     }
