@@ -79,7 +79,11 @@ fn run_time_errors_exit_2() {
         args.extend_from_slice(engine);
         let out = madc(&args);
         assert_eq!(out.status.code(), Some(2), "{engine:?}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("out of bounds"), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains("out of bounds"), "{err}");
+        // the failing operation is located in the source
+        assert!(err.contains("oob.mad:1:50"), "{engine:?}: {err}");
+        assert!(err.contains("v[i]"), "{err}");
     }
 }
 

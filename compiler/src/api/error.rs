@@ -76,8 +76,29 @@ pub enum Error {
     Arguments { name: String, message: String },
     /// The code generator failed (a defect of the compiler, reported, not a panic).
     Backend(String),
-    /// The program stopped with a run-time error.
-    Runtime(RtError),
+    /// The program stopped with a run-time error; `at` says where, when the
+    /// failing operation came from source.
+    Runtime { error: RtError, at: Option<SourceLocation> },
+}
+
+/// A place in a source file, with the codespan-reporting rendering of the
+/// run-time error at that place.
+#[derive(Debug, Clone)]
+pub struct SourceLocation {
+    pub file: String,
+    /// 1-based.
+    pub line: usize,
+    /// 1-based, in characters.
+    pub column: usize,
+    /// The error rendered as a diagnostic with the source line (no colour).
+    pub snippet: String,
+}
+
+impl Error {
+    /// A run-time error without a known location.
+    pub fn runtime(error: RtError) -> Error {
+        Error::Runtime { error, at: None }
+    }
 }
 
 impl fmt::Display for Error {
@@ -97,7 +118,13 @@ impl fmt::Display for Error {
             }
             Error::Arguments { name, message } => write!(f, "bad arguments for `{name}`: {message}"),
             Error::Backend(m) => write!(f, "code generation failed: {m}"),
-            Error::Runtime(e) => write!(f, "run-time error: {e}"),
+            Error::Runtime { error, at } => {
+                write!(f, "run-time error: {error}")?;
+                if let Some(at) = at {
+                    write!(f, "\n  --> {}:{}:{}", at.file, at.line, at.column)?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -128,4 +155,20 @@ pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize),
             Err(Error::Compile(Diagnostics::new(files, vec![d])))
         }
     }
+}
+
+/// Locates a run-time error in the sources and renders it as a diagnostic.
+pub fn locate(files: &SourceFiles, error: &RtError, file: usize, span: mad_grammar::span::Span) -> Option<SourceLocation> {
+    use codespan_reporting::files::Files;
+    let loc = files.location(file, span.start as usize).ok()?;
+    let name = files.name(file).ok()?.to_string();
+    let d = Diagnostic::error()
+        .with_message(format!("run-time error: {error}"))
+        .with_labels(vec![Label::primary(file, span.range()).with_message("this operation failed")]);
+    Some(SourceLocation {
+        file: name,
+        line: loc.line_number,
+        column: loc.column_number,
+        snippet: render(files, &[d], false),
+    })
 }

@@ -29,7 +29,7 @@ mod error;
 pub use error::{load_source, render};
 
 pub use convert::{Args, FromValue, IntoValue};
-pub use error::{Diagnostics, Error};
+pub use error::{Diagnostics, Error, SourceLocation};
 
 use crate::back::cranelift::JitModule;
 use crate::back::interp;
@@ -138,10 +138,13 @@ impl Program {
 
     fn call_ref(&self, engine: Engine, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, Error> {
         let result = match engine {
-            Engine::Jit => self.jit.call(f, args, out),
-            Engine::Interpreter => interp::call(&self.compiled.module, f, args, out),
+            Engine::Jit => self.jit.call_traced(f, args, out),
+            Engine::Interpreter => interp::Interpreter::default().call_traced(&self.compiled.module, f, args, out),
         };
-        result.map_err(Error::Runtime)
+        result.map_err(|(error, site)| {
+            let at = site.and_then(|s| error::locate(&self.files, &error, s.file, s.span));
+            Error::Runtime { error, at }
+        })
     }
 
     /// Looks up a function whose mad signature matches the Rust types `A -> R`.
@@ -171,6 +174,6 @@ impl<A: Args, R: FromValue> TypedFunction<'_, A, R> {
     pub fn call_with_output(&self, args: A, out: &mut dyn Write) -> Result<R, Error> {
         let values = args.into_values();
         let v = self.program.call_ref(Engine::Jit, self.func, &values, out)?;
-        R::from_value(v).ok_or_else(|| Error::Runtime(mad_runtime::RtError::Other("unexpected result shape".into())))
+        R::from_value(v).ok_or_else(|| Error::runtime(mad_runtime::RtError::Other("unexpected result shape".into())))
     }
 }

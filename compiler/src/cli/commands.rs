@@ -16,8 +16,11 @@ fn report(err: &Error, color: bool) -> i32 {
             let n = d.diagnostics.len();
             eprintln!("error: could not compile: {n} error{}", if n == 1 { "" } else { "s" });
         }
-        Error::Runtime(_) => {
-            eprintln!("error: {err}");
+        Error::Runtime { error, at } => {
+            match at {
+                Some(at) => eprint!("{}", at.snippet),
+                None => eprintln!("error: run-time error: {error}"),
+            }
             return 2;
         }
         other => eprintln!("error: {other}"),

@@ -179,6 +179,7 @@ fn lower_term(
 ) -> (FuncRef, Vec<TermInput>) {
     let prefix = if is_energy { "energy" } else { "residual" };
     let mut func = Function::new(format!("{prefix}::{name}"), &[], ret.ir_type());
+    func.source_file = Some(file);
     let term = {
         let mut cx = FnCx::new(g, &mut func, file, ROOT, ret.clone());
         cx.term = Some(TermCx::new(stencil));

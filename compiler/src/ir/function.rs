@@ -58,6 +58,9 @@ pub struct Function {
     /// The source span of each op, indexed like `ops` (default span when unknown).
     pub op_spans: Vec<Span>,
     pub ad_mode: Option<AdMode>,
+    /// The source file (an id of the front end's file database) that `op_spans`
+    /// point into, when the function came from source. Not part of the text form.
+    pub source_file: Option<usize>,
 }
 
 impl Function {
@@ -71,6 +74,7 @@ impl Function {
             ops: Arena::new(),
             op_spans: Vec::new(),
             ad_mode: None,
+            source_file: None,
         };
         f.body.args = params.iter().map(|t| f.values.append(ValueData { ty: t.clone() })).collect();
         f

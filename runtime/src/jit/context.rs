@@ -72,7 +72,11 @@ pub struct JitContext<'a> {
     pub depth: u64,
     /// Compiled functions record a recursion error when the stack pointer is below this.
     pub stack_limit: u64,
+    /// The source site (an index into the compiled module's site table, or
+    /// [`NO_SITE`]) that compiled code stores before calling a routine that may fail.
+    pub site: u64,
     error: Option<RtError>,
+    error_site: Option<u64>,
     // Boxed so that a tensor's address stays fixed while the vector grows.
     #[allow(clippy::vec_box)]
     arena: Vec<Box<HeapTensor>>,
@@ -83,6 +87,9 @@ pub struct JitContext<'a> {
 
 pub const OFFSET_HAS_ERROR: i32 = std::mem::offset_of!(JitContext<'static>, has_error) as i32;
 pub const OFFSET_DEPTH: i32 = std::mem::offset_of!(JitContext<'static>, depth) as i32;
+pub const OFFSET_SITE: i32 = std::mem::offset_of!(JitContext<'static>, site) as i32;
+/// No source site is known.
+pub const NO_SITE: u64 = u64::MAX;
 pub const OFFSET_STACK_LIMIT: i32 = std::mem::offset_of!(JitContext<'static>, stack_limit) as i32;
 
 impl<'a> JitContext<'a> {
@@ -93,7 +100,9 @@ impl<'a> JitContext<'a> {
             has_error: 0,
             depth: 0,
             stack_limit,
+            site: NO_SITE,
             error: None,
+            error_site: None,
             arena: Vec::new(),
             out: Vec::new(),
             layouts,
@@ -105,8 +114,14 @@ impl<'a> JitContext<'a> {
     pub fn set_error(&mut self, e: RtError) {
         if self.error.is_none() {
             self.error = Some(e);
+            self.error_site = (self.site != NO_SITE).then_some(self.site);
             self.has_error = 1;
         }
+    }
+
+    /// The site recorded with the first error, if compiled code stored one.
+    pub fn error_site(&self) -> Option<u64> {
+        self.error_site
     }
 
     pub fn error(&self) -> Option<&RtError> {
@@ -131,6 +146,8 @@ impl<'a> JitContext<'a> {
     pub fn reset(&mut self) {
         self.arena.clear();
         self.error = None;
+        self.error_site = None;
+        self.site = NO_SITE;
         self.has_error = 0;
         self.depth = 0;
     }

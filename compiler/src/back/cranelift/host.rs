@@ -19,6 +19,7 @@ use super::abi::{PTR, Trampoline, function_signature, trampoline_signature};
 use super::imports::{Imports, register_symbols};
 use super::layout::{clif_types, flat_layout};
 use super::lower::{FnLower, Tables};
+use crate::back::interp::ErrorSite;
 use crate::ir;
 
 /// A compiled module: machine code for every function of an IR module.
@@ -29,6 +30,8 @@ pub struct JitModule {
     descs: Vec<ApplyDesc>,
     /// Texts that compiled code prints by address.
     _strings: Vec<Box<str>>,
+    /// Source sites of ops that may fail (indexed by `JitContext::site`).
+    sites: Vec<ErrorSite>,
 }
 
 struct Entry {
@@ -126,6 +129,7 @@ impl Build {
                 tables: &mut self.tables,
                 vals: vec![None; f.values.len()],
                 ctx: cranelift_codegen::ir::Value::from_u32(0),
+                cur_op: None,
             };
             lower.lower_body()?;
             lower.b.seal_all_blocks();
@@ -213,6 +217,7 @@ impl JitModule {
         Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts,
             descs: build.tables.descs,
             _strings: build.tables.strings,
+            sites: build.tables.sites,
         })
     }
 
@@ -222,10 +227,25 @@ impl JitModule {
     /// is an error). The code runs on a thread with a [`JIT_STACK_SIZE`] stack;
     /// the first run-time error it records is returned (after its output is written).
     pub fn call(&self, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, RtError> {
-        let entry = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
-        crate::back::interp::check_args(&entry.signature, args).map_err(RtError::Other)?;
+        self.call_traced(f, args, out).map_err(|(e, _)| e)
+    }
+
+    /// As [`JitModule::call`], and on error also where it happened, when the
+    /// failing op came from source.
+    pub fn call_traced(
+        &self,
+        f: ir::FuncRef,
+        args: &[Value],
+        out: &mut dyn Write,
+    ) -> Result<Value, (RtError, Option<ErrorSite>)> {
+        let plain = |e: RtError| (e, None);
+        let entry = self
+            .entries
+            .get(f.index())
+            .ok_or_else(|| plain(RtError::Other(format!("no function {f:?} in this module"))))?;
+        crate::back::interp::check_args(&entry.signature, args).map_err(|m| plain(RtError::Other(m)))?;
         for (i, (l, a)) in entry.params.iter().zip(args).enumerate() {
-            l.check(a).map_err(|m| RtError::Other(format!("argument {i}: {m}")))?;
+            l.check(a).map_err(|m| plain(RtError::Other(format!("argument {i}: {m}"))))?;
         }
         let tramp = SendPtr(entry.trampoline);
         let (layouts, descs) = (&self.layouts, &self.descs);
@@ -245,8 +265,9 @@ impl JitModule {
             // loads and stores; the context outlives the call.
             unsafe { (tramp.0)(&mut ctx as *mut JitContext<'_> as *mut u8, slots.as_ptr(), results.as_mut_ptr()) };
             let printed = ctx.take_output();
+            let site = ctx.error_site();
             let result = match ctx.take_error() {
-                Some(e) => Err(e),
+                Some(e) => Err((e, site)),
                 // SAFETY: every heap slot of the result is null or points into the live arena.
                 None => Ok(unsafe { entry.ret.rebuild(&results) }),
             };
@@ -262,11 +283,11 @@ impl JitModule {
         });
         let (result, printed) = match joined {
             Ok(Ok(r)) => r,
-            Ok(Err(_)) => return Err(RtError::Other("internal error: compiled code panicked".into())),
-            Err(e) => return Err(RtError::Other(format!("cannot start the JIT thread: {e}"))),
+            Ok(Err(_)) => return Err(plain(RtError::Other("internal error: compiled code panicked".into()))),
+            Err(e) => return Err(plain(RtError::Other(format!("cannot start the JIT thread: {e}")))),
         };
-        out.write_all(&printed).map_err(|e| RtError::Other(format!("cannot write output: {e}")))?;
-        result
+        out.write_all(&printed).map_err(|e| plain(RtError::Other(format!("cannot write output: {e}"))))?;
+        result.map_err(|(e, site)| (e, site.and_then(|i| self.sites.get(i as usize).copied())))
     }
 }
 

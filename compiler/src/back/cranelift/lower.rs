@@ -28,6 +28,8 @@ pub struct Tables {
     layout_ids: HashMap<Type, u32>,
     /// Heap-op sites, by id.
     pub descs: Vec<ApplyDesc>,
+    /// Source sites of ops that may fail, by id (what `JitContext::site` indexes).
+    pub sites: Vec<crate::back::interp::ErrorSite>,
     /// Texts of `print.str` ops; compiled code holds their addresses, so the
     /// module keeps them alive (a boxed `str` never moves).
     pub strings: Vec<Box<str>>,
@@ -61,6 +63,8 @@ pub struct FnLower<'a, 'b> {
     pub vals: Vec<Option<Vec<Value>>>,
     /// The run-time context pointer.
     pub ctx: Value,
+    /// The op being lowered (for the source site of its run-time errors).
+    pub cur_op: Option<OpId>,
 }
 
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {
@@ -130,12 +134,27 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     /// If `cond` is nonzero, calls the error routine `r` with `ctx` and `args`; continues either way.
+    /// Stores the current op's source site into the context, so that an error a
+    /// routine records next can name its place in the source.
+    pub fn store_site(&mut self) {
+        let site = match (self.f.source_file, self.cur_op) {
+            (Some(file), Some(op)) => {
+                self.tables.sites.push(crate::back::interp::ErrorSite { file, span: self.f.span(op) });
+                (self.tables.sites.len() - 1) as i64
+            }
+            _ => mad_runtime::jit::context::NO_SITE as i64,
+        };
+        let v = self.b.ins().iconst(types::I64, site);
+        self.b.ins().store(MemFlagsData::trusted(), v, self.ctx, mad_runtime::jit::context::OFFSET_SITE);
+    }
+
     pub fn error_if(&mut self, cond: Value, r: Routine, args: &[Value]) -> Result<(), JitError> {
         let err = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(err);
         self.b.ins().brif(cond, err, &[], cont, &[]);
         self.b.switch_to_block(err);
+        self.store_site();
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
         self.call_routine(r, &all)?;
@@ -214,6 +233,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
         let in_addr = self.spill(input, 1);
         let out_addr = self.buffer(out_tys.len());
         let idv = self.b.ins().iconst(types::I32, id);
+        self.store_site();
         self.call_routine(Routine::Apply, &[self.ctx, idv, in_addr, out_addr])?;
         Ok(self.load_slots(out_addr, &out_tys))
     }
@@ -292,6 +312,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     pub fn lower_op(&mut self, id: OpId) -> Result<(), JitError> {
+        self.cur_op = Some(id);
         let f = self.f;
         let op = &f.ops[id];
         let heap = self.touches_heap(op);

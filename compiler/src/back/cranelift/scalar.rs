@@ -138,7 +138,10 @@ impl FnLower<'_, '_> {
                 BinaryOp::Sub => self.b.ins().isub(a, b),
                 BinaryOp::Mul => self.b.ins().imul(a, b),
                 BinaryOp::Div | BinaryOp::Rem => self.int_div(op == BinaryOp::Div, a, b)?,
-                BinaryOp::Pow => self.call_routine(Routine::IPow, &[self.ctx, a, b])?[0],
+                BinaryOp::Pow => {
+                    self.store_site();
+                    self.call_routine(Routine::IPow, &[self.ctx, a, b])?[0]
+                }
                 BinaryOp::Min => self.b.ins().smin(a, b),
                 BinaryOp::Max => self.b.ins().smax(a, b),
                 BinaryOp::Atan2 | BinaryOp::And | BinaryOp::Or => return Err(bad()),

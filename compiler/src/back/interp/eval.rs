@@ -1,7 +1,7 @@
 //! One op: reads its operands from the frame, computes, binds its results.
 
 use super::frame::Frame;
-use super::{Machine, elementwise as ew, tensor};
+use super::{ErrorSite, Machine, elementwise as ew, tensor};
 use crate::ir::{Function, Literal, OpId, OpKind};
 use mad_runtime::{RtError, Value};
 
@@ -21,15 +21,24 @@ impl Machine<'_> {
             OpKind::If => self.eval_if(func, frame, op, operands)?,
             OpKind::For => self.eval_for(func, frame, op, operands)?,
             OpKind::While => self.eval_while(func, frame, op, operands)?,
-            OpKind::Call(f) => vec![self.call_function(*f, operands)?],
+            OpKind::Call(f) => vec![self.call_function(*f, operands).inspect_err(|_| self.note_site(func, id))?],
             OpKind::Print => vec![self.print(&operands)?],
             OpKind::PrintStr(s) => {
                 writeln!(self.out, "{s}").map_err(|e| RtError::Other(format!("print: {e}")))?;
                 vec![Value::UNIT]
             }
-            kind => vec![simple(kind, &operands)?],
+            kind => vec![simple(kind, &operands).inspect_err(|_| self.note_site(func, id))?],
         };
         frame.set_all(&op.results, results)
+    }
+
+    /// Records where the first error happened (the innermost op with a source).
+    fn note_site(&mut self, func: &Function, id: OpId) {
+        if self.site.is_none()
+            && let Some(file) = func.source_file
+        {
+            self.site = Some(ErrorSite { file, span: func.span(id) });
+        }
     }
 
     fn print(&mut self, operands: &[Value]) -> Result<Value, RtError> {

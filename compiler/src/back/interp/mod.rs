@@ -77,19 +77,39 @@ impl Interpreter {
         args: &[Value],
         out: &mut dyn std::io::Write,
     ) -> Result<Value, RtError> {
+        self.call_traced(module, f, args, out).map_err(|(e, _)| e)
+    }
+
+    /// As [`Interpreter::call`], and on error also where it happened: the
+    /// innermost op that came from source.
+    pub fn call_traced(
+        &self,
+        module: &Module,
+        f: FuncRef,
+        args: &[Value],
+        out: &mut dyn std::io::Write,
+    ) -> Result<Value, (RtError, Option<ErrorSite>)> {
         let func = module
             .functions
             .get(f)
-            .ok_or_else(|| RtError::Other(format!("function #{} does not exist", f.index())))?;
-        check_args(func, args).map_err(RtError::Other)?;
+            .ok_or_else(|| (RtError::Other(format!("function #{} does not exist", f.index())), None))?;
+        check_args(func, args).map_err(|m| (RtError::Other(m), None))?;
         let mut m = Machine {
             module,
             out,
             depth: 0,
             max_depth: self.max_call_depth,
+            site: None,
         };
-        m.call_function(f, args.to_vec())
+        m.call_function(f, args.to_vec()).map_err(|e| (e, m.site))
     }
+}
+
+/// Where a run-time error happened: a file of the front end's database and a span in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorSite {
+    pub file: usize,
+    pub span: mad_grammar::span::Span,
 }
 
 /// Runs `f` on `args` with the default options.
@@ -108,4 +128,6 @@ struct Machine<'a> {
     out: &'a mut dyn std::io::Write,
     depth: usize,
     max_depth: usize,
+    /// Where the first error happened, once known.
+    site: Option<ErrorSite>,
 }

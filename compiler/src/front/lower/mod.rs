@@ -87,7 +87,8 @@ impl Front {
         }
         let it = &self.items.fns[idx];
         let params: Vec<Type> = it.params.iter().map(SurfaceType::ir_type).collect();
-        let f = Function::new(it.ir_name.clone(), &params, it.ret.ir_type());
+        let mut f = Function::new(it.ir_name.clone(), &params, it.ret.ir_type());
+        f.source_file = Some(it.file);
         let r = self.module.add_function(f);
         self.items.fns[idx].fref = Some(r);
         self.worklist.push(idx);
