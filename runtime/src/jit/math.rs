@@ -1,7 +1,9 @@
 //! Floating-point routines that compiled code calls by symbol name.
 //!
-//! Each is the Rust standard library's function (libm underneath), so compiled
-//! code and [`crate::ops`] compute the same bits. `min`/`max` follow
+//! The transcendentals are the C library's own functions (`libm`), registered by
+//! address, which are exactly what the Rust standard library's methods call (so
+//! compiled code and [`crate::ops`] compute the same bits, with no wrapper call in
+//! between). The others are the Rust standard library's functions. `min`/`max` follow
 //! [`crate::ops::min_f64`]/[`crate::ops::max_f64`] (a NaN operand yields the other).
 
 macro_rules! unary_f64 {
@@ -11,9 +13,26 @@ macro_rules! unary_f64 {
 }
 
 unary_f64! {
-    sin => sin, cos => cos, tan => tan, asin => asin, acos => acos, atan => atan,
-    sinh => sinh, cosh => cosh, tanh => tanh, exp => exp, log => ln,
     floor => floor, ceil => ceil, trunc => trunc, nearbyint => round_ties_even,
+}
+
+/// The C library's math functions.
+mod libm {
+    unsafe extern "C" {
+        pub fn sin(x: f64) -> f64;
+        pub fn cos(x: f64) -> f64;
+        pub fn tan(x: f64) -> f64;
+        pub fn asin(x: f64) -> f64;
+        pub fn acos(x: f64) -> f64;
+        pub fn atan(x: f64) -> f64;
+        pub fn sinh(x: f64) -> f64;
+        pub fn cosh(x: f64) -> f64;
+        pub fn tanh(x: f64) -> f64;
+        pub fn exp(x: f64) -> f64;
+        pub fn log(x: f64) -> f64;
+        pub fn pow(x: f64, y: f64) -> f64;
+        pub fn atan2(y: f64, x: f64) -> f64;
+    }
 }
 
 pub extern "C" fn floorf(x: f32) -> f32 {
@@ -34,12 +53,6 @@ pub extern "C" fn fma(a: f64, b: f64, c: f64) -> f64 {
 pub extern "C" fn fmaf(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
 }
-pub extern "C" fn pow(a: f64, b: f64) -> f64 {
-    a.powf(b)
-}
-pub extern "C" fn atan2(a: f64, b: f64) -> f64 {
-    a.atan2(b)
-}
 pub extern "C" fn fmod(a: f64, b: f64) -> f64 {
     a % b
 }
@@ -52,25 +65,30 @@ pub extern "C" fn mad_max_f64(a: f64, b: f64) -> f64 {
 
 /// `(symbol, address)` of every routine above: f64 → f64 ones, then the others.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    let f1: [(&str, extern "C" fn(f64) -> f64); 15] = [
-        ("sin", sin),
-        ("cos", cos),
-        ("tan", tan),
-        ("asin", asin),
-        ("acos", acos),
-        ("atan", atan),
-        ("sinh", sinh),
-        ("cosh", cosh),
-        ("tanh", tanh),
-        ("exp", exp),
-        ("log", log),
+    let f1: [(&str, unsafe extern "C" fn(f64) -> f64); 15] = [
+        ("sin", libm::sin),
+        ("cos", libm::cos),
+        ("tan", libm::tan),
+        ("asin", libm::asin),
+        ("acos", libm::acos),
+        ("atan", libm::atan),
+        ("sinh", libm::sinh),
+        ("cosh", libm::cosh),
+        ("tanh", libm::tanh),
+        ("exp", libm::exp),
+        ("log", libm::log),
         ("floor", floor),
         ("ceil", ceil),
         ("trunc", trunc),
         ("nearbyint", nearbyint),
     ];
-    let f2: [(&str, extern "C" fn(f64, f64) -> f64); 5] =
-        [("pow", pow), ("atan2", atan2), ("fmod", fmod), ("mad_min_f64", mad_min_f64), ("mad_max_f64", mad_max_f64)];
+    let f2: [(&str, unsafe extern "C" fn(f64, f64) -> f64); 5] = [
+        ("pow", libm::pow),
+        ("atan2", libm::atan2),
+        ("fmod", fmod),
+        ("mad_min_f64", mad_min_f64),
+        ("mad_max_f64", mad_max_f64),
+    ];
     let g1: [(&str, extern "C" fn(f32) -> f32); 4] =
         [("floorf", floorf), ("ceilf", ceilf), ("truncf", truncf), ("nearbyintf", nearbyintf)];
     let mut out: Vec<(&'static str, *const u8)> = Vec::new();
