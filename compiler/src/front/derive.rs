@@ -143,13 +143,18 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
         return Err(AdError::Internal(format!("the derivative of `{}` does not have the operator's signature", ph.name)));
     }
     m.functions[p.func] = body;
-    let mut created: Vec<FuncRef> = m.functions.iter().map(|(h, _)| h).skip(before).collect();
-    created.push(p.func);
-    for f in created {
+    let created: Vec<FuncRef> = m.functions.iter().map(|(h, _)| h).skip(before).collect();
+    let clean = |m: &mut Module, f: FuncRef| {
         crate::passes::cleanup(m, f).map_err(|errs| {
             AdError::Internal(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
-        })?;
+        })
+    };
+    for f in created {
+        clean(m, f)?;
     }
+    // One body for the operator: the seed folds and unselected adjoints die.
+    crate::passes::inline::inline_calls(m, p.func, 3);
+    clean(m, p.func)?;
     ad::check(m, p.func)
 }
 

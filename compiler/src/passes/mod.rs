@@ -1,10 +1,13 @@
 //! Clean-up passes over the IR, run after differentiation (and usable anywhere):
 //! [`simplify`] (exact algebraic identities and constant folding), [`cse`]
-//! (common subexpressions) and [`dce`] (dead code). Each keeps the IR valid;
+//! (common subexpressions), [`dce`] (dead code) and [`carried`] (dead loop-carried
+//! values); [`inline`] inlines calls. Each keeps the IR valid;
 //! [`cleanup`] runs them to a fixed point and validates after every pass.
 
+pub mod carried;
 pub mod cse;
 pub mod dce;
+pub mod inline;
 pub mod simplify;
 mod subst;
 
@@ -21,6 +24,11 @@ pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationErro
         validate_function(module, f)?;
         changed |= dce::dce(module, f);
         validate_function(module, f)?;
+        if carried::prune(module, f) {
+            changed = true;
+            dce::dce(module, f);
+            validate_function(module, f)?;
+        }
         if !changed {
             break;
         }

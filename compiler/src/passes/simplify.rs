@@ -3,7 +3,7 @@
 //!
 //! Rewrites (only when the result has the type of the kept operand, so a
 //! broadcast is never dropped): `x - 0 → x`, `x * 1 → x`, `1 * x → x`,
-//! `x / 1 → x`, `neg(neg x) → x`, and `x + 0 → x`, `0 + x → x`. The last two are
+//! `x / 1 → x`, `neg(neg x) → x`, `tuple.get[k] (tuple a0, …) → ak`, and `x + 0 → x`, `0 + x → x`. The last two are
 //! exact except for the sign of a zero (`-0.0 + 0.0` is `+0.0`); the pass accepts
 //! that. A zero or one may be a scalar `const` or a `tensor.full` of one.
 //!
@@ -98,6 +98,15 @@ pub fn simplify(f: &mut Function) -> bool {
                     && f.ops[d].kind == OpKind::Unary(UnaryOp::Neg)
                 {
                     map.insert(y, f.ops[d].operands[0]);
+                }
+            }
+            OpKind::TupleGet(k) => {
+                if let Some(&d) = defs.get(&op.operands[0])
+                    && f.ops[d].kind == OpKind::Tuple
+                    && let Some(&part) = f.ops[d].operands.get(k as usize)
+                    && same(part)
+                {
+                    map.insert(y, part);
                 }
             }
             _ => {}

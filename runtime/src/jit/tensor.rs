@@ -185,6 +185,14 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
 
 /// Computes one op on its operands.
 pub fn apply(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
+    match super::kernels::fast(op, args) {
+        Some(v) => Ok(v),
+        None => apply_general(op, args),
+    }
+}
+
+/// [`apply`] on [`Value`]s element by element, for every kind and every error case.
+pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, RtError> {
     match op {
         TensorOp::Unary(u) => unary(*u, args.first().ok_or(RtError::BadOperand(u.name()))?),
         TensorOp::Binary(b) => match args {

@@ -1,0 +1,159 @@
+//! Inlining of calls: a `call @g(args)` is replaced by a copy of `g`'s body with
+//! `g`'s parameters bound to `args`. Used on the functions that the
+//! differentiation operators create (`grad(f)` calls `f$grad`, which calls
+//! `f$vjp` with the cotangent `1.0`), so that the clean-up passes see one body:
+//! the constant cotangent folds and the adjoints that are selected away die.
+//!
+//! Only callees that cannot reach themselves or the caller through calls are
+//! inlined (recursion depth, and so the recursion-limit error, is unchanged),
+//! and only up to a size limit. The copy keeps the callee's op order, so
+//! effects (`print`) happen in the same order.
+
+use std::collections::{HashMap, HashSet};
+
+use mad_grammar::span::Span;
+
+use super::subst;
+use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
+
+/// Largest callee (in ops) that is inlined.
+pub const MAX_INLINE_OPS: usize = 4000;
+
+fn reaches(module: &Module, from: FuncRef, targets: &[FuncRef]) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![from];
+    while let Some(g) = stack.pop() {
+        let Some(func) = module.functions.get(g) else { return true };
+        for (_, op) in func.ops.iter() {
+            if let OpKind::Call(h) = op.kind {
+                if targets.contains(&h) {
+                    return true;
+                }
+                if seen.insert(h) {
+                    stack.push(h);
+                }
+            }
+        }
+    }
+    false
+}
+
+fn live_ops(f: &Function, r: &Region, out: &mut usize) {
+    for &id in &r.ops {
+        *out += 1;
+        for nr in &f.ops[id].regions {
+            live_ops(f, nr, out);
+        }
+    }
+}
+
+fn copy_region(dst: &mut Function, src: &Function, r: &Region, map: &mut HashMap<ValueId, ValueId>) -> Region {
+    let args = r
+        .args
+        .iter()
+        .map(|&a| {
+            let n = dst.new_value(src.ty(a).clone());
+            map.insert(a, n);
+            n
+        })
+        .collect();
+    let mut ops = Vec::with_capacity(r.ops.len());
+    for &id in &r.ops {
+        let op = &src.ops[id];
+        let operands = op.operands.iter().map(|v| map.get(v).copied().unwrap_or(*v)).collect();
+        let regions: Vec<Region> = op.regions.iter().map(|nr| copy_region(dst, src, nr, map)).collect();
+        let types = op.results.iter().map(|&v| src.ty(v).clone()).collect();
+        let span: Span = src.span(id);
+        let nid = dst.new_op(op.kind.clone(), operands, types, span);
+        dst.ops[nid].regions = regions;
+        for (&old, &new) in op.results.iter().zip(&dst.ops[nid].results) {
+            map.insert(old, new);
+        }
+        ops.push(nid);
+    }
+    let yields = r.yields.iter().map(|v| map.get(v).copied().unwrap_or(*v)).collect();
+    Region { args, ops, yields }
+}
+
+/// Inlines the eligible calls of region `r` (and regions nested in it) of `f`;
+/// `eligible` says which callees may be inlined. Returns the result substitutions.
+fn inline_region(
+    module: &Module,
+    f: &mut Function,
+    r: &mut Region,
+    eligible: &dyn Fn(FuncRef) -> bool,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> bool {
+    let mut changed = false;
+    let mut out: Vec<OpId> = Vec::with_capacity(r.ops.len());
+    for id in std::mem::take(&mut r.ops) {
+        let mut regions = std::mem::take(&mut f.ops[id].regions);
+        for nr in &mut regions {
+            changed |= inline_region(module, f, nr, eligible, map);
+        }
+        f.ops[id].regions = regions;
+        let op = &f.ops[id];
+        if let OpKind::Call(g) = op.kind
+            && eligible(g)
+            && let Some(callee) = module.functions.get(g)
+            && callee.params().len() == op.operands.len()
+            && op.results.len() == 1
+            && callee.body.yields.len() == 1
+        {
+            let mut vmap: HashMap<ValueId, ValueId> = HashMap::new();
+            for (&p, &a) in callee.params().iter().zip(&op.operands) {
+                vmap.insert(p, a);
+            }
+            let result = op.results[0];
+            let body = Region { args: Vec::new(), ops: callee.body.ops.clone(), yields: callee.body.yields.clone() };
+            let copied = copy_region(f, callee, &body, &mut vmap);
+            out.extend(copied.ops);
+            map.insert(result, copied.yields[0]);
+            changed = true;
+        } else {
+            out.push(id);
+        }
+    }
+    r.ops = out;
+    changed
+}
+
+/// Inlines into `f` every call of a function that reaches neither itself nor `f`
+/// and has at most [`MAX_INLINE_OPS`] ops, repeating for calls that the copies
+/// bring in (at most `rounds` times). Returns whether anything changed.
+pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
+    let mut changed = false;
+    for _ in 0..rounds {
+        let mut size: HashMap<FuncRef, usize> = HashMap::new();
+        let mut ok: HashMap<FuncRef, bool> = HashMap::new();
+        for (_, op) in module.functions[f].ops.iter() {
+            if let OpKind::Call(g) = op.kind
+                && g != f
+                && !ok.contains_key(&g)
+            {
+                let mut n = 0;
+                if let Some(callee) = module.functions.get(g) {
+                    live_ops(callee, &callee.body, &mut n);
+                }
+                size.insert(g, n);
+                ok.insert(g, module.functions.get(g).is_some() && n <= MAX_INLINE_OPS && !reaches(module, g, &[g, f]));
+            }
+        }
+        if !ok.values().any(|&b| b) {
+            break;
+        }
+        let mut func = std::mem::replace(&mut module.functions[f], Function::new("", &[], crate::ir::Type::Tuple(vec![])));
+        let mut body = std::mem::take(&mut func.body);
+        let mut map = HashMap::new();
+        let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);
+        let did = inline_region(module, &mut func, &mut body, &eligible, &mut map);
+        func.body = body;
+        subst::apply(&mut func, &map);
+        module.functions[f] = func;
+        changed |= did;
+        if !did {
+            break;
+        }
+    }
+    changed
+}
