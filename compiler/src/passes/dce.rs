@@ -22,11 +22,14 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
     walk(module, f, &mut HashSet::new())
 }
 
-fn effectful(module: &Module, kind: &OpKind) -> bool {
-    match kind {
+/// Whether the op has an effect: it prints, calls a function that may print, or
+/// holds such an op in one of its regions (a loop whose body prints is kept even
+/// when its results are unused).
+fn effectful(module: &Module, f: &Function, op: &crate::ir::Op) -> bool {
+    match op.kind {
         OpKind::Print | OpKind::PrintStr(_) => true,
-        OpKind::Call(g) => may_print(module, *g),
-        _ => false,
+        OpKind::Call(g) => may_print(module, g),
+        _ => op.regions.iter().any(|r| r.ops.iter().any(|&id| effectful(module, f, &f.ops[id]))),
     }
 }
 
@@ -34,7 +37,7 @@ fn mark(module: &Module, f: &Function, r: &Region, live: &mut HashSet<ValueId>, 
     live.extend(r.yields.iter().copied());
     for &id in r.ops.iter().rev() {
         let op = &f.ops[id];
-        if effectful(module, &op.kind) || op.results.iter().any(|v| live.contains(v)) {
+        if effectful(module, f, op) || op.results.iter().any(|v| live.contains(v)) {
             live.extend(op.operands.iter().copied());
             for nr in &op.regions {
                 mark(module, f, nr, live, dead);
@@ -62,4 +65,31 @@ pub fn dce(module: &mut Module, f: FuncRef) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::parse::parse_module;
+
+    #[test]
+    fn keeps_a_loop_whose_body_prints() {
+        let mut m = parse_module(
+            "func @f(%n: i64) -> f64 {
+  %z = const 0 : i64
+  %x = const 1.5 : f64
+  %r = scf.for %z, %n, %x : f64 {
+  ^(%i: i64, %c: f64):
+    %u = print %c : ()
+    yield %c
+  }
+  %dead = add %x, %x : f64
+  return %x
+}",
+        )
+        .unwrap();
+        let f = m.find("f").unwrap();
+        assert!(super::dce(&mut m, f), "the unused add is removed");
+        let body = &m.functions[f].body;
+        assert_eq!(body.ops.len(), 3, "const, const and the printing loop stay");
+    }
 }
