@@ -258,8 +258,37 @@ tuples!(A 0, B 1, C 2, D 3, E 4, F 5);
 tuples!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 tuples!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
+impl std::fmt::Display for RustShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RustShape::F64 => write!(f, "f64"),
+            RustShape::F32 => write!(f, "f32"),
+            RustShape::I64 => write!(f, "i64"),
+            RustShape::Bool => write!(f, "bool"),
+            RustShape::Fixed(n) => write!(f, "[f64; {n}]"),
+            RustShape::FixedMat(r, c) => write!(f, "[[f64; {c}]; {r}]"),
+            RustShape::DynF64 => write!(f, "Vec<f64>"),
+            RustShape::DynI64 => write!(f, "Vec<i64>"),
+            RustShape::Tuple(items) => {
+                write!(f, "(")?;
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                if items.len() == 1 {
+                    write!(f, ",")?;
+                }
+                write!(f, ")")
+            }
+            RustShape::Any => write!(f, "Value"),
+        }
+    }
+}
+
 fn rust_signature<A: Args, R: FromValue>() -> String {
-    let show = |s: &RustShape| format!("{s:?}");
+    let show = |s: &RustShape| s.to_string();
     let args: Vec<String> = A::shapes().iter().map(show).collect();
     format!("({}) -> {}", args.join(", "), show(&R::shape()))
 }
@@ -311,7 +340,7 @@ pub fn check_values(sig: &FnSig, args: &[Value]) -> Result<(), Error> {
         if !value_fits(v, &t.ir_type()) {
             return Err(Error::Arguments {
                 name: sig.name.clone(),
-                message: format!("argument {} must be a `{t}`, got `{v}`", i + 1),
+                message: format!("argument {} must have type `{t}`, got `{v}`", i + 1),
             });
         }
     }

@@ -114,7 +114,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Signature { name, expected, found } => {
-                write!(f, "function `{name}` has signature `{expected}`, which does not match the Rust types {found}")
+                write!(f, "function `{name}` has signature `{expected}`, which does not match the Rust types `{found}`")
             }
             Error::Arguments { name, message } => write!(f, "bad arguments for `{name}`: {message}"),
             Error::Backend(m) => write!(f, "code generation failed: {m}"),
