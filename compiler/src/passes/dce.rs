@@ -1,6 +1,7 @@
 //! Dead-code elimination: removes ops none of whose results are used, unless they
-//! have an effect (`print`, or a call of a function that may print).
-//! Control-flow ops are kept whole when any result is used.
+//! have an effect (`print`, a call of a function that may print, a tape op, or a
+//! control-flow op containing one). Control-flow ops are kept whole when any
+//! result is used.
 
 use std::collections::HashSet;
 
@@ -22,11 +23,14 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
     walk(module, f, &mut HashSet::new())
 }
 
-fn effectful(module: &Module, kind: &OpKind) -> bool {
-    match kind {
-        OpKind::Print | OpKind::PrintStr(_) => true,
+/// Whether `op` has an effect: it prints (directly, through a call, or inside
+/// its regions) or uses the tape (tape ops inside a loop keep the loop alive, so
+/// every push keeps its pop).
+fn effectful(module: &Module, f: &Function, op: &crate::ir::Op) -> bool {
+    match &op.kind {
+        OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
         OpKind::Call(g) => may_print(module, *g),
-        _ => false,
+        _ => op.regions.iter().any(|r| r.ops.iter().any(|&id| effectful(module, f, &f.ops[id]))),
     }
 }
 
@@ -34,7 +38,7 @@ fn mark(module: &Module, f: &Function, r: &Region, live: &mut HashSet<ValueId>, 
     live.extend(r.yields.iter().copied());
     for &id in r.ops.iter().rev() {
         let op = &f.ops[id];
-        if effectful(module, &op.kind) || op.results.iter().any(|v| live.contains(v)) {
+        if effectful(module, f, op) || op.results.iter().any(|v| live.contains(v)) {
             live.extend(op.operands.iter().copied());
             for nr in &op.regions {
                 mark(module, f, nr, live, dead);

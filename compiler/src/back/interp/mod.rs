@@ -33,6 +33,7 @@ mod control;
 mod elementwise;
 mod eval;
 mod frame;
+mod tape;
 mod tensor;
 
 use crate::ir::{FuncRef, Module};
@@ -87,8 +88,11 @@ impl Interpreter {
             out,
             depth: 0,
             max_depth: self.max_call_depth,
+            tape: tape::take_cached(),
         };
-        m.call_function(f, args.to_vec())
+        let result = m.call_function(f, args.to_vec());
+        tape::give_back(m.tape);
+        result
     }
 }
 
@@ -108,4 +112,6 @@ struct Machine<'a> {
     out: &'a mut dyn std::io::Write,
     depth: usize,
     max_depth: usize,
+    /// The reverse-mode tape of this run (see [`tape`]).
+    tape: mad_runtime::tape::Tape,
 }
