@@ -5,6 +5,7 @@
 //! - [`reverse`]: reverse mode, [`vjp`], through straight-line code, `scf.if`,
 //!   `scf.for` (per-iteration carried values stored in buffers) and calls;
 //! - [`derived`]: [`grad`] and [`hessian`] (forward over reverse) built on both;
+//! - [`explain`]: the mode each region gets and why (`madc explain FILE`);
 //! - [`show`]: the text of a derivative's cleaned IR (`madc emit ir --grad f`).
 //!
 //! Every function created here is ordinary IR: it validates, runs in the
@@ -48,6 +49,7 @@
 
 pub mod derived;
 pub mod emit;
+pub mod explain;
 pub mod forward;
 pub mod reverse;
 pub mod rules;
