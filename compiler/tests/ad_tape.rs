@@ -221,3 +221,49 @@ fn hessian_through_a_while_loop() {
         assert!((hm[1] - hm[2]).abs() <= 1e-12 * hm[1].abs().max(1.0), "symmetric: {hm:?}");
     }
 }
+
+/// The tape ops in the IR text form: they round-trip, validate, and pop in LIFO
+/// order on both engines (values of several types, small and heap tensors);
+/// popping an empty tape is a run-time error, not a crash.
+#[test]
+fn tape_ops_in_the_ir() {
+    use mad::back::cranelift::JitModule;
+    use mad::ir::{parse::parse_module, print::print_module, validate::validate_module};
+    let text = "func @f(%x: f64, %k: i64, %v: tensor<f64; 3>, %w: tensor<f64; ?>) -> f64 {
+  tape.push %x, %k : ()
+  tape.push %v, %w : ()
+  %v2, %w2 = tape.pop : (tensor<f64; 3>, tensor<f64; ?>)
+  %x2, %k2 = tape.pop : (f64, i64)
+  %s = tensor.sum %v2 : f64
+  %t = tensor.sum %w2 : f64
+  %kf = cast %k2 : f64
+  %a = add %s, %t : f64
+  %b = mul %x2, %kf : f64
+  %r = add %a, %b : f64
+  return %r
+}
+func @under(%x: f64) -> f64 {
+  %y = tape.pop : f64
+  %r = add %x, %y : f64
+  return %r
+}
+";
+    let m = parse_module(text).expect("parses");
+    assert_eq!(print_module(&parse_module(&print_module(&m)).expect("reparses")), print_module(&m));
+    validate_module(&m).expect("validates");
+    let f = m.find("f").expect("f");
+    let args = [
+        Value::F64(1.5),
+        Value::I64(4),
+        vector(&[1.0, 2.0, 3.0]),
+        vector(&[10.0, 20.0]),
+    ];
+    let want = Value::F64(6.0 + 30.0 + 6.0);
+    let mut out = Vec::new();
+    assert_eq!(mad::back::interp::call(&m, f, &args, &mut out).expect("interp"), want);
+    let jit = JitModule::compile(&m).expect("jit compiles");
+    assert_eq!(jit.call(f, &args, &mut out).expect("jit"), want);
+    let u = m.find("under").expect("under");
+    assert!(mad::back::interp::call(&m, u, &[Value::F64(1.0)], &mut out).is_err());
+    assert!(jit.call(u, &[Value::F64(1.0)], &mut out).is_err());
+}

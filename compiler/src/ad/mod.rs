@@ -3,7 +3,9 @@
 //! - [`rules`]: the rule table (a JVP and a transpose rule for every op);
 //! - [`forward`]: forward mode, [`jvp`], any number of seed directions in one pass;
 //! - [`reverse`]: reverse mode, [`vjp`], through straight-line code, `scf.if`,
-//!   `scf.for` (per-iteration carried values stored in buffers) and calls;
+//!   `scf.for` (per-iteration carried values stored in buffers), calls, and
+//!   `scf.while` through the run-time tape (`tape.push`/`tape.pop`; the loop body
+//!   is one tape node whose reverse pass is its source-transformed adjoint);
 //! - [`derived`]: [`grad`] and [`hessian`] (forward over reverse) built on both;
 //! - [`explain`]: the mode each region gets and why (`madc explain FILE`);
 //! - [`show`]: the text of a derivative's cleaned IR (`madc emit ir --grad f`).
