@@ -6,6 +6,7 @@
 //!   reference interpreter and the JIT's runtime routines so that both agree bit for bit.
 //! - [`mesh`]: triangle meshes (readers, writers, generators) and stencil incidence.
 //! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs, file output.
+//! - [`tape`]: the LIFO tape of reverse mode for regions known only at run time.
 //! - [`linalg`]: small dense linear algebra (symmetric eigensolver, PSD projection).
 
 pub mod jit;
@@ -13,6 +14,7 @@ pub mod linalg;
 pub mod mesh;
 pub mod ops;
 pub mod sparse;
+pub mod tape;
 pub mod value;
 
 pub use ops::{BinaryOp, RtError, UnaryOp};

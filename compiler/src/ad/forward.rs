@@ -12,6 +12,8 @@
 //! the body gives it a non-zero one), and calls (the callee's own `$jvp{k}`;
 //! recursion works because the derivative function is registered before its body is
 //! built). Symbolic zeros ([`Tan::Zero`]) keep inactive values free of tangent IR.
+//! `tape.push`/`tape.pop` (in a reverse-mode derivative, e.g. under `hessian`)
+//! push and pop the tangents beside the values.
 
 use std::collections::HashMap;
 
@@ -134,6 +136,7 @@ impl Fwd<'_> {
             OpKind::For => return self.fwd_loop(op, xs, 2),
             OpKind::While => return self.fwd_loop(op, xs, 0),
             OpKind::Call(g) => return self.fwd_call(op, *g, xs),
+            OpKind::TapePush | OpKind::TapePop => return self.fwd_tape(op, xs),
             _ => {}
         }
         let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
@@ -155,6 +158,52 @@ impl Fwd<'_> {
                     }
                 }
                 Jvp::Structural => return Err(AdError::Internal(format!("`{}` is structural", op.kind.name()))),
+            }
+        }
+        for (&o, ts) in op.results.iter().zip(per_result) {
+            self.tan.insert(o, ts);
+        }
+        Ok(())
+    }
+
+    /// `tape.push`/`tape.pop` carry the tangents beside the values: a push adds,
+    /// after its values, the `k` tangents of every operand with a tangent type
+    /// (zeros materialized), and a pop of the same types pops them back. Both sides
+    /// are built from one type list, so pushes and pops stay matched.
+    fn fwd_tape(&mut self, op: &Op, xs: Vec<ValueId>) -> Result<(), AdError> {
+        if op.kind == OpKind::TapePush {
+            let mut operands = xs.clone();
+            for s in 0..self.k {
+                for (&o, &x) in op.operands.iter().zip(&xs) {
+                    let t = self.t(o, s);
+                    if let Some(v) = materialize(&mut self.e, &t, x)? {
+                        operands.push(v);
+                    }
+                }
+            }
+            self.e.push(OpKind::TapePush, operands, vec![]);
+            return Ok(());
+        }
+        let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
+        let mut all = rtypes.clone();
+        for _ in 0..self.k {
+            all.extend(rtypes.iter().filter_map(tangent_type));
+        }
+        let nid = self.e.push(OpKind::TapePop, vec![], all);
+        let ys = self.e.results(nid);
+        for (&o, &n) in op.results.iter().zip(&ys) {
+            self.map.insert(o, n);
+        }
+        let mut next = op.results.len();
+        let mut per_result: Vec<Vec<Tan>> = vec![Vec::new(); op.results.len()];
+        for _ in 0..self.k {
+            for (j, t) in rtypes.iter().enumerate() {
+                if tangent_type(t).is_some() {
+                    per_result[j].push(Tan::Val(ys[next]));
+                    next += 1;
+                } else {
+                    per_result[j].push(Tan::Zero);
+                }
             }
         }
         for (&o, ts) in op.results.iter().zip(per_result) {

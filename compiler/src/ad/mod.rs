@@ -3,8 +3,11 @@
 //! - [`rules`]: the rule table (a JVP and a transpose rule for every op);
 //! - [`forward`]: forward mode, [`jvp`], any number of seed directions in one pass;
 //! - [`reverse`]: reverse mode, [`vjp`], through straight-line code, `scf.if`,
-//!   `scf.for` (per-iteration carried values stored in buffers) and calls;
+//!   `scf.for` (per-iteration carried values stored in buffers), calls, and
+//!   `scf.while` through the run-time tape (`tape.push`/`tape.pop`; the loop body
+//!   is one tape node whose reverse pass is its source-transformed adjoint);
 //! - [`derived`]: [`grad`] and [`hessian`] (forward over reverse) built on both;
+//! - [`explain`]: the mode each region gets and why (`madc explain FILE`);
 //! - [`show`]: the text of a derivative's cleaned IR (`madc emit ir --grad f`).
 //!
 //! Every function created here is ordinary IR: it validates, runs in the
@@ -48,6 +51,7 @@
 
 pub mod derived;
 pub mod emit;
+pub mod explain;
 pub mod forward;
 pub mod reverse;
 pub mod rules;
@@ -65,9 +69,13 @@ pub use reverse::vjp;
 /// Why a function could not be differentiated.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AdError {
-    /// Reverse mode by source transformation cannot handle this op (a `scf.while`
-    /// with a data-dependent trip count): it needs the tape.
+    /// Reverse mode cannot go through this op: the function already uses the tape
+    /// (a reverse-mode derivative of a `while` loop, differentiated again in
+    /// reverse mode).
     NeedsTape { function: String, op: &'static str, span: Span },
+    /// The function is marked `@ad(sct)` but its reverse mode needs the tape at
+    /// this op (an `scf.while` whose trip count is known only at run time).
+    SctImpossible { function: String, op: &'static str, span: Span },
     /// The function's signature does not fit the request (e.g. `grad` of a function
     /// that does not return an `f64`, `hessian` over inputs of dynamic size).
     Signature { function: String, message: String },
@@ -80,7 +88,11 @@ impl fmt::Display for AdError {
         match self {
             AdError::NeedsTape { function, op, .. } => write!(
                 f,
-                "in @{function}: reverse mode through `{op}` needs the tape (its structure is only known at run time)"
+                "in @{function}: reverse mode cannot go through `{op}` (the function already uses the tape)"
+            ),
+            AdError::SctImpossible { function, op, .. } => write!(
+                f,
+                "in @{function}: `@ad(sct)` is impossible: reverse mode through `{op}` needs the tape (its trip count is only known at run time)"
             ),
             AdError::Signature { function, message } => write!(f, "in @{function}: {message}"),
             AdError::Internal(m) => write!(f, "internal differentiation error: {m}"),

@@ -20,7 +20,20 @@
 //!   carried values, added to the outer adjoint once, after the loop.
 //! - `call`: the callee's own `$vjp` (recursion works: it is registered before its
 //!   body is built); it recomputes the callee's primal.
-//! - `scf.while` with a non-zero adjoint: [`AdError::NeedsTape`].
+//! - `scf.while` (trip count known only at run time), and `scf.for` in a function
+//!   marked `@ad(tape)` or with tuple-valued carried values: **the tape**. The
+//!   forward sweep pushes the carried values entering every iteration
+//!   (`tape.push`) and counts the trips (an extra carried `i64`); the adjoint is
+//!   an `scf.for` over the trip count that pops each state (`tape.pop`, last
+//!   iteration first) and runs the body's source-transformed adjoint from it. So
+//!   the statically structured body is one tape node whose reverse pass is its
+//!   compiled adjoint (Stan-style mixing). A taped loop is always popped, even
+//!   when no adjoint reaches it, so pushes and pops stay balanced.
+//!
+//! Refused: a function marked `@ad(sct)` whose derivative needs the tape
+//! ([`AdError::SctImpossible`]), and reverse mode of a function that already uses
+//! the tape (a reverse-mode derivative of a `while` differentiated again in
+//! reverse mode; [`AdError::NeedsTape`]). Forward over reverse (`hessian`) works.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -28,7 +41,7 @@ use super::emit::Emitter;
 use super::rules::{self, Ct, Vjp};
 use super::tangent::{self, Tan, materialize, tangent_type};
 use super::{AdError, check};
-use crate::ir::{FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId};
+use crate::ir::{AdMode, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId};
 
 /// Creates (or finds) `f$vjp`; see the module docs for its signature.
 pub fn vjp(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
@@ -54,6 +67,14 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     if let Some(h) = module.find(&name) {
         return Ok(h);
     }
+    if let Some((id, _)) = src.ops.iter().find(|(_, op)| op.kind.is_tape()) {
+        return Err(AdError::NeedsTape { function: src.name.clone(), op: "tape.pop", span: src.span(id) });
+    }
+    if src.ad_mode == Some(AdMode::Sct)
+        && let Some((id, op)) = src.ops.iter().find(|(_, op)| needs_tape(&src, op))
+    {
+        return Err(AdError::SctImpossible { function: src.name.clone(), op: op.kind.name(), span: src.span(id) });
+    }
     let Some(ct) = tangent_type(&src.ret) else {
         return Err(AdError::Signature {
             function: src.name.clone(),
@@ -69,7 +90,16 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     let h = module.add_function(func.clone());
     created.push(h);
     let new_params = func.params().to_vec();
-    let mut rv = Rev { module, created, e: Emitter::new(func), src: &src, map: HashMap::new(), adj: HashMap::new(), tapes: HashMap::new() };
+    let mut rv = Rev {
+        module,
+        created,
+        e: Emitter::new(func),
+        src: &src,
+        map: HashMap::new(),
+        adj: HashMap::new(),
+        tapes: HashMap::new(),
+        taped: HashMap::new(),
+    };
     for (i, &p) in src.params().iter().enumerate() {
         rv.map.insert(p, new_params[i]);
     }
@@ -92,12 +122,37 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     Ok(h)
 }
 
+/// Where the adjoint of a loop finds each iteration's entering state.
+enum State {
+    Buffers(LoopTape),
+    /// On the tape; the `scf.for` lower bound, if the loop is a `for`.
+    Tape(Option<ValueId>),
+}
+
 /// What the forward sweep of an `scf.for` recorded for its adjoint.
 struct LoopTape {
     lo: ValueId,
     n: ValueId,
     /// One buffer per carried value: `[n, …]`, row `j` = the value entering iteration `lo + j`.
     bufs: Vec<ValueId>,
+}
+
+/// What the forward sweep of a taped loop recorded: the trip count, and for an
+/// `scf.for` its lower bound (the induction variable is rebuilt from it).
+struct Taped {
+    n: ValueId,
+    lo: Option<ValueId>,
+}
+
+/// Whether reverse mode of `op` (at any depth of `f`) needs the tape: an active
+/// `scf.while`, or an active `scf.for` with tuple-valued carried values.
+pub fn needs_tape(f: &Function, op: &Op) -> bool {
+    let active = op.results.iter().any(|&r| tangent_type(f.ty(r)).is_some());
+    match op.kind {
+        OpKind::While => active,
+        OpKind::For => active && op.results.iter().any(|&r| matches!(f.ty(r), Type::Tuple(_))),
+        _ => false,
+    }
 }
 
 struct Rev<'a> {
@@ -108,6 +163,7 @@ struct Rev<'a> {
     map: HashMap<ValueId, ValueId>,
     adj: HashMap<ValueId, Tan>,
     tapes: HashMap<OpId, LoopTape>,
+    taped: HashMap<OpId, Taped>,
 }
 
 /// Values defined in `r` (arguments and results, nested regions included).
@@ -188,7 +244,12 @@ impl Rev<'_> {
             let active_for = op.kind == OpKind::For
                 && (op.results.iter().any(|&r| tangent_type(self.src.ty(r)).is_some())
                     || !free_float_values(self.src, &op.regions).is_empty());
-            if active_for {
+            let tape_for = active_for
+                && (self.src.ad_mode == Some(AdMode::Tape) || needs_tape(self.src, op));
+            let active_while = op.kind == OpKind::While && needs_tape(self.src, op);
+            if active_while || tape_for {
+                self.forward_taped(id)?;
+            } else if active_for {
                 self.forward_for(id)?;
             } else {
                 self.clone_op(id)?;
@@ -292,6 +353,65 @@ impl Rev<'_> {
         Ok(())
     }
 
+    /// The forward sweep of a taped loop: the original loop, plus a `tape.push` of
+    /// the carried values at the start of every iteration and (for `scf.while`) a
+    /// trip counter.
+    fn forward_taped(&mut self, id: OpId) -> Result<(), AdError> {
+        let op = &self.src.ops[id];
+        let is_for = op.kind == OpKind::For;
+        let nc = op.results.len();
+        let ctypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
+        let mut types = ctypes.clone();
+        if !is_for {
+            types.push(Type::I64);
+        }
+        let mut regions = Vec::new();
+        for (ri, r) in op.regions.iter().enumerate() {
+            let is_body = ri + 1 == op.regions.len();
+            let mut rtypes: Vec<Type> = r.args.iter().map(|&a| self.src.ty(a).clone()).collect();
+            if !is_for {
+                rtypes.push(Type::I64);
+            }
+            let args = self.e.begin_region(&rtypes);
+            for (&o, &n) in r.args.iter().zip(&args) {
+                self.map.insert(o, n);
+            }
+            let first = if is_for { 1 } else { 0 };
+            if is_body {
+                self.e.push(OpKind::TapePush, args[first..first + nc].to_vec(), vec![]);
+            }
+            for &inner in &r.ops {
+                self.clone_op(inner)?;
+            }
+            let mut ys: Vec<ValueId> = r.yields.iter().map(|&y| self.v(y)).collect();
+            if is_body && !is_for {
+                let one = self.e.int(1);
+                ys.push(self.e.add(args[nc], one)?);
+            }
+            regions.push(self.e.end_region(ys));
+        }
+        let mut xs: Vec<ValueId> = op.operands.iter().map(|&v| self.v(v)).collect();
+        if !is_for {
+            xs.push(self.e.int(0));
+        }
+        let nid = self.e.push_with_regions(op.kind.clone(), xs, types, regions);
+        let res = self.e.results(nid);
+        for (&o, &nv) in op.results.iter().zip(&res) {
+            self.map.insert(o, nv);
+        }
+        let taped = if is_for {
+            let lo = self.v(op.operands[0]);
+            let hi = self.v(op.operands[1]);
+            let d = self.e.sub(hi, lo)?;
+            let z = self.e.int(0);
+            Taped { n: self.e.binary(crate::ir::BinaryOp::Max, d, z)?, lo: Some(lo) }
+        } else {
+            Taped { n: res[nc], lo: None }
+        };
+        self.taped.insert(id, taped);
+        Ok(())
+    }
+
     fn backward(&mut self, ops: &[OpId]) -> Result<(), AdError> {
         for &id in ops.iter().rev() {
             self.e.set_span(self.src.span(id));
@@ -303,6 +423,10 @@ impl Rev<'_> {
     fn backward_op(&mut self, id: OpId) -> Result<(), AdError> {
         let op: &Op = &self.src.ops[id];
         let g: Vec<Tan> = op.results.iter().map(|r| self.adj.get(r).cloned().unwrap_or(Tan::Zero)).collect();
+        if let Some(t) = self.taped.remove(&id) {
+            // Always run: the reverse sweep pops what the forward sweep pushed.
+            return self.backward_loop(id, &g, t.n, State::Tape(t.lo));
+        }
         if g.iter().all(Tan::is_zero) {
             return Ok(());
         }
@@ -312,7 +436,7 @@ impl Rev<'_> {
             OpKind::If => return self.backward_if(op, &g),
             OpKind::For => return self.backward_for(id, &g),
             OpKind::While => {
-                return Err(AdError::NeedsTape { function: self.src.name.clone(), op: "scf.while", span: self.src.span(id) });
+                return Err(AdError::Internal("scf.while without a recorded forward sweep".into()));
             }
             OpKind::Call(h) => return self.backward_call(op, *h, &xs, &ys, &g),
             _ => {}
@@ -398,11 +522,22 @@ impl Rev<'_> {
     }
 
     fn backward_for(&mut self, id: OpId, g: &[Tan]) -> Result<(), AdError> {
-        let op: &Op = &self.src.ops[id];
         let Some(tape) = self.tapes.remove(&id) else {
             return Err(AdError::Internal("scf.for without a recorded forward sweep".into()));
         };
-        let body = &op.regions[0];
+        let n = tape.n;
+        self.backward_loop(id, g, n, State::Buffers(tape))
+    }
+
+    /// The adjoint of a loop: an `scf.for` over its `n` iterations, last first,
+    /// that restores each iteration's entering state (from buffers or the tape),
+    /// recomputes the body and sweeps it.
+    fn backward_loop(&mut self, id: OpId, g: &[Tan], n: ValueId, state: State) -> Result<(), AdError> {
+        let op: &Op = &self.src.ops[id];
+        let is_for = op.kind == OpKind::For;
+        let body = &op.regions[op.regions.len() - 1];
+        let first = if is_for { 1 } else { 0 };
+        let init_at = if is_for { 2 } else { 0 };
         let nc = op.results.len();
         // The carried values with adjoints, and the outer values read in the body.
         let active: Vec<usize> = (0..nc).filter(|&j| tangent_type(self.src.ty(op.results[j])).is_some()).collect();
@@ -422,21 +557,37 @@ impl Rev<'_> {
         let zero = self.e.int(0);
         let args = self.e.begin_region(&types);
         let one = self.e.int(1);
-        let last = self.e.sub(tape.n, one)?;
+        let last = self.e.sub(n, one)?;
         let j = self.e.sub(last, args[0])?;
-        let i = self.e.add(tape.lo, j)?;
-        self.map.insert(body.args[0], i);
-        for (c, &b) in tape.bufs.iter().enumerate() {
-            let v = self.e.op(OpKind::Index, vec![b, j])?;
-            self.map.insert(body.args[1 + c], v);
+        match state {
+            State::Buffers(tape) => {
+                let i = self.e.add(tape.lo, j)?;
+                self.map.insert(body.args[0], i);
+                for (c, &b) in tape.bufs.iter().enumerate() {
+                    let v = self.e.op(OpKind::Index, vec![b, j])?;
+                    self.map.insert(body.args[1 + c], v);
+                }
+            }
+            State::Tape(lo) => {
+                if let Some(lo) = lo {
+                    let i = self.e.add(lo, j)?;
+                    self.map.insert(body.args[0], i);
+                }
+                let carried = &body.args[first..];
+                let ptypes: Vec<Type> = carried.iter().map(|&a| self.src.ty(a).clone()).collect();
+                let pid = self.e.push(OpKind::TapePop, vec![], ptypes);
+                for (&a, v) in carried.iter().zip(self.e.results(pid)) {
+                    self.map.insert(a, v);
+                }
+            }
         }
         let seed = active.iter().enumerate().map(|(a, &jj)| (body.yields[jj], Tan::Val(args[1 + a]))).collect();
-        let mut wanted: Vec<ValueId> = active.iter().map(|&jj| body.args[1 + jj]).collect();
+        let mut wanted: Vec<ValueId> = active.iter().map(|&jj| body.args[first + jj]).collect();
         wanted.extend(outer.iter().copied());
         let contrib = self.scoped_sweep(&body.ops, seed, &wanted)?;
         let mut ys = Vec::new();
         for &jj in &active {
-            let a = body.args[1 + jj];
+            let a = body.args[first + jj];
             let t = contrib.get(&a).cloned().unwrap_or(Tan::Zero);
             let p = self.v(a);
             ys.push(materialize(&mut self.e, &t, p)?.ok_or_else(|| AdError::Internal("carried adjoint".into()))?);
@@ -449,13 +600,13 @@ impl Rev<'_> {
             ys.push(materialize(&mut self.e, &sum, p)?.ok_or_else(|| AdError::Internal("outer adjoint".into()))?);
         }
         let region = self.e.end_region(ys);
-        let mut operands = vec![zero, tape.n];
+        let mut operands = vec![zero, n];
         operands.extend(inits);
         let rtypes = types[1..].to_vec();
         let nid = self.e.push_with_regions(OpKind::For, operands, rtypes, vec![region]);
         let res = self.e.results(nid);
         for (a, &jj) in active.iter().enumerate() {
-            self.accumulate(op.operands[2 + jj], Ct::Tan(Tan::Val(res[a])))?;
+            self.accumulate(op.operands[init_at + jj], Ct::Tan(Tan::Val(res[a])))?;
         }
         for (q, &o) in outer.iter().enumerate() {
             self.accumulate(o, Ct::Tan(Tan::Val(res[active.len() + q])))?;

@@ -332,7 +332,9 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
             let field = e.ty(ys[0]);
             Ok(Jvp::Tangents(vec![project(e, &dx[0], *i as usize, &field)?]))
         }
-        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While => Ok(Jvp::Structural),
+        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While | OpKind::TapePush | OpKind::TapePop => {
+            Ok(Jvp::Structural)
+        }
     }
 }
 
@@ -524,6 +526,8 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             }
             Ok(Vjp::Cotangents(vec![Ct::Tan(Tan::Tuple(parts))]))
         }
-        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While => Ok(Vjp::Structural),
+        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While | OpKind::TapePush | OpKind::TapePop => {
+            Ok(Vjp::Structural)
+        }
     }
 }

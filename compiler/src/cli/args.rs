@@ -38,6 +38,12 @@ pub enum Command {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Print, for every function of a file and every region in it (loops, ifs,
+    /// calls), the differentiation mode reverse mode uses and why.
+    Explain {
+        /// The `.mad` source file.
+        file: PathBuf,
+    },
     /// Print an intermediate form of a file.
     Emit {
         /// What to print: the mad IR or the Cranelift IR.

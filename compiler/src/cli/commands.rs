@@ -45,6 +45,20 @@ pub fn check(file: &Path, color: bool) -> i32 {
     }
 }
 
+/// `madc explain FILE`: the differentiation mode of every region of every user function.
+pub fn explain(file: &Path, color: bool) -> i32 {
+    let (compiled, _files) = match front_end(file) {
+        Ok(c) => c,
+        Err(e) => return report(&e, color),
+    };
+    let source = match std::fs::read(file) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => return report(&Error::Io(format!("cannot read {}: {e}", file.display())), color),
+    };
+    print!("{}", crate::ad::explain::explain(&compiled, &source));
+    0
+}
+
 pub fn emit(kind: super::EmitKind, file: &Path, color: bool) -> i32 {
     let (compiled, _files) = match front_end(file) {
         Ok(c) => c,

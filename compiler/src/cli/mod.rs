@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> i32 {
     let color = use_color(cli.color);
     match cli.command {
         Command::Check { file } => commands::check(&file, color),
+        Command::Explain { file } => commands::explain(&file, color),
         Command::Run { file, entry, interp, args } => commands::run(&file, &entry, interp, &args, color),
         Command::Emit { kind, file, grad, hessian, jvp, vjp } => {
             use crate::ad::show::Derivative;

@@ -75,16 +75,38 @@ pub fn generate(g: &mut Front) {
     }
 }
 
+/// The user function whose IR is `name` or whose derivative is `name`
+/// (`f$vjp`, `f$vjp$jvp1`, …: the longest `$`-prefix that names a function).
+fn source_item<'a>(g: &'a Front, name: &str) -> Option<&'a crate::front::items::FnItem> {
+    let mut cut = name;
+    loop {
+        if let Some(f) = g.items.fns.iter().find(|f| f.ir_name == cut) {
+            return Some(f);
+        }
+        cut = &cut[..cut.rfind('$')?];
+    }
+}
+
 fn report(g: &mut Front, p: &PendingDeriv, e: AdError) {
     let op = p.key.op.name().to_string();
     match e {
         AdError::NeedsTape { function, span, .. } => {
-            let file = g.items.fns.iter().find(|f| f.ir_name == function).map(|f| f.file);
+            let file = source_item(g, &function).map(|f| f.file);
             let (file, span) = match file {
                 Some(file) => (file, span),
                 None => (p.file, p.span),
             };
             g.error(ErrorKind::ReverseLoop { op, site_file: p.file, site: p.span }, file, span);
+        }
+        AdError::SctImpossible { function, span, .. } => {
+            let item = source_item(g, &function);
+            let file = item.map(|f| f.file);
+            let func = item.map_or_else(|| function.clone(), |f| f.qual.clone());
+            let (file, span) = match file {
+                Some(file) => (file, span),
+                None => (p.file, p.span),
+            };
+            g.error(ErrorKind::SctImpossible { op, func, site_file: p.file, site: p.span }, file, span);
         }
         AdError::Signature { message, .. } => {
             let func = g.target_name(&p.key.target);

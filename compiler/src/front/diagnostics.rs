@@ -111,12 +111,13 @@ pub enum ErrorKind {
     /// E0128. An element handle (`e.v0`) used where a number is needed, or stored where
     /// it cannot go. Why: handles only index mesh fields. Example: `let i = e.v0 + 1;`.
     HandleMisuse { detail: String },
-    /// E0151. Reverse mode (`grad`, `vjp`, `hessian`) reaches a `while` loop whose
-    /// trip count depends on the differentiated values. Why: reverse mode by source
-    /// transformation stores per-iteration values in buffers sized by the trip count,
-    /// which such a loop does not have in advance. The error is reported at the loop;
-    /// `site` is where the operator was applied. Example: `grad(f)` of a function with
-    /// `while s < 10.0 { s = s * x; }`.
+    /// E0151. Reverse mode (`grad`, `vjp`) applied to a reverse-mode derivative of a
+    /// loop that uses the tape (a `while` loop, or a `for` loop in an `@ad(tape)`
+    /// function): reverse over reverse through the tape. Why: the taped derivative
+    /// pushes in one loop and pops in another, which a second reverse sweep cannot
+    /// recompute region by region. The error is reported at the loop; `site` is where
+    /// the operator was applied. Example: `grad(grad(f))` of a function with
+    /// `while s < 10.0 { s = s * x; }` (`hessian(f)`, forward over reverse, works).
     ReverseLoop { op: String, site_file: usize, site: Span },
     /// E0152. A differentiation operator applied to something that is not a function
     /// (or an operator application), or an operator not immediately called.
@@ -133,13 +134,21 @@ pub enum ErrorKind {
     /// calls `grad(f)`). Why: the derivative of `f` is generated from `f`'s complete body.
     /// Example: `fn f(x: f64) -> f64 { grad(f)(x) }`.
     DiffCycle { name: String },
+    /// E0155. A function marked `@ad(sct)` whose reverse-mode derivative needs the
+    /// tape: it has a `while` loop (trip count known only at run time) through which
+    /// derivatives flow. Why: source transformation sizes per-iteration storage by the
+    /// trip count, which such a loop does not know in advance. Reported at the loop;
+    /// `site` is where the operator was applied. Example: `@ad(sct) fn f(x: f64) -> f64`
+    /// with `while s < 10.0 { s = s * 2.0; }`, then `grad(f)`.
+    SctImpossible { op: String, func: String, site_file: usize, site: Span },
 }
 
 /// Every code the front end can report.
-pub const ALL_CODES: [&str; 33] = [
+pub const ALL_CODES: [&str; 34] = [
     "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
     "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
     "E0124", "E0125", "E0126", "E0127", "E0128", "E0151", "E0152", "E0153", "E0154",
+    "E0155",
 ];
 
 impl ErrorKind {
@@ -178,6 +187,7 @@ impl ErrorKind {
             ErrorKind::NotDiffTarget { .. } => "E0152",
             ErrorKind::DiffSignature { .. } => "E0153",
             ErrorKind::DiffCycle { .. } => "E0154",
+            ErrorKind::SctImpossible { .. } => "E0155",
         }
     }
 
@@ -241,7 +251,10 @@ impl ErrorKind {
             ErrorKind::BadElementType { ty } => format!("{ty} cannot be an array element"),
             ErrorKind::HandleMisuse { detail } => detail.clone(),
             ErrorKind::ReverseLoop { op, .. } => {
-                format!("`{op}`: cannot differentiate through this loop in reverse mode yet")
+                format!("`{op}`: cannot differentiate the taped derivative of this loop in reverse mode again")
+            }
+            ErrorKind::SctImpossible { func, .. } => {
+                format!("`@ad(sct)` on `{func}` is impossible: reverse mode through this loop needs the tape")
             }
             ErrorKind::NotDiffTarget { op, detail } => format!("`{op}` needs a function: {detail}"),
             ErrorKind::DiffSignature { op, func, detail } => format!("cannot apply `{op}` to `{func}`: {detail}"),
@@ -284,7 +297,8 @@ impl ErrorKind {
             ErrorKind::StringValue => "string literal".into(),
             ErrorKind::BadElementType { .. } => "invalid element type".into(),
             ErrorKind::HandleMisuse { .. } => "element handle".into(),
-            ErrorKind::ReverseLoop { .. } => "the trip count of this loop depends on the data".into(),
+            ErrorKind::ReverseLoop { .. } => "the reverse-mode derivative of this loop uses the tape".into(),
+            ErrorKind::SctImpossible { .. } => "the trip count of this loop depends on the data".into(),
             ErrorKind::NotDiffTarget { .. } => "not a function".into(),
             ErrorKind::DiffSignature { .. } => "cannot be differentiated this way".into(),
             ErrorKind::DiffCycle { .. } => "depends on itself".into(),
@@ -326,7 +340,11 @@ impl ErrorKind {
             }
             ErrorKind::StringValue => vec!["use it directly as `print(\"...\")`".into()],
             ErrorKind::ReverseLoop { .. } => vec![
-                "forward mode passes such loops: use `jvp(f)` for a directional derivative or `jacobian(f)` for all partials"
+                "for second derivatives use `hessian(f)` (forward over reverse); forward mode (`jvp`, `jacobian`) passes such loops at any order"
+                    .into(),
+            ],
+            ErrorKind::SctImpossible { .. } => vec![
+                "remove `@ad(sct)` (the compiler then tapes this loop) or write `@ad(tape)`; `madc explain FILE` shows the mode of every region"
                     .into(),
             ],
             ErrorKind::NotDiffTarget { .. } => {
@@ -362,7 +380,7 @@ impl FrontError {
             ErrorKind::AssignImmutable { declared: Some(d), .. } => {
                 labels.push(Label::secondary(self.file, d.range()).with_message("declared here"));
             }
-            ErrorKind::ReverseLoop { op, site_file, site } => {
+            ErrorKind::ReverseLoop { op, site_file, site } | ErrorKind::SctImpossible { op, site_file, site, .. } => {
                 labels.push(Label::secondary(*site_file, site.range()).with_message(format!("differentiated by `{op}` here")));
             }
             _ => {}

@@ -30,9 +30,22 @@
 //! | `If` | `cond: bool` | then, else (no args; each yields the results) | declared |
 //! | `For` | `lo: i64, hi: i64, init...` | body (args `i: i64, carried...`; yields carried) | final carried values |
 //! | `While` | `init...` | cond (args carried; yields one `bool`), body (args carried; yields carried) | final carried values |
+//! | `TapePush` | `n ≥ 1` values of any types | — | none; pushes the values on the run-time tape (text form: `tape.push %a, %b : ()`) |
+//! | `TapePop` | — | — | the declared types (`n ≥ 1`); pops the values of the matching `tape.pop` (text form: `%a, %b = tape.pop : (f64, i64)`) |
 //!
 //! A `For` runs its body for `i = lo, lo+1, …, hi-1` (not at all if `lo >= hi`).
 //! A `While` evaluates `cond` on the carried values before each iteration.
+//!
+//! The tape ops are the bookkeeping of reverse mode through regions whose
+//! structure is known only at run time (see `crate::ad::reverse`). The tape is a
+//! LIFO stack owned by the run-time context and reset between evaluations: a
+//! `tape.pop : (T1, …, Tn)` returns the values of the most recent unmatched
+//! `tape.push` of the same types (popping from an empty tape, or with other types
+//! than were pushed, is a run-time error in the interpreter; the compiler only
+//! emits matched pairs). They have an effect: CSE never merges them and DCE never
+//! removes them or a control-flow op that contains them. They are not
+//! differentiable values: forward mode pushes and pops tangents beside the
+//! values; reverse mode of a function that already uses the tape is refused.
 
 use super::function::FuncRef;
 use super::types::ScalarKind;
@@ -83,6 +96,10 @@ pub enum OpKind {
     If,
     For,
     While,
+    /// Pushes its operands on the run-time tape.
+    TapePush,
+    /// Pops values of its result types from the run-time tape.
+    TapePop,
 }
 
 impl OpKind {
@@ -111,6 +128,8 @@ impl OpKind {
             OpKind::If => "scf.if",
             OpKind::For => "scf.for",
             OpKind::While => "scf.while",
+            OpKind::TapePush => "tape.push",
+            OpKind::TapePop => "tape.pop",
         }
     }
 
@@ -125,6 +144,11 @@ impl OpKind {
 
     /// Ops with an effect beyond their results (never removed by DCE).
     pub fn has_side_effect(&self) -> bool {
-        matches!(self, OpKind::Print | OpKind::PrintStr(_) | OpKind::Call(_))
+        matches!(self, OpKind::Print | OpKind::PrintStr(_) | OpKind::Call(_) | OpKind::TapePush | OpKind::TapePop)
+    }
+
+    /// The run-time tape ops.
+    pub fn is_tape(&self) -> bool {
+        matches!(self, OpKind::TapePush | OpKind::TapePop)
     }
 }

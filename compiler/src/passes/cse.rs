@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::subst;
-use crate::ir::{Function, OpKind, Region, ValueId};
+use crate::ir::{Function, Region, ValueId};
 
 type Key = (String, Vec<ValueId>);
 
@@ -13,7 +13,7 @@ fn region(f: &Function, r: &Region, scopes: &mut Vec<HashMap<Key, Vec<ValueId>>>
     scopes.push(HashMap::new());
     for &id in &r.ops {
         let op = &f.ops[id];
-        if op.regions.is_empty() && !matches!(op.kind, OpKind::Print | OpKind::PrintStr(_) | OpKind::Call(_)) {
+        if op.regions.is_empty() && !op.kind.has_side_effect() {
             let operands: Vec<ValueId> = op.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
             // Types are part of the key: `tensor.full` declares its result type.
             let tys: Vec<String> = op.results.iter().map(|&v| f.ty(v).to_string()).collect();

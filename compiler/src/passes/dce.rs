@@ -1,6 +1,7 @@
 //! Dead-code elimination: removes ops none of whose results are used, unless they
-//! have an effect (`print`, or a call of a function that may print).
-//! Control-flow ops are kept whole when any result is used.
+//! have an effect (`print`, a call of a function that may print, a tape op, or a
+//! control-flow op containing one). Control-flow ops are kept whole when any
+//! result is used.
 
 use std::collections::HashSet;
 
@@ -22,13 +23,13 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
     walk(module, f, &mut HashSet::new())
 }
 
-/// Whether the op has an effect: it prints, calls a function that may print, or
-/// holds such an op in one of its regions (a loop whose body prints is kept even
-/// when its results are unused).
+/// Whether `op` has an effect: it prints (directly, through a call, or inside
+/// its regions) or uses the tape (tape ops inside a loop keep the loop alive, so
+/// every push keeps its pop).
 fn effectful(module: &Module, f: &Function, op: &crate::ir::Op) -> bool {
-    match op.kind {
-        OpKind::Print | OpKind::PrintStr(_) => true,
-        OpKind::Call(g) => may_print(module, g),
+    match &op.kind {
+        OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
+        OpKind::Call(g) => may_print(module, *g),
         _ => op.regions.iter().any(|r| r.ops.iter().any(|&id| effectful(module, f, &f.ops[id]))),
     }
 }

@@ -1,6 +1,7 @@
 //! The run-time context every compiled function receives as its hidden first
 //! parameter: an arena for heap tensors, the first run-time error, the call
-//! depth, the stack limit, the buffered output of `print`, and the tables the
+//! depth, the stack limit, the buffered output of `print`, the reverse-mode
+//! [`Tape`] (reset, not freed, between evaluations), and the tables the
 //! routines need (value layouts and heap-op descriptors).
 //!
 //! Compiled code reads `has_error`, `depth` and `stack_limit` directly at the
@@ -10,6 +11,7 @@
 use super::layout::FlatLayout;
 use super::tensor::ApplyDesc;
 use crate::ops::RtError;
+use crate::tape::Tape;
 use crate::value::Tensor;
 
 /// Calls nested deeper than this record [`RtError::RecursionLimit`].
@@ -81,6 +83,7 @@ pub struct JitContext<'a> {
     #[allow(clippy::vec_box)]
     arena: Vec<Box<HeapTensor>>,
     out: Vec<u8>,
+    tape: Tape,
     layouts: &'a [FlatLayout],
     descs: &'a [ApplyDesc],
 }
@@ -105,6 +108,7 @@ impl<'a> JitContext<'a> {
             error_site: None,
             arena: Vec::new(),
             out: Vec::new(),
+            tape: Tape::new(),
             layouts,
             descs,
         }
@@ -142,14 +146,21 @@ impl<'a> JitContext<'a> {
         p
     }
 
-    /// Frees every heap tensor and clears the error and the depth.
+    /// Frees every heap tensor, clears the error and the depth, and resets the
+    /// tape (keeping its storage).
     pub fn reset(&mut self) {
         self.arena.clear();
+        self.tape.reset();
         self.error = None;
         self.error_site = None;
         self.site = NO_SITE;
         self.has_error = 0;
         self.depth = 0;
+    }
+
+    /// The reverse-mode tape of this evaluation.
+    pub fn tape(&mut self) -> &mut Tape {
+        &mut self.tape
     }
 
     pub fn output(&mut self) -> &mut Vec<u8> {

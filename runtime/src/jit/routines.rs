@@ -93,6 +93,34 @@ pub unsafe extern "C" fn mad_rt_print_str(ctx: &mut JitContext<'_>, text: *const
     out.push(b'\n');
 }
 
+/// Pushes the `n` words at `buf` on the tape (nothing once an error is recorded).
+///
+/// # Safety
+/// `buf` must hold `n` words.
+pub unsafe extern "C" fn mad_rt_tape_push(ctx: &mut JitContext<'_>, buf: *const u64, n: i64) {
+    if ctx.has_error != 0 {
+        return;
+    }
+    let words = unsafe { std::slice::from_raw_parts(buf, n.max(0) as usize) };
+    ctx.tape().push_block(words);
+}
+
+/// Pops `n` words from the tape into `buf` (in push order); zeros and an error on underflow.
+///
+/// # Safety
+/// `buf` must have room for `n` words.
+pub unsafe extern "C" fn mad_rt_tape_pop(ctx: &mut JitContext<'_>, buf: *mut u64, n: i64) {
+    let out = unsafe { std::slice::from_raw_parts_mut(buf, n.max(0) as usize) };
+    if ctx.has_error != 0 {
+        out.fill(0);
+        return;
+    }
+    if let Err(e) = ctx.tape().pop_block(out) {
+        out.fill(0);
+        ctx.set_error(e);
+    }
+}
+
 pub extern "C" fn mad_rt_error_div_zero(ctx: &mut JitContext<'_>) {
     ctx.set_error(RtError::DivByZero);
 }
@@ -132,6 +160,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_rt_error_recursion", mad_rt_error_recursion as *const u8),
         ("mad_rt_error_extent", mad_rt_error_extent as *const u8),
         ("mad_rt_ipow", mad_rt_ipow as *const u8),
+        ("mad_rt_tape_push", mad_rt_tape_push as *const u8),
+        ("mad_rt_tape_pop", mad_rt_tape_pop as *const u8),
     ];
     out.extend(super::math::symbols());
     out

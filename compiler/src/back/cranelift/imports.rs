@@ -26,6 +26,10 @@ pub enum Routine {
     ErrorExtent,
     /// `(ctx, a: i64, b: i64) -> i64`.
     IPow,
+    /// `mad_rt_tape_push(ctx, buf: ptr, n: i64)`.
+    TapePush,
+    /// `mad_rt_tape_pop(ctx, buf: ptr, n: i64)`.
+    TapePop,
     /// `f64 -> f64` libm routine by symbol name.
     Math1(&'static str),
     /// `(f64, f64) -> f64` routine by symbol name.
@@ -45,6 +49,8 @@ impl Routine {
             Routine::ErrorRecursion => "mad_rt_error_recursion",
             Routine::ErrorExtent => "mad_rt_error_extent",
             Routine::IPow => "mad_rt_ipow",
+            Routine::TapePush => "mad_rt_tape_push",
+            Routine::TapePop => "mad_rt_tape_pop",
             Routine::Math1(name) | Routine::Math2(name) => name,
         }
     }
@@ -55,7 +61,7 @@ impl Routine {
         let (params, rets): (Vec<types::Type>, Vec<types::Type>) = match self {
             Routine::Apply => (vec![PTR, types::I32, PTR, PTR], vec![]),
             Routine::Print => (vec![PTR, types::I32, PTR], vec![]),
-            Routine::PrintStr => (vec![PTR, PTR, types::I64], vec![]),
+            Routine::PrintStr | Routine::TapePush | Routine::TapePop => (vec![PTR, PTR, types::I64], vec![]),
             Routine::ErrorDivZero | Routine::ErrorRecursion => (vec![PTR], vec![]),
             Routine::ErrorIndex | Routine::ErrorExtent => (vec![PTR, types::I64, types::I64], vec![]),
             Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),

@@ -315,6 +315,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
         self.cur_op = Some(id);
         let f = self.f;
         let op = &f.ops[id];
+        if op.kind.is_tape() {
+            return self.lower_tape(op);
+        }
         let heap = self.touches_heap(op);
         let tensor_op = match &op.kind {
             OpKind::Unary(u) => Some(TensorOp::Unary(*u)),
@@ -338,7 +341,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
             | OpKind::PrintStr(_)
             | OpKind::If
             | OpKind::For
-            | OpKind::While => None,
+            | OpKind::While
+            | OpKind::TapePush
+            | OpKind::TapePop => None,
         };
         if heap {
             let inlined = match &op.kind {
@@ -448,6 +453,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             OpKind::If => self.lower_if(op)?,
             OpKind::For => self.lower_for(op)?,
             OpKind::While => self.lower_while(op)?,
+            OpKind::TapePush | OpKind::TapePop => self.lower_tape(op)?,
         }
         Ok(())
     }

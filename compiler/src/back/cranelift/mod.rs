@@ -7,6 +7,7 @@
 //! - [`lower`]: per-function state, op dispatch, heap-op sites;
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops.
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
+//! - [`tape`]: `tape.push` / `tape.pop` through the context's tape.
 //! - [`imports`]: run-time routines and math symbols.
 //! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
 //!
@@ -25,6 +26,7 @@ pub mod layout;
 pub mod lower;
 pub mod raw;
 pub mod scalar;
+pub mod tape;
 pub mod tensor;
 
 use std::fmt;

@@ -23,6 +23,11 @@ impl Machine<'_> {
             OpKind::While => self.eval_while(func, frame, op, operands)?,
             OpKind::Call(f) => vec![self.call_function(*f, operands).inspect_err(|_| self.note_site(func, id))?],
             OpKind::Print => vec![self.print(&operands)?],
+            OpKind::TapePush => {
+                self.tape_push(func, op, &operands)?;
+                Vec::new()
+            }
+            OpKind::TapePop => self.tape_pop(func, op)?,
             OpKind::PrintStr(s) => {
                 writeln!(self.out, "{s}").map_err(|e| RtError::Other(format!("print: {e}")))?;
                 vec![Value::UNIT]
@@ -138,7 +143,14 @@ fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
                 _ => Err(RtError::BadOperand("tuple.get")),
             }
         }
-        OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_) | OpKind::If | OpKind::For | OpKind::While => {
+        OpKind::Call(_)
+        | OpKind::Print
+        | OpKind::PrintStr(_)
+        | OpKind::If
+        | OpKind::For
+        | OpKind::While
+        | OpKind::TapePush
+        | OpKind::TapePop => {
             Err(RtError::Other(format!("`{name}` is not a simple op")))
         }
     }

@@ -33,6 +33,7 @@ mod control;
 mod elementwise;
 mod eval;
 mod frame;
+mod tape;
 mod tensor;
 
 use crate::ir::{FuncRef, Module};
@@ -100,8 +101,11 @@ impl Interpreter {
             depth: 0,
             max_depth: self.max_call_depth,
             site: None,
+            tape: tape::take_cached(),
         };
-        m.call_function(f, args.to_vec()).map_err(|e| (e, m.site))
+        let result = m.call_function(f, args.to_vec());
+        tape::give_back(m.tape);
+        result.map_err(|e| (e, m.site))
     }
 }
 
@@ -130,4 +134,6 @@ struct Machine<'a> {
     max_depth: usize,
     /// Where the first error happened, once known.
     site: Option<ErrorSite>,
+    /// The reverse-mode tape of this run (see [`tape`]).
+    tape: mad_runtime::tape::Tape,
 }

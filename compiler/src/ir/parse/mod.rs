@@ -424,6 +424,8 @@ impl Parser {
                     "scf.if" => OpKind::If,
                     "scf.for" => OpKind::For,
                     "scf.while" => OpKind::While,
+                    "tape.push" => OpKind::TapePush,
+                    "tape.pop" => OpKind::TapePop,
                     n => {
                         if let Some(u) = UnaryOp::from_name(n) {
                             OpKind::Unary(u)

@@ -315,6 +315,15 @@ impl Checker<'_, '_> {
             }
             return;
         }
+        if let OpKind::TapePop = kind {
+            if !operands.is_empty() {
+                self.error(Some(id), "`tape.pop` takes no operands".into());
+            }
+            if results.is_empty() {
+                self.error(Some(id), "`tape.pop` declares at least one result".into());
+            }
+            return;
+        }
         let inferred = match result_types(kind, operands, module) {
             Ok(t) => t,
             Err(m) => return self.error(Some(id), m),

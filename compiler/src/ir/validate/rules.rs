@@ -453,5 +453,12 @@ pub fn result_types(
             Ok(ts[2..].to_vec())
         }
         OpKind::While => Ok(ts.to_vec()),
+        OpKind::TapePush => {
+            if ts.is_empty() {
+                return Err("`tape.push` takes at least one value".into());
+            }
+            Ok(Vec::new())
+        }
+        OpKind::TapePop => Err("`tape.pop` results are declared by the op".into()),
     }
 }

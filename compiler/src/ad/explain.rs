@@ -1,0 +1,199 @@
+//! `madc explain`: which differentiation mode each region of a function gets in
+//! reverse mode, and why.
+//!
+//! The choice mirrors [`super::reverse`]: straight-line code, `if` and `for`
+//! loops are differentiated by source transformation (a `for` stores its carried
+//! values per iteration in buffers sized by the trip count); a `while` loop (or a
+//! `for` with `break`/`return`, which lowers to one) whose carried values carry
+//! derivatives goes on the tape, its body being one tape node whose reverse pass
+//! is the body's compiled adjoint; `@ad(tape)` puts every active loop of the
+//! function on the tape; `@ad(sct)` makes a loop that needs the tape an error
+//! (E0155). Calls use the callee's own derivative; recursion recomputes.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+use super::reverse::needs_tape;
+use super::tangent::tangent_type;
+use crate::ir::{AdMode, FuncRef, Function, Module, Op, OpKind, Region, Type};
+
+/// What `madc explain` prints for a compiled file whose source text is `source`:
+/// each user function's signature, then its regions.
+pub fn explain(compiled: &crate::front::Compiled, source: &str) -> String {
+    let mut out = String::new();
+    for sig in &compiled.functions {
+        let _ = writeln!(out, "{sig}");
+        out.push_str(&explain_function(&compiled.module, sig.func, source));
+    }
+    out
+}
+
+/// The explanation of `f`: one line per region (loops, ifs, calls), nested
+/// regions indented, positions `line:column` in `source` (the text the spans of
+/// `f` point into).
+pub fn explain_function(module: &Module, f: FuncRef, source: &str) -> String {
+    let func = &module.functions[f];
+    let mut out = String::new();
+    let header = match func.ad_mode {
+        Some(AdMode::Tape) => "  @ad(tape): every loop that carries derivatives goes on the tape\n",
+        Some(AdMode::Sct) => "  @ad(sct): source transformation only; a loop that needs the tape is an error (E0155)\n",
+        None => "",
+    };
+    out.push_str(header);
+    let mut ex = Explainer { module, f, func, source, out: String::new() };
+    ex.region(&func.body, 1);
+    if ex.out.is_empty() {
+        out.push_str("  straight-line code: source transformation\n");
+    } else {
+        out.push_str(&ex.out);
+    }
+    out
+}
+
+struct Explainer<'a> {
+    module: &'a Module,
+    f: FuncRef,
+    func: &'a Function,
+    source: &'a str,
+    out: String,
+}
+
+/// `1 value`, `3 values`, or `values of run-time size`.
+fn values(types: &[Type]) -> String {
+    match types.iter().map(Type::static_size).sum::<Option<u64>>() {
+        Some(1) => "1 value".into(),
+        Some(n) => format!("{n} values"),
+        None => "values of run-time size".into(),
+    }
+}
+
+impl Explainer<'_> {
+    /// `line:column` (1-based) of the loop keyword at or before `offset` on its
+    /// line (`keyword`), else of `offset` itself.
+    fn position(&self, offset: usize, keyword: &str) -> (usize, usize, bool) {
+        let offset = offset.min(self.source.len());
+        let line_start = self.source[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let line = self.source[..offset].matches('\n').count() + 1;
+        let before = &self.source[line_start..offset];
+        let at = |k: &str| before.rfind(k).filter(|&i| i == 0 || !before.as_bytes()[i - 1].is_ascii_alphanumeric());
+        let found = if keyword.is_empty() { None } else { at(keyword) };
+        match found {
+            Some(i) => (line, before[..i].chars().count() + 1, true),
+            None => (line, before.chars().count() + 1, false),
+        }
+    }
+
+    fn calls_back(&self, g: FuncRef) -> bool {
+        let mut seen = HashSet::new();
+        let mut stack = vec![g];
+        while let Some(h) = stack.pop() {
+            if h == self.f {
+                return true;
+            }
+            if !seen.insert(h) {
+                continue;
+            }
+            if let Some(func) = self.module.functions.get(h) {
+                stack.extend(func.ops.iter().filter_map(|(_, op)| match op.kind {
+                    OpKind::Call(c) => Some(c),
+                    _ => None,
+                }));
+            }
+        }
+        false
+    }
+
+    fn line(&mut self, depth: usize, text: String) {
+        let _ = writeln!(self.out, "{}{text}", "  ".repeat(depth));
+    }
+
+    fn region(&mut self, r: &Region, depth: usize) {
+        for &id in &r.ops {
+            let op = &self.func.ops[id];
+            let start = self.func.span(id).start as usize;
+            match &op.kind {
+                OpKind::While => {
+                    // A `for` with `break`/`return` lowers to a `while`: name the
+                    // keyword nearest before the loop's span on its line.
+                    let kw = |k| Some(self.position(start, k)).filter(|p| p.2).map(|p| (p.0, p.1));
+                    let (what, (l, c)) = match (kw("while"), kw("for")) {
+                        (Some(w), Some(f)) if f > w => ("for (with break or return)", f),
+                        (Some(w), _) => ("while", w),
+                        (None, Some(f)) => ("for (with break or return)", f),
+                        (None, None) => {
+                            let p = self.position(start, "");
+                            ("while", (p.0, p.1))
+                        }
+                    };
+                    let text = self.while_mode(op);
+                    self.line(depth, format!("{what} at {l}:{c}: {text}"));
+                    self.region(&op.regions[1], depth + 1);
+                }
+                OpKind::For => {
+                    let (l, c, _) = self.position(start, "for");
+                    let text = self.for_mode(op);
+                    self.line(depth, format!("for at {l}:{c}: {text}"));
+                    self.region(&op.regions[0], depth + 1);
+                }
+                OpKind::If => {
+                    let (l, c, _) = self.position(start, "if");
+                    let active = op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some());
+                    let text = if active {
+                        "source transformation (the adjoint is an `if` on the same condition; each branch recomputes its values)"
+                    } else {
+                        "no derivative flows through its results"
+                    };
+                    self.line(depth, format!("if at {l}:{c}: {text}"));
+                    for nr in &op.regions {
+                        self.region(nr, depth + 1);
+                    }
+                }
+                OpKind::Call(g) => {
+                    let (l, c, _) = self.position(start, "");
+                    let name = self.module.functions.get(*g).map_or("?", |h| h.name.as_str());
+                    let text = if self.calls_back(*g) {
+                        "recursion: source transformation of the callee, which recomputes its primal at every level (O(depth²) work)"
+                            .to_string()
+                    } else if name.contains('(') {
+                        "a derivative function, differentiated again by the same rules".to_string()
+                    } else {
+                        format!("the derivative of `{name}` (explained with that function)")
+                    };
+                    self.line(depth, format!("call `{name}` at {l}:{c}: {text}"));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn carried_types(&self, op: &Op) -> Vec<Type> {
+        op.results.iter().map(|&v| self.func.ty(v).clone()).collect()
+    }
+
+    fn while_mode(&self, op: &Op) -> String {
+        if !needs_tape(self.func, op) {
+            return "no derivative flows (no floating-point carried values)".into();
+        }
+        if self.func.ad_mode == Some(AdMode::Sct) {
+            return "error: needs the tape (trip count depends on data), but the function is marked @ad(sct) (E0155)".into();
+        }
+        format!(
+            "tape (trip count depends on data; {} pushed per iteration; the body is one tape node whose reverse pass is its compiled adjoint)",
+            values(&self.carried_types(op))
+        )
+    }
+
+    fn for_mode(&self, op: &Op) -> String {
+        let types = self.carried_types(op);
+        if !op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some()) {
+            return "no derivative flows (no floating-point carried values)".into();
+        }
+        if needs_tape(self.func, op) {
+            return format!("tape (tuple-valued carried values; {} pushed per iteration)", values(&types));
+        }
+        if self.func.ad_mode == Some(AdMode::Tape) {
+            return format!("tape (@ad(tape); {} pushed per iteration)", values(&types));
+        }
+        format!("source transformation (static trip count, {} stored per iteration)", values(&types))
+    }
+}
