@@ -93,7 +93,7 @@ fn jvp_of(module: &mut Module, f: FuncRef, k: usize, created: &mut Vec<FuncRef>)
     }
     let out = fw.e.op(OpKind::Tuple, parts)?;
     let built = fw.e.finish(out);
-    module.functions[h] = Function { ad_mode: src.ad_mode, ..built };
+    module.functions[h] = Function { ad_mode: src.ad_mode, source_file: src.source_file, ..built };
     Ok(h)
 }
 

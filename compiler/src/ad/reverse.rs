@@ -118,7 +118,7 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     }
     let out = rv.e.op(OpKind::Tuple, parts)?;
     let built = rv.e.finish(out);
-    module.functions[h] = Function { ad_mode: src.ad_mode, ..built };
+    module.functions[h] = Function { ad_mode: src.ad_mode, source_file: src.source_file, ..built };
     Ok(h)
 }
 

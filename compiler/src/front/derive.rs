@@ -91,7 +91,10 @@ fn report(g: &mut Front, p: &PendingDeriv, e: AdError) {
     let op = p.key.op.name().to_string();
     match e {
         AdError::NeedsTape { function, span, .. } => {
-            let file = source_item(g, &function).map(|f| f.file);
+            let file = source_item(g, &function).map(|f| f.file).or_else(|| {
+                let m = &g.module;
+                m.find(&function).and_then(|h| m.functions[h].source_file)
+            });
             let (file, span) = match file {
                 Some(file) => (file, span),
                 None => (p.file, p.span),

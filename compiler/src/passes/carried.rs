@@ -18,7 +18,7 @@ use crate::ir::{Function, Module, OpId, OpKind, Region, ValueId};
 fn has_effect(module: &Module, f: &Function, id: OpId) -> bool {
     let op = &f.ops[id];
     let own = match op.kind {
-        OpKind::Print | OpKind::PrintStr(_) => true,
+        OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
         OpKind::Call(g) => super::dce::may_print(module, g),
         _ => false,
     };

@@ -107,6 +107,12 @@ fn inline_region(
             let result = op.results[0];
             let body = Region { args: Vec::new(), ops: callee.body.ops.clone(), yields: callee.body.yields.clone() };
             let copied = copy_region(f, callee, &body, &mut vmap);
+            // Copied ops keep the callee's spans: a function made by the compiler
+            // (no source of its own) takes the callee's file, so errors in the
+            // inlined code still point at the source.
+            if f.source_file.is_none() {
+                f.source_file = callee.source_file;
+            }
             out.extend(copied.ops);
             map.insert(result, copied.yields[0]);
             changed = true;

@@ -138,7 +138,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
     /// routine records next can name its place in the source.
     pub fn store_site(&mut self) {
         let site = match (self.f.source_file, self.cur_op) {
-            (Some(file), Some(op)) => {
+            (Some(file), Some(op)) if self.f.span(op) != Default::default() => {
                 self.tables.sites.push(crate::back::interp::ErrorSite { file, span: self.f.span(op) });
                 (self.tables.sites.len() - 1) as i64
             }

@@ -39,10 +39,12 @@ impl Machine<'_> {
 
     /// Records where the first error happened (the innermost op with a source).
     fn note_site(&mut self, func: &Function, id: OpId) {
+        let span = func.span(id);
         if self.site.is_none()
+            && span != Default::default()
             && let Some(file) = func.source_file
         {
-            self.site = Some(ErrorSite { file, span: func.span(id) });
+            self.site = Some(ErrorSite { file, span });
         }
     }
 
