@@ -1,0 +1,1 @@
+//! Kernel-local folding after inlining (see the numerics note in [`super`]).
