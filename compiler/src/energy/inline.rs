@@ -31,7 +31,18 @@ pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
         }
     }
     square_pows(&mut module.functions[f]);
-    crate::passes::cleanup(module, f).map_err(|errs| errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+    let clean = |module: &mut Module| {
+        crate::passes::cleanup(module, f).map_err(|errs| errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+    };
+    clean(module)?;
+    for _ in 0..8 {
+        let changed = super::fold::fold(module, f);
+        clean(module)?;
+        if !changed {
+            break;
+        }
+    }
+    Ok(())
 }
 
 fn is_recursive(module: &Module, c: FuncRef) -> bool {
@@ -124,7 +135,7 @@ fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
     v
 }
 
-fn substitute(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
+pub(crate) fn substitute(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
     fn region(f: &mut Function, r: &mut Region, map: &HashMap<ValueId, ValueId>) {
         for y in &mut r.yields {
             *y = resolve(map, *y);
