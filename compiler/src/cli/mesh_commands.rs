@@ -105,7 +105,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
             Some(e) => e,
             None => me.energy(&x).map_err(|e| e.to_string())?,
         };
-        println!("energy {e:?}");
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), format!("energy {e:?}\n").as_bytes());
     }
     Ok(())
 }
@@ -124,11 +124,16 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
     let run = || -> Result<(), String> {
         let (me, x) = setup(&prog, &a.inputs)?;
         let t = me.bench(what, &x, 3, a.runs).map_err(|e| e.to_string())?;
-        println!("median {:.3} ms", t.median_ms);
-        println!("min {:.3} ms", t.min_ms);
-        println!("max {:.3} ms", t.max_ms);
-        println!("evaluations/s {:.1}", 1e3 / t.median_ms);
-        println!("runs {}", t.runs);
+        let text = format!(
+            "median {:.3} ms\nmin {:.3} ms\nmax {:.3} ms\nevaluations/s {:.1}\nruns {}\n",
+            t.median_ms,
+            t.min_ms,
+            t.max_ms,
+            1e3 / t.median_ms,
+            t.runs
+        );
+        // A closed pipe (`| head -1`) is not an error of the benchmark.
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
         Ok(())
     };
     match run() {

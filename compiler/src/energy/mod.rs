@@ -10,6 +10,29 @@
 //! - Evaluation ([`eval`]): element loops on rayon in the fixed schedule of
 //!   [`mad_runtime::sparse::Coloring`], bit-identical on every thread count.
 //!
+//! ```
+//! use mad::energy::EnergyProgram;
+//! use mad_runtime::mesh::load_mesh;
+//!
+//! let prog = EnergyProgram::compile_str(
+//!     "springs.mad",
+//!     "dof x: vertex -> vec3;  data rest: edge -> f64;  param k: f64 = 1.0;
+//!      energy spring(e: edge) { 0.5 * k * (norm(x[e.v0] - x[e.v1]) - rest[e])^2 }",
+//! )?;
+//! let mut springs = prog.bind(&load_mesh("grid:4x4")?)?;   // rest lengths: the mesh's
+//! springs.set_param("k", 2.0)?;
+//! let x: Vec<f64> = springs.default_x().iter().map(|v| 1.1 * v).collect();
+//! let (mut g, mut h) = (vec![0.0; springs.ndofs()], vec![0.0; springs.nnz()]);
+//! let e = springs.hessian(&x, &mut g, &mut h, false)?;    // energy, gradient, CSR values
+//! let mut hv = vec![0.0; springs.ndofs()];
+//! springs.hvp(&x, &g, &mut hv)?;                          // matrix-free H·g
+//! let mut hv2 = vec![0.0; springs.ndofs()];
+//! springs.pattern().spmv(&h, &g, &mut hv2);
+//! assert!(e > 0.0);
+//! assert!(hv.iter().zip(&hv2).all(|(a, b)| (a - b).abs() < 1e-9));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Layout
 //!
 //! Unknowns are laid out per `dof` field in declaration order, vertex-major:
