@@ -21,6 +21,7 @@ pub mod ad;
 pub mod api;
 pub mod back;
 pub mod cli;
+pub mod energy;
 pub mod front;
 pub mod ir;
 pub mod passes;

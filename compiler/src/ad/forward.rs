@@ -38,20 +38,49 @@ pub fn jvp_name(name: &str, seeds: usize) -> String {
     format!("{name}$jvp{seeds}")
 }
 
+/// Like [`jvp`], but only the parameters marked in `active` carry tangents: the
+/// derivative takes tangent parameters for those only (per seed, in parameter
+/// order), and the others are constants (symbolic zero tangents, no tangent IR).
+/// Callees are differentiated with every parameter active. Named
+/// `f$jvp{seeds}@` followed by the mask (`1` active, `0` not).
+pub fn jvp_active(module: &mut Module, f: FuncRef, seeds: usize, active: &[bool]) -> Result<FuncRef, AdError> {
+    let mut created = Vec::new();
+    let h = jvp_masked(module, f, seeds, Some(active), &mut created)?;
+    for g in created {
+        check(module, g)?;
+    }
+    Ok(h)
+}
+
 fn jvp_of(module: &mut Module, f: FuncRef, k: usize, created: &mut Vec<FuncRef>) -> Result<FuncRef, AdError> {
+    jvp_masked(module, f, k, None, created)
+}
+
+fn jvp_masked(
+    module: &mut Module,
+    f: FuncRef,
+    k: usize,
+    active: Option<&[bool]>,
+    created: &mut Vec<FuncRef>,
+) -> Result<FuncRef, AdError> {
     let src = module
         .functions
         .get(f)
         .cloned()
         .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
-    let name = jvp_name(&src.name, k);
+    let is_active = |i: usize| active.is_none_or(|a| a.get(i).copied().unwrap_or(false));
+    let mut name = jvp_name(&src.name, k);
+    if let Some(a) = active {
+        name.push('@');
+        name.extend(a.iter().map(|&b| if b { '1' } else { '0' }));
+    }
     if let Some(h) = module.find(&name) {
         return Ok(h);
     }
     let ptypes = src.param_types();
     let mut params = ptypes.clone();
     for _ in 0..k {
-        params.extend(ptypes.iter().filter_map(tangent_type));
+        params.extend(ptypes.iter().enumerate().filter(|&(i, _)| is_active(i)).filter_map(|(_, t)| tangent_type(t)));
     }
     let rt = tangent_type(&src.ret).unwrap_or_else(Type::unit);
     let mut rets = vec![src.ret.clone()];
@@ -69,7 +98,7 @@ fn jvp_of(module: &mut Module, f: FuncRef, k: usize, created: &mut Vec<FuncRef>)
     let mut per_seed: Vec<Vec<Tan>> = vec![Vec::new(); src.params().len()];
     for _ in 0..k {
         for (i, t) in ptypes.iter().enumerate() {
-            if tangent_type(t).is_some() {
+            if is_active(i) && tangent_type(t).is_some() {
                 per_seed[i].push(Tan::Val(new_params[next]));
                 next += 1;
             } else {

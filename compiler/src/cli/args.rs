@@ -64,6 +64,80 @@ pub enum Command {
         #[arg(long, value_name = "NAME", group = "derivative")]
         vjp: Option<String>,
     },
+    /// Evaluate a program's mesh energies over a mesh.
+    ///
+    /// The energy is printed as `energy <value>` in Rust's shortest round-trip
+    /// form (reading it back gives the same f64). Arrays are `.npy` (float64),
+    /// sparse matrices Matrix Market `coordinate real general`.
+    Eval(EvalArgs),
+    /// Time one evaluation kind over a mesh; the first line is `median X ms`.
+    Bench(BenchArgs),
+}
+
+/// The mesh, unknowns, data and params of `madc eval` / `madc bench`.
+#[derive(clap::Args, Debug)]
+pub struct MeshInputs {
+    /// The `.mad` source file.
+    pub file: PathBuf,
+    /// A mesh file (.obj, .off, .ply) or generator (`grid:NxM`, `sphere:L`, `disk:N`, `torus:N,M`).
+    #[arg(long)]
+    pub mesh: String,
+    /// The unknowns, (V, d) or flat `.npy` (default: the mesh's positions, zeros for other dofs).
+    #[arg(long, value_name = "X.npy")]
+    pub x: Option<PathBuf>,
+    /// Set a param: `NAME=VALUE` (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Fill a data field from a `.npy` file: `NAME=FILE.npy` (repeatable).
+    #[arg(long = "data", value_name = "NAME=FILE.npy")]
+    pub data: Vec<String>,
+    /// Worker threads (default 1; results are identical for every count).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub inputs: MeshInputs,
+    /// Print the objective.
+    #[arg(long)]
+    pub energy: bool,
+    /// Write the gradient, shape (ndofs,).
+    #[arg(long, value_name = "G.npy")]
+    pub grad: Option<PathBuf>,
+    /// Write the sparse Hessian.
+    #[arg(long, value_name = "H.mtx")]
+    pub hessian: Option<PathBuf>,
+    /// Write the sparse Jacobian of the residual terms.
+    #[arg(long, value_name = "J.mtx")]
+    pub jacobian: Option<PathBuf>,
+    /// Hessian-vector product: read V, write H·V (`V.npy:OUT.npy`).
+    #[arg(long, value_name = "V.npy:OUT.npy")]
+    pub hvp: Option<String>,
+    /// Project each element's Hessian block to positive semi-definite (for `--hessian`).
+    #[arg(long)]
+    pub project_psd: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub inputs: MeshInputs,
+    /// What to time: `hessian` is energy + gradient + Hessian values.
+    #[arg(long, value_enum)]
+    pub what: BenchWhat,
+    /// Timed evaluations (after warm-up).
+    #[arg(long, default_value_t = 20)]
+    pub runs: usize,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchWhat {
+    Energy,
+    Grad,
+    Hessian,
+    Hvp,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,11 +4,12 @@
 
 mod args;
 mod commands;
+mod mesh_commands;
 
 use clap::Parser;
 use std::io::IsTerminal;
 
-pub use args::{Cli, ColorWhen, Command, EmitKind};
+pub use args::{BenchArgs, BenchWhat, Cli, ColorWhen, Command, EmitKind, EvalArgs, MeshInputs};
 
 /// Stack size of the thread that compiles and runs programs: deep recursion in
 /// user code and deeply nested (but accepted) sources need more than the default.
@@ -43,6 +44,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Check { file } => commands::check(&file, color),
         Command::Explain { file } => commands::explain(&file, color),
         Command::Run { file, entry, interp, args } => commands::run(&file, &entry, interp, &args, color),
+        Command::Eval(a) => mesh_commands::eval(&a, color),
+        Command::Bench(a) => mesh_commands::bench(&a, color),
         Command::Emit { kind, file, grad, hessian, jvp, vjp } => {
             use crate::ad::show::Derivative;
             let derivative = [(grad, Derivative::Grad), (hessian, Derivative::Hessian), (jvp, Derivative::Jvp), (vjp, Derivative::Vjp)]

@@ -1,0 +1,143 @@
+//! `madc eval` and `madc bench`: mesh energies over a mesh, from the command line.
+
+use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
+use crate::api::Error;
+use crate::energy::{EnergyProgram, MeshEnergy};
+use mad_runtime::mesh::load_mesh;
+use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
+use std::path::Path;
+
+fn fail(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    1
+}
+
+fn compile(file: &Path, color: bool) -> Result<EnergyProgram, i32> {
+    EnergyProgram::compile_file(file).map_err(|e| match &e {
+        Error::Compile(d) => {
+            eprint!("{}", d.render(color));
+            eprintln!("error: could not compile");
+            1
+        }
+        other => fail(other),
+    })
+}
+
+fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    read_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads a `.npy` holding `n` values (any shape with n elements).
+fn read_flat(path: &Path, n: usize) -> Result<Vec<f64>, String> {
+    let a = read_array(path)?;
+    a.into_field(n, 1).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Binds the mesh and applies `--x`, `--set`, `--data`, `--threads`.
+fn setup<'p>(prog: &'p EnergyProgram, inp: &MeshInputs) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
+    let mesh = load_mesh(&inp.mesh).map_err(|e| format!("{}: {e}", inp.mesh))?;
+    let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
+    me.set_threads(inp.threads).map_err(|e| e.to_string())?;
+    for s in &inp.set {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
+        let v: f64 = v.trim().parse().map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
+        me.set_param(k.trim(), v).map_err(|e| e.to_string())?;
+    }
+    for d in &inp.data {
+        let (k, p) = d.split_once('=').ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
+        let n = me.data_len(k).map_err(|e| e.to_string())?;
+        let vals = read_flat(Path::new(p), n).map_err(|e| format!("--data {k}: {e}"))?;
+        me.set_data(k, &vals).map_err(|e| e.to_string())?;
+    }
+    let x = match &inp.x {
+        Some(p) => read_flat(p, me.ndofs()).map_err(|e| format!("--x: {e}"))?,
+        None => me.default_x(),
+    };
+    Ok((me, x))
+}
+
+fn write_file(path: &Path, f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    f(&mut w).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::io::Write::flush(&mut w).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+pub fn eval(a: &EvalArgs, color: bool) -> i32 {
+    let prog = match compile(&a.inputs.file, color) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    match eval_with(&prog, a) {
+        Ok(()) => 0,
+        Err(m) => fail(m),
+    }
+}
+
+fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
+    let (me, x) = setup(prog, &a.inputs)?;
+    let n = me.ndofs();
+    let mut g = vec![0.0; n];
+    let mut energy = None;
+    if let Some(path) = &a.hessian {
+        let mut h = vec![0.0; me.nnz()];
+        energy = Some(me.hessian(&x, &mut g, &mut h, a.project_psd).map_err(|e| e.to_string())?);
+        write_file(path, |w| write_matrix_market(me.pattern(), &h, w))?;
+    }
+    if let Some(path) = &a.grad {
+        energy = Some(me.gradient(&x, &mut g).map_err(|e| e.to_string())?);
+        write_file(path, |w| write_npy(&[n], &g, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+    }
+    if let Some(spec) = &a.hvp {
+        let (vp, op) = spec.split_once(':').ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
+        let v = read_flat(Path::new(vp), n).map_err(|e| format!("--hvp: {e}"))?;
+        let mut out = vec![0.0; n];
+        me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
+        write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+    }
+    if let Some(path) = &a.jacobian {
+        let (_, j) = me.jacobian(&x).map_err(|e| e.to_string())?;
+        write_file(path, |w| write_matrix_market_rect(j.nrows, j.ncols, &j.row_ptr, &j.col_idx, &j.values, w))?;
+    }
+    if a.energy {
+        let e = match energy {
+            Some(e) => e,
+            None => me.energy(&x).map_err(|e| e.to_string())?,
+        };
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), format!("energy {e:?}\n").as_bytes());
+    }
+    Ok(())
+}
+
+pub fn bench(a: &BenchArgs, color: bool) -> i32 {
+    let prog = match compile(&a.inputs.file, color) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let what = match a.what {
+        BenchWhat::Energy => "energy",
+        BenchWhat::Grad => "grad",
+        BenchWhat::Hessian => "hessian",
+        BenchWhat::Hvp => "hvp",
+    };
+    let run = || -> Result<(), String> {
+        let (me, x) = setup(&prog, &a.inputs)?;
+        let t = me.bench(what, &x, 3, a.runs).map_err(|e| e.to_string())?;
+        let text = format!(
+            "median {:.3} ms\nmin {:.3} ms\nmax {:.3} ms\nevaluations/s {:.1}\nruns {}\n",
+            t.median_ms,
+            t.min_ms,
+            t.max_ms,
+            1e3 / t.median_ms,
+            t.runs
+        );
+        // A closed pipe (`| head -1`) is not an error of the benchmark.
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+        Ok(())
+    };
+    match run() {
+        Ok(()) => 0,
+        Err(m) => fail(m),
+    }
+}

@@ -1,0 +1,344 @@
+//! [`MeshEnergy`]: an [`EnergyProgram`] bound to a mesh — the dof layout, the
+//! data and param values, every term's element lists and the Hessian's CSR
+//! pattern (built once, here).
+
+use mad_runtime::mesh::{Mesh, Stencil, Topology};
+use mad_runtime::sparse::{ElementList, Field, HessianPattern, element_dofs};
+
+use super::kernels::Source;
+use super::{EnergyError, EnergyProgram};
+use crate::front::{ObjExpr, StencilKind, SurfaceType};
+use crate::ir::Literal;
+
+/// One term's elements over the mesh.
+pub(crate) struct BoundTerm {
+    /// Each element's vertices (stencil order).
+    pub verts: ElementList,
+    /// Each element's local dofs (residual terms; energy terms use the pattern's).
+    pub dofs: ElementList,
+}
+
+/// A program bound to a mesh: call [`MeshEnergy::energy`], [`MeshEnergy::gradient`],
+/// [`MeshEnergy::hessian`], [`MeshEnergy::hvp`], [`MeshEnergy::jacobian`].
+pub struct MeshEnergy<'p> {
+    pub(crate) prog: &'p EnergyProgram,
+    pub(crate) mesh: Mesh,
+    pub(crate) topo: Topology,
+    /// Start of each dof field in the global vector.
+    pub(crate) dof_offsets: Vec<usize>,
+    pub(crate) ndofs: usize,
+    pub(crate) data: Vec<Option<Vec<f64>>>,
+    pub(crate) params: Vec<f64>,
+    pub(crate) pattern: HessianPattern,
+    pub(crate) energies: Vec<BoundTerm>,
+    pub(crate) residuals: Vec<BoundTerm>,
+    pub(crate) pool: Option<rayon::ThreadPool>,
+}
+
+fn stencil(s: StencilKind) -> Option<Stencil> {
+    Some(match s {
+        StencilKind::Vertex => Stencil::Vertex,
+        StencilKind::Edge => Stencil::Edge,
+        StencilKind::Face => Stencil::Face,
+        StencilKind::Diamond => Stencil::Diamond,
+        StencilKind::Ring => Stencil::Ring,
+        StencilKind::Pair => return None,
+    })
+}
+
+/// Slots per entry of a field type (f64 1, vecN N, matRxC R·C).
+pub(crate) fn type_slots(t: &SurfaceType) -> Option<usize> {
+    match t {
+        SurfaceType::F64 => Some(1),
+        SurfaceType::Vec(n) => Some(*n as usize),
+        SurfaceType::Mat(r, c) => Some(*r as usize * *c as usize),
+        _ => None,
+    }
+}
+
+impl EnergyProgram {
+    /// Binds the program to a mesh: lays out the dofs, builds every term's
+    /// elements and the CSR pattern, and sets params to their defaults.
+    pub fn bind(&self, mesh: &Mesh) -> Result<MeshEnergy<'_>, EnergyError> {
+        let topo = Topology::new(mesh).map_err(|e| EnergyError::Mesh(e.to_string()))?;
+        let nv = mesh.num_vertices();
+        let mut dof_offsets = Vec::new();
+        let mut ndofs = 0usize;
+        for d in &self.decls.dofs {
+            if d.stencil != StencilKind::Vertex {
+                return Err(EnergyError::Unsupported { term: d.name.clone(), what: "dofs on faces".into() });
+            }
+            let dim = type_slots(&d.ty).ok_or_else(|| EnergyError::Host(format!("dof `{}` has type {}", d.name, d.ty)))?;
+            dof_offsets.push(ndofs);
+            ndofs += dim * nv;
+        }
+        let fields = |t: &super::kernels::TermKernels| -> Vec<Field> {
+            t.dof_fields.iter().map(|&f| Field { offset: dof_offsets[f], dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1) }).collect()
+        };
+        let bind_term = |t: &super::kernels::TermKernels, decl: &crate::front::TermDecl| -> Result<BoundTerm, EnergyError> {
+            let s = stencil(decl.stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "pair terms".into() })?;
+            let verts = topo.elements(s);
+            let dofs = element_dofs(&verts, &fields(t));
+            Ok(BoundTerm { verts, dofs })
+        };
+        let mut energies = Vec::new();
+        for (t, d) in self.energies.iter().zip(&self.decls.energies) {
+            energies.push(bind_term(t, d)?);
+        }
+        let mut residuals = Vec::new();
+        for (t, d) in self.residuals.iter().zip(&self.decls.residuals) {
+            residuals.push(bind_term(t, d)?);
+        }
+        let lists: Vec<ElementList> = energies.iter().map(|b| b.dofs.clone()).collect();
+        let pattern = HessianPattern::build(ndofs, &lists).map_err(|e| EnergyError::Mesh(e.to_string()))?;
+        let params = self
+            .decls
+            .params
+            .iter()
+            .map(|p| match p.default {
+                Some(Literal::F64(x)) => x,
+                Some(Literal::I64(i)) => i as f64,
+                _ => 0.0,
+            })
+            .collect();
+        let mut me = MeshEnergy {
+            prog: self,
+            mesh: mesh.clone(),
+            topo,
+            dof_offsets,
+            ndofs,
+            data: vec![None; self.decls.data.len()],
+            params,
+            pattern,
+            energies,
+            residuals,
+            pool: None,
+        };
+        for i in 0..self.decls.data.len() {
+            me.data[i] = me.geometry_default(i);
+        }
+        Ok(me)
+    }
+}
+
+impl MeshEnergy<'_> {
+    /// The number of unknowns.
+    pub fn ndofs(&self) -> usize {
+        self.ndofs
+    }
+
+    /// The mesh's vertex count.
+    pub fn num_vertices(&self) -> usize {
+        self.mesh.num_vertices()
+    }
+
+    /// The mesh's incidence.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The Hessian's CSR pattern (values from [`MeshEnergy::hessian`] follow it).
+    pub fn pattern(&self) -> &mad_runtime::sparse::CsrPattern {
+        &self.pattern.csr
+    }
+
+    /// The number of stored Hessian entries.
+    pub fn nnz(&self) -> usize {
+        self.pattern.csr.nnz()
+    }
+
+    /// The default unknowns: per dof field, the mesh's positions (first d
+    /// components, zero-padded) for a vertex field of dimension ≤ 3, else zeros.
+    pub fn default_x(&self) -> Vec<f64> {
+        let mut x = vec![0.0; self.ndofs];
+        for (f, d) in self.prog.decls.dofs.iter().enumerate() {
+            let dim = type_slots(&d.ty).unwrap_or(1);
+            if dim > 3 {
+                continue;
+            }
+            for (i, p) in self.mesh.positions.iter().enumerate() {
+                for c in 0..dim {
+                    x[self.dof_offsets[f] + dim * i + c] = p[c];
+                }
+            }
+        }
+        x
+    }
+
+    /// Evaluates with `threads` worker threads (1: on the calling thread; the
+    /// results are the same bits for every count).
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), EnergyError> {
+        self.pool = if threads <= 1 {
+            None
+        } else {
+            Some(rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| EnergyError::Host(e.to_string()))?)
+        };
+        Ok(())
+    }
+
+    /// Sets a param (an `i64` param needs an integral value).
+    pub fn set_param(&mut self, name: &str, value: f64) -> Result<(), EnergyError> {
+        let (i, p) = self
+            .prog
+            .decls
+            .params
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.name == name)
+            .ok_or_else(|| EnergyError::Host(format!("no param named `{name}`")))?;
+        if p.ty == SurfaceType::I64 && value.fract() != 0.0 {
+            return Err(EnergyError::Host(format!("param `{name}` is an i64; {value} is not an integer")));
+        }
+        self.params[i] = value;
+        Ok(())
+    }
+
+    /// A param's current value.
+    pub fn param(&self, name: &str) -> Option<f64> {
+        self.prog.decls.params.iter().position(|p| p.name == name).map(|i| self.params[i])
+    }
+
+    /// The number of values a data field takes: elements of its stencil × slots.
+    pub fn data_len(&self, name: &str) -> Result<usize, EnergyError> {
+        let (i, _) = self.data_field(name)?;
+        let (n, s) = self.data_shape(i)?;
+        Ok(n * s)
+    }
+
+    fn data_field(&self, name: &str) -> Result<(usize, &crate::front::FieldDecl), EnergyError> {
+        self.prog
+            .decls
+            .data
+            .iter()
+            .enumerate()
+            .find(|(_, d)| d.name == name)
+            .ok_or_else(|| EnergyError::Host(format!("no data field named `{name}`")))
+    }
+
+    /// (element count, slots per element) of data field `i`.
+    pub(crate) fn data_shape(&self, i: usize) -> Result<(usize, usize), EnergyError> {
+        let d = &self.prog.decls.data[i];
+        let s = stencil(d.stencil).ok_or_else(|| EnergyError::Unsupported { term: d.name.clone(), what: "data on pairs".into() })?;
+        let slots = type_slots(&d.ty).ok_or_else(|| EnergyError::Host(format!("data `{}` has type {}", d.name, d.ty)))?;
+        let n = match s {
+            Stencil::Ring => self.topo.num_vertices,
+            s => self.topo.num_elements(s),
+        };
+        Ok((n, slots))
+    }
+
+    /// Sets a data field: `(n, slots)` values row-major for the n elements of its
+    /// stencil. Non-finite values are accepted (the energy decides).
+    pub fn set_data(&mut self, name: &str, values: &[f64]) -> Result<(), EnergyError> {
+        let (i, _) = self.data_field(name)?;
+        let (n, s) = self.data_shape(i)?;
+        if values.len() != n * s {
+            return Err(EnergyError::Host(format!(
+                "data `{name}`: expected {} values ({n} elements × {s}), found {}",
+                n * s,
+                values.len()
+            )));
+        }
+        self.data[i] = Some(values.to_vec());
+        Ok(())
+    }
+
+    /// The rest-geometry default of data field `i`, if it has one.
+    fn geometry_default(&self, i: usize) -> Option<Vec<f64>> {
+        let d = &self.prog.decls.data[i];
+        let p = &self.mesh.positions;
+        let sub = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+        let norm = |a: [f64; 3]| (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+        match (d.stencil, &d.ty) {
+            (StencilKind::Vertex, SurfaceType::F64) => Some(p.iter().map(|q| q[0]).collect()),
+            (StencilKind::Vertex, SurfaceType::Vec(n)) if *n <= 3 => {
+                Some(p.iter().flat_map(|q| q[..*n as usize].to_vec()).collect())
+            }
+            (StencilKind::Edge, SurfaceType::F64) => {
+                Some(self.topo.edges.iter().map(|e| norm(sub(p[e[1] as usize], p[e[0] as usize]))).collect())
+            }
+            (StencilKind::Face, SurfaceType::F64) => Some(
+                self.topo
+                    .faces
+                    .iter()
+                    .map(|f| {
+                        let (a, b) = (sub(p[f[1] as usize], p[f[0] as usize]), sub(p[f[2] as usize], p[f[0] as usize]));
+                        let c = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+                        0.5 * norm(c)
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Checks that every data field a term reads has values.
+    pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
+        for t in self.prog.energies.iter().chain(&self.prog.residuals) {
+            for s in &t.others {
+                if let Source::Data { field, .. } = s
+                    && self.data[*field].is_none()
+                {
+                    let d = &self.prog.decls.data[*field];
+                    return Err(EnergyError::Host(format!(
+                        "data `{}` ({} -> {}) has no values: set it (`--data {}=FILE.npy`)",
+                        d.name,
+                        d.stencil.name(),
+                        d.ty,
+                        d.name
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The weight of each energy term in the objective.
+    pub fn weights(&self) -> Result<Vec<f64>, EnergyError> {
+        let names: Vec<&str> = self.prog.energies.iter().map(|t| t.name.as_str()).collect();
+        let Some(obj) = &self.prog.decls.objective else { return Ok(vec![1.0; names.len()]) };
+        // A linear form: (constant, coefficient per energy).
+        fn lin(me: &MeshEnergy, names: &[&str], e: &ObjExpr) -> Result<(f64, Vec<f64>), EnergyError> {
+            let n = names.len();
+            Ok(match e {
+                ObjExpr::Num(x) => (*x, vec![0.0; n]),
+                ObjExpr::Param(p) => (me.param(p).ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?, vec![0.0; n]),
+                ObjExpr::Energy(name) => {
+                    let i = names.iter().position(|x| x == name).ok_or_else(|| EnergyError::Objective(format!("no energy `{name}`")))?;
+                    let mut c = vec![0.0; n];
+                    c[i] = 1.0;
+                    (0.0, c)
+                }
+                ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => {
+                    let (ca, va) = lin(me, names, a)?;
+                    let (cb, vb) = lin(me, names, b)?;
+                    let s = if matches!(e, ObjExpr::Sub(..)) { -1.0 } else { 1.0 };
+                    (ca + s * cb, va.iter().zip(&vb).map(|(x, y)| x + s * y).collect())
+                }
+                ObjExpr::Neg(a) => {
+                    let (c, v) = lin(me, names, a)?;
+                    (-c, v.iter().map(|x| -x).collect())
+                }
+                ObjExpr::Mul(a, b) => {
+                    let (ca, va) = lin(me, names, a)?;
+                    let (cb, vb) = lin(me, names, b)?;
+                    let a_const = va.iter().all(|&x| x == 0.0);
+                    let b_const = vb.iter().all(|&x| x == 0.0);
+                    if !a_const && !b_const {
+                        return Err(EnergyError::Objective("a product of two energies is not a weighted sum".into()));
+                    }
+                    if a_const {
+                        (ca * cb, vb.iter().map(|x| ca * x).collect())
+                    } else {
+                        (ca * cb, va.iter().map(|x| x * cb).collect())
+                    }
+                }
+            })
+        }
+        let (c, w) = lin(self, &names, obj)?;
+        if c != 0.0 {
+            return Err(EnergyError::Objective("a constant term in the objective has no effect on derivatives; drop it".into()));
+        }
+        Ok(w)
+    }
+}

@@ -1,0 +1,442 @@
+//! Evaluation over the whole mesh: element loops that gather each element's
+//! local dofs, data and params into flat slots, call a JIT-compiled kernel
+//! directly ([`crate::back::cranelift::RawCaller`], one per worker), and add the
+//! results into the global energy, gradient, Hessian values or HVP.
+//!
+//! Schedule: the fixed one of [`mad_runtime::sparse::Coloring`] (contiguous
+//! chunks, colours in order, chunks of one colour in parallel, elements of a
+//! chunk in order; energies summed per chunk, then chunk sums in schedule order),
+//! so every entry receives its contributions in the same order on every thread
+//! count: results are bit-identical. Terms run one after another in declaration
+//! order.
+
+use mad_runtime::linalg::sym_eigen::project_psd;
+use mad_runtime::sparse::{Coloring, ElementList};
+use rayon::prelude::*;
+
+use super::bind::{BoundTerm, MeshEnergy};
+use super::kernels::{Source, TermKernels};
+use super::EnergyError;
+use crate::back::cranelift::RawCaller;
+use crate::ir::FuncRef;
+
+/// Which kernel an element loop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Value,
+    Grad,
+    Hess { project: bool },
+    Hvp,
+}
+
+/// A mutable output shared by the workers of one colour.
+#[derive(Clone, Copy)]
+struct Out(*mut f64, usize);
+// SAFETY: workers write only entries that the colouring makes disjoint between
+// concurrently running chunks (see the module docs).
+unsafe impl Send for Out {}
+unsafe impl Sync for Out {}
+
+impl Out {
+    fn new(s: Option<&mut [f64]>) -> Option<Out> {
+        s.map(|s| Out(s.as_mut_ptr(), s.len()))
+    }
+    /// # Safety
+    /// No other thread accesses entry `i` concurrently.
+    #[inline]
+    unsafe fn add(self, i: usize, v: f64) {
+        assert!(i < self.1);
+        unsafe { *self.0.add(i) += v };
+    }
+}
+
+
+/// A sparse matrix in CSR form (rows × cols).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SparseMatrix {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub row_ptr: Vec<usize>,
+    pub col_idx: Vec<u32>,
+    pub values: Vec<f64>,
+}
+
+/// Wall-clock statistics of repeated evaluations (`madc bench`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub runs: usize,
+}
+
+/// The inputs of one element loop.
+struct Job<'a> {
+    t: &'a TermKernels,
+    b: &'a BoundTerm,
+    dofs: &'a ElementList,
+    coloring: &'a Coloring,
+    func: FuncRef,
+    kind: Kind,
+    weight: f64,
+    x: &'a [f64],
+    v: Option<&'a [f64]>,
+    grad: Option<Out>,
+    hess: Option<Out>,
+    hv: Option<Out>,
+    slots: Option<&'a ElementList>,
+}
+
+struct Worker<'m> {
+    call: RawCaller<'m>,
+    args: Vec<f64>,
+    res: Vec<f64>,
+    block: Vec<f64>,
+}
+
+impl MeshEnergy<'_> {
+    fn gather(&self, job: &Job, e: usize, args: &mut [f64]) {
+        let dofs = job.dofs.get(e);
+        for (a, &d) in dofs.iter().enumerate() {
+            args[a] = job.x[d as usize];
+        }
+        let mut at = job.t.k.max(1);
+        if job.t.k == 0 {
+            args[0] = 0.0;
+        }
+        for s in &job.t.others {
+            match *s {
+                Source::Data { field, vertex, slots } => {
+                    let ent = match vertex {
+                        None => e,
+                        Some(v) => job.b.verts.get(e)[v as usize] as usize,
+                    };
+                    let vals = self.data[field].as_deref().unwrap_or(&[]);
+                    args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
+                    at += slots;
+                }
+                Source::Param { param, int } => {
+                    let p = self.params[param];
+                    args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
+                    at += 1;
+                }
+                Source::Dof { .. } => {}
+            }
+        }
+        if let (Kind::Hvp, Some(v)) = (job.kind, job.v) {
+            for (a, &d) in dofs.iter().enumerate() {
+                args[at + a] = v[d as usize];
+            }
+        }
+    }
+
+    fn run_chunk(&self, job: &Job, w: &mut Worker, chunk: u32) -> Result<f64, EnergyError> {
+        let k = job.t.k;
+        let mut sum = 0.0;
+        for e in job.coloring.chunk_elements(chunk) {
+            self.gather(job, e, &mut w.args);
+            w.call.call_f64(&w.args, &mut w.res).map_err(|err| EnergyError::Runtime(format!("term `{}`, element {e}: {err}", job.t.name)))?;
+            let dofs = job.dofs.get(e);
+            // SAFETY (of every `add`): chunks of one colour share no dof, hence no
+            // gradient/HVP entry and no CSR row; colours run one after another.
+            match job.kind {
+                Kind::Value => sum += job.weight * w.res[0],
+                Kind::Grad | Kind::Hess { .. } => {
+                    sum += job.weight * w.res[0];
+                    if let Some(g) = job.grad {
+                        for (a, &d) in dofs.iter().enumerate() {
+                            unsafe { g.add(d as usize, job.weight * w.res[1 + a]) };
+                        }
+                    }
+                    if let (Kind::Hess { project }, Some(h), Some(slots)) = (job.kind, job.hess, job.slots) {
+                        // The kernel returns the block by columns.
+                        let cols = &w.res[1 + k..1 + k + k * k];
+                        let block = &mut w.block[..k * k];
+                        for a in 0..k {
+                            for b in 0..k {
+                                block[a * k + b] = cols[b * k + a];
+                            }
+                        }
+                        if project {
+                            project_psd(block, k, 0.0);
+                        }
+                        for (&s, &v) in slots.get(e).iter().zip(block.iter()) {
+                            unsafe { h.add(s as usize, job.weight * v) };
+                        }
+                    }
+                }
+                Kind::Hvp => {
+                    if let Some(o) = job.hv {
+                        for (a, &d) in dofs.iter().enumerate() {
+                            unsafe { o.add(d as usize, job.weight * w.res[a]) };
+                        }
+                    }
+                }
+            }
+        }
+        Ok(sum)
+    }
+
+    fn run(&self, job: &Job) -> Result<f64, EnergyError> {
+        let prog: &super::EnergyProgram = self.prog;
+        let nargs = job.t.k.max(1) + job.t.other_slots + if job.kind == Kind::Hvp { job.t.k } else { 0 };
+        let nres = match job.kind {
+            Kind::Value => 1,
+            Kind::Grad => 1 + job.t.k,
+            Kind::Hess { .. } => 1 + job.t.k + job.t.k * job.t.k,
+            Kind::Hvp => job.t.k,
+        };
+        let new_worker = || -> Result<Worker<'_>, EnergyError> {
+            let call = prog.raw_caller(job.func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+            if call.arg_slots() != nargs || call.result_slots() != nres {
+                return Err(EnergyError::Kernel {
+                    term: job.t.name.clone(),
+                    message: format!(
+                        "kernel has {} argument and {} result slots; expected {nargs} and {nres}",
+                        call.arg_slots(),
+                        call.result_slots()
+                    ),
+                });
+            }
+            Ok(Worker { call, args: vec![0.0; nargs], res: vec![0.0; nres], block: vec![0.0; nres] })
+        };
+        let mut total = 0.0;
+        for c in 0..job.coloring.num_colours() {
+            let chunks = job.coloring.colour(c);
+            let sums: Vec<Result<f64, EnergyError>> = match &self.pool {
+                Some(pool) => pool.install(|| {
+                    chunks
+                        .par_iter()
+                        .map_init(new_worker, |w, &ch| match w {
+                            Ok(w) => self.run_chunk(job, w, ch),
+                            Err(e) => Err(e.clone()),
+                        })
+                        .collect()
+                }),
+                None => {
+                    let mut w = new_worker()?;
+                    chunks.iter().map(|&ch| self.run_chunk(job, &mut w, ch)).collect()
+                }
+            };
+            for s in sums {
+                total += s?;
+            }
+        }
+        Ok(total)
+    }
+
+    fn check_x(&self, what: &str, x: &[f64]) -> Result<(), EnergyError> {
+        if x.len() != self.ndofs {
+            return Err(EnergyError::Host(format!("{what}: expected {} values, found {}", self.ndofs, x.len())));
+        }
+        Ok(())
+    }
+
+    fn energies_loop(
+        &self,
+        kind: Kind,
+        x: &[f64],
+        v: Option<&[f64]>,
+        grad: Option<&mut [f64]>,
+        hess: Option<&mut [f64]>,
+        hv: Option<&mut [f64]>,
+    ) -> Result<f64, EnergyError> {
+        self.check_x("x", x)?;
+        self.check_data()?;
+        let weights = self.weights()?;
+        let grad = Out::new(grad);
+        let hess = Out::new(hess);
+        let hv = Out::new(hv);
+        let mut total = 0.0;
+        for (i, t) in self.prog.energies.iter().enumerate() {
+            let func = match kind {
+                Kind::Value => Some(t.local),
+                Kind::Grad => t.grad,
+                Kind::Hess { .. } => t.hess,
+                Kind::Hvp => t.hvp,
+            };
+            let slots = &self.pattern.terms[i];
+            let Some(func) = func.or(if t.k == 0 { Some(t.local) } else { None }) else { continue };
+            if t.k == 0 && kind == Kind::Hvp {
+                continue;
+            }
+            let kind = if t.k == 0 { Kind::Value } else { kind };
+            let job = Job {
+                t,
+                b: &self.energies[i],
+                dofs: slots.dofs(),
+                coloring: slots.coloring(),
+                func,
+                kind,
+                weight: weights[i],
+                x,
+                v,
+                grad,
+                hess,
+                hv,
+                slots: Some(slots.slots()),
+            };
+            total += self.run(&job)?;
+        }
+        Ok(total)
+    }
+
+    /// The objective at `x` (length [`MeshEnergy::ndofs`]).
+    pub fn energy(&self, x: &[f64]) -> Result<f64, EnergyError> {
+        self.energies_loop(Kind::Value, x, None, None, None, None)
+    }
+
+    /// The objective and its gradient (written to `grad`, length ndofs).
+    pub fn gradient(&self, x: &[f64], grad: &mut [f64]) -> Result<f64, EnergyError> {
+        self.check_x("gradient", grad)?;
+        grad.fill(0.0);
+        self.energies_loop(Kind::Grad, x, None, Some(grad), None, None)
+    }
+
+    /// The objective, gradient and Hessian values (length [`MeshEnergy::nnz`],
+    /// in the order of [`MeshEnergy::pattern`]). `project` projects every
+    /// element block to positive semi-definite first (eigenvalues clamped at 0).
+    pub fn hessian(&self, x: &[f64], grad: &mut [f64], values: &mut [f64], project: bool) -> Result<f64, EnergyError> {
+        self.check_x("gradient", grad)?;
+        if values.len() != self.nnz() {
+            return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
+        }
+        grad.fill(0.0);
+        values.fill(0.0);
+        self.energies_loop(Kind::Hess { project }, x, None, Some(grad), Some(values), None)
+    }
+
+    /// The Hessian-vector product H(x)·v into `out`, matrix-free (no element
+    /// Hessian is formed).
+    pub fn hvp(&self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), EnergyError> {
+        self.check_x("v", v)?;
+        self.check_x("output", out)?;
+        out.fill(0.0);
+        self.energies_loop(Kind::Hvp, x, Some(v), None, None, Some(out))?;
+        Ok(())
+    }
+
+    /// The number of residual rows: per residual term, elements × components.
+    pub fn num_residuals(&self) -> usize {
+        self.prog.residuals.iter().zip(&self.residuals).map(|(t, b)| t.m * b.dofs.len()).sum()
+    }
+
+    /// The residuals and their sparse Jacobian (rows: residual terms in
+    /// declaration order, then elements, then components; columns: dofs).
+    /// Entries of a repeated dof within an element are added.
+    pub fn jacobian(&self, x: &[f64]) -> Result<(Vec<f64>, SparseMatrix), EnergyError> {
+        self.check_x("x", x)?;
+        self.check_data()?;
+        let nrows = self.num_residuals();
+        let mut r = Vec::with_capacity(nrows);
+        let mut row_ptr = vec![0usize];
+        let mut col_idx = Vec::new();
+        let mut values = Vec::new();
+        for (t, b) in self.prog.residuals.iter().zip(&self.residuals) {
+            let (m, k) = (t.m, t.k);
+            let func = t.jac.unwrap_or(t.local);
+            let nres = if t.jac.is_some() { m + m * k } else { m };
+            let per = |w: &mut Worker, e: usize| -> Result<Vec<f64>, EnergyError> {
+                let job = Job {
+                    t,
+                    b,
+                    dofs: &b.dofs,
+                    coloring: &Coloring { num_elements: 0, chunk_size: 1, chunks: vec![], colour_offsets: vec![0] },
+                    func,
+                    kind: Kind::Value,
+                    weight: 1.0,
+                    x,
+                    v: None,
+                    grad: None,
+                    hess: None,
+                    hv: None,
+                    slots: None,
+                };
+                self.gather(&job, e, &mut w.args);
+                w.call.call_f64(&w.args, &mut w.res).map_err(|err| EnergyError::Runtime(format!("term `{}`, element {e}: {err}", t.name)))?;
+                Ok(w.res[..nres].to_vec())
+            };
+            let prog: &super::EnergyProgram = self.prog;
+            let nargs = k.max(1) + t.other_slots;
+            let new_worker = || -> Result<Worker<'_>, EnergyError> {
+                let call = prog.raw_caller(func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+                if call.arg_slots() != nargs || call.result_slots() != nres {
+                    return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected kernel slots".into() });
+                }
+                Ok(Worker { call, args: vec![0.0; nargs], res: vec![0.0; nres], block: vec![0.0; nres] })
+            };
+            let n = b.dofs.len();
+            let outs: Vec<Result<Vec<f64>, EnergyError>> = match &self.pool {
+                Some(pool) => pool.install(|| {
+                    (0..n).into_par_iter().map_init(new_worker, |w, e| match w {
+                        Ok(w) => per(w, e),
+                        Err(err) => Err(err.clone()),
+                    }).collect()
+                }),
+                None => {
+                    let mut w = new_worker()?;
+                    (0..n).map(|e| per(&mut w, e)).collect()
+                }
+            };
+            for (e, o) in outs.into_iter().enumerate() {
+                let o = o?;
+                let dofs = b.dofs.get(e);
+                for row in 0..m {
+                    r.push(o[row]);
+                    let mut entries: Vec<(u32, f64)> =
+                        if k > 0 { dofs.iter().enumerate().map(|(c, &d)| (d, o[m + c * m + row])).collect() } else { vec![] };
+                    entries.sort_by_key(|p| p.0);
+                    let mut last: Option<u32> = None;
+                    for (d, v) in entries {
+                        if last == Some(d) {
+                            if let Some(x) = values.last_mut() {
+                                *x += v;
+                            }
+                        } else {
+                            col_idx.push(d);
+                            values.push(v);
+                            last = Some(d);
+                        }
+                    }
+                    row_ptr.push(col_idx.len());
+                }
+            }
+        }
+        Ok((r, SparseMatrix { nrows, ncols: self.ndofs, row_ptr, col_idx, values }))
+    }
+
+    /// Times `what` (`energy`, `grad`, `hessian` = energy + gradient + Hessian
+    /// values, `hvp`) at `x` after `warmup` evaluations: `runs` timed evaluations.
+    pub fn bench(&self, what: &str, x: &[f64], warmup: usize, runs: usize) -> Result<Timing, EnergyError> {
+        let n = self.ndofs;
+        let mut g = vec![0.0; n];
+        let mut h = vec![0.0; self.nnz()];
+        let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5).collect();
+        let mut out = vec![0.0; n];
+        let mut once = |me: &Self| -> Result<(), EnergyError> {
+            match what {
+                "energy" => me.energy(x).map(|_| ()),
+                "grad" => me.gradient(x, &mut g).map(|_| ()),
+                "hessian" => me.hessian(x, &mut g, &mut h, false).map(|_| ()),
+                "hvp" => me.hvp(x, &v, &mut out),
+                _ => Err(EnergyError::Host(format!("unknown benchmark `{what}` (energy, grad, hessian, hvp)"))),
+            }
+        };
+        for _ in 0..warmup {
+            once(self)?;
+        }
+        let mut times = Vec::with_capacity(runs.max(1));
+        for _ in 0..runs.max(1) {
+            let t0 = std::time::Instant::now();
+            once(self)?;
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = if times.len() % 2 == 1 {
+            times[times.len() / 2]
+        } else {
+            0.5 * (times[times.len() / 2 - 1] + times[times.len() / 2])
+        };
+        Ok(Timing { median_ms: median, min_ms: times[0], max_ms: times[times.len() - 1], runs: times.len() })
+    }
+}

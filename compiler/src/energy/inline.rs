@@ -1,0 +1,183 @@
+//! Kernel preparation: inlining every call of a kernel, so that differentiation
+//! and the clean-up passes see one straight-line body (symbolic zeros, CSE and
+//! dead-code elimination then work across what were function boundaries), and
+//! exact strength reduction of `pow(x, 2.0)` to `x * x`.
+//!
+//! Recursive callees (a function reachable from itself) are left as calls.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ad::show::reachable;
+use crate::ir::{BinaryOp, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, Type, ValueId};
+
+/// Rounds of inlining (each inlines the calls present at its start).
+const MAX_ROUNDS: usize = 32;
+
+/// Inlines every non-recursive call of `f` (transitively), reduces `pow(x, 2)`,
+/// and cleans up. Errors are defects (invalid IR after the rewrite).
+pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
+    for _ in 0..MAX_ROUNDS {
+        let mut func = std::mem::replace(&mut module.functions[f], Function::new("", &[], Type::unit()));
+        let mut map = HashMap::new();
+        let mut body = std::mem::take(&mut func.body);
+        let changed = inline_region(module, &mut func, &mut body, &mut map);
+        func.body = body;
+        if !map.is_empty() {
+            substitute(&mut func, &map);
+        }
+        module.functions[f] = func;
+        if !changed {
+            break;
+        }
+    }
+    square_pows(&mut module.functions[f]);
+    let clean = |module: &mut Module| {
+        crate::passes::cleanup(module, f).map_err(|errs| errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+    };
+    clean(module)?;
+    for _ in 0..8 {
+        let changed = super::fold::fold(module, f);
+        clean(module)?;
+        if !changed {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn is_recursive(module: &Module, c: FuncRef) -> bool {
+    let Some(func) = module.functions.get(c) else { return true };
+    let mut callees: HashSet<FuncRef> = HashSet::new();
+    for (_, op) in func.ops.iter() {
+        if let OpKind::Call(g) = op.kind {
+            callees.insert(g);
+        }
+    }
+    callees.iter().any(|&g| g == c || reachable(module, g).contains(&c))
+}
+
+fn inline_region(module: &Module, f: &mut Function, r: &mut Region, map: &mut HashMap<ValueId, ValueId>) -> bool {
+    let mut changed = false;
+    let mut out = Vec::with_capacity(r.ops.len());
+    for &id in &r.ops {
+        let mut regions = std::mem::take(&mut f.ops[id].regions);
+        for nr in &mut regions {
+            changed |= inline_region(module, f, nr, map);
+        }
+        f.ops[id].regions = regions;
+        let callee = match f.ops[id].kind {
+            OpKind::Call(c) if !is_recursive(module, c) => Some(c),
+            _ => None,
+        };
+        let Some(c) = callee else {
+            out.push(id);
+            continue;
+        };
+        let src = &module.functions[c];
+        let mut local: HashMap<ValueId, ValueId> = HashMap::new();
+        for (&p, &a) in src.params().iter().zip(&f.ops[id].operands) {
+            local.insert(p, a);
+        }
+        let span = f.span(id);
+        copy_ops(src, &src.body.ops, f, &mut local, &mut out, span);
+        let results = f.ops[id].results.clone();
+        for (res, y) in results.iter().zip(&src.body.yields) {
+            map.insert(*res, local.get(y).copied().unwrap_or(*y));
+        }
+        changed = true;
+    }
+    r.ops = out;
+    changed
+}
+
+fn copy_ops(
+    src: &Function,
+    ops: &[OpId],
+    f: &mut Function,
+    local: &mut HashMap<ValueId, ValueId>,
+    out: &mut Vec<OpId>,
+    span: mad_grammar::span::Span,
+) {
+    for &id in ops {
+        let op = &src.ops[id];
+        let operands = op.operands.iter().map(|v| local.get(v).copied().unwrap_or(*v)).collect();
+        let types: Vec<Type> = op.results.iter().map(|&v| src.ty(v).clone()).collect();
+        let nid = f.new_op(op.kind.clone(), operands, types, span);
+        for (&old, &new) in op.results.iter().zip(&f.ops[nid].results.clone()) {
+            local.insert(old, new);
+        }
+        let mut regions = Vec::new();
+        for r in &op.regions {
+            let args: Vec<ValueId> = r.args.iter().map(|&a| {
+                let n = f.new_value(src.ty(a).clone());
+                local.insert(a, n);
+                n
+            }).collect();
+            let mut inner = Vec::new();
+            copy_ops(src, &r.ops, f, local, &mut inner, span);
+            let yields = r.yields.iter().map(|v| local.get(v).copied().unwrap_or(*v)).collect();
+            regions.push(Region { args, ops: inner, yields });
+        }
+        f.ops[nid].regions = regions;
+        out.push(nid);
+    }
+}
+
+fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    let mut steps = 0;
+    while let Some(&w) = map.get(&v) {
+        if w == v || steps > map.len() {
+            break;
+        }
+        v = w;
+        steps += 1;
+    }
+    v
+}
+
+pub(crate) fn substitute(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
+    fn region(f: &mut Function, r: &mut Region, map: &HashMap<ValueId, ValueId>) {
+        for y in &mut r.yields {
+            *y = resolve(map, *y);
+        }
+        for &id in &r.ops {
+            let mut op = std::mem::replace(&mut f.ops[id], Op { kind: OpKind::Tuple, operands: vec![], results: vec![], regions: vec![] });
+            for x in &mut op.operands {
+                *x = resolve(map, *x);
+            }
+            for nr in &mut op.regions {
+                region(f, nr, map);
+            }
+            f.ops[id] = op;
+        }
+    }
+    let mut body = std::mem::take(&mut f.body);
+    region(f, &mut body, map);
+    f.body = body;
+}
+
+/// `pow(x, 2.0)` → `x * x` for scalar `f64` x (exact: both are the correctly
+/// rounded square).
+fn square_pows(f: &mut Function) {
+    let mut twos = HashSet::new();
+    for (_, op) in f.ops.iter() {
+        if let OpKind::Const(Literal::F64(x)) = op.kind
+            && x == 2.0
+        {
+            twos.insert(op.results[0]);
+        }
+    }
+    let ids: Vec<OpId> = f.ops.iter().map(|(h, _)| h).collect();
+    for id in ids {
+        let op = &f.ops[id];
+        if op.kind == OpKind::Binary(BinaryOp::Pow)
+            && twos.contains(&op.operands[1])
+            && *f.ty(op.operands[0]) == Type::F64
+        {
+            let x = op.operands[0];
+            let op = &mut f.ops[id];
+            op.kind = OpKind::Binary(BinaryOp::Mul);
+            op.operands = vec![x, x];
+        }
+    }
+}

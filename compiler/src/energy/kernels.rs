@@ -1,0 +1,238 @@
+//! Per-term kernels: the IR functions an energy or residual term is evaluated
+//! through, built once per term from the front end's lowered term function.
+//!
+//! A term function `T(i₁, …, iₙ)` reads its gathered inputs in order of first use
+//! ([`crate::front::TermInput`]). The kernels take instead the element's **local
+//! dof vector** `z` (field-major over the dof fields the term reads, in
+//! declaration order, then the stencil's vertices in order, then components: the
+//! order of [`mad_runtime::sparse::element_dofs`]) followed by the term's other
+//! inputs (`data`, `param`s) in their order:
+//!
+//! - `local(z: (f64, …, f64), o…) -> R` (z a tuple of k scalars): rebuilds each dof input from `z` and
+//!   calls `T` (then everything is inlined and cleaned);
+//! - `grad`: `(value, ∂/∂z)`; `hess`: `(value, ∂/∂z, (col₀, …, col_{k-1}))` (the
+//!   k×k Hessian by columns, forward over reverse, dof directions only); `hvp(z, o…, v)`: `(∂/∂z, H·v)` by one forward
+//!   pass over the reverse pass (no k×k matrix); `jac`: `(value, (∂R/∂z₀, …))` (the m×k
+//!   Jacobian by columns) for residuals.
+//!
+//! Derivatives are taken only in the dof directions: data and params are
+//! inactive ([`crate::ad::forward::jvp_active`]), so no work is spent on their
+//! partials. All kernels take and return flat `f64` slots (see
+//! [`crate::back::cranelift::RawCaller`]).
+
+use crate::ad::AdError;
+use crate::front::mesh::{FieldDecl, InputAt, TermDecl};
+use crate::ir::{Dim, FuncRef, Function, Module, OpKind, ScalarKind, Type, ValueId};
+
+use crate::ad::emit::Emitter;
+
+use super::EnergyError;
+
+/// How one of the term's inputs is filled.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// From the local dof vector: dof field `field` (index into the dof decls) at
+    /// the element's vertex `vertex`, `dim` components starting at local `at`.
+    Dof { field: usize, at: usize, dim: usize },
+    /// A data field (index into the data decls) at the element (`None`) or at
+    /// the element's vertex `Some(k)`, `slots` values.
+    Data { field: usize, vertex: Option<u8>, slots: usize },
+    /// A param (index into the param decls); `int` for an `i64` param.
+    Param { param: usize, int: bool },
+}
+
+/// The compiled-kernel description of one term.
+#[derive(Clone, Debug)]
+pub struct TermKernels {
+    pub name: String,
+    /// Stencil vertex count (fixed stencils only).
+    pub nverts: usize,
+    /// The dof fields this term reads (indices into the dof decls), declaration order.
+    pub dof_fields: Vec<usize>,
+    /// Local dof count k.
+    pub k: usize,
+    /// Output dimension m (1 for energies and scalar residuals).
+    pub m: usize,
+    /// The non-dof inputs, in kernel-argument order.
+    pub others: Vec<Source>,
+    /// Argument slots after `z`.
+    pub other_slots: usize,
+    pub local: FuncRef,
+    pub grad: Option<FuncRef>,
+    pub hess: Option<FuncRef>,
+    pub hvp: Option<FuncRef>,
+    pub jac: Option<FuncRef>,
+}
+
+fn slots_of(t: &Type) -> Option<usize> {
+    match t {
+        Type::Scalar(ScalarKind::F64 | ScalarKind::I64) => Some(1),
+        Type::Tensor { elem: ScalarKind::F64, shape } => {
+            let mut n = 1;
+            for d in shape {
+                match d {
+                    Dim::Fixed(x) => n *= *x as usize,
+                    _ => return None,
+                }
+            }
+            Some(n)
+        }
+        _ => None,
+    }
+}
+
+fn ad_err(term: &str, e: AdError) -> EnergyError {
+    EnergyError::Kernel { term: term.to_string(), message: e.to_string() }
+}
+
+/// Builds the kernels of a term. `is_energy` picks gradient/Hessian/HVP kernels,
+/// otherwise the Jacobian kernel.
+pub fn build(
+    module: &mut Module,
+    term: &TermDecl,
+    dofs: &[FieldDecl],
+    data: &[FieldDecl],
+    params: &[crate::front::ParamDecl],
+    is_energy: bool,
+) -> Result<TermKernels, EnergyError> {
+    let unsupported = |what: String| EnergyError::Unsupported { term: term.name.clone(), what };
+    use crate::front::StencilKind as S;
+    let nverts = match term.stencil {
+        S::Vertex | S::Edge | S::Face | S::Diamond => term.stencil.vertex_count(),
+        S::Ring | S::Pair => return Err(unsupported(format!("terms on `{}` elements", term.stencil.name()))),
+    };
+    // Dof fields read, in declaration order.
+    let mut dof_fields: Vec<usize> = Vec::new();
+    for inp in &term.inputs {
+        if let Some(f) = dofs.iter().position(|d| d.name == inp.field) {
+            if !dof_fields.contains(&f) {
+                dof_fields.push(f);
+            }
+        }
+    }
+    dof_fields.sort_unstable();
+    let dim_of = |f: usize| slots_of(&dofs[f].ty.ir_type()).unwrap_or(1);
+    let k: usize = dof_fields.iter().map(|&f| nverts * dim_of(f)).sum();
+    let field_base = |f: usize| -> usize {
+        let mut off = 0;
+        for &g in &dof_fields {
+            if g == f {
+                break;
+            }
+            off += nverts * dim_of(g);
+        }
+        off
+    };
+    let m = if is_energy { 1 } else { slots_of(&term.ret.ir_type()).unwrap_or(1) };
+
+    // The kernel's parameters and how each term input is formed.
+    let src = module.functions[term.func].clone();
+    let mut others = Vec::new();
+    let mut other_types = Vec::new();
+    let mut input_src = Vec::new();
+    for inp in &term.inputs {
+        let ty = inp.ty.ir_type();
+        if let Some(f) = dofs.iter().position(|d| d.name == inp.field) {
+            let InputAt::Vertex(v) = inp.at else {
+                return Err(unsupported(format!("reading dof `{}` other than at a vertex of the element", inp.field)));
+            };
+            if dofs[f].stencil != crate::front::StencilKind::Vertex {
+                return Err(unsupported(format!("dofs on `{}` elements", dofs[f].stencil.name())));
+            }
+            let dim = dim_of(f);
+            input_src.push(Source::Dof { field: f, at: field_base(f) + v as usize * dim, dim });
+            continue;
+        }
+        let slots = slots_of(&ty).ok_or_else(|| unsupported(format!("input `{}` of type {}", inp.field, inp.ty)))?;
+        let s = match inp.at {
+            InputAt::Param => {
+                let p = params.iter().position(|p| p.name == inp.field).ok_or_else(|| unsupported(format!("param `{}`", inp.field)))?;
+                Source::Param { param: p, int: ty == Type::I64 }
+            }
+            InputAt::Element | InputAt::Vertex(_) => {
+                if ty == Type::I64 {
+                    return Err(unsupported(format!("integer data `{}`", inp.field)));
+                }
+                let d = data.iter().position(|d| d.name == inp.field).ok_or_else(|| unsupported(format!("data `{}`", inp.field)))?;
+                let vertex = match inp.at {
+                    InputAt::Vertex(v) => Some(v),
+                    _ => None,
+                };
+                Source::Data { field: d, vertex, slots }
+            }
+            InputAt::Neighbours | InputAt::NeighbourCount => {
+                return Err(unsupported("one-ring inputs".to_string()));
+            }
+        };
+        input_src.push(s.clone());
+        others.push(s);
+        other_types.push(ty);
+    }
+    let other_slots = others.iter().map(|s| match s {
+        Source::Data { slots, .. } => *slots,
+        _ => 1,
+    }).sum();
+
+    // local(z, o…) = T(inputs rebuilt from z)
+    // z is a tuple of k scalars: any k keeps flat slots, and each scalar's
+    // tangent is tracked (and symbolically zero) on its own.
+    let zt = Type::Tuple(vec![Type::F64; k.max(1)]);
+    let mut ptypes = vec![zt.clone()];
+    ptypes.extend(other_types.iter().cloned());
+    let local_name = format!("{}$local", src.name);
+    let func = Function::new(local_name, &ptypes, src.ret.clone());
+    let params_v = func.params().to_vec();
+    let mut e = Emitter::new(func);
+    let mut args = Vec::new();
+    let mut next_other = 1;
+    for s in &input_src {
+        match s {
+            Source::Dof { at, dim, .. } => {
+                let comps: Vec<ValueId> =
+                    (0..*dim).map(|c| e.op(OpKind::TupleGet((*at + c) as u32), vec![params_v[0]])).collect::<Result<_, _>>().map_err(|x| ad_err(&term.name, x))?;
+                let v = if *dim == 1 { comps[0] } else { e.op(OpKind::Pack, comps).map_err(|x| ad_err(&term.name, x))? };
+                args.push(v);
+            }
+            _ => {
+                args.push(params_v[next_other]);
+                next_other += 1;
+            }
+        }
+    }
+    let id = e.push(OpKind::Call(term.func), args, vec![src.ret.clone()]);
+    let r = e.results(id)[0];
+    let local = module.add_function(e.finish(r));
+    super::inline::inline_all(module, local).map_err(|m| EnergyError::Kernel { term: term.name.clone(), message: m })?;
+    let mut active = vec![false; ptypes.len()];
+    active[0] = true;
+
+    let mut out = TermKernels {
+        name: term.name.clone(),
+        nverts,
+        dof_fields,
+        k,
+        m,
+        others,
+        other_slots,
+        local,
+        grad: None,
+        hess: None,
+        hvp: None,
+        jac: None,
+    };
+    if k == 0 {
+        return Ok(out);
+    }
+    let err = |x| ad_err(&term.name, x);
+    if is_energy {
+        out.grad = Some(super::derive::value_grad(module, local, &active).map_err(err)?);
+        out.hess = Some(super::derive::value_grad_hess(module, local, &active, k).map_err(err)?);
+        out.hvp = Some(super::derive::grad_hvp(module, local, &active).map_err(err)?);
+    } else {
+        out.jac = Some(super::derive::value_jac(module, local, &active, k).map_err(err)?);
+    }
+    for f in [out.grad, out.hess, out.hvp, out.jac].into_iter().flatten() {
+        super::inline::inline_all(module, f).map_err(|m| EnergyError::Kernel { term: term.name.clone(), message: m })?;
+    }
+    Ok(out)
+}

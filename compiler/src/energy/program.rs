@@ -1,0 +1,73 @@
+//! [`EnergyProgram`]: a compiled program's energy and residual terms with their
+//! per-element kernels, JIT-compiled once.
+
+use super::kernels::{self, TermKernels};
+use super::EnergyError;
+use crate::back::cranelift::JitModule;
+use crate::front::{Compiled, MeshDecls};
+use crate::ir::Module;
+
+/// The kernels of every term of a program, compiled to machine code.
+pub struct EnergyProgram {
+    pub(crate) module: Module,
+    pub(crate) jit: JitModule,
+    pub(crate) decls: MeshDecls,
+    pub(crate) energies: Vec<TermKernels>,
+    pub(crate) residuals: Vec<TermKernels>,
+}
+
+// SAFETY: after construction the program is only read. Its JIT module is used
+// only through `JitModule::raw_caller` (entry points and immutable layout
+// tables; each caller owns its run-time context); Cranelift's interior
+// mutability (symbol caches) is touched only while compiling, inside `new`.
+unsafe impl Sync for EnergyProgram {}
+
+impl EnergyProgram {
+    /// Compiles a `.mad` file and its term kernels.
+    pub fn compile_file(path: impl AsRef<std::path::Path>) -> Result<EnergyProgram, crate::Error> {
+        let prog = crate::Program::compile_file(path)?;
+        EnergyProgram::new(prog.compiled()).map_err(|e| crate::Error::Backend(e.to_string()))
+    }
+
+    /// Compiles source text (`name` is used in diagnostics) and its term kernels.
+    pub fn compile_str(name: &str, source: &str) -> Result<EnergyProgram, crate::Error> {
+        let prog = crate::Program::compile_str(name, source)?;
+        EnergyProgram::new(prog.compiled()).map_err(|e| crate::Error::Backend(e.to_string()))
+    }
+
+    /// Builds the kernels of a front-end result.
+    pub fn new(compiled: &Compiled) -> Result<EnergyProgram, EnergyError> {
+        let mut module = compiled.module.clone();
+        let d = &compiled.mesh;
+        let mut energies = Vec::new();
+        for t in &d.energies {
+            energies.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, true)?);
+        }
+        let mut residuals = Vec::new();
+        for t in &d.residuals {
+            residuals.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, false)?);
+        }
+        let jit = JitModule::compile(&module).map_err(|e| EnergyError::Backend(e.to_string()))?;
+        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals })
+    }
+
+    /// A direct caller of a kernel.
+    pub(crate) fn raw_caller(&self, f: crate::ir::FuncRef) -> Result<crate::back::cranelift::RawCaller<'_>, mad_runtime::RtError> {
+        self.jit.raw_caller(f)
+    }
+
+    /// The mesh declarations.
+    pub fn decls(&self) -> &MeshDecls {
+        &self.decls
+    }
+
+    /// The IR module with every kernel (`energy::NAME$local$egh`, …).
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The names of the energy terms, in declaration order.
+    pub fn energy_names(&self) -> Vec<&str> {
+        self.energies.iter().map(|t| t.name.as_str()).collect()
+    }
+}

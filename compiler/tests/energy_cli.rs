@@ -1,0 +1,61 @@
+//! `madc eval` and `madc bench` end to end.
+
+use std::process::Command;
+
+fn madc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_madc")).args(args).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn eval_mass_spring_at_rest_is_zero() {
+    let (rc, out, err) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:10x10", "--energy"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out, "energy 0.0\n");
+}
+
+#[test]
+fn eval_writes_gradient_hessian_and_hvp() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).display().to_string();
+    let n = 3 * 16;
+    let mut v = Vec::new();
+    mad_runtime::sparse::write_npy(&[n], &vec![1.0; n], &mut v).unwrap();
+    std::fs::write(p("v.npy"), v).unwrap();
+    let hvp = format!("{}:{}", p("v.npy"), p("hv.npy"));
+    let (rc, out, err) = madc(&[
+        "eval", "examples/membrane.mad", "--mesh", "grid:4x4", "--set", "mu=2", "--energy", "--grad", &p("g.npy"),
+        "--hessian", &p("h.mtx"), "--hvp", &hvp, "--threads", "2",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("energy "), "{out}");
+    let g = mad_runtime::sparse::read_npy(&std::fs::read(p("g.npy")).unwrap()).unwrap();
+    assert_eq!(g.into_field(16, 3).unwrap().len(), n);
+    let h = std::fs::read_to_string(p("h.mtx")).unwrap();
+    assert!(h.starts_with("%%MatrixMarket matrix coordinate real general"));
+    // The Hessian is symmetric and H·1 = 0 for a translation-invariant energy.
+    let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap()).unwrap().into_field(n, 1).unwrap();
+    assert!(hv.iter().all(|x| x.abs() < 1e-12), "{hv:?}");
+}
+
+#[test]
+fn bench_first_line_is_the_median() {
+    let (rc, out, err) = madc(&["bench", "examples/mass_spring.mad", "--mesh", "grid:5x5", "--what", "hessian", "--runs", "3"]);
+    assert_eq!(rc, 0, "{err}");
+    let first = out.lines().next().unwrap();
+    let ms = first.strip_prefix("median ").and_then(|s| s.strip_suffix(" ms")).unwrap();
+    assert!(ms.parse::<f64>().unwrap() >= 0.0);
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let (rc, _, err) = madc(&["eval", "examples/param.mad", "--mesh", "grid:3x3", "--energy"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("data `Rinv`"), "{err}");
+    let (rc, _, err) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:3x3", "--set", "nope=1", "--energy"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no param"), "{err}");
+    let (rc, _, _) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:0x3", "--energy"]);
+    assert_eq!(rc, 1);
+}
