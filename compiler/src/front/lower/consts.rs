@@ -124,22 +124,7 @@ impl Front {
                 if a.kind() != b.kind() {
                     return not_const(self);
                 }
-                let bop = match op {
-                    BinOp::Add => BinaryOp::Add,
-                    BinOp::Sub => BinaryOp::Sub,
-                    BinOp::Mul => BinaryOp::Mul,
-                    BinOp::Div => BinaryOp::Div,
-                    BinOp::Rem => BinaryOp::Rem,
-                    BinOp::Pow => BinaryOp::Pow,
-                    BinOp::Eq => BinaryOp::Eq,
-                    BinOp::Ne => BinaryOp::Ne,
-                    BinOp::Lt => BinaryOp::Lt,
-                    BinOp::Le => BinaryOp::Le,
-                    BinOp::Gt => BinaryOp::Gt,
-                    BinOp::Ge => BinaryOp::Ge,
-                    BinOp::And => BinaryOp::And,
-                    BinOp::Or => BinaryOp::Or,
-                };
+                let bop = super::ops::ir_op(*op);
                 match (a, b) {
                     (Literal::Bool(x), Literal::Bool(y)) => match bop {
                         BinaryOp::And => Some(Literal::Bool(x && y)),

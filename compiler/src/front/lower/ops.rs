@@ -53,7 +53,8 @@ pub fn symbol(op: BinOp) -> &'static str {
     }
 }
 
-fn ir_op(op: BinOp) -> BinaryOp {
+/// The IR op of a surface binary operator.
+pub fn ir_op(op: BinOp) -> BinaryOp {
     match op {
         BinOp::Add => BinaryOp::Add,
         BinOp::Sub => BinaryOp::Sub,
