@@ -6,12 +6,15 @@
 //!   reference interpreter and the JIT's runtime routines so that both agree bit for bit.
 //! - [`mesh`]: triangle meshes (readers, writers, generators) and stencil incidence.
 //! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs, file output.
+//! - [`solve`]: Newton, Newton-CG, L-BFGS, gradient descent, Gauss-Newton over an [`solve::Objective`];
+//!   implicit Euler stepping.
 //! - [`linalg`]: small dense linear algebra (symmetric eigensolver, PSD projection).
 
 pub mod jit;
 pub mod linalg;
 pub mod mesh;
 pub mod ops;
+pub mod solve;
 pub mod sparse;
 pub mod value;
 
