@@ -28,17 +28,34 @@ fn indefinite_hessian_newton_shifts_and_converges() {
     let mut obj = double_well();
     let mut x = vec![0.1, 1.0];
     let mut newton = Newton::new();
-    let rep = newton.solve(&mut obj, &mut x, &SolveOptions::default(), None).unwrap();
+    let rep = newton
+        .solve(&mut obj, &mut x, &SolveOptions::default(), None)
+        .unwrap();
     assert_eq!(rep.status, Status::GradientTolerance);
-    assert!(rep.history[0].shift > 0.0, "the first Hessian is indefinite: a shift is needed");
-    assert!((x[0] - 1.0).abs() < 1e-8 && (x[1] - 0.5).abs() < 1e-8, "{x:?}");
-    assert_eq!(newton.symbolic_factorizations(), 1, "one pattern: one symbolic factorization");
+    assert!(
+        rep.history[0].shift > 0.0,
+        "the first Hessian is indefinite: a shift is needed"
+    );
+    assert!(
+        (x[0] - 1.0).abs() < 1e-8 && (x[1] - 0.5).abs() < 1e-8,
+        "{x:?}"
+    );
+    assert_eq!(
+        newton.symbolic_factorizations(),
+        1,
+        "one pattern: one symbolic factorization"
+    );
     for name in GENERAL {
         let mut obj = double_well();
         let mut x = vec![0.1, 1.0];
-        let rep = solver(name).solve(&mut obj, &mut x, &SolveOptions::default(), None).unwrap();
+        let rep = solver(name)
+            .solve(&mut obj, &mut x, &SolveOptions::default(), None)
+            .unwrap();
         assert!(rep.status.converged(), "{name}");
-        assert!((x[0].abs() - 1.0).abs() < 1e-6 && (x[1] - 0.5 * x[0]).abs() < 1e-6, "{name}: {x:?}");
+        assert!(
+            (x[0].abs() - 1.0).abs() < 1e-6 && (x[1] - 0.5 * x[0]).abs() < 1e-6,
+            "{name}: {x:?}"
+        );
     }
 }
 
@@ -75,7 +92,10 @@ fn singular_hessian_converges_without_blowing_up() {
         assert!(rep.status.converged(), "{name}: {:?}", rep.status);
         assert!((x[0] + x[1] - 2.0).abs() < 1e-6, "{name}: {x:?}");
         assert!((x[2] - 1.0).abs() < 5e-3, "{name}: {x:?}");
-        assert!(x[0].abs() < 10.0 && x[1].abs() < 10.0, "{name}: null direction blew up: {x:?}");
+        assert!(
+            x[0].abs() < 10.0 && x[1].abs() < 10.0,
+            "{name}: null direction blew up: {x:?}"
+        );
     }
 }
 
@@ -116,7 +136,10 @@ fn barrier_energy_keeps_iterates_feasible() {
         };
         let rep = solver(name).solve(&mut obj, &mut x, &opts, None).unwrap();
         assert!(rep.status.converged(), "{name}: {:?}", rep.status);
-        assert!(rep.history.iter().all(|i| i.energy.is_finite()), "{name}: infeasible iterate");
+        assert!(
+            rep.history.iter().all(|i| i.energy.is_finite()),
+            "{name}: infeasible iterate"
+        );
         for (i, &v) in x.iter().enumerate() {
             assert!((v - 1.0 / (i + 1) as f64).abs() < 1e-6, "{name}: {x:?}");
         }
@@ -143,7 +166,11 @@ impl Objective for NanAfter {
     fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
         self.calls += 1;
         let f = self.inner.value(x)?;
-        Ok(if self.calls > self.after && !self.nan_gradient { f64::NAN } else { f })
+        Ok(if self.calls > self.after && !self.nan_gradient {
+            f64::NAN
+        } else {
+            f
+        })
     }
     fn value_grad(&mut self, x: &[f64], g: &mut [f64]) -> Result<f64, SolveError> {
         self.calls += 1;

@@ -31,10 +31,7 @@ impl Fit {
 fn model(p: &[f64], t: f64) -> (f64, [f64; 4]) {
     let e = (-p[1] * t).exp();
     let (s, c) = (p[3] * t).sin_cos();
-    (
-        p[0] * e + p[2] * s,
-        [e, -p[0] * t * e, s, p[2] * t * c],
-    )
+    (p[0] * e + p[2] * s, [e, -p[0] * t * e, s, p[2] * t * c])
 }
 
 impl Objective for Fit {
@@ -66,7 +63,12 @@ impl Objective for Fit {
         }
         Ok(())
     }
-    fn residuals_jacobian(&mut self, x: &[f64], r: &mut [f64], jac: &mut [f64]) -> Result<(), SolveError> {
+    fn residuals_jacobian(
+        &mut self,
+        x: &[f64],
+        r: &mut [f64],
+        jac: &mut [f64],
+    ) -> Result<(), SolveError> {
         for (i, (&t, &y)) in self.t.iter().zip(&self.y).enumerate() {
             let (m, d) = model(x, t);
             r[i] = m - y;
@@ -89,14 +91,20 @@ fn gauss_newton_recovers_known_parameters() {
             max_iters: 50,
             ..Default::default()
         };
-        let rep = GaussNewton::new(linear).solve(&mut fit, &mut x, &opts, None).unwrap();
+        let rep = GaussNewton::new(linear)
+            .solve(&mut fit, &mut x, &opts, None)
+            .unwrap();
         assert_eq!(rep.status, Status::GradientTolerance, "{linear:?}");
         for k in 0..4 {
             assert!((x[k] - TRUE[k]).abs() < 1e-8, "{linear:?}: {x:?}");
         }
-        // A zero-residual problem: Gauss-Newton converges fast (measured: 6 and 7 iterations).
+        // A zero-residual problem: Gauss-Newton converges fast (measured: 5 assembled, 7 matrix-free).
         eprintln!("{linear:?}: {} iterations", rep.iterations);
-        assert!(rep.iterations <= 12, "{linear:?}: {} iterations", rep.iterations);
+        assert!(
+            rep.iterations <= 12,
+            "{linear:?}: {} iterations",
+            rep.iterations
+        );
         assert!(rep.energy < 1e-20);
     }
 }
@@ -109,7 +117,9 @@ fn gauss_newton_with_a_fixed_parameter() {
         fixed: Some(vec![false, false, false, true]),
         ..Default::default()
     };
-    let rep = GaussNewton::default().solve(&mut fit, &mut x, &opts, None).unwrap();
+    let rep = GaussNewton::default()
+        .solve(&mut fit, &mut x, &opts, None)
+        .unwrap();
     assert!(rep.status.converged());
     assert_eq!(x[3], TRUE[3]);
     for k in 0..3 {
@@ -120,6 +130,7 @@ fn gauss_newton_with_a_fixed_parameter() {
 #[test]
 fn gauss_newton_needs_residuals() {
     let mut obj = solve_common::rosenbrock(2);
-    let res = GaussNewton::default().solve(&mut obj, &mut [0.0, 0.0], &SolveOptions::default(), None);
+    let res =
+        GaussNewton::default().solve(&mut obj, &mut [0.0, 0.0], &SolveOptions::default(), None);
     assert!(matches!(res, Err(SolveError::Unsupported(_))));
 }

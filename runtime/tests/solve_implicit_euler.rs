@@ -48,8 +48,9 @@ fn damped_oscillator_decays_at_the_analytic_rate() {
                 k,
                 pattern: CsrPattern::from_entries(1, [(0, 0)]),
             };
-            let mut euler =
-                ImplicitEuler::new(spring, vec![m], h, vec![1.0], vec![0.0]).unwrap().with_damping(alpha);
+            let mut euler = ImplicitEuler::new(spring, vec![m], h, vec![1.0], vec![0.0])
+                .unwrap()
+                .with_damping(alpha);
             let mut solver = Solver::from_name(name).unwrap();
             let opts = SolveOptions {
                 grad_abs_tol: 1e-13,
@@ -66,13 +67,22 @@ fn damped_oscillator_decays_at_the_analytic_rate() {
             let per_step = 1.0 / (1.0 + h * alpha + h * h * omega2);
             for n in 0..steps - 1 {
                 let ratio = area(n + 1) / area(n);
-                assert!((ratio - per_step).abs() < 1e-9, "{name} h={h} step {n}: {ratio} vs {per_step}");
+                assert!(
+                    (ratio - per_step).abs() < 1e-9,
+                    "{name} h={h} step {n}: {ratio} vs {per_step}"
+                );
             }
             let measured = -(area(steps - 1) / area(0)).ln() / (2.0 * h * (steps - 1) as f64);
             let discrete = (1.0 + h * alpha + h * h * omega2).ln() / (2.0 * h);
-            assert!((measured - discrete).abs() < 1e-7, "{name}: {measured} vs {discrete}");
+            assert!(
+                (measured - discrete).abs() < 1e-7,
+                "{name}: {measured} vs {discrete}"
+            );
             // The continuous rate α/2, to first order in h: |error| ≤ h·ω²/2.
-            assert!((measured - alpha / 2.0).abs() <= h * omega2 / 2.0 + 1e-12, "{name} h={h}: {measured}");
+            assert!(
+                (measured - alpha / 2.0).abs() <= h * omega2 / 2.0 + 1e-12,
+                "{name} h={h}: {measured}"
+            );
         }
     }
 }

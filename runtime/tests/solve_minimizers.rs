@@ -22,7 +22,9 @@ fn quadratic(n: usize) -> (Dense, Vec<f64>, Vec<f64>) {
     let (a2, b2) = (a.clone(), b.clone());
     let obj = Dense::new(n, move |x, g, h| {
         let mut f = 0.0;
-        let ax: Vec<f64> = (0..n).map(|r| (0..n).map(|c| a2[r * n + c] * x[c]).sum()).collect();
+        let ax: Vec<f64> = (0..n)
+            .map(|r| (0..n).map(|c| a2[r * n + c] * x[c]).sum())
+            .collect();
         for i in 0..n {
             f += 0.5 * x[i] * ax[i] - b2[i] * x[i];
         }
@@ -42,7 +44,10 @@ fn quadratic(n: usize) -> (Dense, Vec<f64>, Vec<f64>) {
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 #[test]
@@ -54,14 +59,21 @@ fn quadratic_every_solver() {
         let mut x = vec![0.0; n];
         // 1e-10 is below what an energy-based line search resolves for first-order methods
         // (Δf ≈ ‖g‖²/λ is under the energy's rounding): they use the default 1e-8.
-        let (gtol, xtol) = if name.starts_with("newton") { (1e-10, 1e-9) } else { (1e-8, 1e-7) };
+        let (gtol, xtol) = if name.starts_with("newton") {
+            (1e-10, 1e-9)
+        } else {
+            (1e-8, 1e-7)
+        };
         let opts = SolveOptions {
             grad_abs_tol: gtol,
             ..Default::default()
         };
         let rep = solver(name).solve(&mut obj, &mut x, &opts, None).unwrap();
         assert_eq!(rep.status, Status::GradientTolerance, "{name}");
-        assert!(max_diff(&x, &expected) < xtol, "{name}: {x:?} vs {expected:?}");
+        assert!(
+            max_diff(&x, &expected) < xtol,
+            "{name}: {x:?} vs {expected:?}"
+        );
         // Newton solves a quadratic in one step; the others within documented bounds.
         let bound = match name {
             "newton" => 1,
@@ -70,9 +82,16 @@ fn quadratic_every_solver() {
             "lbfgs" => 30,
             _ => 100,
         };
-        assert!(rep.iterations <= bound, "{name}: {} iterations", rep.iterations);
+        assert!(
+            rep.iterations <= bound,
+            "{name}: {} iterations",
+            rep.iterations
+        );
         assert_eq!(rep.history.len(), rep.iterations);
-        assert!(rep.history.windows(2).all(|w| w[1].energy <= w[0].energy), "{name}");
+        assert!(
+            rep.history.windows(2).all(|w| w[1].energy <= w[0].energy),
+            "{name}"
+        );
     }
 }
 
@@ -97,7 +116,11 @@ fn quadratic_with_fixed_dofs() {
             for (c, &j) in free.iter().enumerate() {
                 aff[r * nf + c] = a[i * n + j];
             }
-            rhs[r] = b[i] - fixed_vals.iter().map(|&(j, v)| a[i * n + j] * v).sum::<f64>();
+            rhs[r] = b[i]
+                - fixed_vals
+                    .iter()
+                    .map(|&(j, v)| a[i * n + j] * v)
+                    .sum::<f64>();
         }
         let xf = dense_solve(nf, &aff, &rhs);
         let opts = SolveOptions {
@@ -111,15 +134,24 @@ fn quadratic_with_fixed_dofs() {
             assert_eq!(x[i], v, "{name}: fixed dof {i} moved");
         }
         for (r, &i) in free.iter().enumerate() {
-            assert!((x[i] - xf[r]).abs() < 1e-9, "{name}: dof {i}: {} vs {}", x[i], xf[r]);
+            assert!(
+                (x[i] - xf[r]).abs() < 1e-9,
+                "{name}: dof {i}: {} vs {}",
+                x[i],
+                xf[r]
+            );
         }
     }
 }
 
 /// Iteration bounds to ‖g‖ ≤ 1e-8 from the standard start (−1.2, 1) of the 2-D Rosenbrock
 /// function. Measured: Newton 21, Newton-CG 32, L-BFGS 46, gradient descent (BB steps) 175.
-const ROSENBROCK_2D: [(&str, usize); 4] =
-    [("newton", 30), ("newton-cg", 45), ("lbfgs", 60), ("gd", 400)];
+const ROSENBROCK_2D: [(&str, usize); 4] = [
+    ("newton", 30),
+    ("newton-cg", 45),
+    ("lbfgs", 60),
+    ("gd", 400),
+];
 
 #[test]
 fn rosenbrock_2d_every_solver() {
@@ -141,8 +173,12 @@ fn rosenbrock_2d_every_solver() {
 /// Iterations for the 10-D chained Rosenbrock function from x = 0. (From (−1.2, 1, −1.2, …),
 /// Newton reaches the function's known second local minimizer near x₀ = −1 instead.)
 /// Measured: Newton 25, Newton-CG 46, L-BFGS 64, gradient descent 1916.
-const ROSENBROCK_10D: [(&str, usize); 4] =
-    [("newton", 35), ("newton-cg", 65), ("lbfgs", 90), ("gd", 4000)];
+const ROSENBROCK_10D: [(&str, usize); 4] = [
+    ("newton", 35),
+    ("newton-cg", 65),
+    ("lbfgs", 90),
+    ("gd", 4000),
+];
 
 #[test]
 fn rosenbrock_chained_every_solver() {
@@ -156,7 +192,12 @@ fn rosenbrock_chained_every_solver() {
         };
         let rep = solver(name).solve(&mut obj, &mut x, &opts, None).unwrap();
         eprintln!("rosenbrock {n}-D {name}: {} iterations", rep.iterations);
-        assert_eq!(rep.status, Status::GradientTolerance, "{name}: {:?}", rep.status);
+        assert_eq!(
+            rep.status,
+            Status::GradientTolerance,
+            "{name}: {:?}",
+            rep.status
+        );
         assert!(max_diff(&x, &vec![1.0; n]) < 1e-6, "{name}: {x:?}");
     }
 }
@@ -168,7 +209,11 @@ fn callback_sees_every_iteration_and_can_stop() {
     let mut seen: Vec<IterationInfo> = Vec::new();
     let mut cb = |info: &IterationInfo| {
         seen.push(info.clone());
-        if info.iteration == 3 { Control::Stop } else { Control::Continue }
+        if info.iteration == 3 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
     };
     let rep = solver("newton")
         .solve(&mut obj, &mut x, &SolveOptions::default(), Some(&mut cb))
@@ -176,7 +221,10 @@ fn callback_sees_every_iteration_and_can_stop() {
     assert_eq!(rep.status, Status::Stopped);
     assert_eq!(rep.iterations, 3);
     assert_eq!(seen, rep.history);
-    assert_eq!(seen.iter().map(|i| i.iteration).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(
+        seen.iter().map(|i| i.iteration).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
     // The reported energy is the energy at the returned point.
     let f = (1.0 - x[0]).powi(2) + 100.0 * (x[1] - x[0] * x[0]).powi(2);
     assert!((rep.energy - f).abs() <= 1e-14 * f.max(1.0));
@@ -200,7 +248,9 @@ fn iteration_cap_and_decrement_rule() {
         decrement_tol: 1e-20,
         ..Default::default()
     };
-    let rep = solver("newton").solve(&mut obj, &mut x, &opts, None).unwrap();
+    let rep = solver("newton")
+        .solve(&mut obj, &mut x, &opts, None)
+        .unwrap();
     assert_eq!(rep.status, Status::NewtonDecrement);
     assert!(max_diff(&x, &[1.0, 1.0]) < 1e-8);
 }

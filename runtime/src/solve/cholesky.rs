@@ -56,12 +56,11 @@ impl ShiftedCholesky {
             col_ptr.push(row_idx.len());
         }
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let symbolic = SymbolicLlt::try_new(sym, Side::Lower).map_err(|e| {
-            SolveError::Factorization {
+        let symbolic =
+            SymbolicLlt::try_new(sym, Side::Lower).map_err(|e| SolveError::Factorization {
                 iteration: 0,
                 message: format!("symbolic analysis: {e:?}"),
-            }
-        })?;
+            })?;
         let values = vec![0.0; row_idx.len()];
         Ok(ShiftedCholesky {
             pattern: pattern.clone(),
@@ -81,7 +80,11 @@ impl ShiftedCholesky {
     }
 
     /// The largest absolute diagonal entry and the smallest diagonal entry over free dofs.
-    pub fn diagonal_range(hess: &[f64], pattern: &CsrPattern, fixed: Option<&[bool]>) -> (f64, f64) {
+    pub fn diagonal_range(
+        hess: &[f64],
+        pattern: &CsrPattern,
+        fixed: Option<&[bool]>,
+    ) -> (f64, f64) {
         let (mut max_abs, mut min) = (0.0f64, f64::INFINITY);
         for r in 0..pattern.n {
             if fixed.is_some_and(|f| f[r]) {

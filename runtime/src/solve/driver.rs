@@ -8,9 +8,9 @@
 //! non-finite energy or gradient at an accepted point is an error); record; call back; stop on the
 //! step rule or the iteration cap.
 
+use super::error::check_len;
 use super::report::{Control, IterationInfo, SolveReport, Status, Timings};
 use super::{LineSearchOutcome, Objective, SolveError, SolveOptions};
-use super::error::check_len;
 use std::time::{Duration, Instant};
 
 /// The per-iteration callback type.
@@ -170,7 +170,11 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             status = st;
             break;
         }
-        let t0 = if steepest { 1.0 } else { method.initial_step(&g, &d) };
+        let t0 = if steepest {
+            1.0
+        } else {
+            method.initial_step(&g, &d)
+        };
         let ls_start = Instant::now();
         let mut energy = |y: &[f64]| {
             let mut dummy = Timings::default();

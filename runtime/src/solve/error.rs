@@ -36,7 +36,10 @@ impl fmt::Display for SolveError {
         match self {
             SolveError::Objective(m) => write!(f, "objective: {m}"),
             SolveError::Unsupported(what) => {
-                write!(f, "the objective does not provide {what}, which this solver needs")
+                write!(
+                    f,
+                    "the objective does not provide {what}, which this solver needs"
+                )
             }
             SolveError::Dimension {
                 what,
@@ -65,7 +68,11 @@ impl From<SparseError> for SolveError {
     }
 }
 
-pub(crate) fn check_len(what: &'static str, expected: usize, found: usize) -> Result<(), SolveError> {
+pub(crate) fn check_len(
+    what: &'static str,
+    expected: usize,
+    found: usize,
+) -> Result<(), SolveError> {
     if expected == found {
         Ok(())
     } else {

@@ -69,7 +69,10 @@ impl GaussNewton {
     }
 
     /// Refreshes the stored Jacobian pattern (and the `JᵀJ` pattern when it changed).
-    fn sync_pattern<O: Objective + ?Sized>(&mut self, obj: &O) -> Result<&JacobianPattern, SolveError> {
+    fn sync_pattern<O: Objective + ?Sized>(
+        &mut self,
+        obj: &O,
+    ) -> Result<&JacobianPattern, SolveError> {
         let p = obj
             .jacobian_pattern()
             .ok_or(SolveError::Unsupported("a residual Jacobian pattern"))?;
@@ -132,7 +135,9 @@ impl<O: Objective + ?Sized> Method<O> for GaussNewton {
                 }
                 let normal = self.normal.as_ref().expect("set above");
                 self.jtj.resize(normal.pattern.nnz(), 0.0);
-                timed(&mut t.assembly, || normal.values(jp, &self.jac, &mut self.jtj));
+                timed(&mut t.assembly, || {
+                    normal.values(jp, &self.jac, &mut self.jtj)
+                });
                 let chol = ensure_factorization(
                     &mut self.chol,
                     &normal.pattern,

@@ -12,8 +12,8 @@
 //! [`ImplicitEuler`] is itself an [`Objective`] (any solver minimizes it), with the potential's
 //! Hessian pattern plus the diagonal, HVPs and diagonals passed through.
 
-use super::{Callback, Objective, SolveError, SolveOptions, SolveReport, Solver};
 use super::error::check_len;
+use super::{Callback, Objective, SolveError, SolveOptions, SolveReport, Solver};
 use crate::sparse::CsrPattern;
 use std::time::Duration;
 
@@ -50,10 +50,14 @@ impl<P: Objective> ImplicitEuler<P> {
         check_len("positions", n, x0.len())?;
         check_len("velocities", n, v0.len())?;
         if !(h > 0.0 && h.is_finite()) {
-            return Err(SolveError::Objective(format!("time step {h} is not positive")));
+            return Err(SolveError::Objective(format!(
+                "time step {h} is not positive"
+            )));
         }
         if mass.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
-            return Err(SolveError::Objective("masses must be finite and non-negative".into()));
+            return Err(SolveError::Objective(
+                "masses must be finite and non-negative".into(),
+            ));
         }
         let mut s = ImplicitEuler {
             potential,
@@ -109,7 +113,8 @@ impl<P: Objective> ImplicitEuler<P> {
         let inner = p.clone();
         let combined = CsrPattern::from_entries(
             n,
-            (0..n).flat_map(|r| inner.row(r).iter().map(move |&c| (r as u32, c)))
+            (0..n)
+                .flat_map(|r| inner.row(r).iter().map(move |&c| (r as u32, c)))
                 .chain((0..n as u32).map(|i| (i, i))),
         );
         self.inner_slots = (0..n)
@@ -223,7 +228,8 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         }
         self.scratch.clear();
         self.scratch.resize(inner.nnz(), 0.0);
-        self.potential.hessian_values(x, project_psd, &mut self.scratch)?;
+        self.potential
+            .hessian_values(x, project_psd, &mut self.scratch)?;
         let h2 = self.h * self.h;
         for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
             values[s] += h2 * v;

@@ -93,7 +93,8 @@ impl NormalProduct {
             j.cols,
             (0..j.rows).flat_map(|r| {
                 let cols = &j.col_idx[j.row_ptr[r]..j.row_ptr[r + 1]];
-                cols.iter().flat_map(move |&a| cols.iter().map(move |&b| (a, b)))
+                cols.iter()
+                    .flat_map(move |&a| cols.iter().map(move |&b| (a, b)))
             }),
         );
         let mut slots = Vec::new();

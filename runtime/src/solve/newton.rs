@@ -93,14 +93,19 @@ pub(crate) fn shifted_solve(
     d: &mut [f64],
     t: &mut Timings,
 ) -> Result<f64, SolveError> {
-    let (max_abs, min_diag) =
-        timed(&mut t.assembly, || ShiftedCholesky::diagonal_range(hess, pattern, ctx.fixed));
+    let (max_abs, min_diag) = timed(&mut t.assembly, || {
+        ShiftedCholesky::diagonal_range(hess, pattern, ctx.fixed)
+    });
     let beta = if max_abs > 0.0 && max_abs.is_finite() {
         shift.initial * max_abs
     } else {
         shift.initial
     };
-    let mut tau = if min_diag > 0.0 { 0.0 } else { beta - min_diag.min(0.0) };
+    let mut tau = if min_diag > 0.0 {
+        0.0
+    } else {
+        beta - min_diag.min(0.0)
+    };
     let gnorm = norm(g);
     for _ in 0..shift.max_attempts.max(1) {
         let ok = timed(&mut t.linear_solve, || chol.factor(hess, ctx.fixed, tau))
@@ -112,9 +117,7 @@ pub(crate) fn shifted_solve(
             timed(&mut t.linear_solve, || chol.solve(d))?;
             let dn = norm(d);
             let descent = -dot(g, d);
-            if d.iter().all(|v| v.is_finite())
-                && descent >= shift.min_descent_cosine * gnorm * dn
-            {
+            if d.iter().all(|v| v.is_finite()) && descent >= shift.min_descent_cosine * gnorm * dn {
                 return Ok(tau);
             }
         }
@@ -130,7 +133,9 @@ pub(crate) fn shifted_solve(
 
 fn with_iteration(e: SolveError, iteration: usize) -> SolveError {
     match e {
-        SolveError::Factorization { message, .. } => SolveError::Factorization { iteration, message },
+        SolveError::Factorization { message, .. } => {
+            SolveError::Factorization { iteration, message }
+        }
         e => e,
     }
 }
@@ -143,7 +148,9 @@ pub(crate) fn ensure_factorization<'a>(
     t: &mut Timings,
 ) -> Result<&'a mut ShiftedCholesky, SolveError> {
     if !chol.as_ref().is_some_and(|c| c.matches(pattern)) {
-        *chol = Some(timed(&mut t.linear_solve, || ShiftedCholesky::new(pattern))?);
+        *chol = Some(timed(&mut t.linear_solve, || {
+            ShiftedCholesky::new(pattern)
+        })?);
         *count += 1;
     }
     Ok(chol.as_mut().expect("set above"))

@@ -84,7 +84,11 @@ impl<O: Objective + ?Sized> Method<O> for NewtonCg {
         let b: Vec<f64> = g.iter().map(|v| -v).collect();
         let gnorm = norm(g);
         let tol = self.cg.forcing.min(gnorm.sqrt()) * gnorm;
-        let max_iters = if self.cg.max_iters == 0 { n } else { self.cg.max_iters };
+        let max_iters = if self.cg.max_iters == 0 {
+            n
+        } else {
+            self.cg.max_iters
+        };
         let start = Instant::now();
         let mut hvp_time = Timings::default();
         let fixed = ctx.fixed;

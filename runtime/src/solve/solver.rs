@@ -1,8 +1,8 @@
 //! [`Solver`]: one of the solvers chosen by name (as `madc run --solver NAME` does).
 
 use super::{
-    Callback, GaussNewton, GaussNewtonLinear, GradientDescent, Lbfgs, Newton, NewtonCg,
-    Objective, SolveError, SolveOptions, SolveReport,
+    Callback, GaussNewton, GaussNewtonLinear, GradientDescent, Lbfgs, Newton, NewtonCg, Objective,
+    SolveError, SolveOptions, SolveReport,
 };
 
 /// Any of the solvers.

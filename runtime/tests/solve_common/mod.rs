@@ -21,8 +21,10 @@ impl Dense {
         n: usize,
         f: impl FnMut(&[f64], Option<&mut [f64]>, Option<&mut [f64]>) -> f64 + 'static,
     ) -> Dense {
-        let pattern =
-            CsrPattern::from_entries(n, (0..n as u32).flat_map(|r| (0..n as u32).map(move |c| (r, c))));
+        let pattern = CsrPattern::from_entries(
+            n,
+            (0..n as u32).flat_map(|r| (0..n as u32).map(move |c| (r, c))),
+        );
         Dense {
             n,
             pattern,
@@ -47,7 +49,12 @@ impl Objective for Dense {
     fn hessian_pattern(&self) -> Option<&CsrPattern> {
         Some(&self.pattern)
     }
-    fn hessian_values(&mut self, x: &[f64], _psd: bool, values: &mut [f64]) -> Result<(), SolveError> {
+    fn hessian_values(
+        &mut self,
+        x: &[f64],
+        _psd: bool,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
         let mut g = vec![0.0; self.n];
         (self.f)(x, Some(&mut g), Some(values));
         Ok(())
