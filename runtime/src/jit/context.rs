@@ -60,13 +60,7 @@ impl HeapTensor {
         for (d, n) in dims.iter_mut().zip(&tensor.shape) {
             *d = *n as u64;
         }
-        HeapTensor {
-            data,
-            numel: tensor.data.len() as u64,
-            rank: tensor.shape.len() as u64,
-            dims,
-            tensor,
-        }
+        HeapTensor { data, numel: tensor.data.len() as u64, rank: tensor.shape.len() as u64, dims, tensor }
     }
 }
 
@@ -101,11 +95,7 @@ pub const OFFSET_STACK_LIMIT: i32 = std::mem::offset_of!(JitContext<'static>, st
 impl<'a> JitContext<'a> {
     /// A fresh context; `stack_limit` is the lowest stack address compiled code may reach
     /// (0: unchecked).
-    pub fn new(
-        layouts: &'a [FlatLayout],
-        descs: &'a [ApplyDesc],
-        stack_limit: u64,
-    ) -> JitContext<'a> {
+    pub fn new(layouts: &'a [FlatLayout], descs: &'a [ApplyDesc], stack_limit: u64) -> JitContext<'a> {
         JitContext {
             has_error: 0,
             depth: 0,

@@ -14,9 +14,7 @@ fn guarded(ctx: &mut JitContext<'_>, f: impl FnOnce(&mut JitContext<'_>) -> Resu
     match catch_unwind(AssertUnwindSafe(|| f(ctx))) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => ctx.set_error(e),
-        Err(_) => ctx.set_error(RtError::Other(
-            "internal error in a run-time routine".into(),
-        )),
+        Err(_) => ctx.set_error(RtError::Other("internal error in a run-time routine".into())),
     }
 }
 
@@ -24,12 +22,7 @@ fn guarded(ctx: &mut JitContext<'_>, f: impl FnOnce(&mut JitContext<'_>) -> Resu
 ///
 /// # Safety
 /// `args` and `results` must hold the slot counts of the descriptor's layouts.
-pub unsafe extern "C" fn mad_rt_apply(
-    ctx: &mut JitContext<'_>,
-    desc: u32,
-    args: *const u64,
-    results: *mut u64,
-) {
+pub unsafe extern "C" fn mad_rt_apply(ctx: &mut JitContext<'_>, desc: u32, args: *const u64, results: *mut u64) {
     let Some(d) = ctx.desc(desc) else {
         ctx.set_error(RtError::Other(format!("internal: unknown op site {desc}")));
         return;
@@ -114,9 +107,7 @@ pub extern "C" fn mad_rt_error_recursion(ctx: &mut JitContext<'_>) {
 
 /// Records a shape mismatch of a small tensor built from run-time extents.
 pub extern "C" fn mad_rt_error_extent(ctx: &mut JitContext<'_>, got: i64, want: i64) {
-    ctx.set_error(RtError::ShapeMismatch(format!(
-        "tensor.full: extent {got} where the type says {want}"
-    )));
+    ctx.set_error(RtError::ShapeMismatch(format!("tensor.full: extent {got} where the type says {want}")));
 }
 
 /// Integer power (wrapping); a negative exponent records an error and gives 0.
@@ -138,13 +129,11 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_rt_print_str", mad_rt_print_str as *const u8),
         ("mad_rt_error_div_zero", mad_rt_error_div_zero as *const u8),
         ("mad_rt_error_index", mad_rt_error_index as *const u8),
-        (
-            "mad_rt_error_recursion",
-            mad_rt_error_recursion as *const u8,
-        ),
+        ("mad_rt_error_recursion", mad_rt_error_recursion as *const u8),
         ("mad_rt_error_extent", mad_rt_error_extent as *const u8),
         ("mad_rt_ipow", mad_rt_ipow as *const u8),
     ];
     out.extend(super::math::symbols());
     out
 }
+
