@@ -7,12 +7,15 @@
 //! - [`mesh`]: triangle meshes (readers, writers, generators) and stencil incidence.
 //! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs, file output.
 //! - [`tape`]: the LIFO tape of reverse mode for regions known only at run time.
+//! - [`solve`]: Newton, Newton-CG, L-BFGS, gradient descent, Gauss-Newton over an [`solve::Objective`];
+//!   implicit Euler stepping.
 //! - [`linalg`]: small dense linear algebra (symmetric eigensolver, PSD projection).
 
 pub mod jit;
 pub mod linalg;
 pub mod mesh;
 pub mod ops;
+pub mod solve;
 pub mod sparse;
 pub mod tape;
 pub mod value;

@@ -1,0 +1,282 @@
+//! The iteration loop every solver shares: evaluate, ask the method for a direction, stop or
+//! line-search, record, call back.
+//!
+//! Per iteration: stop on the gradient rule; compute a direction (a non-descent one is replaced
+//! by −g); stop on the Newton decrement; line-search (if the search fails with finite energies,
+//! retry once along −g, then end with [`Status::Stalled`]; if the energy is non-finite even at the
+//! smallest trial step, return [`SolveError::NonFinite`]); take the step; re-evaluate (a
+//! non-finite energy or gradient at an accepted point is an error); record; call back; stop on the
+//! step rule or the iteration cap.
+
+use super::error::check_len;
+use super::report::{Control, IterationInfo, SolveReport, Status, Timings};
+use super::{LineSearchOutcome, Objective, SolveError, SolveOptions};
+use std::time::{Duration, Instant};
+
+/// The per-iteration callback type.
+pub type Callback<'a> = &'a mut dyn FnMut(&IterationInfo) -> Control;
+
+/// What a method reports with a direction.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DirectionInfo {
+    pub decrement: Option<f64>,
+    pub shift: f64,
+    pub linear_iterations: usize,
+}
+
+/// A way of computing search directions.
+pub(crate) trait Method<O: Objective + ?Sized> {
+    /// The energy the line search minimizes.
+    fn energy(&mut self, obj: &mut O, x: &[f64]) -> Result<f64, SolveError> {
+        obj.value(x)
+    }
+    /// The energy and its gradient (`g` is zeroed by the caller).
+    fn energy_grad(&mut self, obj: &mut O, x: &[f64], g: &mut [f64]) -> Result<f64, SolveError> {
+        obj.value_grad(x, g)
+    }
+    /// A search direction at `x` (gradient `g`, masked) into `d`.
+    fn direction(
+        &mut self,
+        obj: &mut O,
+        ctx: &Ctx,
+        x: &[f64],
+        g: &[f64],
+        d: &mut [f64],
+        t: &mut Timings,
+    ) -> Result<DirectionInfo, SolveError>;
+    /// The first trial step of the line search.
+    fn initial_step(&mut self, _g: &[f64], _d: &[f64]) -> f64 {
+        1.0
+    }
+    /// Called after an accepted step `s` with gradient change `y`.
+    fn accepted(&mut self, _s: &[f64], _y: &[f64], _step: f64) {}
+}
+
+/// What a method may need to know about the solve.
+pub(crate) struct Ctx<'a> {
+    pub fixed: Option<&'a [bool]>,
+    pub iteration: usize,
+}
+
+pub(crate) fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|a| a * a).sum::<f64>().sqrt()
+}
+
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Zeroes the entries of fixed dofs.
+pub(crate) fn mask(fixed: Option<&[bool]>, v: &mut [f64]) {
+    if let Some(f) = fixed {
+        for (vi, &fi) in v.iter_mut().zip(f) {
+            if fi {
+                *vi = 0.0;
+            }
+        }
+    }
+}
+
+/// Calls an objective method and books its time as derivative evaluation, less what the
+/// objective reports as assembly.
+pub(crate) fn timed_eval<O: Objective + ?Sized, R>(
+    obj: &mut O,
+    t: &mut Timings,
+    f: impl FnOnce(&mut O) -> R,
+) -> R {
+    let start = Instant::now();
+    let r = f(obj);
+    let total = start.elapsed();
+    let assembly = obj.take_assembly_time().min(total);
+    t.derivatives += total - assembly;
+    t.assembly += assembly;
+    r
+}
+
+/// Runs `body` and adds its time to `slot`.
+pub(crate) fn timed<R>(slot: &mut Duration, body: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let r = body();
+    *slot += start.elapsed();
+    r
+}
+
+pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
+    method: &mut M,
+    obj: &mut O,
+    x: &mut [f64],
+    opts: &SolveOptions,
+    mut callback: Option<Callback>,
+) -> Result<SolveReport, SolveError> {
+    let n = obj.num_dofs();
+    check_len("x", n, x.len())?;
+    let fixed = opts.fixed.as_deref();
+    if let Some(f) = fixed {
+        check_len("fixed-dof mask", n, f.len())?;
+    }
+    let mut total = Timings::default();
+    let mut g = vec![0.0; n];
+    let mut f = timed_eval(obj, &mut total, |o| method.energy_grad(o, x, &mut g))?;
+    if !f.is_finite() {
+        return Err(SolveError::InfeasibleStart { energy: f });
+    }
+    mask(fixed, &mut g);
+    if g.iter().any(|v| !v.is_finite()) {
+        return Err(SolveError::NonFinite {
+            iteration: 0,
+            what: "gradient",
+        });
+    }
+    let (f0, g0) = (f, norm(&g));
+    let mut gnorm = g0;
+    let mut history = Vec::new();
+    let mut d = vec![0.0; n];
+    let mut trial = vec![0.0; n];
+    let mut g_new = vec![0.0; n];
+    let mut s = vec![0.0; n];
+    let status;
+    let mut iteration = 0;
+    loop {
+        if let Some(st) = opts.gradient_stop(gnorm, g0) {
+            status = st;
+            break;
+        }
+        if iteration >= opts.max_iters {
+            status = Status::MaxIterations;
+            break;
+        }
+        iteration += 1;
+        let mut t = Timings::default();
+        d.fill(0.0);
+        let ctx = Ctx { fixed, iteration };
+        let info = method.direction(obj, &ctx, x, &g, &mut d, &mut t)?;
+        mask(fixed, &mut d);
+        if d.iter().any(|v| !v.is_finite()) {
+            return Err(SolveError::NonFinite {
+                iteration,
+                what: "search direction",
+            });
+        }
+        let mut slope = dot(&g, &d);
+        let mut steepest = false;
+        if slope >= 0.0 || !slope.is_finite() {
+            for (di, gi) in d.iter_mut().zip(&g) {
+                *di = -gi;
+            }
+            slope = -gnorm * gnorm;
+            steepest = true;
+        }
+        if let Some(st) = opts.decrement_stop(info.decrement) {
+            status = st;
+            break;
+        }
+        let t0 = if steepest {
+            1.0
+        } else {
+            method.initial_step(&g, &d)
+        };
+        let ls_start = Instant::now();
+        let mut energy = |y: &[f64]| {
+            let mut dummy = Timings::default();
+            timed_eval(obj, &mut dummy, |o| method.energy(o, y))
+        };
+        let mut outcome = opts
+            .line_search
+            .search(&mut energy, x, f, &d, slope, t0, &mut trial)?;
+        if matches!(
+            outcome,
+            LineSearchOutcome::Failed {
+                non_finite_at_smallest: false
+            }
+        ) && !steepest
+        {
+            for (di, gi) in d.iter_mut().zip(&g) {
+                *di = -gi;
+            }
+            slope = -gnorm * gnorm;
+            outcome = opts
+                .line_search
+                .search(&mut energy, x, f, &d, slope, 1.0, &mut trial)?;
+        }
+        t.line_search += ls_start.elapsed();
+        let (step, backtracks) = match outcome {
+            LineSearchOutcome::Accepted {
+                step, backtracks, ..
+            } => (step, backtracks),
+            LineSearchOutcome::Failed {
+                non_finite_at_smallest: true,
+            } => {
+                return Err(SolveError::NonFinite {
+                    iteration,
+                    what: "energy along the search direction",
+                });
+            }
+            LineSearchOutcome::Failed { .. } => {
+                status = Status::Stalled;
+                break;
+            }
+        };
+        for ((si, xi), ti) in s.iter_mut().zip(x.iter_mut()).zip(&trial) {
+            *si = ti - *xi;
+            *xi = *ti;
+        }
+        g_new.fill(0.0);
+        f = timed_eval(obj, &mut t, |o| method.energy_grad(o, x, &mut g_new))?;
+        mask(fixed, &mut g_new);
+        if !f.is_finite() {
+            return Err(SolveError::NonFinite {
+                iteration,
+                what: "energy at the accepted point",
+            });
+        }
+        if g_new.iter().any(|v| !v.is_finite()) {
+            return Err(SolveError::NonFinite {
+                iteration,
+                what: "gradient",
+            });
+        }
+        for (gi, gn) in g.iter_mut().zip(&g_new) {
+            *gi = gn - *gi;
+        }
+        method.accepted(&s, &g, step);
+        g.copy_from_slice(&g_new);
+        gnorm = norm(&g);
+        let step_norm = norm(&s);
+        total.add(&t);
+        let rec = IterationInfo {
+            iteration,
+            energy: f,
+            grad_norm: gnorm,
+            step,
+            step_norm,
+            decrement: info.decrement,
+            backtracks,
+            shift: info.shift,
+            linear_iterations: info.linear_iterations,
+            timings: t,
+        };
+        let control = match callback.as_mut() {
+            Some(cb) => cb(&rec),
+            None => Control::Continue,
+        };
+        history.push(rec);
+        if control == Control::Stop {
+            status = Status::Stopped;
+            break;
+        }
+        if let Some(st) = opts.step_stop(step_norm, norm(x)) {
+            status = st;
+            break;
+        }
+    }
+    Ok(SolveReport {
+        status,
+        iterations: history.len(),
+        initial_energy: f0,
+        energy: f,
+        initial_grad_norm: g0,
+        grad_norm: gnorm,
+        history,
+        timings: total,
+    })
+}

@@ -1,0 +1,269 @@
+//! Implicit Euler time stepping as an incremental potential.
+//!
+//! One step from positions `xₙ`, velocities `vₙ` minimizes over `x`
+//!
+//! `E(x) = ½ (x − x̂)ᵀ M (x − x̂) + ½ h α (x − xₙ)ᵀ M (x − xₙ) + h² P(x)`, with `x̂ = xₙ + h vₙ`,
+//!
+//! where `M` is a lumped (diagonal) mass, `P` the potential and `α ≥ 0` a mass-proportional
+//! damping rate. Its stationarity condition is the implicit Euler update
+//! `M (vₙ₊₁ − vₙ)/h = −∇P(xₙ₊₁) − α M vₙ₊₁` with `vₙ₊₁ = (xₙ₊₁ − xₙ)/h`; after the solve the
+//! velocities are updated that way ([`ImplicitEuler::end_step`]).
+//!
+//! [`ImplicitEuler`] is itself an [`Objective`] (any solver minimizes it), with the potential's
+//! Hessian pattern plus the diagonal, HVPs and diagonals passed through.
+
+use super::error::check_len;
+use super::{Callback, Objective, SolveError, SolveOptions, SolveReport, Solver};
+use crate::sparse::CsrPattern;
+use std::time::Duration;
+
+/// The incremental potential of one implicit Euler step, and the state between steps.
+pub struct ImplicitEuler<P: Objective> {
+    potential: P,
+    mass: Vec<f64>,
+    h: f64,
+    damping: f64,
+    x: Vec<f64>,
+    v: Vec<f64>,
+    target: Vec<f64>,
+    /// The potential's pattern (as last seen), the pattern with every diagonal, and where each
+    /// potential entry and each diagonal lands in it.
+    inner_pattern: Option<CsrPattern>,
+    pattern: Option<CsrPattern>,
+    inner_slots: Vec<usize>,
+    diag_slots: Vec<usize>,
+    scratch: Vec<f64>,
+}
+
+impl<P: Objective> ImplicitEuler<P> {
+    /// A stepper from positions `x0` and velocities `v0` with per-dof lumped masses and time
+    /// step `h > 0`.
+    pub fn new(
+        potential: P,
+        mass: Vec<f64>,
+        h: f64,
+        x0: Vec<f64>,
+        v0: Vec<f64>,
+    ) -> Result<ImplicitEuler<P>, SolveError> {
+        let n = potential.num_dofs();
+        check_len("masses", n, mass.len())?;
+        check_len("positions", n, x0.len())?;
+        check_len("velocities", n, v0.len())?;
+        if !(h > 0.0 && h.is_finite()) {
+            return Err(SolveError::Objective(format!(
+                "time step {h} is not positive"
+            )));
+        }
+        if mass.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
+            return Err(SolveError::Objective(
+                "masses must be finite and non-negative".into(),
+            ));
+        }
+        let mut s = ImplicitEuler {
+            potential,
+            mass,
+            h,
+            damping: 0.0,
+            target: x0.clone(),
+            x: x0,
+            v: v0,
+            inner_pattern: None,
+            pattern: None,
+            inner_slots: Vec::new(),
+            diag_slots: Vec::new(),
+            scratch: Vec::new(),
+        };
+        s.refresh_pattern();
+        s.set_target();
+        Ok(s)
+    }
+
+    /// Sets the mass-proportional damping rate α (≥ 0).
+    pub fn with_damping(mut self, alpha: f64) -> Self {
+        self.damping = alpha.max(0.0);
+        self
+    }
+
+    pub fn time_step(&self) -> f64 {
+        self.h
+    }
+    pub fn positions(&self) -> &[f64] {
+        &self.x
+    }
+    pub fn velocities(&self) -> &[f64] {
+        &self.v
+    }
+    pub fn potential(&self) -> &P {
+        &self.potential
+    }
+    /// The potential, e.g. to update its per-step state; call [`Self::refresh_pattern`] if its
+    /// Hessian pattern changes.
+    pub fn potential_mut(&mut self) -> &mut P {
+        &mut self.potential
+    }
+
+    /// Rebuilds the combined pattern from the potential's current one.
+    pub fn refresh_pattern(&mut self) {
+        let n = self.mass.len();
+        let Some(p) = self.potential.hessian_pattern() else {
+            self.inner_pattern = None;
+            self.pattern = None;
+            return;
+        };
+        let inner = p.clone();
+        let combined = CsrPattern::from_entries(
+            n,
+            (0..n)
+                .flat_map(|r| inner.row(r).iter().map(move |&c| (r as u32, c)))
+                .chain((0..n as u32).map(|i| (i, i))),
+        );
+        self.inner_slots = (0..n)
+            .flat_map(|r| inner.row(r).iter().map(move |&c| (r, c)))
+            .map(|(r, c)| combined.find(r, c).expect("superset"))
+            .collect();
+        self.diag_slots = (0..n)
+            .map(|i| combined.find(i, i as u32).expect("diagonal added"))
+            .collect();
+        self.inner_pattern = Some(inner);
+        self.pattern = Some(combined);
+    }
+
+    fn set_target(&mut self) {
+        for ((t, x), v) in self.target.iter_mut().zip(&self.x).zip(&self.v) {
+            *t = x + self.h * v;
+        }
+    }
+
+    /// The predicted positions `x̂ = xₙ + h vₙ`, the usual initial guess of a step.
+    pub fn predicted(&self) -> &[f64] {
+        &self.target
+    }
+
+    /// Accepts the minimizer `x_new` of the incremental potential: `vₙ₊₁ = (x_new − xₙ)/h`,
+    /// `xₙ₊₁ = x_new`.
+    pub fn end_step(&mut self, x_new: &[f64]) -> Result<(), SolveError> {
+        check_len("positions", self.x.len(), x_new.len())?;
+        for ((v, x), xn) in self.v.iter_mut().zip(self.x.iter_mut()).zip(x_new) {
+            *v = (xn - *x) / self.h;
+            *x = *xn;
+        }
+        self.set_target();
+        Ok(())
+    }
+
+    /// One time step: minimizes the incremental potential with `solver` from the prediction
+    /// (fixed dofs keep their current positions), then updates positions and velocities. A solve
+    /// that ends at the iteration cap or stalls still advances (the report says so).
+    pub fn step(
+        &mut self,
+        solver: &mut Solver,
+        opts: &SolveOptions,
+        callback: Option<Callback>,
+    ) -> Result<SolveReport, SolveError> {
+        let mut x = self.target.clone();
+        if let Some(f) = &opts.fixed {
+            check_len("fixed-dof mask", x.len(), f.len())?;
+            for (i, &fi) in f.iter().enumerate() {
+                if fi {
+                    x[i] = self.x[i];
+                }
+            }
+        }
+        let report = solver.solve(self, &mut x, opts, callback)?;
+        self.end_step(&x)?;
+        Ok(report)
+    }
+
+    fn inertia(&self, x: &[f64], grad: Option<&mut [f64]>) -> f64 {
+        let hd = self.h * self.damping;
+        let mut e = 0.0;
+        let mut g = grad;
+        for i in 0..x.len() {
+            let (a, b) = (x[i] - self.target[i], x[i] - self.x[i]);
+            e += 0.5 * self.mass[i] * (a * a + hd * b * b);
+            if let Some(g) = g.as_deref_mut() {
+                g[i] += self.mass[i] * (a + hd * b);
+            }
+        }
+        e
+    }
+}
+
+impl<P: Objective> Objective for ImplicitEuler<P> {
+    fn num_dofs(&self) -> usize {
+        self.mass.len()
+    }
+
+    fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
+        let p = self.potential.value(x)?;
+        Ok(self.inertia(x, None) + self.h * self.h * p)
+    }
+
+    fn value_grad(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, SolveError> {
+        let p = self.potential.value_grad(x, grad)?;
+        let h2 = self.h * self.h;
+        for g in grad.iter_mut() {
+            *g *= h2;
+        }
+        Ok(self.inertia(x, Some(grad)) + h2 * p)
+    }
+
+    fn hessian_pattern(&self) -> Option<&CsrPattern> {
+        self.pattern.as_ref()
+    }
+
+    fn hessian_values(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
+        let (Some(inner), Some(_)) = (&self.inner_pattern, &self.pattern) else {
+            return Err(SolveError::Unsupported("a Hessian pattern"));
+        };
+        if self.potential.hessian_pattern() != Some(inner) {
+            return Err(SolveError::Objective(
+                "the potential's Hessian pattern changed; call refresh_pattern".into(),
+            ));
+        }
+        self.scratch.clear();
+        self.scratch.resize(inner.nnz(), 0.0);
+        self.potential
+            .hessian_values(x, project_psd, &mut self.scratch)?;
+        let h2 = self.h * self.h;
+        for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
+            values[s] += h2 * v;
+        }
+        let hd = self.h * self.damping;
+        for (&s, &m) in self.diag_slots.iter().zip(&self.mass) {
+            values[s] += m * (1.0 + hd);
+        }
+        Ok(())
+    }
+
+    fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
+        self.potential.hvp(x, v, out)?;
+        let h2 = self.h * self.h;
+        let hd = self.h * self.damping;
+        for ((o, m), vi) in out.iter_mut().zip(&self.mass).zip(v) {
+            *o = h2 * *o + m * (1.0 + hd) * vi;
+        }
+        Ok(())
+    }
+
+    fn hessian_diagonal(&mut self, x: &[f64], out: &mut [f64]) -> Result<bool, SolveError> {
+        if !self.potential.hessian_diagonal(x, out)? {
+            return Ok(false);
+        }
+        let h2 = self.h * self.h;
+        let hd = self.h * self.damping;
+        for (o, m) in out.iter_mut().zip(&self.mass) {
+            *o = h2 * *o + m * (1.0 + hd);
+        }
+        Ok(true)
+    }
+
+    fn take_assembly_time(&mut self) -> Duration {
+        self.potential.take_assembly_time()
+    }
+}

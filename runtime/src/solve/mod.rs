@@ -1,0 +1,77 @@
+//! Minimizers for energies given through the [`Objective`] trait, and implicit Euler stepping.
+//!
+//! All solvers share one iteration loop (`driver`), one backtracking Armijo line search
+//! ([`LineSearch`]) and one stopping rule ([`SolveOptions`]); each solver only computes search
+//! directions.
+//!
+//! # Public API
+//!
+//! - [`Objective`]: `num_dofs`, `value`, `value_grad` (required); `hessian_pattern`,
+//!   `hessian_values(x, project_psd, values)`, `hvp` (finite-difference default),
+//!   `hessian_diagonal`, `jacobian_pattern`, `residuals`, `residuals_jacobian`,
+//!   `take_assembly_time` (optional). Output buffers arrive zeroed; `+∞`/NaN energies mark
+//!   infeasible points. Implemented for `&mut T`.
+//! - [`JacobianPattern`] `{ rows, cols, row_ptr, col_idx }` (`from_entries`, `nnz`, `mul`,
+//!   `mul_transpose`, `normal_diagonal`).
+//! - Solvers, each `solve(&mut self, &mut O, &mut [f64], &SolveOptions, Option<Callback>)
+//!   -> Result<SolveReport, SolveError>`:
+//!   [`Newton`] (`shift:` [`ShiftOptions`], `project_psd`, `symbolic_factorizations()`),
+//!   [`NewtonCg`] (`cg:` [`CgOptions`], `diagonal_probes`), [`Lbfgs`] (`new(memory)`),
+//!   [`GradientDescent`], [`GaussNewton`] (`new(`[`GaussNewtonLinear`]`)`, `shift`), and
+//!   [`Solver`] (`from_name`, `NAMES`, `solve`) to pick one by name.
+//! - [`SolveOptions`] `{ max_iters, grad_abs_tol, grad_rel_tol, decrement_tol, step_tol, fixed,
+//!   line_search }` and [`LineSearch`] `{ c1, shrink, max_backtracks }` (`search`).
+//! - [`Callback`] = `&mut dyn FnMut(&IterationInfo) -> Control`; [`Control`] `Continue | Stop`.
+//! - [`SolveReport`] `{ status, iterations, initial_energy, energy, initial_grad_norm,
+//!   grad_norm, history: Vec<IterationInfo>, timings }`; [`IterationInfo`] `{ iteration, energy,
+//!   grad_norm, step, step_norm, decrement, backtracks, shift, linear_iterations, timings }`;
+//!   [`Timings`] `{ derivatives, assembly, linear_solve, line_search }`; [`Status`]
+//!   `GradientTolerance | NewtonDecrement | StepTolerance | MaxIterations | Stopped | Stalled`.
+//! - [`SolveError`]: `Objective`, `Unsupported`, `Dimension`, `InfeasibleStart`, `NonFinite`,
+//!   `Factorization`, `Sparse`.
+//! - [`ImplicitEuler`]`::new(potential, mass, h, x0, v0)` (`with_damping`, `step`, `end_step`,
+//!   `predicted`, `positions`, `velocities`, `potential(_mut)`, `refresh_pattern`): an
+//!   [`Objective`] for one time step.
+//!
+//! # Behaviour at the edges
+//!
+//! - Fixed dofs (`SolveOptions::fixed`): gradient and step entries are zeroed; Newton factors a
+//!   matrix whose fixed rows and columns are the identity.
+//! - A non-descent direction is replaced by `−g`. A line search that fails with finite energies
+//!   is retried along `−g`, then the solve ends with [`Status::Stalled`]. An energy that is
+//!   non-finite even at the smallest trial step, a non-finite gradient, Hessian, Jacobian or
+//!   direction is a [`SolveError::NonFinite`]; a non-finite starting energy is
+//!   [`SolveError::InfeasibleStart`]. Every loop is bounded: no input makes a solve hang.
+
+mod cg;
+mod cholesky;
+mod driver;
+mod error;
+mod gauss_newton;
+mod gradient_descent;
+mod implicit_euler;
+mod jacobian;
+mod lbfgs;
+mod line_search;
+mod newton;
+mod newton_cg;
+mod objective;
+mod report;
+mod solver;
+mod stopping;
+
+pub use cg::CgOptions;
+pub use driver::Callback;
+pub use error::SolveError;
+pub use gauss_newton::{GaussNewton, GaussNewtonLinear};
+pub use gradient_descent::GradientDescent;
+pub use implicit_euler::ImplicitEuler;
+pub use jacobian::JacobianPattern;
+pub use lbfgs::Lbfgs;
+pub use line_search::{LineSearch, LineSearchOutcome};
+pub use newton::{Newton, ShiftOptions};
+pub use newton_cg::NewtonCg;
+pub use objective::Objective;
+pub use report::{Control, IterationInfo, SolveReport, Status, Timings};
+pub use solver::Solver;
+pub use stopping::SolveOptions;

@@ -1,0 +1,194 @@
+//! Newton's method with a sparse Cholesky factorization and a diagonal-shift fallback.
+//!
+//! Each iteration assembles the Hessian values (optionally per-element PSD-projected by the
+//! objective), factors `H + τI` reusing the symbolic factorization while the objective's pattern
+//! is unchanged, and solves `(H + τI) d = −g`. τ starts at 0 (or just above `−min diag H` when
+//! a diagonal entry is not positive) and grows geometrically (`growth`, from
+//! `initial·max|diag H|`) until the factorization succeeds and `d` is a descent direction with
+//! `−gᵀd ≥ min_descent_cosine·‖g‖‖d‖`: indefinite and singular Hessians are handled this way.
+
+use super::cholesky::ShiftedCholesky;
+use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run, timed, timed_eval};
+use super::{Objective, SolveError, SolveOptions, SolveReport, Timings};
+use crate::sparse::CsrPattern;
+
+/// The diagonal-shift fallback's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShiftOptions {
+    /// The first non-zero shift, relative to the largest |diagonal entry| (absolute if the
+    /// diagonal is zero).
+    pub initial: f64,
+    /// The factor by which the shift grows after a failed attempt.
+    pub growth: f64,
+    /// The most factorization attempts per iteration.
+    pub max_attempts: usize,
+    /// The smallest accepted cosine between `d` and `−g`.
+    pub min_descent_cosine: f64,
+}
+
+impl Default for ShiftOptions {
+    fn default() -> Self {
+        ShiftOptions {
+            initial: 1e-8,
+            growth: 10.0,
+            max_attempts: 40,
+            min_descent_cosine: 1e-10,
+        }
+    }
+}
+
+/// Newton's method (see the module docs).
+pub struct Newton {
+    pub shift: ShiftOptions,
+    /// Passed to [`Objective::hessian_values`]: per-element PSD projection (projected Newton).
+    pub project_psd: bool,
+    chol: Option<ShiftedCholesky>,
+    hess: Vec<f64>,
+    symbolic_count: usize,
+}
+
+impl Default for Newton {
+    fn default() -> Self {
+        Newton::new()
+    }
+}
+
+impl Newton {
+    pub fn new() -> Newton {
+        Newton {
+            shift: ShiftOptions::default(),
+            project_psd: false,
+            chol: None,
+            hess: Vec::new(),
+            symbolic_count: 0,
+        }
+    }
+
+    /// How many symbolic factorizations this solver has computed (one per distinct pattern).
+    pub fn symbolic_factorizations(&self) -> usize {
+        self.symbolic_count
+    }
+
+    /// Minimizes `obj` from `x` (updated in place).
+    pub fn solve<O: Objective + ?Sized>(
+        &mut self,
+        obj: &mut O,
+        x: &mut [f64],
+        opts: &SolveOptions,
+        callback: Option<Callback>,
+    ) -> Result<SolveReport, SolveError> {
+        run(self, obj, x, opts, callback)
+    }
+}
+
+/// Solves `(H + τI) d = −g` with the smallest τ of the shift schedule that works; returns τ.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shifted_solve(
+    chol: &mut ShiftedCholesky,
+    hess: &[f64],
+    pattern: &CsrPattern,
+    ctx: &Ctx,
+    shift: &ShiftOptions,
+    g: &[f64],
+    d: &mut [f64],
+    t: &mut Timings,
+) -> Result<f64, SolveError> {
+    let (max_abs, min_diag) = timed(&mut t.assembly, || {
+        ShiftedCholesky::diagonal_range(hess, pattern, ctx.fixed)
+    });
+    let beta = if max_abs > 0.0 && max_abs.is_finite() {
+        shift.initial * max_abs
+    } else {
+        shift.initial
+    };
+    let mut tau = if min_diag > 0.0 {
+        0.0
+    } else {
+        beta - min_diag.min(0.0)
+    };
+    let gnorm = norm(g);
+    for _ in 0..shift.max_attempts.max(1) {
+        let ok = timed(&mut t.linear_solve, || chol.factor(hess, ctx.fixed, tau))
+            .map_err(|e| with_iteration(e, ctx.iteration))?;
+        if ok {
+            for (di, gi) in d.iter_mut().zip(g) {
+                *di = -gi;
+            }
+            timed(&mut t.linear_solve, || chol.solve(d))?;
+            let dn = norm(d);
+            let descent = -dot(g, d);
+            if d.iter().all(|v| v.is_finite()) && descent >= shift.min_descent_cosine * gnorm * dn {
+                return Ok(tau);
+            }
+        }
+        tau = (tau * shift.growth).max(beta);
+    }
+    Err(SolveError::Factorization {
+        iteration: ctx.iteration,
+        message: format!(
+            "no diagonal shift up to {tau:e} gave a positive definite matrix and a descent direction"
+        ),
+    })
+}
+
+fn with_iteration(e: SolveError, iteration: usize) -> SolveError {
+    match e {
+        SolveError::Factorization { message, .. } => {
+            SolveError::Factorization { iteration, message }
+        }
+        e => e,
+    }
+}
+
+/// Keeps a factorization matching `pattern`, rebuilding the symbolic part when it changed.
+pub(crate) fn ensure_factorization<'a>(
+    chol: &'a mut Option<ShiftedCholesky>,
+    pattern: &CsrPattern,
+    count: &mut usize,
+    t: &mut Timings,
+) -> Result<&'a mut ShiftedCholesky, SolveError> {
+    if !chol.as_ref().is_some_and(|c| c.matches(pattern)) {
+        *chol = Some(timed(&mut t.linear_solve, || {
+            ShiftedCholesky::new(pattern)
+        })?);
+        *count += 1;
+    }
+    Ok(chol.as_mut().expect("set above"))
+}
+
+impl<O: Objective + ?Sized> Method<O> for Newton {
+    fn direction(
+        &mut self,
+        obj: &mut O,
+        ctx: &Ctx,
+        x: &[f64],
+        g: &[f64],
+        d: &mut [f64],
+        t: &mut Timings,
+    ) -> Result<DirectionInfo, SolveError> {
+        let n = x.len();
+        let pattern = obj
+            .hessian_pattern()
+            .ok_or(SolveError::Unsupported("a Hessian pattern"))?
+            .clone();
+        super::error::check_len("Hessian pattern size", n, pattern.n)?;
+        let chol = ensure_factorization(&mut self.chol, &pattern, &mut self.symbolic_count, t)?;
+        self.hess.clear();
+        self.hess.resize(pattern.nnz(), 0.0);
+        let project = self.project_psd;
+        let hess = &mut self.hess;
+        timed_eval(obj, t, |o| o.hessian_values(x, project, hess))?;
+        if self.hess.iter().any(|v| !v.is_finite()) {
+            return Err(SolveError::NonFinite {
+                iteration: ctx.iteration,
+                what: "Hessian",
+            });
+        }
+        let tau = shifted_solve(chol, &self.hess, &pattern, ctx, &self.shift, g, d, t)?;
+        Ok(DirectionInfo {
+            decrement: Some(-dot(g, d)),
+            shift: tau,
+            linear_iterations: 0,
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! The [`Objective`] trait: what a solver asks of an energy.
+//!
+//! Buffers handed to an objective (`grad`, Hessian `values`, `out`, residuals, Jacobian values)
+//! arrive **zeroed**, so an objective may add into them (as [`crate::sparse::assemble`] does)
+//! or overwrite them.
+//!
+//! An energy signals an infeasible point (an inverted element under an injectivity barrier, a
+//! point outside a log barrier's domain) by returning `+∞` or NaN from [`Objective::value`] or
+//! [`Objective::value_grad`]: the line search never accepts such a point. Errors (`Err`) end the
+//! solve.
+
+use super::SolveError;
+use super::jacobian::JacobianPattern;
+use crate::sparse::CsrPattern;
+use std::time::Duration;
+
+/// An energy over `num_dofs()` unknowns and the derivatives the solvers use.
+///
+/// Required: the value and the gradient. Newton needs [`hessian_pattern`](Objective::hessian_pattern)
+/// and [`hessian_values`](Objective::hessian_values); Newton-CG uses
+/// [`hvp`](Objective::hvp) (a finite-difference default is provided) and, if available,
+/// [`hessian_diagonal`](Objective::hessian_diagonal); Gauss-Newton needs
+/// [`jacobian_pattern`](Objective::jacobian_pattern), [`residuals`](Objective::residuals) and
+/// [`residuals_jacobian`](Objective::residuals_jacobian).
+pub trait Objective {
+    /// The number of unknowns.
+    fn num_dofs(&self) -> usize;
+
+    /// The energy at `x`.
+    fn value(&mut self, x: &[f64]) -> Result<f64, SolveError>;
+
+    /// The energy at `x`; its gradient is added into `grad` (zeroed on entry).
+    fn value_grad(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, SolveError>;
+
+    /// The symmetric CSR pattern (both triangles) of the Hessian. It is read once per
+    /// iteration and compared with the previous one: the symbolic factorization is reused while
+    /// it is unchanged.
+    fn hessian_pattern(&self) -> Option<&CsrPattern> {
+        None
+    }
+
+    /// The Hessian values at `x`, added into `values` (pattern order, zeroed on entry). With
+    /// `project_psd`, each element's block should be projected to positive semidefinite before
+    /// it is added (projected Newton); objectives that cannot do so may ignore the flag.
+    fn hessian_values(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
+        let _ = (x, project_psd, values);
+        Err(SolveError::Unsupported("Hessian values"))
+    }
+
+    /// The Hessian-vector product `H(x) v`, added into `out` (zeroed on entry).
+    ///
+    /// The default is a central difference of gradients, `(∇E(x+εv) − ∇E(x−εv)) / 2ε` with
+    /// `ε = 1e-6·(1+‖x‖)/‖v‖`: two gradient evaluations, accurate to about 1e-8 relative.
+    fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
+        let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        if vn == 0.0 {
+            return Ok(());
+        }
+        let xn = x.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let eps = 1e-6 * (1.0 + xn) / vn;
+        let n = x.len();
+        let mut xp: Vec<f64> = x.iter().zip(v).map(|(a, b)| a + eps * b).collect();
+        let mut gp = vec![0.0; n];
+        self.value_grad(&xp, &mut gp)?;
+        for (xi, (a, b)) in xp.iter_mut().zip(x.iter().zip(v)) {
+            *xi = a - eps * b;
+        }
+        let mut gm = vec![0.0; n];
+        self.value_grad(&xp, &mut gm)?;
+        for (o, (p, m)) in out.iter_mut().zip(gp.iter().zip(&gm)) {
+            *o += (p - m) / (2.0 * eps);
+        }
+        Ok(())
+    }
+
+    /// The Hessian's diagonal at `x` (or a cheap positive estimate of it), added into `out`.
+    /// Returns `Ok(false)` when not provided (the default): Newton-CG then estimates it.
+    fn hessian_diagonal(&mut self, x: &[f64], out: &mut [f64]) -> Result<bool, SolveError> {
+        let _ = (x, out);
+        Ok(false)
+    }
+
+    /// For residual objectives `E = ½‖r(x)‖²`: the pattern of the Jacobian `∂r/∂x`
+    /// (`rows` residuals × `num_dofs()` columns).
+    fn jacobian_pattern(&self) -> Option<&JacobianPattern> {
+        None
+    }
+
+    /// The residuals at `x`, written into `r` (length `jacobian_pattern().rows`).
+    fn residuals(&mut self, x: &[f64], r: &mut [f64]) -> Result<(), SolveError> {
+        let _ = (x, r);
+        Err(SolveError::Unsupported("residuals"))
+    }
+
+    /// The residuals and the Jacobian values (in `jacobian_pattern()` order) at `x`.
+    fn residuals_jacobian(
+        &mut self,
+        x: &[f64],
+        r: &mut [f64],
+        jac: &mut [f64],
+    ) -> Result<(), SolveError> {
+        let _ = (x, r, jac);
+        Err(SolveError::Unsupported("a residual Jacobian"))
+    }
+
+    /// Time spent assembling (scattering element results into global buffers) since the last
+    /// call. Solvers move it from "derivative evaluation" to "assembly" in their timings.
+    fn take_assembly_time(&mut self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl<T: Objective + ?Sized> Objective for &mut T {
+    fn num_dofs(&self) -> usize {
+        (**self).num_dofs()
+    }
+    fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
+        (**self).value(x)
+    }
+    fn value_grad(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, SolveError> {
+        (**self).value_grad(x, grad)
+    }
+    fn hessian_pattern(&self) -> Option<&CsrPattern> {
+        (**self).hessian_pattern()
+    }
+    fn hessian_values(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
+        (**self).hessian_values(x, project_psd, values)
+    }
+    fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
+        (**self).hvp(x, v, out)
+    }
+    fn hessian_diagonal(&mut self, x: &[f64], out: &mut [f64]) -> Result<bool, SolveError> {
+        (**self).hessian_diagonal(x, out)
+    }
+    fn jacobian_pattern(&self) -> Option<&JacobianPattern> {
+        (**self).jacobian_pattern()
+    }
+    fn residuals(&mut self, x: &[f64], r: &mut [f64]) -> Result<(), SolveError> {
+        (**self).residuals(x, r)
+    }
+    fn residuals_jacobian(
+        &mut self,
+        x: &[f64],
+        r: &mut [f64],
+        jac: &mut [f64],
+    ) -> Result<(), SolveError> {
+        (**self).residuals_jacobian(x, r, jac)
+    }
+    fn take_assembly_time(&mut self) -> Duration {
+        (**self).take_assembly_time()
+    }
+}

@@ -1,0 +1,61 @@
+//! [`Solver`]: one of the solvers chosen by name (as `madc run --solver NAME` does).
+
+use super::{
+    Callback, GaussNewton, GaussNewtonLinear, GradientDescent, Lbfgs, Newton, NewtonCg, Objective,
+    SolveError, SolveOptions, SolveReport,
+};
+
+/// Any of the solvers.
+#[allow(clippy::large_enum_variant)]
+pub enum Solver {
+    Newton(Newton),
+    NewtonCg(NewtonCg),
+    Lbfgs(Lbfgs),
+    GradientDescent(GradientDescent),
+    GaussNewton(GaussNewton),
+}
+
+impl Solver {
+    /// The names [`Solver::from_name`] accepts.
+    pub const NAMES: [&'static str; 6] = [
+        "newton",
+        "newton-cg",
+        "lbfgs",
+        "gd",
+        "gauss-newton",
+        "gauss-newton-cg",
+    ];
+
+    /// A solver with default settings: `newton`, `newton-cg`, `lbfgs`, `gd`, `gauss-newton`
+    /// (assembled `JᵀJ`) or `gauss-newton-cg` (matrix-free).
+    pub fn from_name(name: &str) -> Option<Solver> {
+        Some(match name {
+            "newton" => Solver::Newton(Newton::new()),
+            "newton-cg" => Solver::NewtonCg(NewtonCg::new()),
+            "lbfgs" => Solver::Lbfgs(Lbfgs::default()),
+            "gd" => Solver::GradientDescent(GradientDescent::new()),
+            "gauss-newton" => Solver::GaussNewton(GaussNewton::new(GaussNewtonLinear::Assembled)),
+            "gauss-newton-cg" => Solver::GaussNewton(GaussNewton::new(
+                GaussNewtonLinear::MatrixFree(Default::default()),
+            )),
+            _ => return None,
+        })
+    }
+
+    /// Minimizes `obj` from `x` (updated in place) with this solver.
+    pub fn solve<O: Objective + ?Sized>(
+        &mut self,
+        obj: &mut O,
+        x: &mut [f64],
+        opts: &SolveOptions,
+        callback: Option<Callback>,
+    ) -> Result<SolveReport, SolveError> {
+        match self {
+            Solver::Newton(s) => s.solve(obj, x, opts, callback),
+            Solver::NewtonCg(s) => s.solve(obj, x, opts, callback),
+            Solver::Lbfgs(s) => s.solve(obj, x, opts, callback),
+            Solver::GradientDescent(s) => s.solve(obj, x, opts, callback),
+            Solver::GaussNewton(s) => s.solve(obj, x, opts, callback),
+        }
+    }
+}

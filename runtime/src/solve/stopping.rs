@@ -1,0 +1,56 @@
+//! The stopping rule shared by all solvers, and the options every solve takes.
+
+use super::line_search::LineSearch;
+use super::report::Status;
+
+/// Options common to every solver: stopping, line search, fixed dofs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolveOptions {
+    /// The most steps to take.
+    pub max_iters: usize,
+    /// Stop when ‖g‖₂ (free dofs) ≤ this.
+    pub grad_abs_tol: f64,
+    /// Stop when ‖g‖₂ ≤ this · ‖g₀‖₂ (0 disables).
+    pub grad_rel_tol: f64,
+    /// Newton-type solvers stop before stepping when `−gᵀd / 2 ≤` this (0 disables).
+    pub decrement_tol: f64,
+    /// Stop when an accepted step has ‖Δx‖₂ ≤ this · (1 + ‖x‖₂) (0 disables).
+    pub step_tol: f64,
+    /// `fixed[i]` pins dof i: its gradient and step are zero and it keeps its starting value.
+    pub fixed: Option<Vec<bool>>,
+    pub line_search: LineSearch,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            max_iters: 200,
+            grad_abs_tol: 1e-8,
+            grad_rel_tol: 0.0,
+            decrement_tol: 0.0,
+            step_tol: 1e-15,
+            fixed: None,
+            line_search: LineSearch::default(),
+        }
+    }
+}
+
+impl SolveOptions {
+    pub(crate) fn gradient_stop(&self, gnorm: f64, g0: f64) -> Option<Status> {
+        (gnorm <= self.grad_abs_tol || gnorm <= self.grad_rel_tol * g0)
+            .then_some(Status::GradientTolerance)
+    }
+
+    pub(crate) fn decrement_stop(&self, lambda2: Option<f64>) -> Option<Status> {
+        match lambda2 {
+            Some(l) if self.decrement_tol > 0.0 && 0.5 * l <= self.decrement_tol => {
+                Some(Status::NewtonDecrement)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn step_stop(&self, step_norm: f64, x_norm: f64) -> Option<Status> {
+        (step_norm <= self.step_tol * (1.0 + x_norm)).then_some(Status::StepTolerance)
+    }
+}
