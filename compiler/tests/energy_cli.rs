@@ -59,3 +59,26 @@ fn bad_inputs_are_errors() {
     let (rc, _, _) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:0x3", "--energy"]);
     assert_eq!(rc, 1);
 }
+
+#[test]
+fn eval_ring_energy_with_mixed_derivative() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-ring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).display().to_string();
+    let mixed = format!("w:{}", p("dw.npy"));
+    let (rc, out, err) = madc(&[
+        "eval", "examples/laplacian_ring.mad", "--mesh", "grid:4x4", "--energy", "--grad", &p("g.npy"),
+        "--hessian", &p("h.mtx"), "--mixed", &mixed,
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("energy "), "{out}");
+    // At the rest shape only the umbrella term (linear in w, w = 1) has a gradient,
+    // so ∂(∇E)/∂w equals ∇E.
+    let read = |n: &str| mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap()).unwrap().into_field(48, 1).unwrap();
+    let (g, dw) = (read("g.npy"), read("dw.npy"));
+    assert!(g.iter().any(|v| v.abs() > 1e-3));
+    assert!(g.iter().zip(&dw).all(|(a, b)| (a - b).abs() <= 1e-12), "{g:?} vs {dw:?}");
+    let (rc, _, err) = madc(&["eval", "examples/laplacian_ring.mad", "--mesh", "grid:4x4", "--mixed", "nope:x.npy"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no param"), "{err}");
+}

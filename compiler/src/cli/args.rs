@@ -115,6 +115,10 @@ pub struct EvalArgs {
     /// Hessian-vector product: read V, write H·V (`V.npy:OUT.npy`).
     #[arg(long, value_name = "V.npy:OUT.npy")]
     pub hvp: Option<String>,
+    /// Mixed second derivative ∂²E/∂x∂θ for the `f64` param θ: write the
+    /// derivative of the gradient along θ, shape (ndofs,) (`PARAM:OUT.npy`, repeatable).
+    #[arg(long, value_name = "PARAM:OUT.npy")]
+    pub mixed: Vec<String>,
     /// Project each element's Hessian block to positive semi-definite (for `--hessian`).
     #[arg(long)]
     pub project_psd: bool,

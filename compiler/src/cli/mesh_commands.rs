@@ -96,6 +96,12 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
         me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
         write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
     }
+    for spec in &a.mixed {
+        let (param, op) = spec.split_once(':').ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
+        let mut out = vec![0.0; n];
+        me.mixed(&x, param.trim(), &mut out).map_err(|e| e.to_string())?;
+        write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+    }
     if let Some(path) = &a.jacobian {
         let (_, j) = me.jacobian(&x).map_err(|e| e.to_string())?;
         write_file(path, |w| write_matrix_market_rect(j.nrows, j.ncols, &j.row_ptr, &j.col_idx, &j.values, w))?;

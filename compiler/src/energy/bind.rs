@@ -275,10 +275,17 @@ impl MeshEnergy<'_> {
     /// Checks that every data field a term reads has values.
     pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
         for t in self.prog.energies.iter().chain(&self.prog.residuals) {
-            for s in &t.others {
-                if let Source::Data { field, .. } = s
-                    && self.data[*field].is_none()
-                {
+            let ring_data = t.ring.iter().flat_map(|r| &r.inputs).filter_map(|i| match i {
+                super::ring::RingInput::Data { field, .. } => Some(*field),
+                _ => None,
+            });
+            let fixed_data = t.others.iter().filter_map(|s| match s {
+                Source::Data { field, .. } => Some(*field),
+                _ => None,
+            });
+            for field in fixed_data.chain(ring_data) {
+                let field = &field;
+                if self.data[*field].is_none() {
                     let d = &self.prog.decls.data[*field];
                     return Err(EnergyError::Host(format!(
                         "data `{}` ({} -> {}) has no values: set it (`--data {}=FILE.npy`)",
@@ -295,50 +302,63 @@ impl MeshEnergy<'_> {
 
     /// The weight of each energy term in the objective.
     pub fn weights(&self) -> Result<Vec<f64>, EnergyError> {
+        Ok(self.weights_and_slopes(None)?.0)
+    }
+
+    /// The weights and their derivatives with respect to param `wrt` (zeros
+    /// without one): the objective is a linear form in the energies whose
+    /// coefficients are polynomials in the params, evaluated with dual numbers.
+    pub(crate) fn weights_and_slopes(&self, wrt: Option<usize>) -> Result<(Vec<f64>, Vec<f64>), EnergyError> {
+        type D = (f64, f64);
         let names: Vec<&str> = self.prog.energies.iter().map(|t| t.name.as_str()).collect();
-        let Some(obj) = &self.prog.decls.objective else { return Ok(vec![1.0; names.len()]) };
-        // A linear form: (constant, coefficient per energy).
-        fn lin(me: &MeshEnergy, names: &[&str], e: &ObjExpr) -> Result<(f64, Vec<f64>), EnergyError> {
+        let n = names.len();
+        let Some(obj) = &self.prog.decls.objective else { return Ok((vec![1.0; n], vec![0.0; n])) };
+        let mul = |a: D, b: D| -> D { (a.0 * b.0, a.0 * b.1 + a.1 * b.0) };
+        // A linear form: (constant, coefficient per energy), each a dual number.
+        fn lin(me: &MeshEnergy, names: &[&str], wrt: Option<usize>, e: &ObjExpr, mul: &dyn Fn(D, D) -> D) -> Result<(D, Vec<D>), EnergyError> {
             let n = names.len();
             Ok(match e {
-                ObjExpr::Num(x) => (*x, vec![0.0; n]),
-                ObjExpr::Param(p) => (me.param(p).ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?, vec![0.0; n]),
+                ObjExpr::Num(x) => ((*x, 0.0), vec![(0.0, 0.0); n]),
+                ObjExpr::Param(p) => {
+                    let i = me.prog.decls.params.iter().position(|q| &q.name == p).ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?;
+                    ((me.params[i], if wrt == Some(i) { 1.0 } else { 0.0 }), vec![(0.0, 0.0); n])
+                }
                 ObjExpr::Energy(name) => {
                     let i = names.iter().position(|x| x == name).ok_or_else(|| EnergyError::Objective(format!("no energy `{name}`")))?;
-                    let mut c = vec![0.0; n];
-                    c[i] = 1.0;
-                    (0.0, c)
+                    let mut c = vec![(0.0, 0.0); n];
+                    c[i] = (1.0, 0.0);
+                    ((0.0, 0.0), c)
                 }
                 ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => {
-                    let (ca, va) = lin(me, names, a)?;
-                    let (cb, vb) = lin(me, names, b)?;
+                    let (ca, va) = lin(me, names, wrt, a, mul)?;
+                    let (cb, vb) = lin(me, names, wrt, b, mul)?;
                     let s = if matches!(e, ObjExpr::Sub(..)) { -1.0 } else { 1.0 };
-                    (ca + s * cb, va.iter().zip(&vb).map(|(x, y)| x + s * y).collect())
+                    ((ca.0 + s * cb.0, ca.1 + s * cb.1), va.iter().zip(&vb).map(|(x, y)| (x.0 + s * y.0, x.1 + s * y.1)).collect())
                 }
                 ObjExpr::Neg(a) => {
-                    let (c, v) = lin(me, names, a)?;
-                    (-c, v.iter().map(|x| -x).collect())
+                    let (c, v) = lin(me, names, wrt, a, mul)?;
+                    ((-c.0, -c.1), v.iter().map(|x| (-x.0, -x.1)).collect())
                 }
                 ObjExpr::Mul(a, b) => {
-                    let (ca, va) = lin(me, names, a)?;
-                    let (cb, vb) = lin(me, names, b)?;
-                    let a_const = va.iter().all(|&x| x == 0.0);
-                    let b_const = vb.iter().all(|&x| x == 0.0);
+                    let (ca, va) = lin(me, names, wrt, a, mul)?;
+                    let (cb, vb) = lin(me, names, wrt, b, mul)?;
+                    let a_const = va.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
+                    let b_const = vb.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
                     if !a_const && !b_const {
                         return Err(EnergyError::Objective("a product of two energies is not a weighted sum".into()));
                     }
                     if a_const {
-                        (ca * cb, vb.iter().map(|x| ca * x).collect())
+                        (mul(ca, cb), vb.iter().map(|&x| mul(ca, x)).collect())
                     } else {
-                        (ca * cb, va.iter().map(|x| x * cb).collect())
+                        (mul(ca, cb), va.iter().map(|&x| mul(x, cb)).collect())
                     }
                 }
             })
         }
-        let (c, w) = lin(self, &names, obj)?;
-        if c != 0.0 {
+        let (c, w) = lin(self, &names, wrt, obj, &mul)?;
+        if c.0 != 0.0 {
             return Err(EnergyError::Objective("a constant term in the objective has no effect on derivatives; drop it".into()));
         }
-        Ok(w)
+        Ok((w.iter().map(|x| x.0).collect(), w.iter().map(|x| x.1).collect()))
     }
 }

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
+use super::ring_eval::{RING_CHUNK, RingKind};
 use super::EnergyError;
 use crate::back::cranelift::RawCaller;
 use crate::ir::FuncRef;
@@ -27,6 +28,8 @@ enum Kind {
     Grad,
     Hess { project: bool },
     Hvp,
+    /// ∂²E/∂z∂θ (the term's mixed kernel for one param).
+    Mixed,
 }
 
 /// A mutable output shared by the workers of one colour.
@@ -165,7 +168,7 @@ impl MeshEnergy<'_> {
                         }
                     }
                 }
-                Kind::Hvp => {
+                Kind::Hvp | Kind::Mixed => {
                     if let Some(o) = job.hv {
                         for (a, &d) in dofs.iter().enumerate() {
                             unsafe { o.add(d as usize, job.weight * w.res[a]) };
@@ -184,7 +187,7 @@ impl MeshEnergy<'_> {
             Kind::Value => 1,
             Kind::Grad => 1 + job.t.k,
             Kind::Hess { .. } => 1 + job.t.k + job.t.k * job.t.k,
-            Kind::Hvp => job.t.k,
+            Kind::Hvp | Kind::Mixed => job.t.k,
         };
         let new_worker = || -> Result<Worker<'_>, EnergyError> {
             let call = prog.raw_caller(job.func).map_err(|e| EnergyError::Backend(e.to_string()))?;
@@ -249,11 +252,24 @@ impl MeshEnergy<'_> {
         let hv = Out::new(hv);
         let mut total = 0.0;
         for (i, t) in self.prog.energies.iter().enumerate() {
+            if t.ring.is_some() {
+                let rk = match (kind, v) {
+                    (Kind::Value, _) => RingKind::Value,
+                    (Kind::Grad, _) => RingKind::Grad,
+                    (Kind::Hess { project }, _) => RingKind::Hess { project },
+                    (Kind::Hvp, Some(v)) => RingKind::Hvp(v),
+                    _ => continue,
+                };
+                let target = if kind == Kind::Hvp { hv } else { grad };
+                total += self.ring_loop(i, rk, weights[i], x, target, hess)?;
+                continue;
+            }
             let func = match kind {
                 Kind::Value => Some(t.local),
                 Kind::Grad => t.grad,
                 Kind::Hess { .. } => t.hess,
                 Kind::Hvp => t.hvp,
+                Kind::Mixed => continue,
             };
             let slots = &self.pattern.terms[i];
             let Some(func) = func.or(if t.k == 0 { Some(t.local) } else { None }) else { continue };
@@ -279,6 +295,95 @@ impl MeshEnergy<'_> {
             total += self.run(&job)?;
         }
         Ok(total)
+    }
+
+    /// Adds ring term `term`'s results, element by element in order.
+    fn ring_loop(&self, term: usize, kind: RingKind<'_>, w: f64, x: &[f64], vec: Option<Out>, hess: Option<Out>) -> Result<f64, EnergyError> {
+        let ts = &self.pattern.terms[term];
+        let n = ts.len();
+        let mut sum = 0.0;
+        let mut start = 0;
+        while start < n {
+            let end = (start + RING_CHUNK).min(n);
+            let outs = self.ring_chunk(term, kind, x, start..end)?;
+            for (j, o) in outs.iter().enumerate() {
+                let e = start + j;
+                sum += w * o.value;
+                // SAFETY (of every `add`): this loop is the only writer.
+                if let Some(g) = vec {
+                    for (&d, &val) in ts.dofs().get(e).iter().zip(&o.vec) {
+                        unsafe { g.add(d as usize, w * val) };
+                    }
+                }
+                if let Some(h) = hess {
+                    for (&s, &val) in ts.slots().get(e).iter().zip(&o.block) {
+                        unsafe { h.add(s as usize, w * val) };
+                    }
+                }
+            }
+            start = end;
+        }
+        Ok(sum)
+    }
+
+    /// The mixed second derivative ∂²E/∂x∂θ of the objective with respect to the
+    /// unknowns and the `f64` param `param` (the derivative of the gradient along
+    /// θ), into `out` (length ndofs): forward mode over the gradient kernels, one
+    /// seed on θ. Objective weights that depend on θ contribute their derivative
+    /// times the term's gradient.
+    pub fn mixed(&self, x: &[f64], param: &str, out: &mut [f64]) -> Result<(), EnergyError> {
+        self.check_x("x", x)?;
+        self.check_x("output", out)?;
+        self.check_data()?;
+        let p = self
+            .prog
+            .decls
+            .params
+            .iter()
+            .position(|q| q.name == param)
+            .ok_or_else(|| EnergyError::Host(format!("no param named `{param}`")))?;
+        if self.prog.decls.params[p].ty != crate::front::SurfaceType::F64 {
+            return Err(EnergyError::Host(format!("param `{param}` is not an f64: no derivative with respect to it")));
+        }
+        let (weights, slopes) = self.weights_and_slopes(Some(p))?;
+        out.fill(0.0);
+        let o = Out::new(Some(out));
+        for (i, t) in self.prog.energies.iter().enumerate() {
+            let slots = &self.pattern.terms[i];
+            if t.ring.is_some() {
+                self.ring_loop(i, RingKind::Mixed(p), weights[i], x, o, None)?;
+                if slopes[i] != 0.0 {
+                    self.ring_loop(i, RingKind::Grad, slopes[i], x, o, None)?;
+                }
+                continue;
+            }
+            let mut jobs = Vec::new();
+            if let Some(&(_, f)) = t.mixed.iter().find(|m| m.0 == p) {
+                jobs.push((Kind::Mixed, f, weights[i], None, o));
+            }
+            if slopes[i] != 0.0 && let Some(f) = t.grad {
+                jobs.push((Kind::Grad, f, slopes[i], o, None));
+            }
+            for (kind, func, weight, grad, hv) in jobs {
+                let job = Job {
+                    t,
+                    b: &self.energies[i],
+                    dofs: slots.dofs(),
+                    coloring: slots.coloring(),
+                    func,
+                    kind,
+                    weight,
+                    x,
+                    v: None,
+                    grad,
+                    hess: None,
+                    hv,
+                    slots: None,
+                };
+                self.run(&job)?;
+            }
+        }
+        Ok(())
     }
 
     /// The objective at `x` (length [`MeshEnergy::ndofs`]).

@@ -71,6 +71,8 @@ pub mod fold;
 pub mod inline;
 pub mod kernels;
 pub mod program;
+pub mod ring;
+pub mod ring_eval;
 
 pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};
