@@ -91,6 +91,9 @@ pub struct MeshInputs {
     /// Fill a data field from a `.npy` file: `NAME=FILE.npy` (repeatable).
     #[arg(long = "data", value_name = "NAME=FILE.npy")]
     pub data: Vec<String>,
+    /// Vertex tuples for the `pair` terms: an (n, arity) integer or float `.npy` of vertex ids.
+    #[arg(long, value_name = "P.npy")]
+    pub pairs: Option<PathBuf>,
     /// Worker threads (default 1; results are identical for every count).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,

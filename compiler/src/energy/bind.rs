@@ -33,6 +33,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) energies: Vec<BoundTerm>,
     pub(crate) residuals: Vec<BoundTerm>,
     pub(crate) pool: Option<rayon::ThreadPool>,
+    /// The pair list and its incremental pattern (programs with `pair` terms).
+    pub(crate) pairs: Option<super::pairs::PairState>,
 }
 
 fn stencil(s: StencilKind) -> Option<Stencil> {
@@ -76,7 +78,11 @@ impl EnergyProgram {
             t.dof_fields.iter().map(|&f| Field { offset: dof_offsets[f], dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1) }).collect()
         };
         let bind_term = |t: &super::kernels::TermKernels, decl: &crate::front::TermDecl| -> Result<BoundTerm, EnergyError> {
-            let s = stencil(decl.stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "pair terms".into() })?;
+            let Some(s) = stencil(decl.stencil) else {
+                // Pair terms: no mesh elements; their pairs live in the pair pattern.
+                let empty = ElementList::fixed(t.k.max(1), Vec::new());
+                return Ok(BoundTerm { verts: ElementList::fixed(t.nverts.max(1), Vec::new()), dofs: empty });
+            };
             let verts = topo.elements(s);
             let dofs = element_dofs(&verts, &fields(t));
             Ok(BoundTerm { verts, dofs })
@@ -91,6 +97,7 @@ impl EnergyProgram {
         }
         let lists: Vec<ElementList> = energies.iter().map(|b| b.dofs.clone()).collect();
         let pattern = HessianPattern::build(ndofs, &lists).map_err(|e| EnergyError::Mesh(e.to_string()))?;
+        let pairs = super::pairs::PairState::new(self, &pattern.csr, &dof_offsets, nv)?;
         let params = self
             .decls
             .params
@@ -113,6 +120,7 @@ impl EnergyProgram {
             energies,
             residuals,
             pool: None,
+            pairs,
         };
         for i in 0..self.decls.data.len() {
             me.data[i] = me.geometry_default(i);
@@ -137,14 +145,32 @@ impl MeshEnergy<'_> {
         &self.topo
     }
 
-    /// The Hessian's CSR pattern (values from [`MeshEnergy::hessian`] follow it).
+    /// The Hessian's static CSR pattern (values from [`MeshEnergy::hessian`]
+    /// follow it; with pair terms they continue with the pairs' overlay slots,
+    /// see [`MeshEnergy::hessian_csr`]).
     pub fn pattern(&self) -> &mad_runtime::sparse::CsrPattern {
         &self.pattern.csr
     }
 
-    /// The number of stored Hessian entries.
+    /// The number of Hessian values: the static pattern's entries, then (with
+    /// pair terms) the pair overlay's slots, which change as pairs come and go.
     pub fn nnz(&self) -> usize {
-        self.pattern.csr.nnz()
+        match &self.pairs {
+            Some(p) => p.pattern.num_values(),
+            None => self.pattern.csr.nnz(),
+        }
+    }
+
+    /// Hessian values (from [`MeshEnergy::hessian`]) as one CSR matrix: the
+    /// static pattern merged with the pairs' entries.
+    pub fn hessian_csr(&self, values: &[f64]) -> Result<(mad_runtime::sparse::CsrPattern, Vec<f64>), EnergyError> {
+        if values.len() != self.nnz() {
+            return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
+        }
+        match &self.pairs {
+            Some(p) => p.pattern.merge_values(values).map_err(|e| EnergyError::Host(e.to_string())),
+            None => Ok((self.pattern.csr.clone(), values.to_vec())),
+        }
     }
 
     /// The default unknowns: per dof field, the mesh's positions (first d

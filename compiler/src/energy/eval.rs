@@ -252,6 +252,22 @@ impl MeshEnergy<'_> {
         let hv = Out::new(hv);
         let mut total = 0.0;
         for (i, t) in self.prog.energies.iter().enumerate() {
+            if self.is_pair(i) {
+                let func = match kind {
+                    Kind::Value => Some(t.local),
+                    Kind::Grad => t.grad,
+                    Kind::Hess { .. } => t.hess,
+                    Kind::Hvp => t.hvp,
+                    Kind::Mixed => None,
+                };
+                if t.k == 0 && kind != Kind::Hvp {
+                    total += self.pair_loop(i, Kind::Value, t.local, weights[i], x, None, None, None)?;
+                } else if let Some(f) = func {
+                    let target = if kind == Kind::Hvp { hv } else { grad };
+                    total += self.pair_loop(i, kind, f, weights[i], x, v, target, hess)?;
+                }
+                continue;
+            }
             if t.ring.is_some() {
                 let rk = match (kind, v) {
                     (Kind::Value, _) => RingKind::Value,
@@ -295,6 +311,111 @@ impl MeshEnergy<'_> {
             total += self.run(&job)?;
         }
         Ok(total)
+    }
+
+    fn is_pair(&self, term: usize) -> bool {
+        self.prog.decls.energies[term].stencil == crate::front::StencilKind::Pair
+    }
+
+    /// Adds pair term `term`'s results over the live pairs, in id order.
+    #[allow(clippy::too_many_arguments)]
+    fn pair_loop(
+        &self,
+        term: usize,
+        kind: Kind,
+        func: FuncRef,
+        w: f64,
+        x: &[f64],
+        v: Option<&[f64]>,
+        vec: Option<Out>,
+        hess: Option<Out>,
+    ) -> Result<f64, EnergyError> {
+        let Some(ps) = &self.pairs else { return Ok(0.0) };
+        let Some((_, map)) = ps.terms.iter().find(|t| t.0 == term) else { return Ok(0.0) };
+        let t = &self.prog.energies[term];
+        let k = t.k;
+        let nargs = k.max(1) + t.other_slots + if kind == Kind::Hvp { k } else { 0 };
+        let nres = match kind {
+            Kind::Value => 1,
+            Kind::Grad => 1 + k,
+            Kind::Hess { .. } => 1 + k + k * k,
+            Kind::Hvp | Kind::Mixed => k,
+        };
+        let mut call = self.prog.raw_caller(func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+        if call.arg_slots() != nargs || call.result_slots() != nres {
+            return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected pair kernel slots".into() });
+        }
+        let (mut args, mut res, mut block) = (vec![0.0; nargs], vec![0.0; nres], vec![0.0; k * k]);
+        let mut sum = 0.0;
+        for id in ps.pattern.pair_ids() {
+            let Some((verts, pdofs, pslots)) = ps.pattern.pair(id) else { continue };
+            let kp = pdofs.len();
+            for (a, &pa) in map.iter().enumerate() {
+                args[a] = x[pdofs[pa] as usize];
+            }
+            if k == 0 {
+                args[0] = 0.0;
+            }
+            let mut at = k.max(1);
+            for s in &t.others {
+                match *s {
+                    Source::Data { field, vertex, slots } => {
+                        let ent = verts[vertex.unwrap_or(0) as usize] as usize;
+                        let vals = self.data[field].as_deref().unwrap_or(&[]);
+                        args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
+                        at += slots;
+                    }
+                    Source::Param { param, int } => {
+                        let p = self.params[param];
+                        args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
+                        at += 1;
+                    }
+                    Source::Dof { .. } => {}
+                }
+            }
+            if let (Kind::Hvp, Some(v)) = (kind, v) {
+                for (a, &pa) in map.iter().enumerate() {
+                    args[at + a] = v[pdofs[pa] as usize];
+                }
+            }
+            call.call_f64(&args, &mut res).map_err(|err| EnergyError::Runtime(format!("term `{}`, pair {verts:?}: {err}", t.name)))?;
+            // SAFETY (of every `add`): this loop is the only writer.
+            match kind {
+                Kind::Value => sum += w * res[0],
+                Kind::Grad | Kind::Hess { .. } => {
+                    sum += w * res[0];
+                    if let Some(g) = vec {
+                        for (a, &pa) in map.iter().enumerate() {
+                            unsafe { g.add(pdofs[pa] as usize, w * res[1 + a]) };
+                        }
+                    }
+                    if let (Kind::Hess { project }, Some(h)) = (kind, hess) {
+                        let cols = &res[1 + k..1 + k + k * k];
+                        for a in 0..k {
+                            for b in 0..k {
+                                block[a * k + b] = cols[b * k + a];
+                            }
+                        }
+                        if project {
+                            project_psd(&mut block, k, 0.0);
+                        }
+                        for a in 0..k {
+                            for b in 0..k {
+                                unsafe { h.add(pslots[map[a] * kp + map[b]] as usize, w * block[a * k + b]) };
+                            }
+                        }
+                    }
+                }
+                Kind::Hvp | Kind::Mixed => {
+                    if let Some(o) = vec {
+                        for (a, &pa) in map.iter().enumerate() {
+                            unsafe { o.add(pdofs[pa] as usize, w * res[a]) };
+                        }
+                    }
+                }
+            }
+        }
+        Ok(sum)
     }
 
     /// Adds ring term `term`'s results, element by element in order.
@@ -350,6 +471,15 @@ impl MeshEnergy<'_> {
         let o = Out::new(Some(out));
         for (i, t) in self.prog.energies.iter().enumerate() {
             let slots = &self.pattern.terms[i];
+            if self.is_pair(i) {
+                if let Some(&(_, f)) = t.mixed.iter().find(|m| m.0 == p) {
+                    self.pair_loop(i, Kind::Mixed, f, weights[i], x, None, o, None)?;
+                }
+                if slopes[i] != 0.0 && let Some(f) = t.grad {
+                    self.pair_loop(i, Kind::Grad, f, slopes[i], x, None, o, None)?;
+                }
+                continue;
+            }
             if t.ring.is_some() {
                 self.ring_loop(i, RingKind::Mixed(p), weights[i], x, o, None)?;
                 if slopes[i] != 0.0 {

@@ -71,6 +71,7 @@ pub mod fold;
 pub mod inline;
 pub mod kernels;
 pub mod program;
+pub mod pairs;
 pub mod ring;
 pub mod ring_eval;
 
