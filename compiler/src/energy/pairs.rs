@@ -123,7 +123,7 @@ impl MeshEnergy<'_> {
         let live = self.pairs();
         let st = self.pair_state()?;
         let a = st.arity;
-        if pairs.len() % a != 0 {
+        if !pairs.len().is_multiple_of(a) {
             return Err(EnergyError::Host(format!("pairs: {} ids is not a multiple of the arity {a}", pairs.len())));
         }
         if let Some(v) = pairs.iter().find(|&&v| v as usize >= nv) {

@@ -154,6 +154,7 @@ impl MeshEnergy<'_> {
         r.inputs.iter().zip(all).filter(|(i, _)| matches!(i, RingInput::Dof { .. })).map(|(_, a)| a).collect()
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn ring_element(
         &self,
         t: &super::kernels::TermKernels,
@@ -209,8 +210,8 @@ impl MeshEnergy<'_> {
                         self.ring_scatter(t, r, n, primal, &mut out.vec)?;
                     }
                     self.ring_scatter(t, r, n, part(&res, 1).ok_or_else(bad)?, &mut col)?;
-                    for a in 0..k {
-                        out.block[a * k + s] = col[a];
+                    for (a, &c) in col.iter().enumerate() {
+                        out.block[a * k + s] = c;
                     }
                 }
                 if k == 0 {
