@@ -59,3 +59,59 @@ fn bad_inputs_are_errors() {
     let (rc, _, _) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:0x3", "--energy"]);
     assert_eq!(rc, 1);
 }
+
+#[test]
+fn eval_ring_energy_with_mixed_derivative() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-ring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).display().to_string();
+    let mixed = format!("w:{}", p("dw.npy"));
+    let (rc, out, err) = madc(&[
+        "eval", "examples/laplacian_ring.mad", "--mesh", "grid:4x4", "--energy", "--grad", &p("g.npy"),
+        "--hessian", &p("h.mtx"), "--mixed", &mixed,
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("energy "), "{out}");
+    // At the rest shape only the umbrella term (linear in w, w = 1) has a gradient,
+    // so ∂(∇E)/∂w equals ∇E.
+    let read = |n: &str| mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap()).unwrap().into_field(48, 1).unwrap();
+    let (g, dw) = (read("g.npy"), read("dw.npy"));
+    assert!(g.iter().any(|v| v.abs() > 1e-3));
+    assert!(g.iter().zip(&dw).all(|(a, b)| (a - b).abs() <= 1e-12), "{g:?} vs {dw:?}");
+    let (rc, _, err) = madc(&["eval", "examples/laplacian_ring.mad", "--mesh", "grid:4x4", "--mixed", "nope:x.npy"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no param"), "{err}");
+}
+
+#[test]
+fn eval_contact_pairs_from_an_integer_array() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-pairs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).display().to_string();
+    // An (2, 2) int64 .npy of vertex ids.
+    let h = "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }";
+    let h = format!("{h}{}\n", " ".repeat(127 - 10 - h.len()));
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((h.len() as u16).to_le_bytes());
+    b.extend(h.as_bytes());
+    for v in [0i64, 5, 2, 7] {
+        b.extend(v.to_le_bytes());
+    }
+    std::fs::write(p("P.npy"), b).unwrap();
+    let base = ["eval", "examples/contact_barrier.mad", "--mesh", "grid:4x4", "--set", "dhat=5", "--energy"];
+    let (rc, without, err) = madc(&base);
+    assert_eq!(rc, 0, "{err}");
+    let mut with_pairs = base.to_vec();
+    let (pp, hp) = (p("P.npy"), p("h.mtx"));
+    with_pairs.extend(["--pairs", &pp, "--hessian", &hp]);
+    let (rc, with, err) = madc(&with_pairs);
+    assert_eq!(rc, 0, "{err}");
+    let e = |s: &str| s.trim().strip_prefix("energy ").unwrap().parse::<f64>().unwrap();
+    assert!(e(&with) > e(&without), "{with} vs {without}");
+    // The pair (0, 5) couples its vertices in the Hessian.
+    let h = std::fs::read_to_string(p("h.mtx")).unwrap();
+    assert!(h.lines().any(|l| l.starts_with("1 16 ")), "no (0, 5) entry");
+    let mut bad = base.to_vec();
+    bad.extend(["--pairs", "examples/mass_spring.mad"]);
+    assert_eq!(madc(&bad).0, 1);
+}

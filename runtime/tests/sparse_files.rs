@@ -93,12 +93,21 @@ fn npy_errors_are_clear() {
         1,
     );
     assert_eq!(read_npy(&f4).unwrap_err(), NpyError::Dtype("<f4".into()));
-    let i8 = npy_bytes(
-        "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+    let i2 = npy_bytes(
+        "{'descr': '<i2', 'fortran_order': False, 'shape': (8,), }",
         &d,
         1,
     );
-    assert!(read_npy(&i8).unwrap_err().to_string().contains("<i8"));
+    assert!(read_npy(&i2).unwrap_err().to_string().contains("<i2"));
+    // Integer arrays (vertex ids) read as exact values.
+    let mut ints = b"\x93NUMPY\x01\x00".to_vec();
+    let h = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+    let h = format!("{h}{}\n", " ".repeat(127 - 10 - h.len()));
+    ints.extend((h.len() as u16).to_le_bytes());
+    ints.extend(h.as_bytes());
+    ints.extend(7i64.to_le_bytes());
+    ints.extend((-3i64).to_le_bytes());
+    assert_eq!(read_npy(&ints).unwrap().data, vec![7.0, -3.0]);
     let short = npy_bytes(
         "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
         &d,

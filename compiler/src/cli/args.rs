@@ -91,6 +91,9 @@ pub struct MeshInputs {
     /// Fill a data field from a `.npy` file: `NAME=FILE.npy` (repeatable).
     #[arg(long = "data", value_name = "NAME=FILE.npy")]
     pub data: Vec<String>,
+    /// Vertex tuples for the `pair` terms: an (n, arity) integer or float `.npy` of vertex ids.
+    #[arg(long, value_name = "P.npy")]
+    pub pairs: Option<PathBuf>,
     /// Worker threads (default 1; results are identical for every count).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -115,6 +118,10 @@ pub struct EvalArgs {
     /// Hessian-vector product: read V, write H·V (`V.npy:OUT.npy`).
     #[arg(long, value_name = "V.npy:OUT.npy")]
     pub hvp: Option<String>,
+    /// Mixed second derivative ∂²E/∂x∂θ for the `f64` param θ: write the
+    /// derivative of the gradient along θ, shape (ndofs,) (`PARAM:OUT.npy`, repeatable).
+    #[arg(long, value_name = "PARAM:OUT.npy")]
+    pub mixed: Vec<String>,
     /// Project each element's Hessian block to positive semi-definite (for `--hessian`).
     #[arg(long)]
     pub project_psd: bool,

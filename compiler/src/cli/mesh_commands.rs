@@ -50,11 +50,37 @@ fn setup<'p>(prog: &'p EnergyProgram, inp: &MeshInputs) -> Result<(MeshEnergy<'p
         let vals = read_flat(Path::new(p), n).map_err(|e| format!("--data {k}: {e}"))?;
         me.set_data(k, &vals).map_err(|e| e.to_string())?;
     }
+    if let Some(p) = &inp.pairs {
+        let a = read_array(p)?;
+        let ids = pair_ids(&a, me.pair_arity()).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
+        me.set_pairs(&ids).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
+    }
     let x = match &inp.x {
         Some(p) => read_flat(p, me.ndofs()).map_err(|e| format!("--x: {e}"))?,
         None => me.default_x(),
     };
     Ok((me, x))
+}
+
+/// Vertex ids from an `(n, arity)` integer or float array.
+fn pair_ids(a: &mad_runtime::sparse::NpyArray, arity: usize) -> Result<Vec<u32>, String> {
+    if arity == 0 {
+        return Err("the program has no pair terms".into());
+    }
+    let ok_shape = match a.shape.as_slice() {
+        [n, c] => *c == arity || *n == 0,
+        [n] => arity == 1 || *n == 0,
+        _ => false,
+    };
+    if !ok_shape {
+        return Err(format!("expected shape (n, {arity}), found {:?}", a.shape));
+    }
+    a.data
+        .iter()
+        .map(|&v| {
+            if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 { Ok(v as u32) } else { Err(format!("`{v}` is not a vertex id")) }
+        })
+        .collect()
 }
 
 fn write_file(path: &Path, f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<(), String> {
@@ -83,7 +109,8 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
     if let Some(path) = &a.hessian {
         let mut h = vec![0.0; me.nnz()];
         energy = Some(me.hessian(&x, &mut g, &mut h, a.project_psd).map_err(|e| e.to_string())?);
-        write_file(path, |w| write_matrix_market(me.pattern(), &h, w))?;
+        let (pattern, values) = me.hessian_csr(&h).map_err(|e| e.to_string())?;
+        write_file(path, |w| write_matrix_market(&pattern, &values, w))?;
     }
     if let Some(path) = &a.grad {
         energy = Some(me.gradient(&x, &mut g).map_err(|e| e.to_string())?);
@@ -94,6 +121,12 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
         let v = read_flat(Path::new(vp), n).map_err(|e| format!("--hvp: {e}"))?;
         let mut out = vec![0.0; n];
         me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
+        write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+    }
+    for spec in &a.mixed {
+        let (param, op) = spec.split_once(':').ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
+        let mut out = vec![0.0; n];
+        me.mixed(&x, param.trim(), &mut out).map_err(|e| e.to_string())?;
         write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
     }
     if let Some(path) = &a.jacobian {

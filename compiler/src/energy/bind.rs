@@ -33,6 +33,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) energies: Vec<BoundTerm>,
     pub(crate) residuals: Vec<BoundTerm>,
     pub(crate) pool: Option<rayon::ThreadPool>,
+    /// The pair list and its incremental pattern (programs with `pair` terms).
+    pub(crate) pairs: Option<super::pairs::PairState>,
 }
 
 fn stencil(s: StencilKind) -> Option<Stencil> {
@@ -76,7 +78,11 @@ impl EnergyProgram {
             t.dof_fields.iter().map(|&f| Field { offset: dof_offsets[f], dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1) }).collect()
         };
         let bind_term = |t: &super::kernels::TermKernels, decl: &crate::front::TermDecl| -> Result<BoundTerm, EnergyError> {
-            let s = stencil(decl.stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "pair terms".into() })?;
+            let Some(s) = stencil(decl.stencil) else {
+                // Pair terms: no mesh elements; their pairs live in the pair pattern.
+                let empty = ElementList::fixed(t.k.max(1), Vec::new());
+                return Ok(BoundTerm { verts: ElementList::fixed(t.nverts.max(1), Vec::new()), dofs: empty });
+            };
             let verts = topo.elements(s);
             let dofs = element_dofs(&verts, &fields(t));
             Ok(BoundTerm { verts, dofs })
@@ -91,6 +97,7 @@ impl EnergyProgram {
         }
         let lists: Vec<ElementList> = energies.iter().map(|b| b.dofs.clone()).collect();
         let pattern = HessianPattern::build(ndofs, &lists).map_err(|e| EnergyError::Mesh(e.to_string()))?;
+        let pairs = super::pairs::PairState::new(self, &pattern.csr, &dof_offsets, nv)?;
         let params = self
             .decls
             .params
@@ -113,6 +120,7 @@ impl EnergyProgram {
             energies,
             residuals,
             pool: None,
+            pairs,
         };
         for i in 0..self.decls.data.len() {
             me.data[i] = me.geometry_default(i);
@@ -137,14 +145,32 @@ impl MeshEnergy<'_> {
         &self.topo
     }
 
-    /// The Hessian's CSR pattern (values from [`MeshEnergy::hessian`] follow it).
+    /// The Hessian's static CSR pattern (values from [`MeshEnergy::hessian`]
+    /// follow it; with pair terms they continue with the pairs' overlay slots,
+    /// see [`MeshEnergy::hessian_csr`]).
     pub fn pattern(&self) -> &mad_runtime::sparse::CsrPattern {
         &self.pattern.csr
     }
 
-    /// The number of stored Hessian entries.
+    /// The number of Hessian values: the static pattern's entries, then (with
+    /// pair terms) the pair overlay's slots, which change as pairs come and go.
     pub fn nnz(&self) -> usize {
-        self.pattern.csr.nnz()
+        match &self.pairs {
+            Some(p) => p.pattern.num_values(),
+            None => self.pattern.csr.nnz(),
+        }
+    }
+
+    /// Hessian values (from [`MeshEnergy::hessian`]) as one CSR matrix: the
+    /// static pattern merged with the pairs' entries.
+    pub fn hessian_csr(&self, values: &[f64]) -> Result<(mad_runtime::sparse::CsrPattern, Vec<f64>), EnergyError> {
+        if values.len() != self.nnz() {
+            return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
+        }
+        match &self.pairs {
+            Some(p) => p.pattern.merge_values(values).map_err(|e| EnergyError::Host(e.to_string())),
+            None => Ok((self.pattern.csr.clone(), values.to_vec())),
+        }
     }
 
     /// The default unknowns: per dof field, the mesh's positions (first d
@@ -275,10 +301,17 @@ impl MeshEnergy<'_> {
     /// Checks that every data field a term reads has values.
     pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
         for t in self.prog.energies.iter().chain(&self.prog.residuals) {
-            for s in &t.others {
-                if let Source::Data { field, .. } = s
-                    && self.data[*field].is_none()
-                {
+            let ring_data = t.ring.iter().flat_map(|r| &r.inputs).filter_map(|i| match i {
+                super::ring::RingInput::Data { field, .. } => Some(*field),
+                _ => None,
+            });
+            let fixed_data = t.others.iter().filter_map(|s| match s {
+                Source::Data { field, .. } => Some(*field),
+                _ => None,
+            });
+            for field in fixed_data.chain(ring_data) {
+                let field = &field;
+                if self.data[*field].is_none() {
                     let d = &self.prog.decls.data[*field];
                     return Err(EnergyError::Host(format!(
                         "data `{}` ({} -> {}) has no values: set it (`--data {}=FILE.npy`)",
@@ -295,50 +328,63 @@ impl MeshEnergy<'_> {
 
     /// The weight of each energy term in the objective.
     pub fn weights(&self) -> Result<Vec<f64>, EnergyError> {
+        Ok(self.weights_and_slopes(None)?.0)
+    }
+
+    /// The weights and their derivatives with respect to param `wrt` (zeros
+    /// without one): the objective is a linear form in the energies whose
+    /// coefficients are polynomials in the params, evaluated with dual numbers.
+    pub(crate) fn weights_and_slopes(&self, wrt: Option<usize>) -> Result<(Vec<f64>, Vec<f64>), EnergyError> {
+        type D = (f64, f64);
         let names: Vec<&str> = self.prog.energies.iter().map(|t| t.name.as_str()).collect();
-        let Some(obj) = &self.prog.decls.objective else { return Ok(vec![1.0; names.len()]) };
-        // A linear form: (constant, coefficient per energy).
-        fn lin(me: &MeshEnergy, names: &[&str], e: &ObjExpr) -> Result<(f64, Vec<f64>), EnergyError> {
+        let n = names.len();
+        let Some(obj) = &self.prog.decls.objective else { return Ok((vec![1.0; n], vec![0.0; n])) };
+        let mul = |a: D, b: D| -> D { (a.0 * b.0, a.0 * b.1 + a.1 * b.0) };
+        // A linear form: (constant, coefficient per energy), each a dual number.
+        fn lin(me: &MeshEnergy, names: &[&str], wrt: Option<usize>, e: &ObjExpr, mul: &dyn Fn(D, D) -> D) -> Result<(D, Vec<D>), EnergyError> {
             let n = names.len();
             Ok(match e {
-                ObjExpr::Num(x) => (*x, vec![0.0; n]),
-                ObjExpr::Param(p) => (me.param(p).ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?, vec![0.0; n]),
+                ObjExpr::Num(x) => ((*x, 0.0), vec![(0.0, 0.0); n]),
+                ObjExpr::Param(p) => {
+                    let i = me.prog.decls.params.iter().position(|q| &q.name == p).ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?;
+                    ((me.params[i], if wrt == Some(i) { 1.0 } else { 0.0 }), vec![(0.0, 0.0); n])
+                }
                 ObjExpr::Energy(name) => {
                     let i = names.iter().position(|x| x == name).ok_or_else(|| EnergyError::Objective(format!("no energy `{name}`")))?;
-                    let mut c = vec![0.0; n];
-                    c[i] = 1.0;
-                    (0.0, c)
+                    let mut c = vec![(0.0, 0.0); n];
+                    c[i] = (1.0, 0.0);
+                    ((0.0, 0.0), c)
                 }
                 ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => {
-                    let (ca, va) = lin(me, names, a)?;
-                    let (cb, vb) = lin(me, names, b)?;
+                    let (ca, va) = lin(me, names, wrt, a, mul)?;
+                    let (cb, vb) = lin(me, names, wrt, b, mul)?;
                     let s = if matches!(e, ObjExpr::Sub(..)) { -1.0 } else { 1.0 };
-                    (ca + s * cb, va.iter().zip(&vb).map(|(x, y)| x + s * y).collect())
+                    ((ca.0 + s * cb.0, ca.1 + s * cb.1), va.iter().zip(&vb).map(|(x, y)| (x.0 + s * y.0, x.1 + s * y.1)).collect())
                 }
                 ObjExpr::Neg(a) => {
-                    let (c, v) = lin(me, names, a)?;
-                    (-c, v.iter().map(|x| -x).collect())
+                    let (c, v) = lin(me, names, wrt, a, mul)?;
+                    ((-c.0, -c.1), v.iter().map(|x| (-x.0, -x.1)).collect())
                 }
                 ObjExpr::Mul(a, b) => {
-                    let (ca, va) = lin(me, names, a)?;
-                    let (cb, vb) = lin(me, names, b)?;
-                    let a_const = va.iter().all(|&x| x == 0.0);
-                    let b_const = vb.iter().all(|&x| x == 0.0);
+                    let (ca, va) = lin(me, names, wrt, a, mul)?;
+                    let (cb, vb) = lin(me, names, wrt, b, mul)?;
+                    let a_const = va.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
+                    let b_const = vb.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
                     if !a_const && !b_const {
                         return Err(EnergyError::Objective("a product of two energies is not a weighted sum".into()));
                     }
                     if a_const {
-                        (ca * cb, vb.iter().map(|x| ca * x).collect())
+                        (mul(ca, cb), vb.iter().map(|&x| mul(ca, x)).collect())
                     } else {
-                        (ca * cb, va.iter().map(|x| x * cb).collect())
+                        (mul(ca, cb), va.iter().map(|&x| mul(x, cb)).collect())
                     }
                 }
             })
         }
-        let (c, w) = lin(self, &names, obj)?;
-        if c != 0.0 {
+        let (c, w) = lin(self, &names, wrt, obj, &mul)?;
+        if c.0 != 0.0 {
             return Err(EnergyError::Objective("a constant term in the objective has no effect on derivatives; drop it".into()));
         }
-        Ok(w)
+        Ok((w.iter().map(|x| x.0).collect(), w.iter().map(|x| x.1).collect()))
     }
 }

@@ -116,3 +116,26 @@ pub fn value_jac(module: &mut Module, local: FuncRef, active: &[bool], k: usize)
     let r = e.op(OpKind::Tuple, vec![val, jm])?;
     finish(module, e, r)
 }
+
+/// `name$mixed{i}(z, o…) -> ∂/∂o_i (∂/∂z)`: one forward seed on the `f64` input
+/// `o_i` (kernel parameter `input`) over the reverse pass: the mixed second
+/// derivative ∂²E/∂z∂θ.
+pub fn grad_mixed(module: &mut Module, local: FuncRef, input: usize) -> Result<FuncRef, AdError> {
+    let src = module.functions[local].clone();
+    let eg = value_grad(module, local, &[])?;
+    crate::energy::inline::inline_all(module, eg).map_err(AdError::Internal)?;
+    let mut mask = vec![false; src.param_types().len()];
+    mask[input] = true;
+    let j = jvp_active(module, eg, 1, &mask)?;
+    let zt = src.param_types()[0].clone();
+    let func = Function::new(format!("{}$mixed{input}", src.name), &src.param_types(), zt);
+    let params = func.params().to_vec();
+    let mut e = Emitter::new(func);
+    let one = e.float(ScalarKind::F64, 1.0);
+    let mut args = params;
+    args.push(one);
+    let out = call(&mut e, module, j, args);
+    let t = e.op(OpKind::TupleGet(1), vec![out])?;
+    let g = e.op(OpKind::TupleGet(1), vec![t])?;
+    finish(module, e, g)
+}

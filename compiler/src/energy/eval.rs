@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
+use super::ring_eval::{RING_CHUNK, RingKind};
 use super::EnergyError;
 use crate::back::cranelift::RawCaller;
 use crate::ir::FuncRef;
@@ -27,6 +28,8 @@ enum Kind {
     Grad,
     Hess { project: bool },
     Hvp,
+    /// ∂²E/∂z∂θ (the term's mixed kernel for one param).
+    Mixed,
 }
 
 /// A mutable output shared by the workers of one colour.
@@ -165,7 +168,7 @@ impl MeshEnergy<'_> {
                         }
                     }
                 }
-                Kind::Hvp => {
+                Kind::Hvp | Kind::Mixed => {
                     if let Some(o) = job.hv {
                         for (a, &d) in dofs.iter().enumerate() {
                             unsafe { o.add(d as usize, job.weight * w.res[a]) };
@@ -184,7 +187,7 @@ impl MeshEnergy<'_> {
             Kind::Value => 1,
             Kind::Grad => 1 + job.t.k,
             Kind::Hess { .. } => 1 + job.t.k + job.t.k * job.t.k,
-            Kind::Hvp => job.t.k,
+            Kind::Hvp | Kind::Mixed => job.t.k,
         };
         let new_worker = || -> Result<Worker<'_>, EnergyError> {
             let call = prog.raw_caller(job.func).map_err(|e| EnergyError::Backend(e.to_string()))?;
@@ -249,11 +252,40 @@ impl MeshEnergy<'_> {
         let hv = Out::new(hv);
         let mut total = 0.0;
         for (i, t) in self.prog.energies.iter().enumerate() {
+            if self.is_pair(i) {
+                let func = match kind {
+                    Kind::Value => Some(t.local),
+                    Kind::Grad => t.grad,
+                    Kind::Hess { .. } => t.hess,
+                    Kind::Hvp => t.hvp,
+                    Kind::Mixed => None,
+                };
+                if t.k == 0 && kind != Kind::Hvp {
+                    total += self.pair_loop(i, Kind::Value, t.local, weights[i], x, None, None, None)?;
+                } else if let Some(f) = func {
+                    let target = if kind == Kind::Hvp { hv } else { grad };
+                    total += self.pair_loop(i, kind, f, weights[i], x, v, target, hess)?;
+                }
+                continue;
+            }
+            if t.ring.is_some() {
+                let rk = match (kind, v) {
+                    (Kind::Value, _) => RingKind::Value,
+                    (Kind::Grad, _) => RingKind::Grad,
+                    (Kind::Hess { project }, _) => RingKind::Hess { project },
+                    (Kind::Hvp, Some(v)) => RingKind::Hvp(v),
+                    _ => continue,
+                };
+                let target = if kind == Kind::Hvp { hv } else { grad };
+                total += self.ring_loop(i, rk, weights[i], x, target, hess)?;
+                continue;
+            }
             let func = match kind {
                 Kind::Value => Some(t.local),
                 Kind::Grad => t.grad,
                 Kind::Hess { .. } => t.hess,
                 Kind::Hvp => t.hvp,
+                Kind::Mixed => continue,
             };
             let slots = &self.pattern.terms[i];
             let Some(func) = func.or(if t.k == 0 { Some(t.local) } else { None }) else { continue };
@@ -279,6 +311,209 @@ impl MeshEnergy<'_> {
             total += self.run(&job)?;
         }
         Ok(total)
+    }
+
+    fn is_pair(&self, term: usize) -> bool {
+        self.prog.decls.energies[term].stencil == crate::front::StencilKind::Pair
+    }
+
+    /// Adds pair term `term`'s results over the live pairs, in id order.
+    #[allow(clippy::too_many_arguments)]
+    fn pair_loop(
+        &self,
+        term: usize,
+        kind: Kind,
+        func: FuncRef,
+        w: f64,
+        x: &[f64],
+        v: Option<&[f64]>,
+        vec: Option<Out>,
+        hess: Option<Out>,
+    ) -> Result<f64, EnergyError> {
+        let Some(ps) = &self.pairs else { return Ok(0.0) };
+        let Some((_, map)) = ps.terms.iter().find(|t| t.0 == term) else { return Ok(0.0) };
+        let t = &self.prog.energies[term];
+        let k = t.k;
+        let nargs = k.max(1) + t.other_slots + if kind == Kind::Hvp { k } else { 0 };
+        let nres = match kind {
+            Kind::Value => 1,
+            Kind::Grad => 1 + k,
+            Kind::Hess { .. } => 1 + k + k * k,
+            Kind::Hvp | Kind::Mixed => k,
+        };
+        let mut call = self.prog.raw_caller(func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+        if call.arg_slots() != nargs || call.result_slots() != nres {
+            return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected pair kernel slots".into() });
+        }
+        let (mut args, mut res, mut block) = (vec![0.0; nargs], vec![0.0; nres], vec![0.0; k * k]);
+        let mut sum = 0.0;
+        for id in ps.pattern.pair_ids() {
+            let Some((verts, pdofs, pslots)) = ps.pattern.pair(id) else { continue };
+            let kp = pdofs.len();
+            for (a, &pa) in map.iter().enumerate() {
+                args[a] = x[pdofs[pa] as usize];
+            }
+            if k == 0 {
+                args[0] = 0.0;
+            }
+            let mut at = k.max(1);
+            for s in &t.others {
+                match *s {
+                    Source::Data { field, vertex, slots } => {
+                        let ent = verts[vertex.unwrap_or(0) as usize] as usize;
+                        let vals = self.data[field].as_deref().unwrap_or(&[]);
+                        args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
+                        at += slots;
+                    }
+                    Source::Param { param, int } => {
+                        let p = self.params[param];
+                        args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
+                        at += 1;
+                    }
+                    Source::Dof { .. } => {}
+                }
+            }
+            if let (Kind::Hvp, Some(v)) = (kind, v) {
+                for (a, &pa) in map.iter().enumerate() {
+                    args[at + a] = v[pdofs[pa] as usize];
+                }
+            }
+            call.call_f64(&args, &mut res).map_err(|err| EnergyError::Runtime(format!("term `{}`, pair {verts:?}: {err}", t.name)))?;
+            // SAFETY (of every `add`): this loop is the only writer.
+            match kind {
+                Kind::Value => sum += w * res[0],
+                Kind::Grad | Kind::Hess { .. } => {
+                    sum += w * res[0];
+                    if let Some(g) = vec {
+                        for (a, &pa) in map.iter().enumerate() {
+                            unsafe { g.add(pdofs[pa] as usize, w * res[1 + a]) };
+                        }
+                    }
+                    if let (Kind::Hess { project }, Some(h)) = (kind, hess) {
+                        let cols = &res[1 + k..1 + k + k * k];
+                        for a in 0..k {
+                            for b in 0..k {
+                                block[a * k + b] = cols[b * k + a];
+                            }
+                        }
+                        if project {
+                            project_psd(&mut block, k, 0.0);
+                        }
+                        for a in 0..k {
+                            for b in 0..k {
+                                unsafe { h.add(pslots[map[a] * kp + map[b]] as usize, w * block[a * k + b]) };
+                            }
+                        }
+                    }
+                }
+                Kind::Hvp | Kind::Mixed => {
+                    if let Some(o) = vec {
+                        for (a, &pa) in map.iter().enumerate() {
+                            unsafe { o.add(pdofs[pa] as usize, w * res[a]) };
+                        }
+                    }
+                }
+            }
+        }
+        Ok(sum)
+    }
+
+    /// Adds ring term `term`'s results, element by element in order.
+    fn ring_loop(&self, term: usize, kind: RingKind<'_>, w: f64, x: &[f64], vec: Option<Out>, hess: Option<Out>) -> Result<f64, EnergyError> {
+        let ts = &self.pattern.terms[term];
+        let n = ts.len();
+        let mut sum = 0.0;
+        let mut start = 0;
+        while start < n {
+            let end = (start + RING_CHUNK).min(n);
+            let outs = self.ring_chunk(term, kind, x, start..end)?;
+            for (j, o) in outs.iter().enumerate() {
+                let e = start + j;
+                sum += w * o.value;
+                // SAFETY (of every `add`): this loop is the only writer.
+                if let Some(g) = vec {
+                    for (&d, &val) in ts.dofs().get(e).iter().zip(&o.vec) {
+                        unsafe { g.add(d as usize, w * val) };
+                    }
+                }
+                if let Some(h) = hess {
+                    for (&s, &val) in ts.slots().get(e).iter().zip(&o.block) {
+                        unsafe { h.add(s as usize, w * val) };
+                    }
+                }
+            }
+            start = end;
+        }
+        Ok(sum)
+    }
+
+    /// The mixed second derivative ∂²E/∂x∂θ of the objective with respect to the
+    /// unknowns and the `f64` param `param` (the derivative of the gradient along
+    /// θ), into `out` (length ndofs): forward mode over the gradient kernels, one
+    /// seed on θ. Objective weights that depend on θ contribute their derivative
+    /// times the term's gradient.
+    pub fn mixed(&self, x: &[f64], param: &str, out: &mut [f64]) -> Result<(), EnergyError> {
+        self.check_x("x", x)?;
+        self.check_x("output", out)?;
+        self.check_data()?;
+        let p = self
+            .prog
+            .decls
+            .params
+            .iter()
+            .position(|q| q.name == param)
+            .ok_or_else(|| EnergyError::Host(format!("no param named `{param}`")))?;
+        if self.prog.decls.params[p].ty != crate::front::SurfaceType::F64 {
+            return Err(EnergyError::Host(format!("param `{param}` is not an f64: no derivative with respect to it")));
+        }
+        let (weights, slopes) = self.weights_and_slopes(Some(p))?;
+        out.fill(0.0);
+        let o = Out::new(Some(out));
+        for (i, t) in self.prog.energies.iter().enumerate() {
+            let slots = &self.pattern.terms[i];
+            if self.is_pair(i) {
+                if let Some(&(_, f)) = t.mixed.iter().find(|m| m.0 == p) {
+                    self.pair_loop(i, Kind::Mixed, f, weights[i], x, None, o, None)?;
+                }
+                if slopes[i] != 0.0 && let Some(f) = t.grad {
+                    self.pair_loop(i, Kind::Grad, f, slopes[i], x, None, o, None)?;
+                }
+                continue;
+            }
+            if t.ring.is_some() {
+                self.ring_loop(i, RingKind::Mixed(p), weights[i], x, o, None)?;
+                if slopes[i] != 0.0 {
+                    self.ring_loop(i, RingKind::Grad, slopes[i], x, o, None)?;
+                }
+                continue;
+            }
+            let mut jobs = Vec::new();
+            if let Some(&(_, f)) = t.mixed.iter().find(|m| m.0 == p) {
+                jobs.push((Kind::Mixed, f, weights[i], None, o));
+            }
+            if slopes[i] != 0.0 && let Some(f) = t.grad {
+                jobs.push((Kind::Grad, f, slopes[i], o, None));
+            }
+            for (kind, func, weight, grad, hv) in jobs {
+                let job = Job {
+                    t,
+                    b: &self.energies[i],
+                    dofs: slots.dofs(),
+                    coloring: slots.coloring(),
+                    func,
+                    kind,
+                    weight,
+                    x,
+                    v: None,
+                    grad,
+                    hess: None,
+                    hv,
+                    slots: None,
+                };
+                self.run(&job)?;
+            }
+        }
+        Ok(())
     }
 
     /// The objective at `x` (length [`MeshEnergy::ndofs`]).

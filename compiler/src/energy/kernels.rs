@@ -62,6 +62,10 @@ pub struct TermKernels {
     pub hess: Option<FuncRef>,
     pub hvp: Option<FuncRef>,
     pub jac: Option<FuncRef>,
+    /// ∂²E/∂z∂θ kernels: (param index, `mixed(z, o…) -> tuple of k`).
+    pub mixed: Vec<(usize, FuncRef)>,
+    /// The kernels of a `ring` term (then `k` is 0: it varies per element).
+    pub ring: Option<super::ring::RingKernels>,
 }
 
 fn slots_of(t: &Type) -> Option<usize> {
@@ -99,7 +103,29 @@ pub fn build(
     use crate::front::StencilKind as S;
     let nverts = match term.stencil {
         S::Vertex | S::Edge | S::Face | S::Diamond => term.stencil.vertex_count(),
-        S::Ring | S::Pair => return Err(unsupported(format!("terms on `{}` elements", term.stencil.name()))),
+        S::Pair => pair_arity(term),
+        S::Ring => {
+            if !is_energy {
+                return Err(unsupported("residuals on `ring` elements".to_string()));
+            }
+            let (ring, dof_fields) = super::ring::build(module, term, dofs, data, params)?;
+            return Ok(TermKernels {
+                name: term.name.clone(),
+                nverts: 0,
+                dof_fields,
+                k: 0,
+                m: 1,
+                others: Vec::new(),
+                other_slots: 0,
+                local: ring.value,
+                grad: None,
+                hess: None,
+                hvp: None,
+                jac: None,
+                mixed: Vec::new(),
+                ring: Some(ring),
+            });
+        }
     };
     // Dof fields read, in declaration order.
     let mut dof_fields: Vec<usize> = Vec::new();
@@ -219,6 +245,8 @@ pub fn build(
         hess: None,
         hvp: None,
         jac: None,
+        mixed: Vec::new(),
+        ring: None,
     };
     if k == 0 {
         return Ok(out);
@@ -228,11 +256,30 @@ pub fn build(
         out.grad = Some(super::derive::value_grad(module, local, &active).map_err(err)?);
         out.hess = Some(super::derive::value_grad_hess(module, local, &active, k).map_err(err)?);
         out.hvp = Some(super::derive::grad_hvp(module, local, &active).map_err(err)?);
+        for (j, s) in out.others.clone().iter().enumerate() {
+            if let Source::Param { param, int: false } = s {
+                out.mixed.push((*param, super::derive::grad_mixed(module, local, 1 + j).map_err(err)?));
+            }
+        }
     } else {
         out.jac = Some(super::derive::value_jac(module, local, &active, k).map_err(err)?);
     }
-    for f in [out.grad, out.hess, out.hvp, out.jac].into_iter().flatten() {
+    let mixed: Vec<FuncRef> = out.mixed.iter().map(|m| m.1).collect();
+    for f in [out.grad, out.hess, out.hvp, out.jac].into_iter().flatten().chain(mixed) {
         super::inline::inline_all(module, f).map_err(|m| EnergyError::Kernel { term: term.name.clone(), message: m })?;
     }
     Ok(out)
+}
+
+/// The vertex count of a `pair` term: one more than the highest `e.vK` it reads
+/// (a pair term reading `e.v0` and `e.v1` is a vertex–vertex pair).
+pub fn pair_arity(term: &TermDecl) -> usize {
+    term.inputs
+        .iter()
+        .filter_map(|i| match i.at {
+            InputAt::Vertex(v) => Some(v as usize + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(1)
 }

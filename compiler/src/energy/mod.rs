@@ -52,6 +52,39 @@
 //!
 //! Any other unfilled data field is an error when the program is evaluated.
 //!
+//! # Rings
+//!
+//! A `ring` term has one kernel set for every valence ([`ring`]): its neighbour
+//! inputs are heap slices, evaluated through
+//! [`crate::back::cranelift::ValueCaller`] ([`ring_eval`]). Its local dofs are
+//! those of [`mad_runtime::sparse::element_dofs`] over `[v, n₀, …]` (a ragged
+//! element list), so blocks of k = (1 + valence)·d land in precomputed CSR slots;
+//! the dense block is built from k matrix-free HVPs, and PSD projection works for
+//! any k. Ring residuals are not supported.
+//!
+//! # Pairs
+//!
+//! `pair` terms ([`pairs`]) run over host-supplied vertex tuples
+//! ([`MeshEnergy::set_pairs`], [`MeshEnergy::add_pair`],
+//! [`MeshEnergy::remove_pair`]); the arity is one more than the highest `e.vK` a
+//! pair term reads, shared by all pair terms (the largest). The Hessian pattern
+//! is the static one plus an incremental overlay
+//! ([`mad_runtime::sparse::PairPattern`]): [`MeshEnergy::nnz`] counts static
+//! entries then overlay slots, and [`MeshEnergy::hessian_csr`] merges them into
+//! one CSR matrix. Pair terms run serially in pair-id order.
+//!
+//! # Mixed derivatives
+//!
+//! [`MeshEnergy::mixed`] gives ∂²E/∂x∂θ for an `f64` param θ: per term a kernel
+//! with one forward seed on θ over the reverse-mode gradient
+//! ([`derive::grad_mixed`]; for rings, [`ring::RingKernels::mixed`]), plus the
+//! derivative of θ-dependent objective weights times the term's gradient.
+//!
+//! # Face dofs
+//!
+//! `dof u: face -> …` is accepted by the front end but not by the CPU evaluator:
+//! [`EnergyProgram::bind`] returns [`EnergyError::Unsupported`] ("dofs on faces").
+//!
 //! # Objective
 //!
 //! `objective = …` weights the energies (a linear form in the energies whose
@@ -71,6 +104,9 @@ pub mod fold;
 pub mod inline;
 pub mod kernels;
 pub mod program;
+pub mod pairs;
+pub mod ring;
+pub mod ring_eval;
 
 pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};

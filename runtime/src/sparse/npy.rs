@@ -30,7 +30,7 @@ impl fmt::Display for NpyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NpyError::Format(m) => write!(f, "not a valid .npy file: {m}"),
-            NpyError::Dtype(d) => write!(f, ".npy dtype is {d}, expected float64 ('<f8')"),
+            NpyError::Dtype(d) => write!(f, ".npy dtype is {d}, expected float64 ('<f8') or 4/8-byte integers"),
             NpyError::Shape(m) => write!(f, ".npy shape: {m}"),
             NpyError::Io(m) => write!(f, "{m}"),
         }
@@ -101,9 +101,12 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray, NpyError> {
     let header = std::str::from_utf8(header).map_err(|_| fmt("header is not text"))?;
     let descr = dict_value(header, "descr").ok_or_else(|| fmt("no 'descr' in the header"))?;
     let descr = descr.trim().trim_matches(|c| c == '\'' || c == '"');
-    if descr != "<f8" {
-        return Err(NpyError::Dtype(descr.to_string()));
-    }
+    // float64, or little-endian integers (read as exact f64 values: vertex ids).
+    let width = match descr {
+        "<f8" | "<i8" | "<u8" => 8,
+        "<i4" | "<u4" | "|i4" | "|u4" => 4,
+        _ => return Err(NpyError::Dtype(descr.to_string())),
+    };
     let fortran = match dict_value(header, "fortran_order").map(str::trim) {
         Some("False") => false,
         Some("True") => true,
@@ -135,15 +138,21 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         .try_fold(1usize, |a, &b| a.checked_mul(b))
         .ok_or_else(|| fmt("shape overflows"))?;
     let body = &bytes[hstart + hlen..];
-    if body.len() != count.checked_mul(8).ok_or_else(|| fmt("shape overflows"))? {
+    if body.len() != count.checked_mul(width).ok_or_else(|| fmt("shape overflows"))? {
         return Err(NpyError::Format(format!(
-            "{} data bytes for {count} float64 values",
+            "{} data bytes for {count} {descr} values",
             body.len()
         )));
     }
     let mut data: Vec<f64> = body
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .chunks_exact(width)
+        .map(|c| match descr {
+            "<f8" => f64::from_le_bytes(c.try_into().unwrap_or([0; 8])),
+            "<i8" => i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f64,
+            "<u8" => u64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f64,
+            "<i4" | "|i4" => i32::from_le_bytes(c.try_into().unwrap_or([0; 4])) as f64,
+            _ => u32::from_le_bytes(c.try_into().unwrap_or([0; 4])) as f64,
+        })
         .collect();
     if fortran && shape.len() == 2 {
         let (r, c) = (shape[0], shape[1]);

@@ -28,11 +28,13 @@ pub mod raw;
 pub mod scalar;
 pub mod tape;
 pub mod tensor;
+pub mod values;
 
 use std::fmt;
 
 pub use host::{JitModule, clif_text};
 pub use raw::{RAW_STACK_BUDGET, RawCaller};
+pub use values::ValueCaller;
 
 /// Why a module could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
