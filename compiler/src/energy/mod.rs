@@ -70,10 +70,12 @@ pub mod eval;
 pub mod fold;
 pub mod inline;
 pub mod kernels;
+pub mod objective;
 pub mod program;
 
 pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};
+pub use objective::MeshObjective;
 pub use program::EnergyProgram;
 
 use std::fmt;
