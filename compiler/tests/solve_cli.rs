@@ -199,3 +199,26 @@ fn entry_runs_a_function_of_an_energy_file() {
     assert_eq!(rc, 1);
     assert!(err.contains("no function `main`"), "{err}");
 }
+
+#[test]
+fn flag_runs_from_its_solve_block_without_flags() {
+    let (rc, out, err) = madc(&["run", "examples/flag.mad", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let summary = parse_object(out.lines().last().unwrap());
+    assert_eq!(summary.get("mesh"), Some(&J::Str("grid:16x16".into())));
+    assert_eq!(summary.get("solver"), Some(&J::Str("newton".into())));
+    assert_eq!(summary.get("converged"), Some(&J::Bool(true)));
+    assert!(num(&summary, "energy") < num(&summary, "initial_energy"));
+}
+
+#[test]
+fn flags_override_the_solve_block() {
+    // One L-BFGS iteration instead of the block's Newton solve: not converged, exit 2.
+    let (rc, out, err) = madc(&["run", "examples/flag.mad", "--solver", "lbfgs", "--max-iters", "1", "--mesh", "grid:5x5", "--fix", "0,20", "--json"]);
+    assert_eq!(rc, 2, "{err}");
+    let summary = parse_object(out.lines().last().unwrap());
+    assert_eq!(summary.get("solver"), Some(&J::Str("lbfgs".into())));
+    assert_eq!(summary.get("mesh"), Some(&J::Str("grid:5x5".into())));
+    assert_eq!(summary.get("status"), Some(&J::Str("max_iterations".into())));
+    assert_eq!(num(&summary, "iterations"), 1.0);
+}

@@ -165,6 +165,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
         }
         out.objective = objective(g, e, *file);
     }
+    out.solve = super::solve::check(g);
     out
 }
 
