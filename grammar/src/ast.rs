@@ -50,6 +50,9 @@ pub enum ItemKind {
     Residual { name: Ident, elem: Ident, stencil: Ident, ret: TypeExpr, body: Block },
     /// `objective = expr;` a weighted sum of energies.
     Objective { value: Expr },
+    /// `solve { key = value; ... }`: how `madc run` solves the file. `keyword` is
+    /// the name before the brace (the front end requires `solve`).
+    Solve { keyword: Ident, entries: Vec<(Ident, Expr)> },
 }
 
 #[derive(Clone, Debug, PartialEq)]

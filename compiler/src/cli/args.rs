@@ -21,16 +21,23 @@ pub enum Command {
         /// The `.mad` source file.
         file: PathBuf,
     },
-    /// Compile a file with the JIT and run its entry function.
+    /// Solve a file's mesh energies, or compile a file with the JIT and run its
+    /// entry function.
     ///
-    /// Arguments after `--` are passed to the entry function's parameters
-    /// (scalars: f64, f32, i64, bool). A non-unit return value is printed.
+    /// A file that declares `energy` or `residual` terms is minimized over a mesh
+    /// (options from its `solve { ... }` block, overridden by the flags below)
+    /// unless `--entry` is given. Otherwise `main` (or `--entry`) runs:
+    /// arguments after `--` are passed to its parameters (scalars: f64, f32, i64,
+    /// bool) and a non-unit return value is printed.
     Run {
         /// The `.mad` source file.
         file: PathBuf,
-        /// The function to run.
-        #[arg(long, default_value = "main")]
-        entry: String,
+        /// The function to run (default `main`); forces running a function in a
+        /// file that declares energies.
+        #[arg(long)]
+        entry: Option<String>,
+        #[command(flatten)]
+        solve: super::solve_command::SolveArgs,
         /// Run on the reference interpreter instead of the JIT.
         #[arg(long)]
         interp: bool,

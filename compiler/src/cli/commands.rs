@@ -9,7 +9,7 @@ use mad_runtime::Value;
 use std::io::Write;
 use std::path::Path;
 
-fn report(err: &Error, color: bool) -> i32 {
+pub(super) fn report(err: &Error, color: bool) -> i32 {
     match err {
         Error::Compile(d) => {
             eprint!("{}", d.render(color));
@@ -114,11 +114,9 @@ fn parse_arg(text: &str, ty: &SurfaceType) -> Result<Value, String> {
     }
 }
 
-pub fn run(file: &Path, entry: &str, interp: bool, args: &[String], color: bool) -> i32 {
-    let program = match Program::compile_file(file) {
-        Ok(p) => p,
-        Err(e) => return report(&e, color),
-    };
+/// `madc run` on a compiled program: runs `entry` with `args` parsed for its
+/// parameters and prints a non-unit result.
+pub(super) fn run_program(program: &Program, file: &Path, entry: &str, interp: bool, args: &[String], color: bool) -> i32 {
     let Some(sig) = program.functions().iter().find(|s| s.name == entry) else {
         eprintln!("error: {} has no function `{entry}` to run", file.display());
         if entry == "main" {

@@ -5,6 +5,8 @@
 mod args;
 mod commands;
 mod mesh_commands;
+mod solve_command;
+mod svg_plot;
 
 use clap::Parser;
 use std::io::IsTerminal;
@@ -43,7 +45,7 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Check { file } => commands::check(&file, color),
         Command::Explain { file } => commands::explain(&file, color),
-        Command::Run { file, entry, interp, args } => commands::run(&file, &entry, interp, &args, color),
+        Command::Run { file, entry, solve, interp, args } => solve_command::run(&file, entry.as_deref(), &solve, interp, &args, color),
         Command::Eval(a) => mesh_commands::eval(&a, color),
         Command::Bench(a) => mesh_commands::bench(&a, color),
         Command::Emit { kind, file, grad, hessian, jvp, vjp } => {

@@ -103,6 +103,7 @@ pub mod eval;
 pub mod fold;
 pub mod inline;
 pub mod kernels;
+pub mod objective;
 pub mod program;
 pub mod pairs;
 pub mod ring;
@@ -110,6 +111,7 @@ pub mod ring_eval;
 
 pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};
+pub use objective::MeshObjective;
 pub use program::EnergyProgram;
 
 use std::fmt;

@@ -93,6 +93,10 @@ pub enum ErrorKind {
     /// E0122. An `objective` that uses something other than energies, params and numbers
     /// with `+ - *`, or a second `objective`. Example: `objective = spring / 2.0;`.
     BadObjective { detail: String },
+    /// E0140. A `solve { ... }` block with an unknown key, a value of the wrong kind, a
+    /// second block, or a block item named other than `solve`.
+    /// Why: `madc run` reads these settings. Example: `solve { steps = -1; }`.
+    BadSolveBlock { detail: String },
     /// E0123. A tuple pattern that does not match the value's shape.
     /// Why: `let (a, b) = e;` needs a 2-tuple. Example: `let (a, b) = 1.0;`.
     PatternMismatch { expected: String, found: String },
@@ -177,6 +181,7 @@ impl ErrorKind {
             ErrorKind::UnresolvedImport { .. } => "E0120",
             ErrorKind::BadMeshRead { .. } => "E0121",
             ErrorKind::BadObjective { .. } => "E0122",
+            ErrorKind::BadSolveBlock { .. } => "E0140",
             ErrorKind::PatternMismatch { .. } => "E0123",
             ErrorKind::BranchMismatch { .. } => "E0124",
             ErrorKind::NotAValue { .. } => "E0125",
@@ -240,6 +245,7 @@ impl ErrorKind {
             ErrorKind::UnresolvedImport { path } => format!("unresolved import `{path}`"),
             ErrorKind::BadMeshRead { detail } => detail.clone(),
             ErrorKind::BadObjective { detail } => format!("invalid objective: {detail}"),
+            ErrorKind::BadSolveBlock { detail } => format!("invalid solve block: {detail}"),
             ErrorKind::PatternMismatch { expected, found } => {
                 format!("pattern mismatch: the pattern expects {expected}, the value is {found}")
             }
@@ -291,6 +297,7 @@ impl ErrorKind {
             ErrorKind::UnresolvedImport { .. } => "no such item".into(),
             ErrorKind::BadMeshRead { .. } => "invalid mesh read".into(),
             ErrorKind::BadObjective { .. } => "not allowed in an objective".into(),
+            ErrorKind::BadSolveBlock { .. } => "not a valid solve setting".into(),
             ErrorKind::PatternMismatch { .. } => "pattern does not match".into(),
             ErrorKind::BranchMismatch { else_ty, .. } => format!("this is {else_ty}"),
             ErrorKind::NotAValue { .. } => "not a value".into(),

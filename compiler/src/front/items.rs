@@ -110,6 +110,8 @@ pub struct Items {
     pub mesh: Vec<MeshItem>,
     /// `objective = ...;` items, in order (at most one is allowed).
     pub objectives: Vec<(usize, ast::Expr, Span)>,
+    /// `solve { ... }` items (file, keyword, entries, span), in order (at most one is allowed).
+    pub solves: Vec<(usize, ast::Ident, Vec<(ast::Ident, ast::Expr)>, Span)>,
     /// Terms (energy/residual items) with their module, in order.
     pub errors: Vec<FrontError>,
     /// The `std` module and its children `vec`, `mat`, `math`.
@@ -248,6 +250,9 @@ impl Items {
                     self.add_mesh(module, name, MeshItemKind::Residual, file, item)
                 }
                 ast::ItemKind::Objective { value } => self.objectives.push((file, value.clone(), item.span)),
+                ast::ItemKind::Solve { keyword, entries } => {
+                    self.solves.push((file, keyword.clone(), entries.clone(), item.span))
+                }
             }
         }
         // Imports are resolved after every module's items are known.

@@ -62,6 +62,8 @@ pub struct MeshDecls {
     pub residuals: Vec<TermDecl>,
     /// `None`: the objective is the sum of all energies.
     pub objective: Option<ObjExpr>,
+    /// The file's `solve { ... }` block, if any.
+    pub solve: Option<super::solve::SolveSettings>,
 }
 
 /// Checks every mesh declaration and lowers the term bodies.
@@ -163,6 +165,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
         }
         out.objective = objective(g, e, *file);
     }
+    out.solve = super::solve::check(g);
     out
 }
 

@@ -21,6 +21,7 @@ pub mod diagnostics;
 pub mod items;
 pub mod lower;
 pub mod mesh;
+pub mod solve;
 pub mod stdlib;
 pub mod types;
 

@@ -197,6 +197,10 @@ pub fn item(i: &Item) -> String {
             block(body)
         ),
         ItemKind::Objective { value } => format!("(objective {})", sexpr(value)),
+        ItemKind::Solve { keyword, entries } => {
+            let es: Vec<String> = entries.iter().map(|(k, v)| format!("({} {})", k.node, sexpr(v))).collect();
+            format!("({} {})", keyword.node, es.join(" "))
+        }
     };
     format!("{attrs}{kind}")
 }
@@ -249,6 +253,11 @@ pub fn depth(f: &File) -> usize {
                     push(N::Block(body));
                 }
                 ItemKind::Objective { value } => push(N::Expr(value)),
+                ItemKind::Solve { entries, .. } => {
+                    for (_, v) in entries {
+                        push(N::Expr(v));
+                    }
+                }
             },
             N::Block(b) => {
                 b.stmts.iter().for_each(|s| push(N::Stmt(s)));

@@ -1,0 +1,417 @@
+//! `madc run` on a file with mesh energies: minimize them over a mesh (a static
+//! solve, or implicit Euler time steps), log every iteration, write the result.
+//!
+//! Settings come from the file's `solve { ... }` block, overridden by flags.
+//! Output:
+//! - the per-iteration log (`iter N  energy E  |g| G  step T  time MS ms`) and the
+//!   final summary go to standard error; with `--json` standard output gets one
+//!   JSON object per line instead: `{"type":"iteration",…}` per iteration,
+//!   `{"type":"step",…}` after each time step, and one `{"type":"summary",…}`
+//!   at the end (non-finite numbers are `null`);
+//! - `--out FILE.(obj|ply|off)`: the result mesh (positions from the first dof
+//!   field); with `--steps N`, frames `FILE_0001.EXT … FILE_N.EXT` instead;
+//! - `--plot FILE.svg`: energy and ‖g‖ (log scale) against the iteration.
+//!
+//! Dynamics (`--steps N --dt H`): implicit Euler with a lumped mass of 1 per
+//! vertex (every dof component of a vertex has mass 1), starting at rest.
+//!
+//! Exit codes: 0 when the solve converged (or, for dynamics, every step ran),
+//! 1 for bad input, 2 when the solver failed or did not converge.
+
+use super::commands;
+use super::svg_plot;
+use crate::api::{Error, Program};
+use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
+use crate::front::solve::{FixSpec, SolveSettings};
+use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
+use mad_runtime::solve::{Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+/// The solver flags of `madc run` (each overrides the file's `solve` block).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct SolveArgs {
+    /// A mesh file (.obj, .off, .ply) or generator (`grid:NxM`, `sphere:L`, `disk:N`, `torus:N,M`).
+    #[arg(long)]
+    pub mesh: Option<String>,
+    /// newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg (default newton).
+    #[arg(long)]
+    pub solver: Option<String>,
+    /// Iteration cap per solve (per time step with `--steps`; default 200).
+    #[arg(long)]
+    pub max_iters: Option<usize>,
+    /// Absolute gradient-norm tolerance (default 1e-6).
+    #[arg(long)]
+    pub tol: Option<f64>,
+    /// Project each element's Hessian block to positive semi-definite (projected Newton).
+    #[arg(long)]
+    pub project_psd: bool,
+    /// Implicit Euler time steps (dynamics) instead of one static solve.
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// The time step of `--steps` (default 0.01).
+    #[arg(long)]
+    pub dt: Option<f64>,
+    /// Fixed vertices: comma-separated ids, `boundary`, or a file of ids.
+    #[arg(long)]
+    pub fix: Option<String>,
+    /// Set a param: `NAME=VALUE` (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Write the result mesh (.obj, .ply, .off); frames `OUT_0001.EXT …` with `--steps`.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// Print JSON lines (iterations, steps, summary) on standard output.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an SVG plot of energy and ‖g‖ against the iteration.
+    #[arg(long)]
+    pub plot: Option<String>,
+    /// Worker threads for the energy evaluation (default 1).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+/// Everything a solve needs, after merging the file's block and the flags.
+#[derive(Clone, Debug)]
+struct Settings {
+    mesh: String,
+    solver: String,
+    max_iters: usize,
+    tol: f64,
+    project_psd: bool,
+    steps: Option<usize>,
+    dt: f64,
+    fix: Option<FixSpec>,
+    set: Vec<(String, f64)>,
+    out: Option<String>,
+    json: bool,
+    plot: Option<String>,
+    threads: usize,
+}
+
+fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String> {
+    let d = SolveSettings::default();
+    let f = file.unwrap_or(&d);
+    let mesh = a.mesh.clone().or_else(|| f.mesh.clone()).ok_or_else(|| {
+        "no mesh: pass `--mesh MESH` or add `solve { mesh = \"grid:10x10\"; }` to the file".to_string()
+    })?;
+    let mut set = Vec::new();
+    for s in &a.set {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
+        let v: f64 = v.trim().parse().map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
+        set.push((k.trim().to_string(), v));
+    }
+    let s = Settings {
+        mesh,
+        solver: a.solver.clone().or_else(|| f.solver.clone()).unwrap_or_else(|| "newton".into()),
+        max_iters: a.max_iters.or(f.max_iters).unwrap_or(200),
+        tol: a.tol.or(f.tol).unwrap_or(1e-6),
+        project_psd: a.project_psd || f.project_psd.unwrap_or(false),
+        steps: a.steps.or(f.steps),
+        dt: a.dt.or(f.dt).unwrap_or(0.01),
+        fix: a.fix.as_deref().map(FixSpec::parse).or_else(|| f.fix.clone()),
+        set,
+        out: a.out.clone().or_else(|| f.out.clone()),
+        json: a.json,
+        plot: a.plot.clone().or_else(|| f.plot.clone()),
+        threads: a.threads,
+    };
+    if Solver::from_name(&s.solver).is_none() {
+        return Err(format!("unknown solver `{}` (one of: {})", s.solver, Solver::NAMES.join(", ")));
+    }
+    if !(s.tol >= 0.0 && s.tol.is_finite()) {
+        return Err(format!("tolerance {} is not a non-negative number", s.tol));
+    }
+    if !(s.dt > 0.0 && s.dt.is_finite()) {
+        return Err(format!("time step {} is not positive", s.dt));
+    }
+    Ok(s)
+}
+
+/// `madc run FILE [flags] [-- args]`: solve the energies, or run a function.
+pub fn run(file: &Path, entry: Option<&str>, a: &SolveArgs, interp: bool, args: &[String], color: bool) -> i32 {
+    let program = match Program::compile_file(file) {
+        Ok(p) => p,
+        Err(e) => return commands::report(&e, color),
+    };
+    let mesh = &program.compiled().mesh;
+    let has_terms = !mesh.energies.is_empty() || !mesh.residuals.is_empty();
+    if entry.is_some() || !has_terms {
+        return commands::run_program(&program, file, entry.unwrap_or("main"), interp, args, color);
+    }
+    if !args.is_empty() {
+        eprintln!("error: arguments after `--` go to a function; pass `--entry NAME` to run one");
+        return 1;
+    }
+    let settings = match merge(mesh.solve.as_ref(), a) {
+        Ok(s) => s,
+        Err(m) => return fail(m),
+    };
+    let eprog = match EnergyProgram::new(program.compiled()) {
+        Ok(p) => p,
+        Err(e) => return commands::report(&Error::Backend(e.to_string()), color),
+    };
+    match solve(&eprog, &settings) {
+        Ok(true) => 0,
+        Ok(false) => 2,
+        Err(m) => fail(m),
+    }
+}
+
+fn fail(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    1
+}
+
+/// The fixed-dof mask of a fix spec.
+fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
+    let nv = me.num_vertices();
+    let ids: Vec<usize> = match spec {
+        FixSpec::Boundary => (0..nv).filter(|&i| me.topology().vertex_boundary[i]).collect(),
+        FixSpec::Ids(ids) => ids.clone(),
+        FixSpec::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("--fix {path}: cannot read: {e}"))?;
+            text.split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse::<usize>().map_err(|_| format!("--fix {path}: `{t}` is not a vertex id")))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let mut mask = vec![false; me.ndofs()];
+    for i in ids {
+        if i >= nv {
+            return Err(format!("fixed vertex {i} is out of range (the mesh has {nv} vertices)"));
+        }
+        for d in me.vertex_dofs(i) {
+            mask[d] = true;
+        }
+    }
+    Ok(mask)
+}
+
+/// A JSON number (`null` when not finite).
+fn num(x: f64) -> String {
+    if x.is_finite() { format!("{x:?}") } else { "null".into() }
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// A JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::GradientTolerance => "gradient_tolerance",
+        Status::NewtonDecrement => "newton_decrement",
+        Status::StepTolerance => "step_tolerance",
+        Status::MaxIterations => "max_iterations",
+        Status::Stopped => "stopped",
+        Status::Stalled => "stalled",
+    }
+}
+
+/// Writes one log record: a JSON line on stdout, or a text line on stderr.
+struct Log {
+    json: bool,
+    /// (energy, ‖g‖) of every iteration of every solve, for the plot.
+    points: Vec<(f64, f64)>,
+}
+
+impl Log {
+    fn line(&self, text: String) {
+        if self.json {
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
+        } else {
+            eprintln!("{text}");
+        }
+    }
+
+    fn iteration(&mut self, time_step: Option<usize>, it: &IterationInfo) {
+        self.points.push((it.energy, it.grad_norm));
+        let t = &it.timings;
+        if self.json {
+            let ts = time_step.map_or(String::new(), |s| format!("\"time_step\":{s},"));
+            self.line(format!(
+                "{{\"type\":\"iteration\",{ts}\"iteration\":{},\"energy\":{},\"grad_norm\":{},\"step\":{},\"step_norm\":{},\"backtracks\":{},\"shift\":{},\"linear_iterations\":{},\"time_ms\":{},\"derivatives_ms\":{},\"assembly_ms\":{},\"linear_solve_ms\":{},\"line_search_ms\":{}}}",
+                it.iteration,
+                num(it.energy),
+                num(it.grad_norm),
+                num(it.step),
+                num(it.step_norm),
+                it.backtracks,
+                num(it.shift),
+                it.linear_iterations,
+                num(ms(t.total())),
+                num(ms(t.derivatives)),
+                num(ms(t.assembly)),
+                num(ms(t.linear_solve)),
+                num(ms(t.line_search)),
+            ));
+        } else if time_step.is_none() {
+            self.line(format!(
+                "iter {:4}  energy {:<22}  |g| {:.3e}  step {:.3e}  time {:.3} ms",
+                it.iteration,
+                format!("{:.12e}", it.energy),
+                it.grad_norm,
+                it.step,
+                ms(t.total())
+            ));
+        }
+    }
+}
+
+/// Binds the mesh, applies the params; returns the objective and the start.
+fn setup<'p>(prog: &'p EnergyProgram, s: &Settings) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
+    let mesh = load_mesh(&s.mesh).map_err(|e| format!("{}: {e}", s.mesh))?;
+    let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
+    me.set_threads(s.threads).map_err(|e| e.to_string())?;
+    for (k, v) in &s.set {
+        me.set_param(k, *v).map_err(|e| e.to_string())?;
+    }
+    let x = me.default_x();
+    let obj = MeshObjective::new(me, &x).map_err(|e| e.to_string())?;
+    Ok((obj, x, mesh))
+}
+
+fn write_mesh_at(me: &MeshEnergy, mesh: &Mesh, x: &[f64], path: &str) -> Result<(), String> {
+    let positions = me.positions_of(x).ok_or("the program has no dofs to write as a mesh")?;
+    let out = Mesh { positions, triangles: mesh.triangles.clone() };
+    save_mesh(&out, path).map_err(|e| format!("{path}: {e}"))
+}
+
+/// `OUT_0001.EXT` for frame 1 of `OUT.EXT`.
+fn frame_path(out: &str, k: usize) -> String {
+    let p = Path::new(out);
+    let stem = p.with_extension("");
+    let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("ply");
+    format!("{}_{k:04}.{ext}", stem.display())
+}
+
+/// Runs the solve; `Ok(true)` when it converged (static) or every step ran (dynamics).
+fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
+    let (mut obj, mut x, mesh) = setup(prog, s)?;
+    let mut opts = SolveOptions { max_iters: s.max_iters, grad_abs_tol: s.tol, ..SolveOptions::default() };
+    if let Some(spec) = &s.fix {
+        opts.fixed = Some(fixed_mask(obj.energy(), spec)?);
+    }
+    let mut solver = Solver::from_name(&s.solver).ok_or_else(|| format!("unknown solver `{}`", s.solver))?;
+    if let Solver::Newton(n) = &mut solver {
+        n.project_psd = s.project_psd;
+    }
+    let mut log = Log { json: s.json, points: Vec::new() };
+    let start = Instant::now();
+    let ok = match s.steps {
+        None => {
+            let mut cb = |it: &IterationInfo| {
+                log.iteration(None, it);
+                Control::Continue
+            };
+            let report = solver.solve(&mut obj, &mut x, &opts, Some(&mut cb)).map_err(|e| format!("solver: {e}"))?;
+            if let Some(out) = &s.out {
+                write_mesh_at(obj.energy(), &mesh, &x, out)?;
+            }
+            summary(&log, s, &report, start, 1);
+            report.status.converged()
+        }
+        Some(steps) => {
+            let n = x.len();
+            let mut euler = ImplicitEuler::new(&mut obj, vec![1.0; n], s.dt, x.clone(), vec![0.0; n]).map_err(|e| e.to_string())?;
+            let mut last = None;
+            for k in 1..=steps {
+                let mut cb = |it: &IterationInfo| {
+                    log.iteration(Some(k), it);
+                    Control::Continue
+                };
+                let report = euler.step(&mut solver, &opts, Some(&mut cb)).map_err(|e| format!("time step {k}: solver: {e}"))?;
+                let pos = euler.positions().to_vec();
+                let potential = euler.potential_mut().value(&pos).map_err(|e| e.to_string())?;
+                if s.json {
+                    log.line(format!(
+                        "{{\"type\":\"step\",\"time_step\":{k},\"time\":{},\"iterations\":{},\"status\":\"{}\",\"potential\":{},\"grad_norm\":{}}}",
+                        num(k as f64 * s.dt),
+                        report.iterations,
+                        status_name(report.status),
+                        num(potential),
+                        num(report.grad_norm)
+                    ));
+                } else {
+                    log.line(format!(
+                        "step {k:4}  t {:.4}  iters {:3}  potential {:.12e}  |g| {:.3e}  {}",
+                        k as f64 * s.dt,
+                        report.iterations,
+                        potential,
+                        report.grad_norm,
+                        status_name(report.status)
+                    ));
+                }
+                if let Some(out) = &s.out {
+                    write_mesh_at(euler.potential().energy(), &mesh, euler.positions(), &frame_path(out, k))?;
+                }
+                last = Some(report);
+            }
+            x.copy_from_slice(euler.positions());
+            if let Some(r) = &last {
+                summary(&log, s, r, start, steps);
+            }
+            true
+        }
+    };
+    if let Some(path) = &s.plot {
+        let svg = svg_plot::convergence(&log.points, &format!("{} on {}", s.solver, s.mesh));
+        std::fs::write(path, svg).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    Ok(ok)
+}
+
+use mad_runtime::solve::Objective as _;
+
+fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usize) {
+    let elapsed = ms(start.elapsed());
+    let total_iters = log.points.len();
+    if s.json {
+        let out = s.out.as_deref().map_or("null".into(), json_str);
+        log.line(format!(
+            "{{\"type\":\"summary\",\"solver\":{},\"mesh\":{},\"status\":\"{}\",\"converged\":{},\"iterations\":{},\"total_iterations\":{total_iters},\"time_steps\":{},\"initial_energy\":{},\"energy\":{},\"initial_grad_norm\":{},\"grad_norm\":{},\"time_ms\":{},\"out\":{out}}}",
+            json_str(&s.solver),
+            json_str(&s.mesh),
+            status_name(r.status),
+            r.status.converged(),
+            r.iterations,
+            if s.steps.is_some() { steps } else { 0 },
+            num(r.initial_energy),
+            num(r.energy),
+            num(r.initial_grad_norm),
+            num(r.grad_norm),
+            num(elapsed),
+        ));
+    } else {
+        let what = if s.steps.is_some() { format!("{steps} time steps, {total_iters} iterations") } else { format!("{} iterations", r.iterations) };
+        log.line(format!(
+            "{}: {what}, energy {:.12e} -> {:.12e}, |g| {:.3e}, {:.1} ms",
+            status_name(r.status),
+            r.initial_energy,
+            r.energy,
+            r.grad_norm,
+            elapsed
+        ));
+    }
+}

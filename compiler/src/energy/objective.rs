@@ -1,0 +1,211 @@
+//! [`MeshObjective`]: a bound mesh energy ([`MeshEnergy`]) as a solver
+//! [`Objective`], so every solver of `mad_runtime::solve` minimizes it.
+//!
+//! - Value and gradient: the objective of the energy terms plus, when the
+//!   program has `residual` terms, `½‖r(x)‖²` (gradient `Jᵀr`).
+//! - Hessian: the energy terms' CSR pattern and values, each element block
+//!   optionally projected to positive semi-definite; its diagonal comes from the
+//!   same assembly. A program with residual terms has no Hessian here (use
+//!   `gauss-newton`, `lbfgs` or `gd`).
+//! - HVP: the matrix-free kernel of the energy terms (plus `Jᵀ(J v)` for
+//!   residuals).
+//! - Residuals and Jacobian for Gauss-Newton: the Jacobian pattern is taken once
+//!   at construction (it depends only on the mesh) and checked on every call.
+//!
+//! Errors of the energy (a run-time error in a kernel, bad data) become
+//! [`SolveError::Objective`].
+
+use super::{EnergyError, MeshEnergy};
+use mad_runtime::solve::{JacobianPattern, Objective, SolveError};
+use mad_runtime::sparse::CsrPattern;
+
+/// A [`MeshEnergy`] seen by the solvers.
+pub struct MeshObjective<'p> {
+    energy: MeshEnergy<'p>,
+    has_energies: bool,
+    jac_pattern: Option<JacobianPattern>,
+    grad: Vec<f64>,
+    hess: Vec<f64>,
+}
+
+fn err(e: EnergyError) -> SolveError {
+    SolveError::Objective(e.to_string())
+}
+
+impl<'p> MeshObjective<'p> {
+    /// Wraps a bound energy. With residual terms, the Jacobian pattern is computed
+    /// here at `x0` (any point of the right length: the pattern depends only on
+    /// the mesh).
+    pub fn new(energy: MeshEnergy<'p>, x0: &[f64]) -> Result<MeshObjective<'p>, EnergyError> {
+        let has_energies = !energy.prog.energies.is_empty();
+        let jac_pattern = if energy.prog.residuals.is_empty() {
+            None
+        } else {
+            let (_, j) = energy.jacobian(x0)?;
+            Some(JacobianPattern { rows: j.nrows, cols: j.ncols, row_ptr: j.row_ptr, col_idx: j.col_idx })
+        };
+        let n = energy.ndofs();
+        let nnz = energy.nnz();
+        Ok(MeshObjective { energy, has_energies, jac_pattern, grad: vec![0.0; n], hess: vec![0.0; nnz] })
+    }
+
+    /// The bound energy.
+    pub fn energy(&self) -> &MeshEnergy<'p> {
+        &self.energy
+    }
+
+    /// The bound energy, e.g. to change a param between solves.
+    pub fn energy_mut(&mut self) -> &mut MeshEnergy<'p> {
+        &mut self.energy
+    }
+
+    /// Gives the bound energy back.
+    pub fn into_inner(self) -> MeshEnergy<'p> {
+        self.energy
+    }
+
+    /// The residuals and Jacobian values at `x`, checking the pattern.
+    fn residual_parts(&self, x: &[f64]) -> Result<Option<(Vec<f64>, Vec<f64>)>, SolveError> {
+        let Some(p) = &self.jac_pattern else { return Ok(None) };
+        let (r, j) = self.energy.jacobian(x).map_err(err)?;
+        if j.row_ptr != p.row_ptr || j.col_idx != p.col_idx {
+            return Err(SolveError::Objective("the residual Jacobian's pattern changed".into()));
+        }
+        Ok(Some((r, j.values)))
+    }
+}
+
+impl MeshEnergy<'_> {
+    /// The global indices of every unknown at vertex `i` (all vertex dof fields),
+    /// in the vertex-major layout of the module docs.
+    pub fn vertex_dofs(&self, i: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        for (f, d) in self.prog.decls.dofs.iter().enumerate() {
+            let dim = super::bind::type_slots(&d.ty).unwrap_or(1);
+            out.extend((0..dim).map(|c| self.dof_offsets[f] + dim * i + c));
+        }
+        out
+    }
+
+    /// The vertex positions held by `x`: the first dof field's first (up to 3)
+    /// components per vertex, zero-padded; `None` when the program has no dofs.
+    pub fn positions_of(&self, x: &[f64]) -> Option<Vec<[f64; 3]>> {
+        let d = self.prog.decls.dofs.first()?;
+        let dim = super::bind::type_slots(&d.ty).unwrap_or(1);
+        let off = self.dof_offsets[0];
+        Some(
+            (0..self.num_vertices())
+                .map(|i| {
+                    let mut p = [0.0; 3];
+                    for (c, pc) in p.iter_mut().enumerate().take(dim.min(3)) {
+                        *pc = x[off + dim * i + c];
+                    }
+                    p
+                })
+                .collect(),
+        )
+    }
+
+    /// The mesh the energy is bound to.
+    pub fn mesh(&self) -> &mad_runtime::mesh::Mesh {
+        &self.mesh
+    }
+}
+
+impl Objective for MeshObjective<'_> {
+    fn num_dofs(&self) -> usize {
+        self.energy.ndofs()
+    }
+
+    fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
+        let mut e = if self.has_energies { self.energy.energy(x).map_err(err)? } else { 0.0 };
+        if let Some((r, _)) = self.residual_parts(x)? {
+            e += 0.5 * r.iter().map(|v| v * v).sum::<f64>();
+        }
+        Ok(e)
+    }
+
+    fn value_grad(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, SolveError> {
+        let mut e = 0.0;
+        if self.has_energies {
+            e = self.energy.gradient(x, &mut self.grad).map_err(err)?;
+            for (g, s) in grad.iter_mut().zip(&self.grad) {
+                *g += s;
+            }
+        }
+        if let Some((r, jv)) = self.residual_parts(x)? {
+            e += 0.5 * r.iter().map(|v| v * v).sum::<f64>();
+            let p = self.jac_pattern.as_ref().expect("residual parts imply a pattern");
+            p.mul_transpose(&jv, &r, &mut self.grad);
+            for (g, s) in grad.iter_mut().zip(&self.grad) {
+                *g += s;
+            }
+        }
+        Ok(e)
+    }
+
+    fn hessian_pattern(&self) -> Option<&CsrPattern> {
+        if self.jac_pattern.is_some() { None } else { Some(self.energy.pattern()) }
+    }
+
+    fn hessian_values(&mut self, x: &[f64], project_psd: bool, values: &mut [f64]) -> Result<(), SolveError> {
+        if self.jac_pattern.is_some() {
+            return Err(SolveError::Unsupported("Hessian values (the program has residual terms)"));
+        }
+        self.energy.hessian(x, &mut self.grad, &mut self.hess, project_psd).map_err(err)?;
+        for (v, h) in values.iter_mut().zip(&self.hess) {
+            *v += h;
+        }
+        Ok(())
+    }
+
+    fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
+        if self.has_energies {
+            self.energy.hvp(x, v, &mut self.grad).map_err(err)?;
+            for (o, s) in out.iter_mut().zip(&self.grad) {
+                *o += s;
+            }
+        }
+        if let Some((_, jv)) = self.residual_parts(x)? {
+            let p = self.jac_pattern.as_ref().expect("residual parts imply a pattern");
+            let mut jx = vec![0.0; p.rows];
+            p.mul(&jv, v, &mut jx);
+            p.mul_transpose(&jv, &jx, &mut self.grad);
+            for (o, s) in out.iter_mut().zip(&self.grad) {
+                *o += s;
+            }
+        }
+        Ok(())
+    }
+
+    fn hessian_diagonal(&mut self, x: &[f64], out: &mut [f64]) -> Result<bool, SolveError> {
+        if self.jac_pattern.is_some() || !self.has_energies {
+            return Ok(false);
+        }
+        self.energy.hessian(x, &mut self.grad, &mut self.hess, true).map_err(err)?;
+        let p = self.energy.pattern();
+        for (i, o) in out.iter_mut().enumerate() {
+            if let Some(k) = p.find(i, i as u32) {
+                *o += self.hess[k];
+            }
+        }
+        Ok(true)
+    }
+
+    fn jacobian_pattern(&self) -> Option<&JacobianPattern> {
+        self.jac_pattern.as_ref()
+    }
+
+    fn residuals(&mut self, x: &[f64], r: &mut [f64]) -> Result<(), SolveError> {
+        let (res, _) = self.residual_parts(x)?.ok_or(SolveError::Unsupported("residuals (the program has no residual terms)"))?;
+        r.copy_from_slice(&res);
+        Ok(())
+    }
+
+    fn residuals_jacobian(&mut self, x: &[f64], r: &mut [f64], jac: &mut [f64]) -> Result<(), SolveError> {
+        let (res, jv) = self.residual_parts(x)?.ok_or(SolveError::Unsupported("residuals (the program has no residual terms)"))?;
+        r.copy_from_slice(&res);
+        jac.copy_from_slice(&jv);
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! The `solve { key = value; ... }` block: how `madc run` minimizes a file's
+//! energies when no flags say otherwise.
+//!
+//! ```text
+//! solve {
+//!     mesh = "grid:20x20";     // a mesh file or generator
+//!     solver = "newton";       // newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg
+//!     max_iters = 100;         // per solve (per time step for dynamics)
+//!     tol = 1e-6;              // absolute gradient-norm tolerance
+//!     project_psd = true;      // projected Newton
+//!     steps = 50; dt = 0.01;   // implicit Euler dynamics
+//!     fix = [0, 19];           // vertex ids, "boundary", or a file of ids
+//!     out = "flag.obj";        // result mesh (frames OUT_0001.EXT … with steps)
+//!     plot = "conv.svg";       // convergence plot
+//! }
+//! ```
+//!
+//! Values are literals: strings, numbers, `true`/`false`, and arrays of
+//! integers; `solver` and `fix` also take a bare name (`solver = newton;`).
+//! Relative paths are relative to the current directory, as on the command line.
+
+/// Which vertices are fixed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FixSpec {
+    /// Vertex ids.
+    Ids(Vec<usize>),
+    /// Every vertex on the mesh boundary.
+    Boundary,
+    /// A file of vertex ids (separated by whitespace or commas).
+    File(String),
+}
+
+impl FixSpec {
+    /// Parses the command-line form: `boundary`, comma-separated ids, or a file name.
+    pub fn parse(text: &str) -> FixSpec {
+        let t = text.trim();
+        if t == "boundary" {
+            return FixSpec::Boundary;
+        }
+        let ids: Result<Vec<usize>, _> = t.split(',').map(|s| s.trim().parse::<usize>()).collect();
+        match ids {
+            Ok(ids) => FixSpec::Ids(ids),
+            Err(_) => FixSpec::File(t.to_string()),
+        }
+    }
+}
+
+/// The settings of a `solve` block (every key optional).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolveSettings {
+    pub mesh: Option<String>,
+    pub solver: Option<String>,
+    pub max_iters: Option<usize>,
+    pub tol: Option<f64>,
+    pub project_psd: Option<bool>,
+    pub steps: Option<usize>,
+    pub dt: Option<f64>,
+    pub fix: Option<FixSpec>,
+    pub out: Option<String>,
+    pub plot: Option<String>,
+}
+
+use super::diagnostics::ErrorKind;
+use super::lower::Front;
+use mad_grammar::ast::{Expr, ExprKind, UnOp};
+
+/// A literal value of a setting.
+enum Value {
+    Num(f64),
+    Int(i64),
+    Str(String),
+    Bool(bool),
+    Name(String),
+    Ints(Vec<i64>),
+}
+
+fn literal(e: &Expr) -> Option<Value> {
+    Some(match &e.kind {
+        ExprKind::Int(i) => Value::Int(*i),
+        ExprKind::Float(x) => Value::Num(*x),
+        ExprKind::Bool(b) => Value::Bool(*b),
+        ExprKind::Str(s) => Value::Str(s.clone()),
+        ExprKind::Path(p) if p.len() == 1 => Value::Name(p[0].node.clone()),
+        ExprKind::Unary { op: UnOp::Neg, operand } => match literal(operand)? {
+            Value::Int(i) => Value::Int(-i),
+            Value::Num(x) => Value::Num(-x),
+            _ => return None,
+        },
+        ExprKind::Array(items) => {
+            let mut v = Vec::new();
+            for it in items {
+                match literal(it)? {
+                    Value::Int(i) => v.push(i),
+                    _ => return None,
+                }
+            }
+            Value::Ints(v)
+        }
+        _ => return None,
+    })
+}
+
+/// Checks the file's `solve` blocks (at most one) and returns its settings.
+pub fn check(g: &mut Front) -> Option<SolveSettings> {
+    let blocks = std::mem::take(&mut g.items.solves);
+    let mut result = None;
+    for (k, (file, keyword, entries, span)) in blocks.iter().enumerate() {
+        let bad = |g: &mut Front, detail: String, span| g.error(ErrorKind::BadSolveBlock { detail }, *file, span);
+        if keyword.node != "solve" {
+            bad(g, format!("`{}` is not an item; the only block item is `solve {{ ... }}`", keyword.node), keyword.span);
+            continue;
+        }
+        if k > 0 {
+            bad(g, "there is already a solve block".into(), *span);
+            continue;
+        }
+        let mut s = SolveSettings::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for (key, value) in entries {
+            if seen.contains(&key.node.as_str()) {
+                bad(g, format!("`{}` is set twice", key.node), key.span);
+                continue;
+            }
+            seen.push(&key.node);
+            let Some(v) = literal(value) else {
+                bad(g, format!("`{}` needs a literal value (a string, number, bool or array of integers)", key.node), value.span);
+                continue;
+            };
+            let text = |v: Value| match v {
+                Value::Str(s) | Value::Name(s) => Some(s),
+                _ => None,
+            };
+            let count = |v: &Value| match v {
+                Value::Int(i) if *i >= 0 => Some(*i as usize),
+                _ => None,
+            };
+            let number = |v: &Value| match v {
+                Value::Int(i) => Some(*i as f64),
+                Value::Num(x) => Some(*x),
+                _ => None,
+            };
+            let ok = match key.node.as_str() {
+                "mesh" => text(v).map(|t| s.mesh = Some(t)).is_some(),
+                "out" => text(v).map(|t| s.out = Some(t)).is_some(),
+                "plot" => text(v).map(|t| s.plot = Some(t)).is_some(),
+                "solver" => match text(v) {
+                    Some(t) if mad_runtime::solve::Solver::from_name(&t).is_some() => {
+                        s.solver = Some(t);
+                        true
+                    }
+                    _ => false,
+                },
+                "max_iters" => count(&v).map(|n| s.max_iters = Some(n)).is_some(),
+                "steps" => count(&v).filter(|&n| n > 0).map(|n| s.steps = Some(n)).is_some(),
+                "tol" => number(&v).filter(|x| *x >= 0.0 && x.is_finite()).map(|x| s.tol = Some(x)).is_some(),
+                "dt" => number(&v).filter(|x| *x > 0.0 && x.is_finite()).map(|x| s.dt = Some(x)).is_some(),
+                "project_psd" => match v {
+                    Value::Bool(b) => {
+                        s.project_psd = Some(b);
+                        true
+                    }
+                    _ => false,
+                },
+                "fix" => match v {
+                    Value::Ints(ids) if ids.iter().all(|&i| i >= 0) => {
+                        s.fix = Some(FixSpec::Ids(ids.iter().map(|&i| i as usize).collect()));
+                        true
+                    }
+                    Value::Name(n) | Value::Str(n) if n == "boundary" => {
+                        s.fix = Some(FixSpec::Boundary);
+                        true
+                    }
+                    Value::Str(f) => {
+                        s.fix = Some(FixSpec::File(f));
+                        true
+                    }
+                    _ => false,
+                },
+                other => {
+                    bad(g, format!("unknown setting `{other}` (one of: {})", KEYS.join(", ")), key.span);
+                    continue;
+                }
+            };
+            if !ok {
+                let want = match key.node.as_str() {
+                    "mesh" | "out" | "plot" => "a string".to_string(),
+                    "solver" => format!("one of {}", mad_runtime::solve::Solver::NAMES.join(", ")),
+                    "max_iters" => "a non-negative integer".into(),
+                    "steps" => "a positive integer".into(),
+                    "tol" => "a non-negative number".into(),
+                    "dt" => "a positive number".into(),
+                    "project_psd" => "`true` or `false`".into(),
+                    _ => "an array of vertex ids, `boundary`, or a file name string".into(),
+                };
+                bad(g, format!("`{}` must be {want}", key.node), value.span);
+            }
+        }
+        result = Some(s);
+    }
+    result
+}
+
+/// The keys a `solve` block accepts.
+pub const KEYS: [&str; 10] = ["mesh", "solver", "max_iters", "tol", "project_psd", "steps", "dt", "fix", "out", "plot"];

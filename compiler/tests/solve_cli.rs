@@ -1,0 +1,224 @@
+//! `madc run` on files with mesh energies: solves, logs, outputs.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+fn madc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_madc")).args(args).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("mad-solve-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).display().to_string()
+}
+
+/// A JSON value (enough for the log lines: flat objects of numbers, strings, bools, null).
+#[derive(Debug, Clone, PartialEq)]
+enum J {
+    Num(f64),
+    Str(String),
+    Bool(bool),
+    Null,
+}
+
+/// Parses one flat JSON object; panics on anything malformed.
+fn parse_object(line: &str) -> BTreeMap<String, J> {
+    let b = line.trim().as_bytes();
+    let mut i = 0;
+    let ws = |i: &mut usize| {
+        while *i < b.len() && (b[*i] as char).is_whitespace() {
+            *i += 1;
+        }
+    };
+    let string = |i: &mut usize| -> String {
+        assert_eq!(b[*i], b'"', "expected a string in {line}");
+        *i += 1;
+        let mut s = String::new();
+        while b[*i] != b'"' {
+            if b[*i] == b'\\' {
+                *i += 1;
+                s.push(match b[*i] {
+                    b'n' => '\n',
+                    c => c as char,
+                });
+            } else {
+                s.push(b[*i] as char);
+            }
+            *i += 1;
+        }
+        *i += 1;
+        s
+    };
+    let mut m = BTreeMap::new();
+    ws(&mut i);
+    assert_eq!(b[i], b'{', "{line}");
+    i += 1;
+    loop {
+        ws(&mut i);
+        let k = string(&mut i);
+        ws(&mut i);
+        assert_eq!(b[i], b':', "{line}");
+        i += 1;
+        ws(&mut i);
+        let v = if b[i] == b'"' {
+            J::Str(string(&mut i))
+        } else {
+            let start = i;
+            while i < b.len() && !matches!(b[i], b',' | b'}') {
+                i += 1;
+            }
+            match line.trim()[start..i].trim() {
+                "true" => J::Bool(true),
+                "false" => J::Bool(false),
+                "null" => J::Null,
+                t => J::Num(t.parse().unwrap_or_else(|_| panic!("bad number `{t}` in {line}"))),
+            }
+        };
+        assert!(m.insert(k, v).is_none(), "duplicate key in {line}");
+        ws(&mut i);
+        if b[i] == b',' {
+            i += 1;
+        } else {
+            assert_eq!(b[i], b'}', "{line}");
+            assert_eq!(i + 1, b.len(), "trailing text in {line}");
+            break;
+        }
+    }
+    m
+}
+
+fn num(m: &BTreeMap<String, J>, k: &str) -> f64 {
+    match m.get(k) {
+        Some(J::Num(x)) => *x,
+        other => panic!("{k}: {other:?}"),
+    }
+}
+
+#[test]
+fn json_log_parses_and_energy_decreases_monotonically() {
+    let (rc, out, err) = madc(&["run", "examples/smooth.mad", "--mesh", "sphere:2", "--solver", "gd", "--tol", "1e-6", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let lines: Vec<_> = out.lines().map(parse_object).collect();
+    let (summary, iters) = lines.split_last().unwrap();
+    assert_eq!(summary.get("type"), Some(&J::Str("summary".into())));
+    assert_eq!(summary.get("converged"), Some(&J::Bool(true)));
+    assert!(iters.len() >= 2 && iters.iter().all(|m| m.get("type") == Some(&J::Str("iteration".into()))));
+    let energies: Vec<f64> = iters.iter().map(|m| num(m, "energy")).collect();
+    assert!(energies.windows(2).all(|w| w[1] <= w[0]), "{energies:?}");
+    assert!(num(summary, "energy") < num(summary, "initial_energy"));
+    assert!(num(summary, "grad_norm") <= 1e-6);
+    assert_eq!(num(summary, "iterations") as usize, iters.len());
+}
+
+#[test]
+fn fixed_boundary_stays_put_and_the_result_is_written() {
+    let out_path = tmp("smooth.obj");
+    let plot = tmp("conv.svg");
+    let (rc, _, err) = madc(&[
+        "run", "examples/smooth.mad", "--mesh", "disk:8", "--solver", "lbfgs", "--fix", "boundary", "--out", &out_path, "--plot", &plot,
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("gradient_tolerance"), "{err}");
+    let before = mad_runtime::mesh::load_mesh("disk:8").unwrap();
+    let after = mad_runtime::mesh::load_mesh(&out_path).unwrap();
+    let topo = mad_runtime::mesh::Topology::new(&before).unwrap();
+    assert_eq!(after.triangles, before.triangles);
+    let mut moved_interior = false;
+    for (i, (a, b)) in before.positions.iter().zip(&after.positions).enumerate() {
+        let d = (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f64::max);
+        if topo.vertex_boundary[i] {
+            assert!(d < 1e-12, "boundary vertex {i} moved by {d}");
+        } else if d > 1e-6 {
+            moved_interior = true;
+        }
+    }
+    assert!(moved_interior);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<polyline").count(), 2);
+}
+
+#[test]
+fn flag_static_newton_converges_with_pins_in_place() {
+    let out_path = tmp("flag.obj");
+    let (rc, out, err) = madc(&[
+        "run", "examples/flag.mad", "--mesh", "grid:8x8", "--solver", "newton", "--project-psd", "--fix", "0,56", "--tol", "1e-7", "--json",
+        "--out", &out_path,
+    ]);
+    assert_eq!(rc, 0, "{err}\n{out}");
+    let summary = parse_object(out.lines().last().unwrap());
+    assert_eq!(summary.get("converged"), Some(&J::Bool(true)));
+    assert!(num(&summary, "energy") < num(&summary, "initial_energy"));
+    let before = mad_runtime::mesh::load_mesh("grid:8x8").unwrap();
+    let after = mad_runtime::mesh::load_mesh(&out_path).unwrap();
+    for i in [0, 56] {
+        assert_eq!(after.positions[i], before.positions[i], "pinned vertex {i}");
+    }
+    // The free corner opposite the pole hangs below where it started.
+    assert!(after.positions[7][1] < before.positions[7][1] - 1e-4);
+}
+
+#[test]
+fn flag_dynamics_writes_frames_and_keeps_pins() {
+    let out_path = tmp("flagdyn.ply");
+    let (rc, out, err) = madc(&[
+        "run", "examples/flag.mad", "--mesh", "grid:6x6", "--fix", "0,30", "--steps", "3", "--dt", "0.05", "--out", &out_path, "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let steps: Vec<_> = out.lines().map(parse_object).filter(|m| m.get("type") == Some(&J::Str("step".into()))).collect();
+    assert_eq!(steps.len(), 3);
+    let potentials: Vec<f64> = steps.iter().map(|m| num(m, "potential")).collect();
+    assert!(potentials.windows(2).all(|w| w[1] < w[0]), "the flag falls: {potentials:?}");
+    let before = mad_runtime::mesh::load_mesh("grid:6x6").unwrap();
+    for k in 1..=3 {
+        let frame = out_path.replace(".ply", &format!("_{k:04}.ply"));
+        let m = mad_runtime::mesh::load_mesh(&frame).unwrap();
+        assert_eq!(m.positions[0], before.positions[0]);
+        assert_eq!(m.positions[30], before.positions[30]);
+    }
+}
+
+#[test]
+fn bad_solver_and_missing_mesh_are_errors() {
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:4", "--solver", "simplex"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("unknown solver `simplex`"), "{err}");
+    let (rc, _, err) = madc(&["run", "examples/mass_spring.mad"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no mesh"), "{err}");
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:4", "--fix", "0,99999"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("out of range"), "{err}");
+}
+
+#[test]
+fn entry_runs_a_function_of_an_energy_file() {
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--entry", "main"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no function `main`"), "{err}");
+}
+
+#[test]
+fn flag_runs_from_its_solve_block_without_flags() {
+    let (rc, out, err) = madc(&["run", "examples/flag.mad", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let summary = parse_object(out.lines().last().unwrap());
+    assert_eq!(summary.get("mesh"), Some(&J::Str("grid:16x16".into())));
+    assert_eq!(summary.get("solver"), Some(&J::Str("newton".into())));
+    assert_eq!(summary.get("converged"), Some(&J::Bool(true)));
+    assert!(num(&summary, "energy") < num(&summary, "initial_energy"));
+}
+
+#[test]
+fn flags_override_the_solve_block() {
+    // One L-BFGS iteration instead of the block's Newton solve: not converged, exit 2.
+    let (rc, out, err) = madc(&["run", "examples/flag.mad", "--solver", "lbfgs", "--max-iters", "1", "--mesh", "grid:5x5", "--fix", "0,20", "--json"]);
+    assert_eq!(rc, 2, "{err}");
+    let summary = parse_object(out.lines().last().unwrap());
+    assert_eq!(summary.get("solver"), Some(&J::Str("lbfgs".into())));
+    assert_eq!(summary.get("mesh"), Some(&J::Str("grid:5x5".into())));
+    assert_eq!(summary.get("status"), Some(&J::Str("max_iterations".into())));
+    assert_eq!(num(&summary, "iterations"), 1.0);
+}
