@@ -130,6 +130,7 @@ impl Build {
                 vals: vec![None; f.values.len()],
                 ctx: cranelift_codegen::ir::Value::from_u32(0),
                 cur_op: None,
+                inplace: super::inplace::analyze(f),
             };
             lower.lower_body()?;
             lower.b.seal_all_blocks();
