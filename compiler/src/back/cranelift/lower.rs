@@ -67,6 +67,8 @@ pub struct FnLower<'a, 'b> {
     pub cur_op: Option<OpId>,
     /// Inserts lowered as in-place stores ([`super::inplace`]).
     pub inplace: super::inplace::InPlace,
+    /// `scf.for` ops whose trips free their temporaries ([`super::release`]).
+    pub release: std::collections::HashSet<OpId>,
 }
 
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {

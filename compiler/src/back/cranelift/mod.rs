@@ -8,7 +8,7 @@
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops.
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
 //! - [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
-//!   loop-carried accumulators.
+//!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries.
 //! - [`tape`]: `tape.push` / `tape.pop` through the context's tape.
 //! - [`imports`]: run-time routines and math symbols.
 //! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
@@ -28,6 +28,7 @@ pub mod inplace;
 pub mod layout;
 pub mod lower;
 pub mod raw;
+pub mod release;
 pub mod scalar;
 pub mod tape;
 pub mod tensor;
