@@ -196,6 +196,25 @@ func @insert_heap(%h: tensor<bool; 70>, %d: tensor<f32; ?, 2>, %x: bool, %row: t
   %r = tuple %a, %b : (tensor<bool; 70>, tensor<f32; ?, 2>)
   return %r
 }
+func @const_small(%m: tensor<f64; 3, 2>, %x: f64, %row: tensor<f64; 2>) -> (f64, tensor<f64; 2>, tensor<f64; 3, 2>, tensor<f64; 3, 2>) {
+  %one = const 1 : i64
+  %two = const 2 : i64
+  %a = tensor.index %m, %two, %one : f64
+  %b = tensor.index %m, %one : tensor<f64; 2>
+  %c = tensor.insert %m, %x, %one, %one : tensor<f64; 3, 2>
+  %e = tensor.insert %c, %row, %two : tensor<f64; 3, 2>
+  %r = tuple %a, %b, %c, %e : (f64, tensor<f64; 2>, tensor<f64; 3, 2>, tensor<f64; 3, 2>)
+  return %r
+}
+func @const_small_oob(%m: tensor<f64; 3, 2>, %x: f64) -> (f64, tensor<f64; 3, 2>) {
+  %one = const 1 : i64
+  %three = const 3 : i64
+  %neg = const -1 : i64
+  %a = tensor.index %m, %one, %three : f64
+  %c = tensor.insert %m, %x, %neg, %one : tensor<f64; 3, 2>
+  %r = tuple %a, %c : (f64, tensor<f64; 3, 2>)
+  return %r
+}
 func @dims(%d: tensor<f64; ?, 3>, %m: tensor<i64; 2, 5>) -> (i64, i64, i64, i64) {
   %a = tensor.dim[0] %d : i64
   %b = tensor.dim[1] %d : i64

@@ -1,9 +1,10 @@
 //! Clean-up passes over the IR, run after differentiation (and usable anywhere):
 //! [`simplify`] (exact algebraic identities and constant folding), [`cse`]
 //! (common subexpressions), [`dce`] (dead code) and [`carried`] (dead loop-carried
-//! values); [`inline`] inlines calls. Each keeps the IR valid;
+//! values), [`accum`] (sparse accumulation into loop-carried tensors); [`inline`] inlines calls. Each keeps the IR valid;
 //! [`cleanup`] runs them to a fixed point and validates after every pass.
 
+pub mod accum;
 pub mod carried;
 pub mod cse;
 pub mod dce;
@@ -24,6 +25,10 @@ pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationErro
         validate_function(module, f)?;
         changed |= dce::dce(module, f);
         validate_function(module, f)?;
+        if accum::sparse_accumulate(&mut module.functions[f]) {
+            changed = true;
+            validate_function(module, f)?;
+        }
         if carried::prune(module, f) {
             changed = true;
             dce::dce(module, f);

@@ -12,7 +12,9 @@
 //! track zeros symbolically).
 //!
 //! Folding: a unary or binary float op whose operands are all scalar constants is
-//! evaluated with the same routines as the interpreter and becomes a `const`.
+//! evaluated with the same routines as the interpreter and becomes a `const`; so
+//! does a comparison of two scalar float constants (a `bool`), and a `select`
+//! whose condition is a `bool` constant becomes the operand it picks.
 
 use std::collections::HashMap;
 
@@ -37,6 +39,9 @@ fn collect(f: &Function, r: &Region, consts: &mut HashMap<ValueId, f64>, defs: &
             OpKind::Const(Literal::F32(x)) => {
                 consts.insert(op.results[0], x as f64);
             }
+            OpKind::Const(Literal::Bool(x)) => {
+                consts.insert(op.results[0], if x { 1.0 } else { 0.0 });
+            }
             OpKind::Full => {
                 if let Some(&x) = consts.get(&op.operands[0]) {
                     consts.insert(op.results[0], x);
@@ -58,6 +63,10 @@ pub fn simplify(f: &mut Function) -> bool {
     collect(f, &f.body, &mut consts, &mut defs, &mut ids);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut folded = Vec::new();
+    let mut folded_bool = Vec::new();
+    let bool_const = |v: ValueId| {
+        (*f.ty(v) == Type::Scalar(crate::ir::ScalarKind::Bool)).then(|| consts.get(&v).map(|&x| x != 0.0)).flatten()
+    };
     for id in ids {
         let op = &f.ops[id];
         if op.results.len() != 1 {
@@ -72,6 +81,13 @@ pub fn simplify(f: &mut Function) -> bool {
                 let (a, bb) = (op.operands[0], op.operands[1]);
                 if scalar && let (Some(x), Some(z)) = (c(a), c(bb)) && !b.is_comparison() && !b.is_logical() {
                     folded.push((id, b.f64(x, z)));
+                    continue;
+                }
+                if b.is_comparison()
+                    && *f.ty(y) == Type::Scalar(crate::ir::ScalarKind::Bool)
+                    && let (Some(x), Some(z)) = (c(a), c(bb))
+                {
+                    folded_bool.push((id, b.cmp_f64(x, z)));
                     continue;
                 }
                 let pick = match b {
@@ -100,6 +116,16 @@ pub fn simplify(f: &mut Function) -> bool {
                     map.insert(y, f.ops[d].operands[0]);
                 }
             }
+            OpKind::Select => {
+                if let [cond, t, e] = op.operands[..]
+                    && let Some(b) = bool_const(cond)
+                {
+                    let pick = if b { t } else { e };
+                    if same(pick) {
+                        map.insert(y, pick);
+                    }
+                }
+            }
             OpKind::TupleGet(k) => {
                 if let Some(&d) = defs.get(&op.operands[0])
                     && f.ops[d].kind == OpKind::Tuple
@@ -112,7 +138,12 @@ pub fn simplify(f: &mut Function) -> bool {
             _ => {}
         }
     }
-    let changed = !map.is_empty() || !folded.is_empty();
+    let changed = !map.is_empty() || !folded.is_empty() || !folded_bool.is_empty();
+    for (id, b) in folded_bool {
+        let op = &mut f.ops[id];
+        op.kind = OpKind::Const(Literal::Bool(b));
+        op.operands.clear();
+    }
     for (id, v) in folded {
         let lit = match f.ty(f.ops[id].results[0]) {
             Type::Scalar(crate::ir::ScalarKind::F32) => Literal::F32(v as f32),

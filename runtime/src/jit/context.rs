@@ -179,6 +179,24 @@ impl<'a> JitContext<'a> {
         self.descs.get(id as usize)
     }
 
+    /// Frees the heap tensors allocated after the first `mark` ones, except those
+    /// whose header address is in `keep`; the kept ones stay at their addresses.
+    pub fn release_since(&mut self, mark: usize, keep: &[u64]) {
+        let len = self.arena.len();
+        if len <= mark {
+            return;
+        }
+        let mut w = mark;
+        for r in mark..len {
+            let p = &*self.arena[r] as *const HeapTensor as u64;
+            if keep.contains(&p) {
+                self.arena.swap(w, r);
+                w += 1;
+            }
+        }
+        self.arena.truncate(w);
+    }
+
     /// Number of heap tensors alive in the arena.
     pub fn arena_len(&self) -> usize {
         self.arena.len()

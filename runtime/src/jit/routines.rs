@@ -121,6 +121,21 @@ pub unsafe extern "C" fn mad_rt_tape_pop(ctx: &mut JitContext<'_>, buf: *mut u64
     }
 }
 
+/// The number of heap tensors in the arena (a mark for [`mad_rt_arena_release`]).
+pub extern "C" fn mad_rt_arena_mark(ctx: &mut JitContext<'_>) -> u64 {
+    ctx.arena_len() as u64
+}
+
+/// Frees the heap tensors allocated since `mark`, except the `n` ones whose
+/// header addresses are at `keep` (other words there are ignored).
+///
+/// # Safety
+/// `keep` must hold `n` words; no live value may refer to a freed tensor.
+pub unsafe extern "C" fn mad_rt_arena_release(ctx: &mut JitContext<'_>, mark: u64, keep: *const u64, n: i64) {
+    let keep = unsafe { std::slice::from_raw_parts(keep, n.max(0) as usize) };
+    ctx.release_since(mark as usize, keep);
+}
+
 pub extern "C" fn mad_rt_error_div_zero(ctx: &mut JitContext<'_>) {
     ctx.set_error(RtError::DivByZero);
 }
@@ -162,6 +177,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_rt_ipow", mad_rt_ipow as *const u8),
         ("mad_rt_tape_push", mad_rt_tape_push as *const u8),
         ("mad_rt_tape_pop", mad_rt_tape_pop as *const u8),
+        ("mad_rt_arena_mark", mad_rt_arena_mark as *const u8),
+        ("mad_rt_arena_release", mad_rt_arena_release as *const u8),
     ];
     out.extend(super::math::symbols());
     out

@@ -111,6 +111,11 @@ impl FnLower<'_, '_> {
         }
         let mut start = vec![lo];
         start.extend(init);
+        // `cur_op` is this loop until its body is lowered.
+        let mark = match self.cur_op {
+            Some(id) if self.release.contains(&id) => Some(self.arena_mark()?),
+            _ => None,
+        };
         self.b.ins().jump(header, &Self::block_args(&start));
 
         self.b.switch_to_block(header);
@@ -128,6 +133,9 @@ impl FnLower<'_, '_> {
         self.lower_ops(&body.ops)?;
         let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
         next.extend(self.get_many_as(&body.yields, &result_tys)?);
+        if let Some(mark) = mark {
+            self.arena_release(mark, &next[1..])?;
+        }
         self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);

@@ -25,7 +25,7 @@ fn heap_flags() -> MemFlagsData {
 }
 
 /// Bytes per element of a heap tensor of this kind (`Vec<bool>` stores bytes).
-fn elem_size(k: ScalarKind) -> i64 {
+pub(super) fn elem_size(k: ScalarKind) -> i64 {
     match k {
         ScalarKind::F64 | ScalarKind::I64 => 8,
         ScalarKind::F32 => 4,
@@ -79,7 +79,9 @@ impl FnLower<'_, '_> {
         let base = self.b.ins().select(empty, zeros, data);
         let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
         let addr = self.b.ins().iadd(base, bytes);
-        let v = self.b.ins().load(clif_kind(elem), heap_flags(), addr, 0);
+        // A tensor updated in place ([`super::inplace`]) is not read-only.
+        let flags = if self.inplace.mutable.contains(&t) { MemFlagsData::trusted() } else { heap_flags() };
+        let v = self.b.ins().load(clif_kind(elem), flags, addr, 0);
         self.set(r, vec![v]);
         Ok(true)
     }

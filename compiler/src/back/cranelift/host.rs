@@ -96,8 +96,9 @@ impl Build {
             clif: want_text.then(String::new),
         };
         let mut fctx = FunctionBuilderContext::new();
+        let summary = super::release::Summary::of(&ir_module.functions);
         for (h, f) in ir_module.functions.iter() {
-            build.define_function(h.index(), f, &ir_module.functions, &mut fctx)?;
+            build.define_function(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
             build.define_trampoline(h.index(), f, &mut fctx)?;
         }
         Ok(build)
@@ -108,6 +109,7 @@ impl Build {
         index: usize,
         f: &ir::Function,
         funcs: &ir::Arena<ir::Function>,
+        summary: &super::release::Summary,
         fctx: &mut FunctionBuilderContext,
     ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
@@ -130,6 +132,8 @@ impl Build {
                 vals: vec![None; f.values.len()],
                 ctx: cranelift_codegen::ir::Value::from_u32(0),
                 cur_op: None,
+                inplace: super::inplace::analyze(f),
+                release: summary.loops_to_release(f),
             };
             lower.lower_body()?;
             lower.b.seal_all_blocks();

@@ -30,6 +30,10 @@ pub enum Routine {
     TapePush,
     /// `mad_rt_tape_pop(ctx, buf: ptr, n: i64)`.
     TapePop,
+    /// `mad_rt_arena_mark(ctx) -> i64`.
+    ArenaMark,
+    /// `mad_rt_arena_release(ctx, mark: i64, keep: ptr, n: i64)`.
+    ArenaRelease,
     /// `f64 -> f64` libm routine by symbol name.
     Math1(&'static str),
     /// `(f64, f64) -> f64` routine by symbol name.
@@ -51,6 +55,8 @@ impl Routine {
             Routine::IPow => "mad_rt_ipow",
             Routine::TapePush => "mad_rt_tape_push",
             Routine::TapePop => "mad_rt_tape_pop",
+            Routine::ArenaMark => "mad_rt_arena_mark",
+            Routine::ArenaRelease => "mad_rt_arena_release",
             Routine::Math1(name) | Routine::Math2(name) => name,
         }
     }
@@ -65,6 +71,8 @@ impl Routine {
             Routine::ErrorDivZero | Routine::ErrorRecursion => (vec![PTR], vec![]),
             Routine::ErrorIndex | Routine::ErrorExtent => (vec![PTR, types::I64, types::I64], vec![]),
             Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),
+            Routine::ArenaMark => (vec![PTR], vec![types::I64]),
+            Routine::ArenaRelease => (vec![PTR, types::I64, PTR, types::I64], vec![]),
             Routine::Math1(_) => (vec![types::F64], vec![types::F64]),
             Routine::Math2(_) => (vec![types::F64, types::F64], vec![types::F64]),
         };

@@ -65,6 +65,10 @@ pub struct FnLower<'a, 'b> {
     pub ctx: Value,
     /// The op being lowered (for the source site of its run-time errors).
     pub cur_op: Option<OpId>,
+    /// Inserts lowered as in-place stores ([`super::inplace`]).
+    pub inplace: super::inplace::InPlace,
+    /// `scf.for` ops whose trips free their temporaries ([`super::release`]).
+    pub release: std::collections::HashSet<OpId>,
 }
 
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {
@@ -349,6 +353,10 @@ impl<'a, 'b> FnLower<'a, 'b> {
             let inlined = match &op.kind {
                 OpKind::Index => self.try_heap_index(op)?,
                 OpKind::DimOf(axis) => self.try_heap_dim(op, *axis)?,
+                OpKind::Insert if self.inplace.inserts.contains(&id) => {
+                    self.lower_inplace_insert(op)?;
+                    true
+                }
                 _ => false,
             };
             if inlined {

@@ -7,6 +7,8 @@
 //! - [`lower`]: per-function state, op dispatch, heap-op sites;
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops.
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
+//! - [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
+//!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries.
 //! - [`tape`]: `tape.push` / `tape.pop` through the context's tape.
 //! - [`imports`]: run-time routines and math symbols.
 //! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
@@ -22,9 +24,11 @@ pub mod control;
 pub mod heap;
 pub mod host;
 pub mod imports;
+pub mod inplace;
 pub mod layout;
 pub mod lower;
 pub mod raw;
+pub mod release;
 pub mod scalar;
 pub mod tape;
 pub mod tensor;

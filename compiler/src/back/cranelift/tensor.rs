@@ -1,10 +1,11 @@
 //! Inline lowering of ops on scalarized tensors (every operand and result a
 //! scalar or a small static tensor): elementwise ops with scalar broadcast,
-//! `full`, `extract`, dynamic `index`/`insert` (through a stack buffer, with
+//! `full`, `extract`, `index`/`insert` at constant in-bounds indices (by picking
+//! the element values), other `index`/`insert` (through a stack buffer, with
 //! bounds checks that record an error and clamp to 0), `dim`, `matmul`,
 //! `transpose` and `sum` (left to right from zero, as the run time).
 
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
+use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, condcodes::IntCC, types};
 
 use super::JitError;
 use super::imports::Routine;
@@ -110,8 +111,35 @@ impl FnLower<'_, '_> {
         Ok(self.b.ins().imul_imm_s(off, inner as i64))
     }
 
+    /// The element offset of `t[idx..]` when every index is a compile-time
+    /// constant within its axis (no check, no stack buffer needed).
+    fn constant_offset(&mut self, shape: &[usize], idx: &[ValueId]) -> Result<Option<usize>, JitError> {
+        if idx.len() > shape.len() {
+            return Ok(None);
+        }
+        let mut off = 0usize;
+        for (axis, &iv) in idx.iter().enumerate() {
+            let i = self.get1(iv)?;
+            let dfg = &self.b.func.dfg;
+            let ValueDef::Result(inst, 0) = dfg.value_def(i) else { return Ok(None) };
+            let InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } = dfg.insts[inst] else { return Ok(None) };
+            let c = imm.bits();
+            if c < 0 || c as u64 >= shape[axis] as u64 {
+                return Ok(None);
+            }
+            off = off * shape[axis] + c as usize;
+        }
+        Ok(Some(off * shape[idx.len()..].iter().product::<usize>()))
+    }
+
     pub fn small_index(&mut self, t: ValueId, idx: &[ValueId], r: ValueId) -> Result<(), JitError> {
         let shape = self.shape(t)?;
+        if let Some(off) = self.constant_offset(&shape, idx)? {
+            let inner: usize = shape[idx.len()..].iter().product();
+            let slots = self.get(t)?[off..off + inner].to_vec();
+            self.set(r, slots);
+            return Ok(());
+        }
         let elem = clif_kind(self.kind(t)?);
         let inner: usize = shape.get(idx.len()..).map(|s| s.iter().product()).unwrap_or(1);
         let off = self.element_offset(&shape, idx)?;
@@ -131,6 +159,12 @@ impl FnLower<'_, '_> {
         let vs = self.get(v)?;
         if vs.len() != inner {
             return Err(unsupported("tensor.insert value does not match the indexed part"));
+        }
+        if let Some(off) = self.constant_offset(&shape, idx)? {
+            let mut slots = self.get(t)?;
+            slots[off..off + inner].copy_from_slice(&vs);
+            self.set(r, slots);
+            return Ok(());
         }
         let off = self.element_offset(&shape, idx)?;
         let slots = self.get(t)?;

@@ -1,0 +1,137 @@
+//! Sparse accumulation into loop-carried tensors.
+//!
+//! Reverse mode turns a read `x[k]` inside a loop into the adjoint update
+//! `acc' = acc + insert(zeros, v, k)`: a whole-tensor add (and a whole-tensor
+//! copy for the insert) per iteration, for one nonzero element. When `acc` is a
+//! value carried by an `scf.for` whose init is that same `zeros`
+//! (`tensor.full(+0.0, …)`), the update is rewritten to
+//! `acc' = insert(acc, acc[k] + v, k)`.
+//!
+//! The rewrite is exact, bit for bit: `acc` starts at `+0.0` everywhere and is
+//! only ever changed by IEEE additions, and a sum is `-0.0` only when both of
+//! its terms are, so no element of `acc` is ever `-0.0`; hence `acc[j] + 0.0`
+//! is `acc[j]` for every `j ≠ k` (a NaN element, always a computed, quiet one,
+//! is returned unchanged). The shapes agree (the carried value always has the
+//! shape of its init, which is the insert's base), and an out-of-bounds `k`
+//! fails in `acc[k]` with the same bounds as in the insert it replaces. The
+//! operand order of the add is kept.
+
+use std::collections::HashMap;
+
+use crate::ir::{BinaryOp, Function, Literal, OpId, OpKind, Region, Type, ValueId};
+
+fn defs(f: &Function, r: &Region, out: &mut HashMap<ValueId, OpId>) {
+    for &id in &r.ops {
+        for &v in &f.ops[id].results {
+            out.insert(v, id);
+        }
+        for nr in &f.ops[id].regions {
+            defs(f, nr, out);
+        }
+    }
+}
+
+fn for_ops(f: &Function, r: &Region, out: &mut Vec<OpId>) {
+    for &id in &r.ops {
+        if f.ops[id].kind == OpKind::For {
+            out.push(id);
+        }
+        for nr in &f.ops[id].regions {
+            for_ops(f, nr, out);
+        }
+    }
+}
+
+/// Whether `v` is `tensor.full` of a `+0.0` constant, with a float element type.
+fn is_plus_zero_full(f: &Function, d: &HashMap<ValueId, OpId>, v: ValueId) -> bool {
+    let Some(&id) = d.get(&v) else { return false };
+    let op = &f.ops[id];
+    if op.kind != OpKind::Full || !matches!(f.ty(v), Type::Tensor { elem, .. } if elem.is_float()) {
+        return false;
+    }
+    let Some(&c) = d.get(&op.operands[0]) else { return false };
+    match f.ops[c].kind {
+        OpKind::Const(Literal::F64(x)) => x.to_bits() == 0,
+        OpKind::Const(Literal::F32(x)) => x.to_bits() == 0,
+        _ => false,
+    }
+}
+
+/// One planned rewrite: loop `for_id`, carried index `k`, the add op, whether
+/// the carried value is the add's left operand, the inserted value and indices.
+struct Plan {
+    for_id: OpId,
+    k: usize,
+    add: OpId,
+    acc_left: bool,
+    value: ValueId,
+    idx: Vec<ValueId>,
+}
+
+/// Rewrites every sparse accumulation in `f`; returns whether anything changed.
+pub fn sparse_accumulate(f: &mut Function) -> bool {
+    let mut d = HashMap::new();
+    defs(f, &f.body, &mut d);
+    let mut fors = Vec::new();
+    for_ops(f, &f.body, &mut fors);
+    let mut plans = Vec::new();
+    for id in fors {
+        let op = &f.ops[id];
+        let n = op.results.len();
+        if op.regions.len() != 1 || op.operands.len() != n + 2 {
+            continue;
+        }
+        let body = &op.regions[0];
+        if body.args.len() != n + 1 || body.yields.len() != n {
+            continue;
+        }
+        for k in 0..n {
+            let (init, arg, y) = (op.operands[k + 2], body.args[k + 1], body.yields[k]);
+            if !is_plus_zero_full(f, &d, init) {
+                continue;
+            }
+            let Some(&add) = d.get(&y) else { continue };
+            if !body.ops.contains(&add) || f.ops[add].kind != OpKind::Binary(BinaryOp::Add) {
+                continue;
+            }
+            let (a, b) = (f.ops[add].operands[0], f.ops[add].operands[1]);
+            let (acc_left, x) = if a == arg { (true, b) } else if b == arg { (false, a) } else { continue };
+            if x == arg || f.ty(y) != f.ty(arg) || f.ty(x) != f.ty(arg) {
+                continue;
+            }
+            let Some(&ins) = d.get(&x) else { continue };
+            let iop = &f.ops[ins];
+            if iop.kind != OpKind::Insert || iop.operands.len() < 3 || iop.operands[0] != init {
+                continue;
+            }
+            let value = iop.operands[1];
+            let Type::Tensor { shape, .. } = f.ty(arg) else { continue };
+            if iop.operands.len() - 2 != shape.len() || !matches!(f.ty(value), Type::Scalar(_)) {
+                continue;
+            }
+            plans.push(Plan { for_id: id, k, add, acc_left, value, idx: iop.operands[2..].to_vec() });
+        }
+    }
+    let changed = !plans.is_empty();
+    for p in plans {
+        let arg = f.ops[p.for_id].regions[0].args[p.k + 1];
+        let span = f.span(p.add);
+        let elem_ty = f.ty(p.value).clone();
+        let acc_ty = f.ty(arg).clone();
+        let mut idx_ops = vec![arg];
+        idx_ops.extend(&p.idx);
+        let get = f.new_op(OpKind::Index, idx_ops, vec![elem_ty.clone()], span);
+        let old = f.ops[get].results[0];
+        let terms = if p.acc_left { vec![old, p.value] } else { vec![p.value, old] };
+        let sum = f.new_op(OpKind::Binary(BinaryOp::Add), terms, vec![elem_ty], span);
+        let s = f.ops[sum].results[0];
+        let mut put_ops = vec![arg, s];
+        put_ops.extend(&p.idx);
+        let put = f.new_op(OpKind::Insert, put_ops, vec![acc_ty], span);
+        let y = f.ops[put].results[0];
+        let body = &mut f.ops[p.for_id].regions[0];
+        body.ops.extend([get, sum, put]);
+        body.yields[p.k] = y;
+    }
+    changed
+}
