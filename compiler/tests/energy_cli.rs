@@ -35,7 +35,7 @@ fn eval_writes_gradient_hessian_and_hvp() {
     let h = std::fs::read_to_string(p("h.mtx")).unwrap();
     assert!(h.starts_with("%%MatrixMarket matrix coordinate real general"));
     // The Hessian is symmetric and H·1 = 0 for a translation-invariant energy.
-    let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap()).unwrap().into_field(n, 1).unwrap();
+    let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap()).unwrap().into_field(16, 3).unwrap();
     assert!(hv.iter().all(|x| x.abs() < 1e-12), "{hv:?}");
 }
 
@@ -74,7 +74,7 @@ fn eval_ring_energy_with_mixed_derivative() {
     assert!(out.starts_with("energy "), "{out}");
     // At the rest shape only the umbrella term (linear in w, w = 1) has a gradient,
     // so ∂(∇E)/∂w equals ∇E.
-    let read = |n: &str| mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap()).unwrap().into_field(48, 1).unwrap();
+    let read = |n: &str| mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap()).unwrap().into_field(16, 3).unwrap();
     let (g, dw) = (read("g.npy"), read("dw.npy"));
     assert!(g.iter().any(|v| v.abs() > 1e-3));
     assert!(g.iter().zip(&dw).all(|(a, b)| (a - b).abs() <= 1e-12), "{g:?} vs {dw:?}");

@@ -101,9 +101,19 @@ pub fn eval(a: &EvalArgs, color: bool) -> i32 {
     }
 }
 
+/// The shape of a dof-sized output array: `(entities, components)` when the
+/// program has one dof field (`(V, d)` on vertices, `(F, d)` on faces), else flat.
+fn dof_shape(me: &MeshEnergy) -> Vec<usize> {
+    match me.dof_fields()[..] {
+        [(_, n, d, _)] => vec![n, d],
+        _ => vec![me.ndofs()],
+    }
+}
+
 fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
     let (me, x) = setup(prog, &a.inputs)?;
     let n = me.ndofs();
+    let shape = dof_shape(&me);
     let mut g = vec![0.0; n];
     let mut energy = None;
     if let Some(path) = &a.hessian {
@@ -114,20 +124,20 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
     }
     if let Some(path) = &a.grad {
         energy = Some(me.gradient(&x, &mut g).map_err(|e| e.to_string())?);
-        write_file(path, |w| write_npy(&[n], &g, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+        write_file(path, |w| write_npy(&shape, &g, w).map_err(|e| std::io::Error::other(e.to_string())))?;
     }
     if let Some(spec) = &a.hvp {
         let (vp, op) = spec.split_once(':').ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
         let v = read_flat(Path::new(vp), n).map_err(|e| format!("--hvp: {e}"))?;
         let mut out = vec![0.0; n];
         me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
-        write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+        write_file(Path::new(op), |w| write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
     }
     for spec in &a.mixed {
         let (param, op) = spec.split_once(':').ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
         let mut out = vec![0.0; n];
         me.mixed(&x, param.trim(), &mut out).map_err(|e| e.to_string())?;
-        write_file(Path::new(op), |w| write_npy(&[n], &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+        write_file(Path::new(op), |w| write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
     }
     if let Some(path) = &a.jacobian {
         let (_, j) = me.jacobian(&x).map_err(|e| e.to_string())?;

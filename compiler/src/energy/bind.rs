@@ -3,7 +3,9 @@
 //! pattern (built once, here).
 
 use mad_runtime::mesh::{Mesh, Stencil, Topology};
-use mad_runtime::sparse::{ElementList, Field, HessianPattern, element_dofs};
+use mad_runtime::sparse::{ElementList, Field, HessianPattern};
+
+use super::layout::{LocalField, element_faces, term_dofs};
 
 use super::kernels::Source;
 use super::{EnergyError, EnergyProgram};
@@ -67,15 +69,25 @@ impl EnergyProgram {
         let mut dof_offsets = Vec::new();
         let mut ndofs = 0usize;
         for d in &self.decls.dofs {
-            if d.stencil != StencilKind::Vertex {
-                return Err(EnergyError::Unsupported { term: d.name.clone(), what: "dofs on faces".into() });
-            }
             let dim = type_slots(&d.ty).ok_or_else(|| EnergyError::Host(format!("dof `{}` has type {}", d.name, d.ty)))?;
+            let entities = match d.stencil {
+                StencilKind::Vertex => nv,
+                StencilKind::Face => topo.faces.len(),
+                other => {
+                    return Err(EnergyError::Unsupported { term: d.name.clone(), what: format!("dofs on `{}` elements", other.name()) });
+                }
+            };
             dof_offsets.push(ndofs);
-            ndofs += dim * nv;
+            ndofs += dim * entities;
         }
-        let fields = |t: &super::kernels::TermKernels| -> Vec<Field> {
-            t.dof_fields.iter().map(|&f| Field { offset: dof_offsets[f], dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1) }).collect()
+        let fields = |t: &super::kernels::TermKernels| -> Vec<LocalField> {
+            t.dof_fields
+                .iter()
+                .map(|&f| LocalField {
+                    field: Field { offset: dof_offsets[f], dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1) },
+                    on_faces: self.decls.dofs[f].stencil == StencilKind::Face,
+                })
+                .collect()
         };
         let bind_term = |t: &super::kernels::TermKernels, decl: &crate::front::TermDecl| -> Result<BoundTerm, EnergyError> {
             let Some(s) = stencil(decl.stencil) else {
@@ -84,7 +96,9 @@ impl EnergyProgram {
                 return Ok(BoundTerm { verts: ElementList::fixed(t.nverts.max(1), Vec::new()), dofs: empty });
             };
             let verts = topo.elements(s);
-            let dofs = element_dofs(&verts, &fields(t));
+            let fields = fields(t);
+            let faces = if fields.iter().any(|f| f.on_faces) { element_faces(&topo, s) } else { None };
+            let dofs = term_dofs(&verts, faces.as_ref(), &fields);
             Ok(BoundTerm { verts, dofs })
         };
         let mut energies = Vec::new();
@@ -135,6 +149,27 @@ impl MeshEnergy<'_> {
         self.ndofs
     }
 
+    /// The dof fields: (name, number of entities — vertices or faces —,
+    /// components per entity, offset of the field's first unknown), in
+    /// declaration order. A field's unknowns form an `(entities, components)`
+    /// row-major block starting at its offset.
+    pub fn dof_fields(&self) -> Vec<(&str, usize, usize, usize)> {
+        self.prog
+            .decls
+            .dofs
+            .iter()
+            .enumerate()
+            .map(|(f, d)| {
+                let dim = type_slots(&d.ty).unwrap_or(1);
+                let n = match d.stencil {
+                    StencilKind::Face => self.topo.faces.len(),
+                    _ => self.mesh.num_vertices(),
+                };
+                (d.name.as_str(), n, dim, self.dof_offsets[f])
+            })
+            .collect()
+    }
+
     /// The mesh's vertex count.
     pub fn num_vertices(&self) -> usize {
         self.mesh.num_vertices()
@@ -174,12 +209,13 @@ impl MeshEnergy<'_> {
     }
 
     /// The default unknowns: per dof field, the mesh's positions (first d
-    /// components, zero-padded) for a vertex field of dimension ≤ 3, else zeros.
+    /// components) for a vertex field of dimension ≤ 3, else zeros (face
+    /// fields are zeros).
     pub fn default_x(&self) -> Vec<f64> {
         let mut x = vec![0.0; self.ndofs];
         for (f, d) in self.prog.decls.dofs.iter().enumerate() {
             let dim = type_slots(&d.ty).unwrap_or(1);
-            if dim > 3 {
+            if dim > 3 || d.stencil != StencilKind::Vertex {
                 continue;
             }
             for (i, p) in self.mesh.positions.iter().enumerate() {

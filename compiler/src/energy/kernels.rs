@@ -138,14 +138,17 @@ pub fn build(
     }
     dof_fields.sort_unstable();
     let dim_of = |f: usize| slots_of(&dofs[f].ty.ir_type()).unwrap_or(1);
-    let k: usize = dof_fields.iter().map(|&f| nverts * dim_of(f)).sum();
+    // Entities per element of a field: the stencil's vertices, or its faces.
+    let nfaces = super::layout::faces_per_element(term.stencil);
+    let entities = |f: usize| if dofs[f].stencil == S::Face { nfaces } else { nverts };
+    let k: usize = dof_fields.iter().map(|&f| entities(f) * dim_of(f)).sum();
     let field_base = |f: usize| -> usize {
         let mut off = 0;
         for &g in &dof_fields {
             if g == f {
                 break;
             }
-            off += nverts * dim_of(g);
+            off += entities(g) * dim_of(g);
         }
         off
     };
@@ -159,14 +162,16 @@ pub fn build(
     for inp in &term.inputs {
         let ty = inp.ty.ir_type();
         if let Some(f) = dofs.iter().position(|d| d.name == inp.field) {
-            let InputAt::Vertex(v) = inp.at else {
-                return Err(unsupported(format!("reading dof `{}` other than at a vertex of the element", inp.field)));
+            // The entity's position among the element's vertices or faces.
+            let at = match (dofs[f].stencil, &inp.at, term.stencil) {
+                (S::Vertex, InputAt::Vertex(v), _) => *v as usize,
+                (S::Vertex, InputAt::Element, S::Vertex) => 0,
+                (S::Face, InputAt::Element, S::Face) => 0,
+                (S::Face, InputAt::Face(k), S::Diamond) => *k as usize,
+                _ => return Err(unsupported(format!("reading dof `{}` at {:?}", inp.field, inp.at))),
             };
-            if dofs[f].stencil != crate::front::StencilKind::Vertex {
-                return Err(unsupported(format!("dofs on `{}` elements", dofs[f].stencil.name())));
-            }
             let dim = dim_of(f);
-            input_src.push(Source::Dof { field: f, at: field_base(f) + v as usize * dim, dim });
+            input_src.push(Source::Dof { field: f, at: field_base(f) + at * dim, dim });
             continue;
         }
         let slots = slots_of(&ty).ok_or_else(|| unsupported(format!("input `{}` of type {}", inp.field, inp.ty)))?;
@@ -185,6 +190,9 @@ pub fn build(
                     _ => None,
                 };
                 Source::Data { field: d, vertex, slots }
+            }
+            InputAt::Face(_) => {
+                return Err(unsupported(format!("face data `{}` read through `e.f0`/`e.f1` (read it in a `face` term)", inp.field)));
             }
             InputAt::Neighbours | InputAt::NeighbourCount => {
                 return Err(unsupported("one-ring inputs".to_string()));

@@ -35,9 +35,10 @@
 //!
 //! # Layout
 //!
-//! Unknowns are laid out per `dof` field in declaration order, vertex-major:
-//! dof index = offset + d·i + c for vertex i, component c of a d-dimensional field.
-//! Arrays in and out are flat with that order (`(V, d)` row-major).
+//! Unknowns are laid out per `dof` field in declaration order, entity-major:
+//! dof index = offset + d·i + c for vertex (or, for a `face` field, face) i,
+//! component c of a d-dimensional field ([`layout`]). Arrays in and out are flat
+//! with that order (`(V, d)` or `(F, d)` row-major per field).
 //!
 //! # Data
 //!
@@ -82,8 +83,12 @@
 //!
 //! # Face dofs
 //!
-//! `dof u: face -> …` is accepted by the front end but not by the CPU evaluator:
-//! [`EnergyProgram::bind`] returns [`EnergyError::Unsupported`] ("dofs on faces").
+//! `dof u: face -> …` has one value per face (default zeros). A `face` term
+//! reads its own face's value (`u[f]`); a `diamond` term reads the faces on
+//! both sides of its edge (`u[e.f0]`, `u[e.f1]`,
+//! [`mad_runtime::mesh::Topology::diamond_faces`]). Face dofs sit in the
+//! element's local vector like vertex dofs ([`layout::term_dofs`]), so the CSR
+//! pattern, the kernels and the evaluation loops need nothing else.
 //!
 //! # Objective
 //!
@@ -103,6 +108,7 @@ pub mod eval;
 pub mod fold;
 pub mod inline;
 pub mod kernels;
+pub mod layout;
 pub mod objective;
 pub mod program;
 pub mod pairs;

@@ -81,18 +81,22 @@ impl MeshEnergy<'_> {
     pub fn vertex_dofs(&self, i: usize) -> Vec<usize> {
         let mut out = Vec::new();
         for (f, d) in self.prog.decls.dofs.iter().enumerate() {
+            if d.stencil != crate::front::StencilKind::Vertex {
+                continue;
+            }
             let dim = super::bind::type_slots(&d.ty).unwrap_or(1);
             out.extend((0..dim).map(|c| self.dof_offsets[f] + dim * i + c));
         }
         out
     }
 
-    /// The vertex positions held by `x`: the first dof field's first (up to 3)
-    /// components per vertex, zero-padded; `None` when the program has no dofs.
+    /// The vertex positions held by `x`: the first vertex dof field's first (up
+    /// to 3) components per vertex, zero-padded; `None` when the program has no
+    /// vertex dofs.
     pub fn positions_of(&self, x: &[f64]) -> Option<Vec<[f64; 3]>> {
-        let d = self.prog.decls.dofs.first()?;
-        let dim = super::bind::type_slots(&d.ty).unwrap_or(1);
-        let off = self.dof_offsets[0];
+        let f = self.prog.decls.dofs.iter().position(|d| d.stencil == crate::front::StencilKind::Vertex)?;
+        let dim = super::bind::type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1);
+        let off = self.dof_offsets[f];
         Some(
             (0..self.num_vertices())
                 .map(|i| {

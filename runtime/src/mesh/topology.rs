@@ -267,6 +267,20 @@ impl Topology {
         &self.edge_faces[self.edge_face_offsets[e]..self.edge_face_offsets[e + 1]]
     }
 
+    /// The two faces of diamond `d`: `[f0, f1]` with `f0` the face holding `v2` (the edge runs
+    /// `v0 → v1` in it, or the lower-numbered face when both run the same way) and `f1` the face
+    /// holding `v3`, by the rule that orders the diamond's vertices.
+    pub fn diamond_faces(&self, d: usize) -> [u32; 2] {
+        let [a, b, _, _] = self.diamonds[d];
+        let inc = self.faces_of_edge(self.diamond_edge[d] as usize);
+        let (f0, f1) = (inc[0], inc[1]);
+        if runs(&self.faces[f0 as usize], a, b) || !runs(&self.faces[f1 as usize], a, b) {
+            [f0, f1]
+        } else {
+            [f1, f0]
+        }
+    }
+
     /// The index of edge (a, b) in either order, if it exists.
     pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
         self.edges.binary_search(&[a.min(b), a.max(b)]).ok()

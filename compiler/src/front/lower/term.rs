@@ -1,5 +1,5 @@
 //! Inside energy and residual bodies: the element `e`, its vertex handles
-//! (`e.v0`, `e.nbrs[i]`), and reads of mesh fields (`x[e.v0]`, `rest[e]`, `k`).
+//! (`e.v0`, `e.nbrs[i]`, a diamond's faces `e.f0`, `e.f1`), and reads of mesh fields (`x[e.v0]`, `rest[e]`, `k`).
 //!
 //! A term is lowered to an IR function whose parameters are the values it reads,
 //! gathered per element by the runtime: one parameter per distinct read, in the
@@ -22,6 +22,8 @@ pub enum InputAt {
     Element,
     /// A vertex field at vertex `v<k>` of the element (`x[e.v1]`).
     Vertex(u8),
+    /// A face field at face `f<k>` of a diamond (`u[e.f1]`).
+    Face(u8),
     /// A vertex field at every one-ring neighbour, as a slice (`x[e.nbrs[i]]`).
     Neighbours,
     /// The number of one-ring neighbours (`len(e.nbrs)`), an `i64`.
@@ -45,6 +47,7 @@ pub struct TermInput {
 enum Handle {
     Elem,
     Vertex(u8),
+    Face(u8),
     Nbrs,
     Nbr(ValueId),
 }
@@ -105,7 +108,7 @@ impl FnCx<'_, '_> {
         v
     }
 
-    /// `e.v0`, `e.nbrs`.
+    /// `e.v0`, `e.nbrs`, `e.f0`.
     pub fn handle_field(&mut self, base: &Tv, name: &mad_grammar::ast::Ident) -> Tv {
         let h = self.handle_of(base.v);
         let SurfaceType::Stencil(kind) = base.ty else { return self.poison() };
@@ -115,6 +118,10 @@ impl FnCx<'_, '_> {
                 && name.node.len() == 2
             {
                 return self.new_handle(Handle::Vertex(k), SurfaceType::Stencil(StencilKind::Vertex));
+            }
+            if kind == StencilKind::Diamond && (name.node == "f0" || name.node == "f1") {
+                let k = if name.node == "f0" { 0 } else { 1 };
+                return self.new_handle(Handle::Face(k), SurfaceType::Stencil(StencilKind::Face));
             }
             if name.node == "nbrs" && kind == StencilKind::Ring {
                 let ty = SurfaceType::Slice(Box::new(SurfaceType::Stencil(StencilKind::Vertex)));
@@ -197,10 +204,16 @@ impl FnCx<'_, '_> {
         let at = match handle {
             Some(Handle::Vertex(k)) if stencil == StencilKind::Vertex => InputAt::Vertex(k),
             Some(Handle::Nbr(_)) if stencil == StencilKind::Vertex => InputAt::Neighbours,
+            Some(Handle::Face(k)) if stencil == StencilKind::Face => InputAt::Face(k),
             Some(Handle::Elem) if stencil == term_stencil => InputAt::Element,
             _ => {
                 let detail = if stencil == StencilKind::Vertex {
                     format!("`{name}` lives on vertices: index it with a vertex handle such as `e.v0` (found {})", h.ty)
+                } else if stencil == StencilKind::Face {
+                    format!(
+                        "`{name}` lives on faces: read it as `{name}[e]` in a term on `face`, or `{name}[e.f0]`, `{name}[e.f1]` in a term on `diamond` (found {})",
+                        h.ty
+                    )
                 } else {
                     format!(
                         "`{name}` lives on {} elements: read it as `{name}[e]` in a term on `{}` (found {})",
