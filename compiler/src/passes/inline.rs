@@ -163,3 +163,47 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
     }
     changed
 }
+
+/// Whether `name` is the function of a differentiation operator applied to a
+/// function (`grad(f)`, `hessian(f)`, `grad(f, 1)`: only these names hold `(`).
+pub fn is_operator_function(name: &str) -> bool {
+    name.contains('(')
+}
+
+/// Inlines into `f` its calls of differentiation-operator functions
+/// ([`is_operator_function`]) that reach neither themselves nor `f`, have at most
+/// [`MAX_INLINE_OPS`] ops and point into the same source file (so a run-time
+/// error inside the copy names the same place as the call would). The
+/// operator's body was cleaned when it was built; the caller is not cleaned
+/// (its own ops, and the errors they may raise, stay as written). Returns
+/// whether anything changed.
+pub fn inline_operator_calls(module: &mut Module, f: FuncRef) -> bool {
+    let caller_file = module.functions[f].source_file;
+    let mut ok: HashMap<FuncRef, bool> = HashMap::new();
+    for (_, op) in module.functions[f].ops.iter() {
+        if let OpKind::Call(g) = op.kind
+            && !ok.contains_key(&g)
+        {
+            let eligible = g != f
+                && module.functions.get(g).is_some_and(|callee| {
+                    let mut n = 0;
+                    live_ops(callee, &callee.body, &mut n);
+                    is_operator_function(&callee.name) && callee.source_file == caller_file && n <= MAX_INLINE_OPS
+                })
+                && !reaches(module, g, &[g, f]);
+            ok.insert(g, eligible);
+        }
+    }
+    if !ok.values().any(|&b| b) {
+        return false;
+    }
+    let mut func = std::mem::replace(&mut module.functions[f], Function::new("", &[], crate::ir::Type::Tuple(vec![])));
+    let mut body = std::mem::take(&mut func.body);
+    let mut map = HashMap::new();
+    let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);
+    let did = inline_region(module, &mut func, &mut body, &eligible, &mut map);
+    func.body = body;
+    subst::apply(&mut func, &map);
+    module.functions[f] = func;
+    did
+}

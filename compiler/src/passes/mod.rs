@@ -1,19 +1,39 @@
 //! Clean-up passes over the IR, run after differentiation (and usable anywhere):
 //! [`simplify`] (exact algebraic identities and constant folding), [`cse`]
 //! (common subexpressions), [`dce`] (dead code) and [`carried`] (dead loop-carried
-//! values), [`accum`] (sparse accumulation into loop-carried tensors); [`inline`] inlines calls. Each keeps the IR valid;
-//! [`cleanup`] runs them to a fixed point and validates after every pass.
+//! values), [`accum`] (sparse accumulation into loop-carried tensors); [`inline`] inlines calls;
+//! [`licm`] hoists loop invariants. Each keeps the IR valid;
+//! [`cleanup`] runs them to a fixed point and validates after every pass;
+//! [`for_codegen`] prepares a module for the code generator.
 
 pub mod accum;
 pub mod carried;
 pub mod cse;
 pub mod dce;
 pub mod inline;
+pub mod licm;
 pub mod simplify;
 mod subst;
 
 use crate::ir::validate::{ValidationError, validate_function};
 use crate::ir::{FuncRef, Module};
+
+/// The module as the code generator compiles it: calls of differentiation
+/// operators inlined into their callers ([`inline::inline_operator_calls`]),
+/// then loop invariants hoisted ([`licm`]) in every function. Both keep every
+/// result bit for bit and every run-time error (only ops that cannot fail move,
+/// and inlined ops keep their source positions); function handles are unchanged.
+pub fn for_codegen(module: &Module) -> Module {
+    let mut m = module.clone();
+    let funcs: Vec<FuncRef> = m.functions.iter().map(|(h, _)| h).collect();
+    for &f in &funcs {
+        inline::inline_operator_calls(&mut m, f);
+    }
+    for &f in &funcs {
+        licm::hoist(&mut m.functions[f]);
+    }
+    m
+}
 
 /// Simplify, CSE and DCE on `f` until nothing changes (at most a few rounds),
 /// validating after each pass.

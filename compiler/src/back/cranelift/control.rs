@@ -116,14 +116,19 @@ impl FnLower<'_, '_> {
             Some(id) if self.release.contains(&id) => Some(self.arena_mark()?),
             _ => None,
         };
+        let views = self.enter_loop(op)?;
         self.b.ins().jump(header, &Self::block_args(&start));
 
         self.b.switch_to_block(header);
         let params = self.b.block_params(header).to_vec();
         let (i, carried) = (params[0], params[1..].to_vec());
         let more = self.b.ins().icmp(IntCC::SignedLessThan, i, hi);
-        let ok = self.no_error();
-        let go = self.b.ins().band(more, ok);
+        let go = if super::invariant::needs_poll(self.f, body) {
+            let ok = self.no_error();
+            self.b.ins().band(more, ok)
+        } else {
+            more
+        };
         self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
 
         self.b.switch_to_block(body_b);
@@ -139,6 +144,7 @@ impl FnLower<'_, '_> {
         self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);
+        self.leave_loop(views);
         let out = self.b.block_params(exit).to_vec();
         self.set_many(&op.results, &out)
     }
@@ -155,6 +161,7 @@ impl FnLower<'_, '_> {
             self.b.append_block_param(header, t);
             self.b.append_block_param(exit, t);
         }
+        let views = self.enter_loop(op)?;
         self.b.ins().jump(header, &Self::block_args(&init));
 
         self.b.switch_to_block(header);
@@ -173,6 +180,7 @@ impl FnLower<'_, '_> {
         self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);
+        self.leave_loop(views);
         let out = self.b.block_params(exit).to_vec();
         self.set_many(&op.results, &out)
     }

@@ -15,7 +15,16 @@ use super::JitError;
 use super::imports::Routine;
 use super::layout::{clif_kind, flat_layout};
 use super::lower::FnLower;
-use crate::ir::{Op, ScalarKind, Type};
+use crate::ir::{Op, ScalarKind, Type, ValueId};
+
+/// What an inline element read of a heap tensor needs from its header.
+#[derive(Clone, Debug)]
+pub struct HeapView {
+    /// The extents of the leading axes.
+    pub extents: Vec<Value>,
+    /// The address of element 0 (the zero words for an empty or null tensor).
+    pub base: Value,
+}
 
 /// Heap tensors never change after allocation and every address these loads use
 /// is valid (a header, an element in bounds, or the zero words), so the loads may
@@ -59,12 +68,14 @@ impl FnLower<'_, '_> {
         if !matches!(self.ty(r), Type::Scalar(_)) || idx.len() != shape.len() || shape.len() > HEAP_INLINE_RANK {
             return Ok(false);
         }
-        let slot = self.get1(t)?;
-        let header = self.heap_header(slot);
+        let view = match self.heap_views.get(&t) {
+            Some(v) => v.clone(),
+            None => self.heap_view(t, shape.len())?,
+        };
         let mut off = self.b.ins().iconst(types::I64, 0);
         for (axis, &iv) in idx.iter().enumerate() {
             let i = self.get1(iv)?;
-            let n = self.heap_extent(header, axis);
+            let n = view.extents[axis];
             let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
             self.error_if(oob, Routine::ErrorIndex, &[i, n])?;
             let zero = self.b.ins().iconst(types::I64, 0);
@@ -72,18 +83,28 @@ impl FnLower<'_, '_> {
             let scaled = self.b.ins().imul(off, n);
             off = self.b.ins().iadd(scaled, ci);
         }
-        let data = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_DATA);
-        let numel = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_NUMEL);
-        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, numel, 0);
-        let zeros = self.zeros_addr();
-        let base = self.b.ins().select(empty, zeros, data);
         let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
-        let addr = self.b.ins().iadd(base, bytes);
+        let addr = self.b.ins().iadd(view.base, bytes);
         // A tensor updated in place ([`super::inplace`]) is not read-only.
         let flags = if self.inplace.mutable.contains(&t) { MemFlagsData::trusted() } else { heap_flags() };
         let v = self.b.ins().load(clif_kind(elem), flags, addr, 0);
         self.set(r, vec![v]);
         Ok(true)
+    }
+
+    /// The header values of heap tensor `t` that element reads use: its
+    /// extents (`rank` axes, at most [`HEAP_INLINE_RANK`]) and the address of
+    /// its first element (the zero words when it is empty or null).
+    pub fn heap_view(&mut self, t: ValueId, rank: usize) -> Result<HeapView, JitError> {
+        let slot = self.get1(t)?;
+        let header = self.heap_header(slot);
+        let extents = (0..rank.min(HEAP_INLINE_RANK)).map(|axis| self.heap_extent(header, axis)).collect();
+        let data = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_DATA);
+        let numel = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_NUMEL);
+        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, numel, 0);
+        let zeros = self.zeros_addr();
+        let base = self.b.ins().select(empty, zeros, data);
+        Ok(HeapView { extents, base })
     }
 
     /// `tensor.dim` of a heap tensor, inline.

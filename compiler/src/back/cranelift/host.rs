@@ -134,6 +134,7 @@ impl Build {
                 cur_op: None,
                 inplace: super::inplace::analyze(f),
                 release: summary.loops_to_release(f),
+                heap_views: HashMap::new(),
             };
             lower.lower_body()?;
             lower.b.seal_all_blocks();
@@ -188,7 +189,7 @@ impl Build {
 
 /// The CLIF text of every function of the module (before optimization).
 pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
-    let build = Build::new(module, true)?;
+    let build = Build::new(&crate::passes::for_codegen(module), true)?;
     let text = build.clif.clone().unwrap_or_default();
     // The module's code was never finalized; its memory is released with it.
     drop(build);
@@ -201,9 +202,9 @@ struct SendPtr(Trampoline);
 unsafe impl Send for SendPtr {}
 
 impl JitModule {
-    /// Compiles every function of `module`.
+    /// Compiles every function of `module` (as [`crate::passes::for_codegen`] prepares it).
     pub fn compile(module: &ir::Module) -> Result<JitModule, JitError> {
-        let mut build = Build::new(module, false)?;
+        let mut build = Build::new(&crate::passes::for_codegen(module), false)?;
         build.module.finalize_definitions().map_err(module_err)?;
         let mut entries = Vec::new();
         for (h, f) in module.functions.iter() {

@@ -69,6 +69,9 @@ pub struct FnLower<'a, 'b> {
     pub inplace: super::inplace::InPlace,
     /// `scf.for` ops whose trips free their temporaries ([`super::release`]).
     pub release: std::collections::HashSet<OpId>,
+    /// Header values of heap tensors read inside the loops being lowered,
+    /// computed in front of the loop ([`super::invariant`]).
+    pub heap_views: HashMap<ValueId, super::heap::HeapView>,
 }
 
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {

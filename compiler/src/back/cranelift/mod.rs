@@ -8,7 +8,8 @@
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops.
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
 //! - [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
-//!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries.
+//!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries;
+//!   [`invariant`]: values computed once in front of a loop stay there.
 //! - [`tape`]: `tape.push` / `tape.pop` through the context's tape.
 //! - [`imports`]: run-time routines and math symbols.
 //! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
@@ -16,7 +17,8 @@
 //! Run-time errors (index out of bounds, integer division by zero, negative
 //! integer exponents, shape mismatches, recursion deeper than
 //! [`mad_runtime::jit::MAX_CALL_DEPTH`]) never trap: the first one is recorded
-//! in the context, execution continues with safe values (loops stop early), and
+//! in the context, execution continues with safe values (loops whose body calls,
+//! prints or nests a `while` stop early; other `for` loops finish their trips), and
 //! [`JitModule::call`] returns it.
 
 pub mod abi;
@@ -25,6 +27,7 @@ pub mod heap;
 pub mod host;
 pub mod imports;
 pub mod inplace;
+pub mod invariant;
 pub mod layout;
 pub mod lower;
 pub mod raw;
