@@ -6,7 +6,7 @@
 //! Integer `/` and `%` never trap: a zero divisor records an error and divides
 //! by 1, and `i64::MIN / -1` wraps.
 
-use cranelift_codegen::ir::{InstBuilder, Value, condcodes::FloatCC, condcodes::IntCC, types};
+use cranelift_codegen::ir::{InstBuilder, InstructionData, Opcode, Value, ValueDef, condcodes::FloatCC, condcodes::IntCC, types};
 
 use super::JitError;
 use super::imports::Routine;
@@ -164,6 +164,14 @@ impl FnLower<'_, '_> {
 
     /// `a / b` or `a % b` on `i64` without traps.
     fn int_div(&mut self, div: bool, a: Value, b: Value) -> Result<Value, JitError> {
+        // A constant divisor other than 0 and -1 needs neither the error branch
+        // nor the guards (and Cranelift turns the division into a multiplication).
+        if let Some(c) = self.iconst_value(b)
+            && c != 0
+            && c != -1
+        {
+            return Ok(if div { self.b.ins().sdiv(a, b) } else { self.b.ins().srem(a, b) });
+        }
         let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
         self.error_if(is_zero, Routine::ErrorDivZero, &[])?;
         let is_m1 = self.b.ins().icmp_imm_s(IntCC::Equal, b, -1);
@@ -179,6 +187,16 @@ impl FnLower<'_, '_> {
             let zero = self.b.ins().iconst(types::I64, 0);
             self.b.ins().select(is_m1, zero, r)
         })
+    }
+
+    /// The value of `v` when it is an integer constant.
+    fn iconst_value(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else { return None };
+        match dfg.insts[inst] {
+            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits()),
+            _ => None,
+        }
     }
 
     /// `x as to` (see `mad_runtime::jit::scalar::cast`): between numbers, and `bool` to `i64`.
