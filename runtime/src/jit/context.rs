@@ -5,8 +5,11 @@
 //! routines need (value layouts and heap-op descriptors).
 //!
 //! Compiled code reads `has_error`, `depth` and `stack_limit` directly at the
-//! offsets given by the `OFFSET_*` constants; everything else is reached through
-//! the routines in [`super::routines`].
+//! offsets given by the `OFFSET_*` constants, and records an index out of
+//! bounds itself (`has_error` = [`INLINE_INDEX_ERROR`], details in
+//! `pending_index`, turned into the error when it is read), so that loops with
+//! bounds checks make no calls; everything else is reached through the routines
+//! in [`super::routines`].
 
 use super::layout::FlatLayout;
 use super::tensor::ApplyDesc;
@@ -77,6 +80,9 @@ pub struct JitContext<'a> {
     /// The source site (an index into the compiled module's site table, or
     /// [`NO_SITE`]) that compiled code stores before calling a routine that may fail.
     pub site: u64,
+    /// An index error compiled code recorded without a routine call
+    /// (`has_error` is then [`INLINE_INDEX_ERROR`]): index, length, site.
+    pub pending_index: [u64; 3],
     error: Option<RtError>,
     error_site: Option<u64>,
     // Boxed so that a tensor's address stays fixed while the vector grows.
@@ -94,6 +100,11 @@ pub const OFFSET_SITE: i32 = std::mem::offset_of!(JitContext<'static>, site) as 
 /// No source site is known.
 pub const NO_SITE: u64 = u64::MAX;
 pub const OFFSET_STACK_LIMIT: i32 = std::mem::offset_of!(JitContext<'static>, stack_limit) as i32;
+pub const OFFSET_PENDING_INDEX: i32 = std::mem::offset_of!(JitContext<'static>, pending_index) as i32;
+/// The `has_error` value of an index error recorded inline (details in
+/// `pending_index`); any other nonzero value means an error recorded through
+/// [`JitContext::set_error`].
+pub const INLINE_INDEX_ERROR: u64 = 2;
 
 impl<'a> JitContext<'a> {
     /// A fresh context; `stack_limit` is the lowest stack address compiled code may reach
@@ -104,6 +115,7 @@ impl<'a> JitContext<'a> {
             depth: 0,
             stack_limit,
             site: NO_SITE,
+            pending_index: [0; 3],
             error: None,
             error_site: None,
             arena: Vec::new(),
@@ -114,8 +126,26 @@ impl<'a> JitContext<'a> {
         }
     }
 
+    /// The index error compiled code recorded inline, with its site, if that is the error.
+    fn pending(&self) -> Option<(RtError, Option<u64>)> {
+        (self.has_error == INLINE_INDEX_ERROR && self.error.is_none()).then(|| {
+            let [index, len, site] = self.pending_index;
+            (RtError::IndexOutOfBounds { index: index as i64, len: len as i64 }, (site != NO_SITE).then_some(site))
+        })
+    }
+
+    /// Turns an inline-recorded index error into the recorded error.
+    fn materialize(&mut self) {
+        if let Some((e, site)) = self.pending() {
+            self.error = Some(e);
+            self.error_site = site;
+            self.has_error = 1;
+        }
+    }
+
     /// Records `e` unless an error is already recorded (the first one wins).
     pub fn set_error(&mut self, e: RtError) {
+        self.materialize();
         if self.error.is_none() {
             self.error = Some(e);
             self.error_site = (self.site != NO_SITE).then_some(self.site);
@@ -125,14 +155,20 @@ impl<'a> JitContext<'a> {
 
     /// The site recorded with the first error, if compiled code stored one.
     pub fn error_site(&self) -> Option<u64> {
-        self.error_site
+        match self.pending() {
+            Some((_, site)) => site,
+            None => self.error_site,
+        }
     }
 
-    pub fn error(&self) -> Option<&RtError> {
+    /// The first recorded error.
+    pub fn error(&mut self) -> Option<&RtError> {
+        self.materialize();
         self.error.as_ref()
     }
 
     pub fn take_error(&mut self) -> Option<RtError> {
+        self.materialize();
         self.has_error = 0;
         self.error.take()
     }

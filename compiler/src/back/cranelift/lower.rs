@@ -144,15 +144,20 @@ impl<'a, 'b> FnLower<'a, 'b> {
     /// Stores the current op's source site into the context, so that an error a
     /// routine records next can name its place in the source.
     pub fn store_site(&mut self) {
-        let site = match (self.f.source_file, self.cur_op) {
+        let site = self.site_id();
+        let v = self.b.ins().iconst(types::I64, site);
+        self.b.ins().store(MemFlagsData::trusted(), v, self.ctx, mad_runtime::jit::context::OFFSET_SITE);
+    }
+
+    /// The site-table index of the current op's source position (or `NO_SITE`).
+    fn site_id(&mut self) -> i64 {
+        match (self.f.source_file, self.cur_op) {
             (Some(file), Some(op)) if self.f.span(op) != Default::default() => {
                 self.tables.sites.push(crate::back::interp::ErrorSite { file, span: self.f.span(op) });
                 (self.tables.sites.len() - 1) as i64
             }
             _ => mad_runtime::jit::context::NO_SITE as i64,
-        };
-        let v = self.b.ins().iconst(types::I64, site);
-        self.b.ins().store(MemFlagsData::trusted(), v, self.ctx, mad_runtime::jit::context::OFFSET_SITE);
+        }
     }
 
     pub fn error_if(&mut self, cond: Value, r: Routine, args: &[Value]) -> Result<(), JitError> {
@@ -161,6 +166,26 @@ impl<'a, 'b> FnLower<'a, 'b> {
         self.b.set_cold_block(err);
         self.b.ins().brif(cond, err, &[], cont, &[]);
         self.b.switch_to_block(err);
+        if let (Routine::ErrorIndex, &[index, len]) = (r, args) {
+            // Recorded inline (no call, so values live across the check stay in
+            // registers): the first error wins, as in `JitContext::set_error`.
+            use mad_runtime::jit::context::{INLINE_INDEX_ERROR, OFFSET_HAS_ERROR, OFFSET_PENDING_INDEX};
+            let record = self.b.create_block();
+            self.b.set_cold_block(record);
+            let flag = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_HAS_ERROR);
+            self.b.ins().brif(flag, cont, &[], record, &[]);
+            self.b.switch_to_block(record);
+            let site = self.site_id();
+            let site = self.b.ins().iconst(types::I64, site);
+            let code = self.b.ins().iconst(types::I64, INLINE_INDEX_ERROR as i64);
+            for (k, v) in [index, len, site].into_iter().enumerate() {
+                self.b.ins().store(MemFlagsData::trusted(), v, self.ctx, OFFSET_PENDING_INDEX + 8 * k as i32);
+            }
+            self.b.ins().store(MemFlagsData::trusted(), code, self.ctx, OFFSET_HAS_ERROR);
+            self.b.ins().jump(cont, &[]);
+            self.b.switch_to_block(cont);
+            return Ok(());
+        }
         self.store_site();
         let mut all = vec![self.ctx];
         all.extend_from_slice(args);
