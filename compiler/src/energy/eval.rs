@@ -16,7 +16,9 @@ use rayon::prelude::*;
 
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
+use super::batched::Outputs;
 use super::ring_eval::{RING_CHUNK, RingKind};
+use crate::back::cranelift::BatchKind;
 use super::EnergyError;
 use crate::back::cranelift::RawCaller;
 use crate::ir::FuncRef;
@@ -293,6 +295,27 @@ impl MeshEnergy<'_> {
                 continue;
             }
             let kind = if t.k == 0 { Kind::Value } else { kind };
+            if self.batched_enabled() {
+                let bk = match kind {
+                    Kind::Value => Some(BatchKind::Value),
+                    Kind::Grad => Some(BatchKind::Grad),
+                    Kind::Hess { project: false } => Some(BatchKind::Hess),
+                    Kind::Hvp => Some(BatchKind::Hvp),
+                    Kind::Hess { project: true } | Kind::Mixed => None,
+                };
+                if let Some((bk, bi)) = bk.and_then(|bk| self.prog.batches.get(i)?.get(bk).map(|bi| (bk, bi))) {
+                    let null = std::ptr::null_mut();
+                    let outs = Outputs {
+                        grad: grad.map_or(null, |o| o.0),
+                        hess: hess.map_or(null, |o| o.0),
+                        out: hv.map_or(null, |o| o.0),
+                    };
+                    if let Some(r) = self.run_batched(i, bi, bk, weights[i], x, v, outs) {
+                        total += r?;
+                        continue;
+                    }
+                }
+            }
             let job = Job {
                 t,
                 b: &self.energies[i],

@@ -97,6 +97,7 @@
 //! where an intermediate value is infinite or NaN the kernel may give 0 where an
 //! unfolded product would give NaN (the energy itself is then not finite).
 
+pub mod batched;
 pub mod bind;
 pub mod derive;
 pub mod eval;
