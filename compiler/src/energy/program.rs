@@ -64,6 +64,16 @@ impl EnergyProgram {
         super::batched::specs(&self.module, &self.energies, &self.decls).0
     }
 
+    /// The CLIF of the batched loops after Cranelift's optimizer (`madc emit clif`).
+    pub fn batch_clif(&self) -> Result<String, EnergyError> {
+        let text = crate::back::cranelift::clif_text_with_batches(&self.module, &self.batch_specs())
+            .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        Ok(match text.find("; batched ") {
+            Some(at) => text[at..].to_string(),
+            None => String::new(),
+        })
+    }
+
     /// The mesh declarations.
     pub fn decls(&self) -> &MeshDecls {
         &self.decls

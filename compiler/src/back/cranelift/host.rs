@@ -154,12 +154,13 @@ impl Build {
             lower.b.seal_all_blocks();
             lower.b.finalize(config);
         }
-        if let Some(text) = &mut self.clif {
-            text.push_str(&format!("; batched {:?} loop of {}\n{}\n", spec.kind, f.name, ctx.func.display()));
-        }
         self.module
             .define_function(id, &mut ctx)
             .map_err(|e| JitError::Codegen(format!("batched loop of `{}`: {e:?}", f.name)))?;
+        if let Some(text) = &mut self.clif {
+            // After compilation `ctx.func` is the optimized function.
+            text.push_str(&format!("; batched {:?} loop of {} (optimized)\n{}\n", spec.kind, f.name, ctx.func.display()));
+        }
         self.module.clear_context(&mut ctx);
         Ok(())
     }
@@ -251,8 +252,8 @@ pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
     clif_text_with_batches(module, &[])
 }
 
-/// The CLIF text of every function of the module and of the batched loops
-/// `batches` (before optimization).
+/// The CLIF text of every function of the module (before optimization) and of
+/// the batched loops `batches` (after Cranelift's optimizer).
 pub fn clif_text_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<String, JitError> {
     let build = Build::new(module, true, batches)?;
     let text = build.clif.clone().unwrap_or_default();
