@@ -230,6 +230,14 @@ impl MeshEnergy<'_> {
         Ok(total)
     }
 
+    /// Sets `buf` to zeros, on the worker threads when there are several.
+    fn zero_fill(&self, buf: &mut [f64]) {
+        match &self.pool {
+            Some(pool) if buf.len() >= 1 << 16 => pool.install(|| buf.par_chunks_mut(1 << 14).for_each(|c| c.fill(0.0))),
+            _ => buf.fill(0.0),
+        }
+    }
+
     fn check_x(&self, what: &str, x: &[f64]) -> Result<(), EnergyError> {
         if x.len() != self.ndofs {
             return Err(EnergyError::Host(format!("{what}: expected {} values, found {}", self.ndofs, x.len())));
@@ -547,7 +555,7 @@ impl MeshEnergy<'_> {
     /// The objective and its gradient (written to `grad`, length ndofs).
     pub fn gradient(&self, x: &[f64], grad: &mut [f64]) -> Result<f64, EnergyError> {
         self.check_x("gradient", grad)?;
-        grad.fill(0.0);
+        self.zero_fill(grad);
         self.energies_loop(Kind::Grad, x, None, Some(grad), None, None)
     }
 
@@ -559,8 +567,8 @@ impl MeshEnergy<'_> {
         if values.len() != self.nnz() {
             return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
         }
-        grad.fill(0.0);
-        values.fill(0.0);
+        self.zero_fill(grad);
+        self.zero_fill(values);
         self.energies_loop(Kind::Hess { project }, x, None, Some(grad), Some(values), None)
     }
 
@@ -569,7 +577,7 @@ impl MeshEnergy<'_> {
     pub fn hvp(&self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), EnergyError> {
         self.check_x("v", v)?;
         self.check_x("output", out)?;
-        out.fill(0.0);
+        self.zero_fill(out);
         self.energies_loop(Kind::Hvp, x, Some(v), None, None, Some(out))?;
         Ok(())
     }
