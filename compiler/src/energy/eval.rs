@@ -672,20 +672,35 @@ impl MeshEnergy<'_> {
     }
 
     /// Times `what` (`energy`, `grad`, `hessian` = energy + gradient + Hessian
-    /// values, `hvp`) at `x` after `warmup` evaluations: `runs` timed evaluations.
+    /// values, `hvp`, `spmv` = one product with the Hessian assembled before
+    /// timing) at `x` after `warmup` evaluations: `runs` timed evaluations.
     pub fn bench(&self, what: &str, x: &[f64], warmup: usize, runs: usize) -> Result<Timing, EnergyError> {
         let n = self.ndofs;
         let mut g = vec![0.0; n];
         let mut h = vec![0.0; self.nnz()];
         let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5).collect();
         let mut out = vec![0.0; n];
+        if what == "spmv" {
+            self.hessian(x, &mut g, &mut h, false)?;
+        }
         let mut once = |me: &Self| -> Result<(), EnergyError> {
             match what {
                 "energy" => me.energy(x).map(|_| ()),
                 "grad" => me.gradient(x, &mut g).map(|_| ()),
                 "hessian" => me.hessian(x, &mut g, &mut h, false).map(|_| ()),
                 "hvp" => me.hvp(x, &v, &mut out),
-                _ => Err(EnergyError::Host(format!("unknown benchmark `{what}` (energy, grad, hessian, hvp)"))),
+                "spmv" => match &me.pairs {
+                    Some(p) => {
+                        let (pat, vals) = p.pattern.merge_values(&h).map_err(|e| EnergyError::Host(e.to_string()))?;
+                        pat.spmv(&vals, &v, &mut out);
+                        Ok(())
+                    }
+                    None => {
+                        me.pattern.csr.spmv(&h, &v, &mut out);
+                        Ok(())
+                    }
+                },
+                _ => Err(EnergyError::Host(format!("unknown benchmark `{what}` (energy, grad, hessian, hvp, spmv)"))),
             }
         };
         for _ in 0..warmup {

@@ -129,6 +129,7 @@ impl Build {
         let id = self.module.declare_function(&format!("mad_b{index}"), Linkage::Local, &sig).map_err(module_err)?;
         self.batch_ids.push(id);
         let mut ctx = self.module.make_context();
+        ctx.set_disasm(self.clif.is_some());
         ctx.func.signature = sig;
         ctx.func.name = UserFuncName::user(2, index as u32);
         let config = self.module.isa().frontend_config();
@@ -160,6 +161,9 @@ impl Build {
         if let Some(text) = &mut self.clif {
             // After compilation `ctx.func` is the optimized function.
             text.push_str(&format!("; batched {:?} loop of {} (optimized)\n{}\n", spec.kind, f.name, ctx.func.display()));
+            if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+                text.push_str(&format!("; machine code\n{vcode}\n"));
+            }
         }
         self.module.clear_context(&mut ctx);
         Ok(())
