@@ -152,6 +152,8 @@ pub enum BenchWhat {
     Grad,
     Hessian,
     Hvp,
+    /// One product with the assembled Hessian (assembled once, not timed).
+    Spmv,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -66,10 +66,20 @@ pub fn emit(kind: super::EmitKind, file: &Path, color: bool) -> i32 {
     };
     let text = match kind {
         super::EmitKind::Ir => ir::print::print_module(&compiled.module),
-        super::EmitKind::Clif => match crate::back::cranelift::clif_text(&compiled.module) {
-            Ok(t) => t,
-            Err(e) => return report(&Error::Backend(e.to_string()), color),
-        },
+        super::EmitKind::Clif => {
+            let mut text = match crate::back::cranelift::clif_text(&compiled.module) {
+                Ok(t) => t,
+                Err(e) => return report(&Error::Backend(e.to_string()), color),
+            };
+            // Energy files: also the batched element loops of their terms.
+            if !compiled.mesh.energies.is_empty() {
+                match crate::energy::EnergyProgram::new(&compiled).and_then(|p| p.batch_clif()) {
+                    Ok(t) => text.push_str(&t),
+                    Err(e) => return report(&Error::Backend(e.to_string()), color),
+                }
+            }
+            text
+        }
     };
     print!("{text}");
     0

@@ -163,6 +163,7 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
         BenchWhat::Grad => "grad",
         BenchWhat::Hessian => "hessian",
         BenchWhat::Hvp => "hvp",
+        BenchWhat::Spmv => "spmv",
     };
     let run = || -> Result<(), String> {
         let (me, x) = setup(&prog, &a.inputs)?;

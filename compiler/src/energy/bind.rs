@@ -37,6 +37,11 @@ pub struct MeshEnergy<'p> {
     pub(crate) pool: Option<rayon::ThreadPool>,
     /// The pair list and its incremental pattern (programs with `pair` terms).
     pub(crate) pairs: Option<super::pairs::PairState>,
+    /// Per energy term: whether its element tables fit a batched loop
+    /// (computed on first use, [`super::batched`]).
+    pub(crate) batch_tables: std::sync::OnceLock<Vec<bool>>,
+    /// Whether terms with batched loops use them (else element by element).
+    pub(crate) batched: bool,
 }
 
 fn stencil(s: StencilKind) -> Option<Stencil> {
@@ -135,6 +140,8 @@ impl EnergyProgram {
             residuals,
             pool: None,
             pairs,
+            batch_tables: Default::default(),
+            batched: true,
         };
         for i in 0..self.decls.data.len() {
             me.data[i] = me.geometry_default(i);
@@ -236,6 +243,18 @@ impl MeshEnergy<'_> {
             Some(rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| EnergyError::Host(e.to_string()))?)
         };
         Ok(())
+    }
+
+    /// Whether energy terms run in their batched loops where they have one
+    /// (the default) or element by element through per-element kernel calls.
+    /// Both give the same energy, gradient and HVP bits; Hessian values agree
+    /// to rounding (the batched loop mirrors the upper triangle).
+    pub fn set_batched(&mut self, on: bool) {
+        self.batched = on;
+    }
+
+    pub(crate) fn batched_enabled(&self) -> bool {
+        self.batched
     }
 
     /// Sets a param (an `i64` param needs an integral value).

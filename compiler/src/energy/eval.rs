@@ -16,7 +16,9 @@ use rayon::prelude::*;
 
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
+use super::batched::Outputs;
 use super::ring_eval::{RING_CHUNK, RingKind};
+use crate::back::cranelift::BatchKind;
 use super::EnergyError;
 use crate::back::cranelift::RawCaller;
 use crate::ir::FuncRef;
@@ -228,6 +230,14 @@ impl MeshEnergy<'_> {
         Ok(total)
     }
 
+    /// Sets `buf` to zeros, on the worker threads when there are several.
+    fn zero_fill(&self, buf: &mut [f64]) {
+        match &self.pool {
+            Some(pool) if buf.len() >= 1 << 16 => pool.install(|| buf.par_chunks_mut(1 << 14).for_each(|c| c.fill(0.0))),
+            _ => buf.fill(0.0),
+        }
+    }
+
     fn check_x(&self, what: &str, x: &[f64]) -> Result<(), EnergyError> {
         if x.len() != self.ndofs {
             return Err(EnergyError::Host(format!("{what}: expected {} values, found {}", self.ndofs, x.len())));
@@ -293,6 +303,27 @@ impl MeshEnergy<'_> {
                 continue;
             }
             let kind = if t.k == 0 { Kind::Value } else { kind };
+            if self.batched_enabled() {
+                let bk = match kind {
+                    Kind::Value => Some(BatchKind::Value),
+                    Kind::Grad => Some(BatchKind::Grad),
+                    Kind::Hess { project: false } => Some(BatchKind::Hess),
+                    Kind::Hvp => Some(BatchKind::Hvp),
+                    Kind::Hess { project: true } | Kind::Mixed => None,
+                };
+                if let Some((bk, bi)) = bk.and_then(|bk| self.prog.batches.get(i)?.get(bk).map(|bi| (bk, bi))) {
+                    let null = std::ptr::null_mut();
+                    let outs = Outputs {
+                        grad: grad.map_or(null, |o| o.0),
+                        hess: hess.map_or(null, |o| o.0),
+                        out: hv.map_or(null, |o| o.0),
+                    };
+                    if let Some(r) = self.run_batched(i, bi, bk, weights[i], x, v, outs) {
+                        total += r?;
+                        continue;
+                    }
+                }
+            }
             let job = Job {
                 t,
                 b: &self.energies[i],
@@ -524,7 +555,7 @@ impl MeshEnergy<'_> {
     /// The objective and its gradient (written to `grad`, length ndofs).
     pub fn gradient(&self, x: &[f64], grad: &mut [f64]) -> Result<f64, EnergyError> {
         self.check_x("gradient", grad)?;
-        grad.fill(0.0);
+        self.zero_fill(grad);
         self.energies_loop(Kind::Grad, x, None, Some(grad), None, None)
     }
 
@@ -536,8 +567,8 @@ impl MeshEnergy<'_> {
         if values.len() != self.nnz() {
             return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
         }
-        grad.fill(0.0);
-        values.fill(0.0);
+        self.zero_fill(grad);
+        self.zero_fill(values);
         self.energies_loop(Kind::Hess { project }, x, None, Some(grad), Some(values), None)
     }
 
@@ -546,7 +577,7 @@ impl MeshEnergy<'_> {
     pub fn hvp(&self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), EnergyError> {
         self.check_x("v", v)?;
         self.check_x("output", out)?;
-        out.fill(0.0);
+        self.zero_fill(out);
         self.energies_loop(Kind::Hvp, x, Some(v), None, None, Some(out))?;
         Ok(())
     }
@@ -641,20 +672,35 @@ impl MeshEnergy<'_> {
     }
 
     /// Times `what` (`energy`, `grad`, `hessian` = energy + gradient + Hessian
-    /// values, `hvp`) at `x` after `warmup` evaluations: `runs` timed evaluations.
+    /// values, `hvp`, `spmv` = one product with the Hessian assembled before
+    /// timing) at `x` after `warmup` evaluations: `runs` timed evaluations.
     pub fn bench(&self, what: &str, x: &[f64], warmup: usize, runs: usize) -> Result<Timing, EnergyError> {
         let n = self.ndofs;
         let mut g = vec![0.0; n];
         let mut h = vec![0.0; self.nnz()];
         let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5).collect();
         let mut out = vec![0.0; n];
+        if what == "spmv" {
+            self.hessian(x, &mut g, &mut h, false)?;
+        }
         let mut once = |me: &Self| -> Result<(), EnergyError> {
             match what {
                 "energy" => me.energy(x).map(|_| ()),
                 "grad" => me.gradient(x, &mut g).map(|_| ()),
                 "hessian" => me.hessian(x, &mut g, &mut h, false).map(|_| ()),
                 "hvp" => me.hvp(x, &v, &mut out),
-                _ => Err(EnergyError::Host(format!("unknown benchmark `{what}` (energy, grad, hessian, hvp)"))),
+                "spmv" => match &me.pairs {
+                    Some(p) => {
+                        let (pat, vals) = p.pattern.merge_values(&h).map_err(|e| EnergyError::Host(e.to_string()))?;
+                        pat.spmv(&vals, &v, &mut out);
+                        Ok(())
+                    }
+                    None => {
+                        me.pattern.csr.spmv(&h, &v, &mut out);
+                        Ok(())
+                    }
+                },
+                _ => Err(EnergyError::Host(format!("unknown benchmark `{what}` (energy, grad, hessian, hvp, spmv)"))),
             }
         };
         for _ in 0..warmup {

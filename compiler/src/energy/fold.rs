@@ -10,7 +10,17 @@
 //! - an elementwise unary or binary op on known components → one scalar op per
 //!   component; `tensor.sum` → a chain of additions;
 //! - scalar `0·x`, `x·0`, `0/x`, `-0` → `0`; `0 − x` → `−x`; `x ± 0` → `x`;
-//!   comparisons of constants; `select` on a constant condition or of equal arms.
+//!   `1·x`, `x·1` → `x`; comparisons of constants; `select` on a constant
+//!   condition or of equal arms;
+//! - signs moved outwards (so that the Hessian columns of seeds `−eᵢ` and
+//!   `eᵢ` share their code after CSE): `−(−a)` → `a`, `−c` → the constant,
+//!   `(−1)·x`, `x·(−1)`, `x/(−1)` → `−x`, `(−a)·b`, `a·(−b)`, `(−a)/b`, `a/(−b)` →
+//!   `−(a·b)` (`−(a/b)`), `(−a)·(−b)` → `a·b`, `a + (−b)` → `a − b`, `(−a) + b` →
+//!   `b − a`, `(−a) + (−b)` → `−(a + b)`, `a − (−b)` → `a + b`, `(−a) − b` →
+//!   `−(a + b)`, `(−a) − (−b)` → `b − a`, `select(c, −a, −b)` → `−select(c, a, b)`
+//!   (also with a constant arm `k` → `−k`). IEEE rounding is symmetric in sign,
+//!   so these are exact except that a zero result may change its sign (and a
+//!   constant `0` arm of a `select` keeps `+0`).
 //!
 //! The original ops stay until dead-code elimination removes the unused ones.
 
@@ -24,6 +34,8 @@ struct Folder<'f> {
     map: HashMap<ValueId, ValueId>,
     comps: HashMap<ValueId, Vec<ValueId>>,
     fconst: HashMap<ValueId, f64>,
+    /// `v` → `a` where `v = −a` (f64 scalars).
+    negof: HashMap<ValueId, ValueId>,
     bconst: HashMap<ValueId, bool>,
     iconst: HashMap<ValueId, i64>,
     zero: Option<ValueId>,
@@ -78,6 +90,9 @@ impl Folder<'_> {
             OpKind::Const(Literal::F64(x)) => {
                 self.fconst.insert(res, *x);
             }
+            OpKind::Unary(UnaryOp::Neg) if *self.f.ty(res) == Type::F64 => {
+                self.negof.insert(res, op.operands[0]);
+            }
             OpKind::Const(Literal::Bool(b)) => {
                 self.bconst.insert(res, *b);
             }
@@ -107,8 +122,101 @@ impl Folder<'_> {
         self.comps.get(&v).filter(|c| c.len() == n).cloned()
     }
 
+    /// An f64 constant (`±0` → the shared `0`).
+    fn konst(&mut self, c: f64) -> ValueId {
+        if c == 0.0 {
+            return self.zero();
+        }
+        self.emit(OpKind::Const(Literal::F64(c)), vec![], Type::F64)
+    }
+
+    /// `−x`, folded through negations and constants.
+    fn neg(&mut self, x: ValueId) -> ValueId {
+        if let Some(&a) = self.negof.get(&x) {
+            return a;
+        }
+        if let Some(&c) = self.fconst.get(&x) {
+            return self.konst(-c);
+        }
+        self.changed = true;
+        self.emit(OpKind::Unary(UnaryOp::Neg), vec![x], Type::F64)
+    }
+
+    /// The sign rules of the module docs for a scalar f64 binary op.
+    fn sign_fold(&mut self, b: BinaryOp, x: ValueId, y: ValueId) -> Option<ValueId> {
+        let (nx, ny) = (self.negof.get(&x).copied(), self.negof.get(&y).copied());
+        let (cx, cy) = (self.fconst.get(&x).copied(), self.fconst.get(&y).copied());
+        match b {
+            BinaryOp::Mul | BinaryOp::Div => {
+                if b == BinaryOp::Mul && cx == Some(-1.0) {
+                    return Some(self.neg(y));
+                }
+                if cy == Some(-1.0) {
+                    return Some(self.neg(x));
+                }
+                match (nx, ny) {
+                    (Some(a), Some(c)) => Some(self.scalar_binary(b, a, c)),
+                    (Some(a), None) => {
+                        let p = self.scalar_binary(b, a, y);
+                        Some(self.neg(p))
+                    }
+                    (None, Some(c)) => {
+                        let p = self.scalar_binary(b, x, c);
+                        Some(self.neg(p))
+                    }
+                    (None, None) => None,
+                }
+            }
+            BinaryOp::Add => match (nx, ny) {
+                (Some(a), Some(c)) => {
+                    let p = self.scalar_binary(BinaryOp::Add, a, c);
+                    Some(self.neg(p))
+                }
+                (None, Some(c)) => Some(self.scalar_binary(BinaryOp::Sub, x, c)),
+                (Some(a), None) => Some(self.scalar_binary(BinaryOp::Sub, y, a)),
+                (None, None) => None,
+            },
+            BinaryOp::Sub => match (nx, ny) {
+                (Some(a), Some(c)) => Some(self.scalar_binary(BinaryOp::Sub, c, a)),
+                (None, Some(c)) => Some(self.scalar_binary(BinaryOp::Add, x, c)),
+                (Some(a), None) => {
+                    let p = self.scalar_binary(BinaryOp::Add, a, y);
+                    Some(self.neg(p))
+                }
+                (None, None) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `select(c, a, b)` of f64 scalars with negated arms → `−select(c, …)`.
+    fn sign_select(&mut self, c: ValueId, a: ValueId, b: ValueId) -> Option<ValueId> {
+        let arm = |s: &Self, v: ValueId| -> Option<Result<ValueId, f64>> {
+            match (s.negof.get(&v), s.fconst.get(&v)) {
+                (Some(&n), _) => Some(Ok(n)),
+                (None, Some(&k)) => Some(Err(k)),
+                _ => None,
+            }
+        };
+        let (pa, pb) = (arm(self, a)?, arm(self, b)?);
+        if pa.is_err() && pb.is_err() {
+            return None;
+        }
+        let inner = |s: &mut Self, p: Result<ValueId, f64>| match p {
+            Ok(v) => v,
+            Err(k) => s.konst(-k),
+        };
+        let (ia, ib) = (inner(self, pa), inner(self, pb));
+        self.changed = true;
+        let sel = self.emit(OpKind::Select, vec![c, ia, ib], Type::F64);
+        Some(self.neg(sel))
+    }
+
     fn scalar_binary(&mut self, b: BinaryOp, x: ValueId, y: ValueId) -> ValueId {
         let (cx, cy) = (self.fconst.get(&x).copied(), self.fconst.get(&y).copied());
+        if let Some(v) = self.sign_fold(b, x, y) {
+            return v;
+        }
         match b {
             BinaryOp::Mul if cx == Some(0.0) || cy == Some(0.0) => return self.zero(),
             BinaryOp::Mul if cx == Some(1.0) => return y,
@@ -124,8 +232,8 @@ impl Folder<'_> {
     }
 
     fn scalar_unary(&mut self, u: UnaryOp, x: ValueId) -> ValueId {
-        if u == UnaryOp::Neg && self.fconst.get(&x) == Some(&0.0) {
-            return self.zero();
+        if u == UnaryOp::Neg {
+            return self.neg(x);
         }
         self.changed = true;
         self.emit(OpKind::Unary(u), vec![x], Type::F64)
@@ -207,11 +315,17 @@ impl Folder<'_> {
                 let (cx, cy) = (self.fconst.get(&x).copied(), self.fconst.get(&y).copied());
                 let folded = match b {
                     BinaryOp::Mul if cx == Some(0.0) || cy == Some(0.0) => Some(self.zero()),
+                    BinaryOp::Mul if cx == Some(1.0) => Some(y),
+                    BinaryOp::Mul if cy == Some(1.0) => Some(x),
                     BinaryOp::Div if cx == Some(0.0) => Some(self.zero()),
                     BinaryOp::Add if cx == Some(0.0) => Some(y),
                     BinaryOp::Add | BinaryOp::Sub if cy == Some(0.0) => Some(x),
                     BinaryOp::Sub if cx == Some(0.0) => Some(self.scalar_unary(UnaryOp::Neg, y)),
                     _ => None,
+                };
+                let folded = match folded {
+                    Some(v) => Some(v),
+                    None => self.sign_fold(b, x, y),
                 };
                 if let Some(v) = folded {
                     return replace(self, v);
@@ -232,9 +346,10 @@ impl Folder<'_> {
                 }
             }
             OpKind::Unary(UnaryOp::Neg) if rty == Type::F64 => {
-                if self.fconst.get(&op.operands[0]) == Some(&0.0) {
-                    let z = self.zero();
-                    return replace(self, z);
+                let x = op.operands[0];
+                if self.negof.contains_key(&x) || self.fconst.contains_key(&x) {
+                    let v = self.neg(x);
+                    return replace(self, v);
                 }
             }
             OpKind::Select => {
@@ -244,6 +359,11 @@ impl Folder<'_> {
                 }
                 if a == b {
                     return replace(self, a);
+                }
+                if rty == Type::F64
+                    && let Some(v) = self.sign_select(c, a, b)
+                {
+                    return replace(self, v);
                 }
             }
             _ => {}
@@ -262,6 +382,7 @@ pub fn fold(module: &mut Module, f: FuncRef) -> bool {
         map: HashMap::new(),
         comps: HashMap::new(),
         fconst: HashMap::new(),
+        negof: HashMap::new(),
         bconst: HashMap::new(),
         iconst: HashMap::new(),
         zero: None,

@@ -9,6 +9,10 @@
 //!   params, element lists and the CSR pattern (built once).
 //! - Evaluation ([`eval`]): element loops on rayon in the fixed schedule of
 //!   [`mad_runtime::sparse::Coloring`], bit-identical on every thread count.
+//!   Terms on fixed stencils run each chunk of that schedule in one compiled
+//!   batched loop ([`batched`]: gather, inlined kernel, scatter into the
+//!   gradient and the CSR values, all in JIT code); rings, pairs and
+//!   PSD-projected Hessians call the per-element kernels.
 //!
 //! ```
 //! use mad::energy::EnergyProgram;
@@ -102,6 +106,7 @@
 //! where an intermediate value is infinite or NaN the kernel may give 0 where an
 //! unfolded product would give NaN (the energy itself is then not finite).
 
+pub mod batched;
 pub mod bind;
 pub mod derive;
 pub mod eval;

@@ -14,6 +14,8 @@ pub struct EnergyProgram {
     pub(crate) decls: MeshDecls,
     pub(crate) energies: Vec<TermKernels>,
     pub(crate) residuals: Vec<TermKernels>,
+    /// Per energy term, its batched loops ([`super::batched`]).
+    pub(crate) batches: Vec<super::batched::TermBatches>,
 }
 
 // SAFETY: after construction the program is only read. Its JIT module is used
@@ -47,13 +49,29 @@ impl EnergyProgram {
         for t in &d.residuals {
             residuals.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, false)?);
         }
-        let jit = JitModule::compile(&module).map_err(|e| EnergyError::Backend(e.to_string()))?;
-        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals })
+        let (specs, batches) = super::batched::specs(&module, &energies, d);
+        let jit = JitModule::compile_with_batches(&module, &specs).map_err(|e| EnergyError::Backend(e.to_string()))?;
+        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals, batches })
     }
 
     /// A direct caller of a kernel.
     pub(crate) fn raw_caller(&self, f: crate::ir::FuncRef) -> Result<crate::back::cranelift::RawCaller<'_>, mad_runtime::RtError> {
         self.jit.raw_caller(f)
+    }
+
+    /// The specs of the batched loops compiled with this program, in order.
+    pub fn batch_specs(&self) -> Vec<crate::back::cranelift::BatchSpec> {
+        super::batched::specs(&self.module, &self.energies, &self.decls).0
+    }
+
+    /// The CLIF of the batched loops after Cranelift's optimizer (`madc emit clif`).
+    pub fn batch_clif(&self) -> Result<String, EnergyError> {
+        let text = crate::back::cranelift::clif_text_with_batches(&self.module, &self.batch_specs())
+            .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        Ok(match text.find("; batched ") {
+            Some(at) => text[at..].to_string(),
+            None => String::new(),
+        })
     }
 
     /// The mesh declarations.

@@ -16,6 +16,7 @@ use mad_runtime::{RtError, Value};
 
 use super::JitError;
 use super::abi::{PTR, Trampoline, function_signature, trampoline_signature};
+use super::batch::{BatchCaller, BatchFn, BatchSpec, batch_signature, batchable};
 use super::imports::{Imports, register_symbols};
 use super::layout::{clif_types, flat_layout};
 use super::lower::{FnLower, Tables};
@@ -32,6 +33,8 @@ pub struct JitModule {
     _strings: Vec<Box<str>>,
     /// Source sites of ops that may fail (indexed by `JitContext::site`).
     sites: Vec<ErrorSite>,
+    /// The batched loops, in the order of their specs.
+    batches: Vec<BatchFn>,
 }
 
 struct Entry {
@@ -49,6 +52,7 @@ struct Build {
     tables: Tables,
     user_ids: Vec<FuncId>,
     tramp_ids: Vec<FuncId>,
+    batch_ids: Vec<FuncId>,
     clif: Option<String>,
 }
 
@@ -76,7 +80,7 @@ fn module_err(e: cranelift_module::ModuleError) -> JitError {
 }
 
 impl Build {
-    fn new(ir_module: &ir::Module, want_text: bool) -> Result<Build, JitError> {
+    fn new(ir_module: &ir::Module, want_text: bool, batches: &[BatchSpec]) -> Result<Build, JitError> {
         let mut module = new_jit_module()?;
         let cc = module.isa().default_call_conv();
         let mut user_ids = Vec::new();
@@ -93,6 +97,7 @@ impl Build {
             tables: Tables::default(),
             user_ids,
             tramp_ids,
+            batch_ids: Vec::new(),
             clif: want_text.then(String::new),
         };
         let mut fctx = FunctionBuilderContext::new();
@@ -101,7 +106,67 @@ impl Build {
             build.define_function(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
             build.define_trampoline(h.index(), f, &mut fctx)?;
         }
+        for (i, spec) in batches.iter().enumerate() {
+            build.define_batch(i, spec, &ir_module.functions, &mut fctx)?;
+        }
         Ok(build)
+    }
+
+    /// A batched loop over the inlined kernel `spec.kernel` ([`super::batch`]).
+    fn define_batch(
+        &mut self,
+        index: usize,
+        spec: &BatchSpec,
+        funcs: &ir::Arena<ir::Function>,
+        fctx: &mut FunctionBuilderContext,
+    ) -> Result<(), JitError> {
+        let cc = self.module.isa().default_call_conv();
+        let f = funcs.get(spec.kernel).ok_or_else(|| JitError::Unsupported("batched loop of an unknown kernel".into()))?;
+        if !batchable(f, spec.kind, spec.k, spec.inputs.len()) {
+            return Err(JitError::Unsupported(format!("`{}` cannot run in a batched loop", f.name)));
+        }
+        let sig = batch_signature(cc);
+        let id = self.module.declare_function(&format!("mad_b{index}"), Linkage::Local, &sig).map_err(module_err)?;
+        self.batch_ids.push(id);
+        let mut ctx = self.module.make_context();
+        ctx.set_disasm(self.clif.is_some());
+        ctx.func.signature = sig;
+        ctx.func.name = UserFuncName::user(2, index as u32);
+        let config = self.module.isa().frontend_config();
+        {
+            let b = FunctionBuilder::new(&mut ctx.func, fctx);
+            let mut lower = FnLower {
+                b,
+                module: &mut self.module,
+                imports: &mut self.imports,
+                routines: HashMap::new(),
+                user_ids: &self.user_ids,
+                module_funcs: funcs,
+                user_refs: HashMap::new(),
+                f,
+                tables: &mut self.tables,
+                vals: vec![None; f.values.len()],
+                ctx: cranelift_codegen::ir::Value::from_u32(0),
+                cur_op: None,
+                inplace: super::inplace::analyze(f),
+                release: Default::default(),
+            };
+            lower.lower_batch(spec)?;
+            lower.b.seal_all_blocks();
+            lower.b.finalize(config);
+        }
+        self.module
+            .define_function(id, &mut ctx)
+            .map_err(|e| JitError::Codegen(format!("batched loop of `{}`: {e:?}", f.name)))?;
+        if let Some(text) = &mut self.clif {
+            // After compilation `ctx.func` is the optimized function.
+            text.push_str(&format!("; batched {:?} loop of {} (optimized)\n{}\n", spec.kind, f.name, ctx.func.display()));
+            if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+                text.push_str(&format!("; machine code\n{vcode}\n"));
+            }
+        }
+        self.module.clear_context(&mut ctx);
+        Ok(())
     }
 
     fn define_function(
@@ -189,7 +254,13 @@ impl Build {
 
 /// The CLIF text of every function of the module (before optimization).
 pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
-    let build = Build::new(&crate::passes::for_codegen(module), true)?;
+    clif_text_with_batches(module, &[])
+}
+
+/// The CLIF text of every function of the module (before optimization) and of
+/// the batched loops `batches` (after Cranelift's optimizer).
+pub fn clif_text_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<String, JitError> {
+    let build = Build::new(&crate::passes::for_codegen(module), true, batches)?;
     let text = build.clif.clone().unwrap_or_default();
     // The module's code was never finalized; its memory is released with it.
     drop(build);
@@ -204,7 +275,14 @@ unsafe impl Send for SendPtr {}
 impl JitModule {
     /// Compiles every function of `module` (as [`crate::passes::for_codegen`] prepares it).
     pub fn compile(module: &ir::Module) -> Result<JitModule, JitError> {
-        let mut build = Build::new(&crate::passes::for_codegen(module), false)?;
+        JitModule::compile_with_batches(module, &[])
+    }
+
+    /// Compiles every function of `module` (as [`crate::passes::for_codegen`]
+    /// prepares it) and the batched loops `batches` ([`JitModule::batch_caller`]
+    /// takes their index in `batches`).
+    pub fn compile_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<JitModule, JitError> {
+        let mut build = Build::new(&crate::passes::for_codegen(module), false, batches)?;
         build.module.finalize_definitions().map_err(module_err)?;
         let mut entries = Vec::new();
         for (h, f) in module.functions.iter() {
@@ -219,7 +297,17 @@ impl JitModule {
                 ret: flat_layout(&f.ret),
             });
         }
+        let batch_fns = build
+            .batch_ids
+            .iter()
+            .map(|id| {
+                let ptr = build.module.get_finalized_function(*id);
+                // SAFETY: defined with `batch_signature`, whose C ABI matches `BatchFn`.
+                unsafe { std::mem::transmute::<*const u8, BatchFn>(ptr) }
+            })
+            .collect();
         Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts,
+            batches: batch_fns,
             descs: build.tables.descs,
             _strings: build.tables.strings,
             sites: build.tables.sites,
@@ -301,6 +389,12 @@ impl JitModule {
     pub(super) fn entry_parts(&self, f: ir::FuncRef) -> Result<(Trampoline, &[FlatLayout], &FlatLayout), RtError> {
         let e = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
         Ok((e.trampoline, &e.params, &e.ret))
+    }
+
+    /// A caller of batched loop `i` (its index in the specs compiled with).
+    pub fn batch_caller(&self, i: usize) -> Option<BatchCaller<'_>> {
+        let f = *self.batches.get(i)?;
+        Some(BatchCaller::new(f, self.context(0)))
     }
 
     /// A fresh run-time context over this module's tables.

@@ -420,7 +420,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 let c = self.get1(c)?;
                 let rt = self.ty(r);
                 let (a, b) = (self.get_as(a, rt)?, self.get_as(b, rt)?);
-                let out = a.iter().zip(&b).map(|(x, y)| self.b.ins().select(c, *x, *y)).collect();
+                let out = a.iter().zip(&b).map(|(x, y)| self.select_slot(c, *x, *y)).collect();
                 self.set(r, out);
             }
             OpKind::Pack => {

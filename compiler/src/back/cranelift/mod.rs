@@ -22,6 +22,7 @@
 //! [`JitModule::call`] returns it.
 
 pub mod abi;
+pub mod batch;
 pub mod control;
 pub mod heap;
 pub mod host;
@@ -39,7 +40,8 @@ pub mod values;
 
 use std::fmt;
 
-pub use host::{JitModule, clif_text};
+pub use batch::{BatchCaller, BatchFrame, BatchInput, BatchKind, BatchSpec};
+pub use host::{JitModule, clif_text, clif_text_with_batches};
 pub use raw::{RAW_STACK_BUDGET, RawCaller};
 pub use values::ValueCaller;
 

@@ -216,3 +216,32 @@ impl FnLower<'_, '_> {
         })
     }
 }
+
+impl FnLower<'_, '_> {
+    /// `select(c, x, y)` of one slot. An `f64` select on an `f64` comparison
+    /// becomes a lane-0 vector compare mask and bit-select (`cmpsd`/`andpd`-like
+    /// code), which x86-64 runs without the branches of a scalar float select.
+    pub fn select_slot(&mut self, c: Value, x: Value, y: Value) -> Value {
+        use cranelift_codegen::ir::{Endianness, InstructionData, MemFlagsData, ValueDef};
+        let dfg = &self.b.func.dfg;
+        let compare = match dfg.value_def(c) {
+            ValueDef::Result(inst, 0) => match dfg.insts[inst] {
+                InstructionData::FloatCompare { cond, args, .. } => Some((cond, args[0], args[1])),
+                _ => None,
+            },
+            _ => None,
+        };
+        let f64s = |v: Value| dfg.value_type(v) == types::F64;
+        match compare {
+            Some((cond, p, q)) if f64s(x) && f64s(y) && f64s(p) && f64s(q) => {
+                let v = |me: &mut Self, s: Value| me.b.ins().splat(types::F64X2, s);
+                let (pv, qv, xv, yv) = (v(self, p), v(self, q), v(self, x), v(self, y));
+                let mask = self.b.ins().fcmp(cond, pv, qv);
+                let mask = self.b.ins().bitcast(types::F64X2, MemFlagsData::new().with_endianness(Endianness::Little), mask);
+                let r = self.b.ins().bitselect(mask, xv, yv);
+                self.b.ins().extractlane(r, 0)
+            }
+            _ => self.b.ins().select(c, x, y),
+        }
+    }
+}

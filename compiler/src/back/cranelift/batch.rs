@@ -1,0 +1,370 @@
+//! Batched element loops: one compiled function per (kernel, workload) that
+//! runs a contiguous range of mesh elements by itself. For each element it
+//! gathers the local dof vector from `x` through the element's dof indices,
+//! loads the element's data and the loop-invariant params, evaluates the
+//! kernel's IR body inlined into the loop (no call, no argument or result
+//! buffers), and adds the weighted results into the energy sum, the gradient,
+//! the CSR values (through the element's precomputed slots) or the HVP output.
+//!
+//! The entry is `extern "C" fn(ctx, frame: *const BatchFrame) -> f64` and
+//! returns the weighted energy sum of the range, accumulated in element order
+//! from 0. Every output entry receives its contributions in element order, so
+//! a range gives the same bits as the element-by-element path of the caller
+//! for the energy, gradient and HVP.
+//!
+//! Hessians ([`BatchKind::Hess`]): the kernel returns the k×k block by columns
+//! (column b = ∂(∇E)/∂z_b). Only the upper triangle (rows a ≤ b of column b) is
+//! read; Cranelift then drops the code of the lower triangle as dead, and each
+//! value is added to both the (a, b) and (b, a) slots. The two computed
+//! halves of a symmetric block agree up to rounding, so entries can differ from
+//! a full-block scatter in the last bits.
+//!
+//! Only kernels whose body is straight scalar code (small tensors, no heap
+//! tensors, calls, prints or tape ops; `if`/loops are fine) are batched:
+//! [`batchable`]. Run-time errors inside the kernel are recorded in the
+//! context as usual; [`BatchCaller::run`] returns the first one.
+
+use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Value, condcodes::IntCC, types};
+use cranelift_codegen::isa::CallConv;
+use mad_runtime::RtError;
+use mad_runtime::jit::JitContext;
+
+use super::JitError;
+use super::abi::PTR;
+use super::layout::{clif_types, flat_layout, has_heap};
+use super::lower::FnLower;
+use crate::ir::{self, OpKind, Region, Type};
+
+/// What a batched loop does with its kernel's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BatchKind {
+    /// `kernel(z, o…) -> value`: the energy sum only.
+    Value,
+    /// `kernel(z, o…) -> (value, ∇)`: energy sum and gradient.
+    Grad,
+    /// `kernel(z, o…) -> (value, ∇, (col₀, …))`: energy, gradient, CSR values.
+    Hess,
+    /// `kernel(z, o…, v) -> H·v`: adds into the output vector.
+    Hvp,
+}
+
+/// How one kernel parameter after the local dof vector `z` is filled.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BatchInput {
+    /// `slots` values of data array `array` (of [`BatchFrame::data`]) at the
+    /// element itself (`vertex: None`) or at its stencil vertex `Some(v)`
+    /// (through [`BatchFrame::verts`]).
+    Data { array: usize, vertex: Option<u8>, slots: usize },
+    /// Loop-invariant slots of [`BatchFrame::consts`] starting at `at` (params).
+    Const { at: usize },
+}
+
+/// A batched loop to compile: the IR kernel inlined into it and how its
+/// inputs are filled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchSpec {
+    pub kernel: ir::FuncRef,
+    pub kind: BatchKind,
+    /// Local dof count: the kernel's first parameter is a tuple of k `f64`.
+    pub k: usize,
+    /// Stencil vertex count (the row length of [`BatchFrame::verts`]).
+    pub nverts: usize,
+    /// The kernel's parameters after `z` (before the HVP direction), in order.
+    pub inputs: Vec<BatchInput>,
+}
+
+/// The arguments of one batched call. Pointers a kind does not use may be null.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BatchFrame {
+    /// Element range `start..end`.
+    pub start: u64,
+    pub end: u64,
+    /// The global dof vector.
+    pub x: *const f64,
+    /// k dof indices per element.
+    pub dofs: *const u32,
+    /// k·k CSR value slots per element (row-major block order) — `Hess`.
+    pub slots: *const u32,
+    /// `nverts` vertex indices per element (data read at vertices).
+    pub verts: *const u32,
+    /// Gradient output (`Grad`, `Hess`).
+    pub grad: *mut f64,
+    /// CSR values output (`Hess`).
+    pub hess: *mut f64,
+    /// HVP direction and output (`Hvp`).
+    pub v: *const f64,
+    pub out: *mut f64,
+    /// The factor every contribution is multiplied by.
+    pub weight: f64,
+    /// Loop-invariant 8-byte slots (params; an `i64` as its bits).
+    pub consts: *const u64,
+    /// One pointer per data array.
+    pub data: *const *const f64,
+}
+
+const fn field(i: i32) -> i32 {
+    8 * i
+}
+const F_START: i32 = field(0);
+const F_END: i32 = field(1);
+const F_X: i32 = field(2);
+const F_DOFS: i32 = field(3);
+const F_SLOTS: i32 = field(4);
+const F_VERTS: i32 = field(5);
+const F_GRAD: i32 = field(6);
+const F_HESS: i32 = field(7);
+const F_V: i32 = field(8);
+const F_OUT: i32 = field(9);
+const F_WEIGHT: i32 = field(10);
+const F_CONSTS: i32 = field(11);
+const F_DATA: i32 = field(12);
+
+/// The entry of a compiled batched loop.
+pub type BatchFn = unsafe extern "C" fn(*mut u8, *const BatchFrame) -> f64;
+
+/// The signature of a batched loop: `(ctx, frame) -> f64`.
+pub fn batch_signature(cc: CallConv) -> Signature {
+    let mut sig = Signature::new(cc);
+    sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR)]);
+    sig.returns.push(AbiParam::new(types::F64));
+    sig
+}
+
+fn region_ok(f: &ir::Function, r: &Region) -> bool {
+    r.ops.iter().all(|&id| {
+        let op = &f.ops[id];
+        let plain = !matches!(
+            op.kind,
+            OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop
+        ) && !op.kind.is_tape();
+        plain && op.regions.iter().all(|r| region_ok(f, r))
+    })
+}
+
+/// Whether `f` can be inlined into a batched loop as `kind` with k local dofs:
+/// its body is plain scalar code and its signature matches the kind.
+pub fn batchable(f: &ir::Function, kind: BatchKind, k: usize, ninputs: usize) -> bool {
+    if k == 0 || f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty))) || !region_ok(f, &f.body) {
+        return false;
+    }
+    let z = Type::Tuple(vec![Type::F64; k]);
+    let params = f.param_types();
+    let extra = usize::from(kind == BatchKind::Hvp);
+    if params.len() != 1 + ninputs + extra || params[0] != z || (extra == 1 && params[1 + ninputs] != z) {
+        return false;
+    }
+    let nret = clif_types(&f.ret).len();
+    let all_f64 = clif_types(&f.ret).iter().all(|t| *t == types::F64);
+    let want = match kind {
+        BatchKind::Value => 1,
+        BatchKind::Grad => 1 + k,
+        BatchKind::Hess => 1 + k + k * k,
+        BatchKind::Hvp => k,
+    };
+    all_f64 && nret == want
+}
+
+impl FnLower<'_, '_> {
+    /// Defines the body of a batched loop over the inlined function `self.f`.
+    pub fn lower_batch(&mut self, spec: &BatchSpec) -> Result<(), JitError> {
+        let f = self.f;
+        let k = spec.k;
+        let t = MemFlagsData::trusted();
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let p = self.b.block_params(entry).to_vec();
+        self.ctx = p[0];
+        let frame = p[1];
+        let load_ptr = |me: &mut Self, off: i32| me.b.ins().load(PTR, t, frame, off);
+        let start = load_ptr(self, F_START);
+        let end = load_ptr(self, F_END);
+        let x = load_ptr(self, F_X);
+        let dofs = load_ptr(self, F_DOFS);
+        let weight = self.b.ins().load(types::F64, t, frame, F_WEIGHT);
+        let needs_verts = spec.inputs.iter().any(|i| matches!(i, BatchInput::Data { vertex: Some(_), .. }));
+        let verts = if needs_verts { Some(load_ptr(self, F_VERTS)) } else { None };
+        let (grad, hess, v, out, slots) = match spec.kind {
+            BatchKind::Value => (None, None, None, None, None),
+            BatchKind::Grad => (Some(load_ptr(self, F_GRAD)), None, None, None, None),
+            BatchKind::Hess => {
+                (Some(load_ptr(self, F_GRAD)), Some(load_ptr(self, F_HESS)), None, None, Some(load_ptr(self, F_SLOTS)))
+            }
+            BatchKind::Hvp => (None, None, Some(load_ptr(self, F_V)), Some(load_ptr(self, F_OUT)), None),
+        };
+        // Loop invariants: params and data base pointers.
+        let params = f.param_types();
+        if params.len() < 1 + spec.inputs.len() {
+            return Err(super::lower::unsupported("batched kernel has too few parameters"));
+        }
+        let consts = load_ptr(self, F_CONSTS);
+        let data = load_ptr(self, F_DATA);
+        enum Pre {
+            Data { base: Value, vertex: Option<u8>, slots: usize, tys: Vec<types::Type> },
+            Const(Vec<Value>),
+        }
+        let mut pre = Vec::new();
+        for (i, input) in spec.inputs.iter().enumerate() {
+            let tys = clif_types(&params[1 + i]);
+            match *input {
+                BatchInput::Data { array, vertex, slots } => {
+                    if tys.len() != slots || tys.iter().any(|t| *t != types::F64) {
+                        return Err(super::lower::unsupported("batched data input of the wrong layout"));
+                    }
+                    let base = self.b.ins().load(PTR, t, data, 8 * array as i32);
+                    pre.push(Pre::Data { base, vertex, slots, tys });
+                }
+                BatchInput::Const { at } => {
+                    let vals = tys.iter().enumerate().map(|(j, ty)| self.b.ins().load(*ty, t, consts, 8 * (at + j) as i32)).collect();
+                    pre.push(Pre::Const(vals));
+                }
+            }
+        }
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        self.b.append_block_param(header, types::F64);
+        self.b.append_block_param(exit, types::F64);
+        let zero = self.b.ins().f64const(0.0);
+        self.b.ins().jump(header, &[BlockArg::Value(start), BlockArg::Value(zero)]);
+
+        self.b.switch_to_block(header);
+        let hp = self.b.block_params(header).to_vec();
+        let (e, acc) = (hp[0], hp[1]);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, e, end);
+        self.b.ins().brif(more, body, &[], exit, &[BlockArg::Value(acc)]);
+
+        self.b.switch_to_block(body);
+        // Gather z (and the HVP direction) through the dof indices.
+        let row = self.b.ins().imul_imm_s(e, 4 * k as i64);
+        let drow = self.b.ins().iadd(dofs, row);
+        let mut addr_of = Vec::with_capacity(k);
+        let mut args = Vec::new();
+        for a in 0..k {
+            let d = self.b.ins().uload32(t, drow, 4 * a as i32);
+            let off = self.b.ins().ishl_imm_u(d, 3);
+            addr_of.push(off);
+            let xa = self.b.ins().iadd(x, off);
+            args.push(self.b.ins().load(types::F64, t, xa, 0));
+        }
+        for p in &pre {
+            match p {
+                Pre::Const(vals) => args.extend(vals),
+                Pre::Data { base, vertex, slots, tys } => {
+                    let ent = match vertex {
+                        None => e,
+                        Some(vx) => {
+                            let vrow = self.b.ins().imul_imm_s(e, 4 * spec.nverts as i64);
+                            let vp = verts.ok_or_else(|| super::lower::unsupported("vertex table missing"))?;
+                            let vr = self.b.ins().iadd(vp, vrow);
+                            self.b.ins().uload32(t, vr, 4 * *vx as i32)
+                        }
+                    };
+                    let off = self.b.ins().imul_imm_s(ent, 8 * *slots as i64);
+                    let at = self.b.ins().iadd(*base, off);
+                    for (j, ty) in tys.iter().enumerate() {
+                        args.push(self.b.ins().load(*ty, t, at, 8 * j as i32));
+                    }
+                }
+            }
+        }
+        if let Some(vp) = v {
+            for off in &addr_of {
+                let va = self.b.ins().iadd(vp, *off);
+                args.push(self.b.ins().load(types::F64, t, va, 0));
+            }
+        }
+        // The kernel, inlined.
+        self.set_many(&f.body.args, &args)?;
+        self.lower_ops(&f.body.ops)?;
+        let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
+        // Scatter.
+        let add_at = |me: &mut Self, base: Value, off: Value, val: Value| {
+            let wv = me.b.ins().fmul(weight, val);
+            let a = me.b.ins().iadd(base, off);
+            let old = me.b.ins().load(types::F64, t, a, 0);
+            let new = me.b.ins().fadd(old, wv);
+            me.b.ins().store(t, new, a, 0);
+        };
+        let acc = match spec.kind {
+            BatchKind::Hvp => acc,
+            _ => {
+                let wv = self.b.ins().fmul(weight, res[0]);
+                self.b.ins().fadd(acc, wv)
+            }
+        };
+        if let Some(g) = grad {
+            for (a, off) in addr_of.iter().enumerate() {
+                add_at(self, g, *off, res[1 + a]);
+            }
+        }
+        if let (Some(h), Some(sl)) = (hess, slots) {
+            let srow = self.b.ins().imul_imm_s(e, 4 * (k * k) as i64);
+            let srow = self.b.ins().iadd(sl, srow);
+            for b in 0..k {
+                for a in 0..=b {
+                    let val = res[1 + k + b * k + a];
+                    let wv = self.b.ins().fmul(weight, val);
+                    let pairs: &[usize] = if a == b { &[a * k + b] } else { &[a * k + b, b * k + a] };
+                    for &s in pairs {
+                        let slot = self.b.ins().uload32(t, srow, 4 * s as i32);
+                        let off = self.b.ins().ishl_imm_u(slot, 3);
+                        let at = self.b.ins().iadd(h, off);
+                        let old = self.b.ins().load(types::F64, t, at, 0);
+                        let new = self.b.ins().fadd(old, wv);
+                        self.b.ins().store(t, new, at, 0);
+                    }
+                }
+            }
+        }
+        if let Some(o) = out {
+            for (a, off) in addr_of.iter().enumerate() {
+                add_at(self, o, *off, res[a]);
+            }
+        }
+        let next = self.b.ins().iadd_imm_s(e, 1);
+        self.b.ins().jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
+
+        self.b.switch_to_block(exit);
+        let sum = self.b.block_params(exit)[0];
+        self.b.ins().return_(&[sum]);
+        Ok(())
+    }
+}
+
+/// A reusable entry to one batched loop, with its own run-time context.
+pub struct BatchCaller<'m> {
+    f: BatchFn,
+    ctx: JitContext<'m>,
+}
+
+impl<'m> BatchCaller<'m> {
+    pub(super) fn new(f: BatchFn, ctx: JitContext<'m>) -> BatchCaller<'m> {
+        BatchCaller { f, ctx }
+    }
+
+    /// Runs the loop over `frame`'s range; returns its weighted energy sum.
+    ///
+    /// # Safety
+    /// Every pointer of `frame` the loop's kind reads or writes is valid for
+    /// every index the range's elements reach: `x` (and `v`, `grad`, `out`) for
+    /// each dof index, `hess` for each slot, each data array for each element
+    /// or vertex index times its slots, `consts` for the params; and no other
+    /// thread writes the entries this range writes while it runs.
+    pub unsafe fn run(&mut self, frame: &BatchFrame) -> Result<f64, RtError> {
+        let marker = 0u8;
+        let here = &marker as *const u8 as usize;
+        self.ctx.stack_limit = here.saturating_sub(super::RAW_STACK_BUDGET) as u64;
+        // SAFETY: the caller guarantees the frame's pointers (see above); the
+        // context lives as long as the module borrowed by `self`.
+        let sum = unsafe { (self.f)(&mut self.ctx as *mut JitContext<'_> as *mut u8, frame) };
+        let err = self.ctx.take_error();
+        self.ctx.reset();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(sum),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Batched element loops for energy terms on fixed stencils
+//! ([`crate::back::cranelift::batch`]): per term and workload (energy,
+//! energy + gradient, energy + gradient + Hessian values, HVP) one compiled
+//! function that runs a whole chunk of elements — gather, kernel, scatter —
+//! inside JIT code.
+//!
+//! [`specs`] picks what can be batched when the program is compiled (terms on
+//! `vertex`/`edge`/`face`/`diamond` stencils whose kernels are plain scalar
+//! code); [`MeshEnergy::run_batched`] runs one in the schedule of
+//! [`mad_runtime::sparse::Coloring`]: colours in order, the chunks of one colour
+//! in parallel, one call per chunk, chunk energy sums added in schedule order.
+//! Each gradient/HVP entry and CSR value receives its contributions in the same
+//! order on every thread count, so results are bit-identical for any count.
+//! Rings, pairs and PSD-projected Hessians stay on the element-by-element path
+//! of [`super::eval`].
+
+use mad_runtime::sparse::Coloring;
+use rayon::prelude::*;
+
+use super::EnergyError;
+use super::bind::MeshEnergy;
+use super::kernels::{Source, TermKernels};
+use crate::back::cranelift::batch::batchable;
+use crate::back::cranelift::{BatchFrame, BatchInput, BatchKind, BatchSpec};
+use crate::front::{MeshDecls, StencilKind, SurfaceType};
+use crate::ir::Module;
+
+/// The batched loops of one energy term: an index into the compiled specs per
+/// [`BatchKind`] (`Value`, `Grad`, `Hess`, `Hvp`), where one exists.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TermBatches {
+    pub kinds: [Option<usize>; 4],
+}
+
+fn slot(kind: BatchKind) -> usize {
+    match kind {
+        BatchKind::Value => 0,
+        BatchKind::Grad => 1,
+        BatchKind::Hess => 2,
+        BatchKind::Hvp => 3,
+    }
+}
+
+impl TermBatches {
+    pub fn get(&self, kind: BatchKind) -> Option<usize> {
+        self.kinds[slot(kind)]
+    }
+}
+
+/// The batched loops to compile for `energies` (one [`TermBatches`] per term).
+pub fn specs(module: &Module, energies: &[TermKernels], decls: &MeshDecls) -> (Vec<BatchSpec>, Vec<TermBatches>) {
+    let mut out = Vec::new();
+    let mut per_term = Vec::new();
+    for (i, t) in energies.iter().enumerate() {
+        let mut tb = TermBatches::default();
+        let fixed = matches!(
+            decls.energies.get(i).map(|d| d.stencil),
+            Some(StencilKind::Vertex | StencilKind::Edge | StencilKind::Face | StencilKind::Diamond)
+        );
+        if fixed && t.ring.is_none() && t.k > 0 {
+            let inputs: Vec<BatchInput> = t
+                .others
+                .iter()
+                .map(|s| match *s {
+                    Source::Data { field, vertex, slots } => BatchInput::Data { array: field, vertex, slots },
+                    Source::Param { param, .. } => BatchInput::Const { at: param },
+                    Source::Dof { .. } => BatchInput::Const { at: usize::MAX },
+                })
+                .collect();
+            let ok_inputs = inputs.iter().all(|i| !matches!(i, BatchInput::Const { at: usize::MAX }));
+            for (kind, f) in [
+                (BatchKind::Value, Some(t.local)),
+                (BatchKind::Grad, t.grad),
+                (BatchKind::Hess, t.hess),
+                (BatchKind::Hvp, t.hvp),
+            ] {
+                let Some(f) = f else { continue };
+                let Some(func) = module.functions.get(f) else { continue };
+                if ok_inputs && batchable(func, kind, t.k, inputs.len()) {
+                    tb.kinds[slot(kind)] = Some(out.len());
+                    out.push(BatchSpec { kernel: f, kind, k: t.k, nverts: t.nverts, inputs: inputs.clone() });
+                }
+            }
+        }
+        per_term.push(tb);
+    }
+    (out, per_term)
+}
+
+/// The outputs of one batched run (null where the kind does not write).
+#[derive(Clone, Copy)]
+pub(crate) struct Outputs {
+    pub grad: *mut f64,
+    pub hess: *mut f64,
+    pub out: *mut f64,
+}
+
+/// A frame shared by the workers of one colour (each copies it and sets its range).
+#[derive(Clone, Copy)]
+struct SharedFrame(BatchFrame);
+// SAFETY: the frame's pointers are only dereferenced by the batched loop, and
+// the chunks of one colour write disjoint entries (see the module docs).
+unsafe impl Send for SharedFrame {}
+unsafe impl Sync for SharedFrame {}
+
+impl SharedFrame {
+    fn with_range(&self, start: usize, end: usize) -> BatchFrame {
+        BatchFrame { start: start as u64, end: end as u64, ..self.0 }
+    }
+}
+
+impl MeshEnergy<'_> {
+    /// Runs batched loop `batch` (of `kind`) for energy term `term` over all its
+    /// elements; `None` when the term's tables do not fit a batched loop (the
+    /// caller then uses the element-by-element path).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_batched(
+        &self,
+        term: usize,
+        batch: usize,
+        kind: BatchKind,
+        weight: f64,
+        x: &[f64],
+        v: Option<&[f64]>,
+        outs: Outputs,
+    ) -> Option<Result<f64, EnergyError>> {
+        let t = &self.prog.energies[term];
+        let b = &self.energies[term];
+        let ts = &self.pattern.terms[term];
+        let (dofs, slots, coloring) = (ts.dofs(), ts.slots(), ts.coloring());
+        let n = dofs.len();
+        // The loop trusts its tables: every index bound it relies on is checked
+        // (the element tables once, the arrays here).
+        if !self.tables_ok(term) || x.len() != self.ndofs {
+            return None;
+        }
+        let needs = |p: *mut f64| !p.is_null();
+        match kind {
+            BatchKind::Value => {}
+            BatchKind::Grad => {
+                if !needs(outs.grad) {
+                    return None;
+                }
+            }
+            BatchKind::Hess => {
+                if !needs(outs.grad) || !needs(outs.hess) {
+                    return None;
+                }
+            }
+            BatchKind::Hvp => {
+                if !needs(outs.out) || v.map(|v| v.len()) != Some(self.ndofs) {
+                    return None;
+                }
+            }
+        }
+        for s in &t.others {
+            if let Source::Data { field, vertex, slots } = *s {
+                let Some(vals) = self.data[field].as_deref() else { return None };
+                let count = if vertex.is_some() { self.topo.num_vertices } else { n };
+                if vals.len() < count * slots {
+                    return None;
+                }
+            }
+        }
+        let consts: Vec<u64> = self
+            .params
+            .iter()
+            .zip(&self.prog.decls.params)
+            .map(|(&p, d)| if d.ty == SurfaceType::I64 { p as i64 as u64 } else { p.to_bits() })
+            .collect();
+        let data: Vec<*const f64> =
+            self.data.iter().map(|d| d.as_deref().map_or(std::ptr::null(), |d| d.as_ptr())).collect();
+        let frame = SharedFrame(BatchFrame {
+            start: 0,
+            end: 0,
+            x: x.as_ptr(),
+            dofs: dofs.indices().as_ptr(),
+            slots: slots.indices().as_ptr(),
+            verts: b.verts.indices().as_ptr(),
+            grad: outs.grad,
+            hess: outs.hess,
+            v: v.map_or(std::ptr::null(), |v| v.as_ptr()),
+            out: outs.out,
+            weight,
+            consts: consts.as_ptr(),
+            data: data.as_ptr(),
+        });
+        Some(self.batched_schedule(term, batch, coloring, frame))
+    }
+
+    /// Whether term `term`'s element tables hold what a batched loop reads:
+    /// k dofs per element below ndofs, k·k CSR slots below the static nnz,
+    /// stencil vertices below the vertex count (checked once, then cached).
+    fn tables_ok(&self, term: usize) -> bool {
+        let ok = self.batch_tables.get_or_init(|| {
+            (0..self.prog.energies.len())
+                .map(|i| {
+                    let t = &self.prog.energies[i];
+                    let ts = &self.pattern.terms[i];
+                    let (dofs, slots, verts) = (ts.dofs(), ts.slots(), &self.energies[i].verts);
+                    let n = dofs.len();
+                    t.k > 0
+                        && dofs.arity() == Some(t.k)
+                        && slots.arity() == Some(t.k * t.k)
+                        && slots.len() == n
+                        && verts.arity() == Some(t.nverts)
+                        && verts.len() == n
+                        && dofs.indices().iter().all(|&d| (d as usize) < self.ndofs)
+                        && slots.indices().iter().all(|&s| (s as usize) < self.pattern.csr.nnz())
+                        && verts.indices().iter().all(|&v| (v as usize) < self.topo.num_vertices)
+                })
+                .collect()
+        });
+        ok.get(term).copied().unwrap_or(false)
+    }
+
+    fn batched_schedule(&self, term: usize, batch: usize, coloring: &Coloring, frame: SharedFrame) -> Result<f64, EnergyError> {
+        let name = &self.prog.energies[term].name;
+        let prog: &super::EnergyProgram = self.prog;
+        let new_caller = || prog.jit.batch_caller(batch).ok_or_else(|| EnergyError::Backend(format!("no batched loop {batch}")));
+        let run = |c: &mut crate::back::cranelift::BatchCaller<'_>, chunk: u32| -> Result<f64, EnergyError> {
+            let r = coloring.chunk_elements(chunk);
+            let f = frame.with_range(r.start, r.end);
+            // SAFETY: `run_batched` checked every index the tables hold against
+            // the arrays the frame points to; chunks of one colour share no dof
+            // (so no gradient/HVP entry and no CSR row), colours run in turn.
+            unsafe { c.run(&f) }.map_err(|e| EnergyError::Runtime(format!("term `{name}`, elements {}..{}: {e}", r.start, r.end)))
+        };
+        let mut total = 0.0;
+        let mut caller = match &self.pool {
+            Some(_) => None,
+            None => Some(new_caller()?),
+        };
+        for c in 0..coloring.num_colours() {
+            let chunks = coloring.colour(c);
+            let sums: Vec<Result<f64, EnergyError>> = match (&self.pool, caller.as_mut()) {
+                (None, Some(cl)) => chunks.iter().map(|&ch| run(cl, ch)).collect(),
+                (Some(pool), _) => pool.install(|| {
+                    chunks
+                        .par_iter()
+                        .map_init(new_caller, |cl, &ch| match cl {
+                            Ok(cl) => run(cl, ch),
+                            Err(e) => Err(e.clone()),
+                        })
+                        .collect()
+                }),
+                (None, None) => return Err(EnergyError::Backend("no batched caller".into())),
+            };
+            for s in sums {
+                total += s?;
+            }
+        }
+        Ok(total)
+    }
+}
