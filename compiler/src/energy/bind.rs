@@ -35,6 +35,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) pool: Option<rayon::ThreadPool>,
     /// The pair list and its incremental pattern (programs with `pair` terms).
     pub(crate) pairs: Option<super::pairs::PairState>,
+    /// Per dof field, the initializer set by the host (else the declaration's).
+    pub(crate) dof_inits: Vec<Option<crate::front::state::Init>>,
 }
 
 fn stencil(s: StencilKind) -> Option<Stencil> {
@@ -121,10 +123,12 @@ impl EnergyProgram {
             residuals,
             pool: None,
             pairs,
+            dof_inits: self.decls.dof_inits.clone(),
         };
         for i in 0..self.decls.data.len() {
             me.data[i] = me.geometry_default(i);
         }
+        me.init_states()?;
         Ok(me)
     }
 }

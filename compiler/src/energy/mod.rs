@@ -108,6 +108,7 @@ pub mod program;
 pub mod pairs;
 pub mod ring;
 pub mod ring_eval;
+pub mod state;
 
 pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};

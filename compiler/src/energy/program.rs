@@ -14,6 +14,8 @@ pub struct EnergyProgram {
     pub(crate) decls: MeshDecls,
     pub(crate) energies: Vec<TermKernels>,
     pub(crate) residuals: Vec<TermKernels>,
+    /// The value kernels of the `update` items (order of `decls.updates`).
+    pub(crate) updates: Vec<TermKernels>,
 }
 
 // SAFETY: after construction the program is only read. Its JIT module is used
@@ -47,8 +49,12 @@ impl EnergyProgram {
         for t in &d.residuals {
             residuals.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, false)?);
         }
+        let mut updates = Vec::new();
+        for u in &d.updates {
+            updates.push(kernels::build_value(&mut module, &u.term, &d.dofs, &d.data, &d.params)?);
+        }
         let jit = JitModule::compile(&module).map_err(|e| EnergyError::Backend(e.to_string()))?;
-        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals })
+        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals, updates })
     }
 
     /// A direct caller of a kernel.
