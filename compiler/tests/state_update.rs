@@ -114,3 +114,9 @@ fn initializers_from_the_api() {
     me.set_init("w", Init::File("/nonexistent/start.obj".into())).unwrap();
     assert!(me.initial_x().is_err());
 }
+
+#[test]
+fn state_and_update_stay_plain_identifiers() {
+    let src = "fn update(state: f64) -> f64 { let solve = state * 2.0; solve }\nfn main() { let state = 1.5; print(update(state)); }";
+    assert!(mad::Program::compile_str("names.mad", src).is_ok());
+}

@@ -177,7 +177,13 @@ pub fn item(i: &Item) -> String {
             format!("(use [{prefix}] {kind})")
         }
         ItemKind::Const { name, ty: t, value } => format!("(const {} {} {})", name.node, ty(t), sexpr(value)),
-        ItemKind::Dof { name, stencil, ty: t, .. } => format!("(dof {} {} {})", name.node, stencil.node, ty(t)),
+        ItemKind::Dof { name, stencil, ty: t, init } => format!(
+            "(dof {} {} {}{})",
+            name.node,
+            stencil.node,
+            ty(t),
+            init.as_ref().map(|d| format!(" {}", sexpr(d))).unwrap_or_default()
+        ),
         ItemKind::Data { name, stencil, ty: t } => format!("(data {} {} {})", name.node, stencil.node, ty(t)),
         ItemKind::Param { name, ty: t, default } => format!(
             "(param {} {}{})",

@@ -4,7 +4,10 @@
 //! Per iteration: stop on the gradient rule; compute a direction (a non-descent one is replaced
 //! by −g); stop on the Newton decrement; line-search (if the search fails with finite energies,
 //! retry once along −g, then end with [`Status::Stalled`]; if the energy is non-finite even at the
-//! smallest trial step, return [`SolveError::NonFinite`]); take the step; re-evaluate (a
+//! smallest trial step, return [`SolveError::NonFinite`]); take the step; run
+//! [`Objective::update`] (also once before the first evaluation; its time counts as derivative
+//! evaluation; when it reports a change the method restarts instead of learning from the step);
+//! re-evaluate (a
 //! non-finite energy or gradient at an accepted point is an error); record; call back; stop on the
 //! step rule or the iteration cap.
 
@@ -224,7 +227,8 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             *si = ti - *xi;
             *xi = *ti;
         }
-        let changed = obj.update(x)?;
+        // Updates are booked with the derivative evaluations.
+        let changed = timed_eval(obj, &mut t, |o| o.update(x))?;
         g_new.fill(0.0);
         f = timed_eval(obj, &mut t, |o| method.energy_grad(o, x, &mut g_new))?;
         mask(fixed, &mut g_new);
