@@ -78,6 +78,12 @@ fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
 
 /// The Tutte embedding of `mesh` (one `[u, v]` per vertex); an error for a mesh
 /// without boundary, or with faces not connected to the boundary loop.
+///
+/// ```
+/// let uv = mad_runtime::mesh::tutte::tutte_embedding(&mad_runtime::mesh::load_mesh("disk:3")?)?;
+/// assert!(uv.iter().all(|p| p[0].hypot(p[1]) <= 1.0 + 1e-12));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
     let p = &mesh.positions;
     let nv = p.len();
@@ -110,6 +116,20 @@ pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
                 nbrs[b as usize].insert(a);
             }
         }
+    }
+    // Every vertex of a face must be connected to the loop, else its block is singular.
+    let mut reached = on_loop.clone();
+    let mut stack: Vec<usize> = lp.iter().map(|&v| v as usize).collect();
+    while let Some(v) = stack.pop() {
+        for &w in &nbrs[v] {
+            if !reached[w as usize] {
+                reached[w as usize] = true;
+                stack.push(w as usize);
+            }
+        }
+    }
+    if let Some(v) = (0..nv).find(|&v| !reached[v] && !nbrs[v].is_empty()) {
+        return Err(TutteError(format!("vertex {v} is not connected to the boundary loop (the mesh has several components)")));
     }
     let free: Vec<usize> = (0..nv).filter(|&v| !on_loop[v] && !nbrs[v].is_empty()).collect();
     if free.is_empty() {
@@ -149,7 +169,7 @@ pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
     let symbolic = SymbolicLlt::try_new(sym, Side::Lower).map_err(|e| TutteError(format!("symbolic factorization failed: {e:?}")))?;
     let mat = SparseColMatRef::new(sym, &values);
     let llt = Llt::try_new_with_symbolic(symbolic, mat, Side::Lower)
-        .map_err(|_| TutteError("the Laplacian is singular: some faces are not connected to the boundary loop".into()))?;
+        .map_err(|_| TutteError("the graph Laplacian could not be factored".into()))?;
     llt.solve_in_place(MatMut::from_column_major_slice_mut(&mut rhs, n, 2));
     for (k, &v) in free.iter().enumerate() {
         uv[v] = [rhs[k], rhs[n + k]];
@@ -189,10 +209,15 @@ mod tests {
             assert!(a > 0.0, "flipped or degenerate triangle {t:?}: area {a}");
             total += a;
         }
-        // The triangles tile the inscribed polygon of the boundary vertices.
-        let nb = loops[0].len() as f64;
-        let polygon = 0.5 * nb * (std::f64::consts::TAU / nb).sin();
-        assert!((total - polygon).abs() < 1e-6 * polygon.max(1.0) + 0.05 * polygon, "area {total} vs polygon {polygon}");
+        // The triangles tile the polygon of the boundary vertices (shoelace formula).
+        let lp = &loops[0];
+        let polygon: f64 = (0..lp.len())
+            .map(|i| {
+                let (a, b) = (uv[lp[i] as usize], uv[lp[(i + 1) % lp.len()] as usize]);
+                0.5 * (a[0] * b[1] - a[1] * b[0])
+            })
+            .sum();
+        assert!((total - polygon).abs() < 1e-9 * polygon, "area {total} vs polygon {polygon}");
         // Every interior vertex is the average of its neighbours.
         let loopset: BTreeSet<u32> = loops[0].iter().copied().collect();
         for v in 0..m.positions.len() as u32 {
@@ -209,6 +234,41 @@ mod tests {
             let k = nb.len() as f64;
             assert!((avg[0] / k - uv[v as usize][0]).abs() < 1e-9 && (avg[1] / k - uv[v as usize][1]).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn the_longest_loop_goes_on_the_circle() {
+        // An annulus: a grid with its middle face pair removed has an outer and an inner loop.
+        let mut m = crate::mesh::generators::grid(4, 4);
+        let centre: Vec<usize> = (0..m.triangles.len())
+            .filter(|&t| m.triangles[t].iter().all(|&v| [5u32, 6, 9, 10].contains(&v)))
+            .collect();
+        assert_eq!(centre.len(), 2);
+        for t in centre.into_iter().rev() {
+            m.triangles.remove(t);
+        }
+        let loops = boundary_loops(&m);
+        assert_eq!(loops.len(), 2);
+        let uv = tutte_embedding(&m).unwrap();
+        let outer = loops.iter().max_by_key(|l| l.len()).unwrap();
+        for &v in outer {
+            assert!((uv[v as usize][0].hypot(uv[v as usize][1]) - 1.0).abs() < 1e-12);
+        }
+        for t in &m.triangles {
+            assert!(signed_area(uv[t[0] as usize], uv[t[1] as usize], uv[t[2] as usize]) > 0.0);
+        }
+    }
+
+    #[test]
+    fn faces_apart_from_the_boundary_loop_are_an_error() {
+        // A disk plus a closed icosphere: the sphere's vertices are not tied to the circle.
+        let mut m = disk(2);
+        let s = icosphere(0);
+        let off = m.positions.len() as u32;
+        m.positions.extend(s.positions.iter().map(|p| [p[0] + 5.0, p[1], p[2]]));
+        m.triangles.extend(s.triangles.iter().map(|t| [t[0] + off, t[1] + off, t[2] + off]));
+        let e = tutte_embedding(&m).unwrap_err();
+        assert!(e.to_string().contains("not connected"), "{e}");
     }
 
     #[test]
