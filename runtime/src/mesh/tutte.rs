@@ -93,7 +93,7 @@ pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
         return Err(TutteError("the mesh has no boundary (a closed surface cannot be mapped to a disk; cut it open first)".into()));
     };
     let total = perimeter(lp);
-    if !(total > 0.0) {
+    if total.is_nan() || total <= 0.0 {
         return Err(TutteError("the boundary loop has zero length".into()));
     }
     let mut uv = vec![[0.0f64; 2]; nv];
