@@ -218,3 +218,36 @@ fn arap_with_one_handle_group_is_a_rigid_translation() {
         assert!(dot(e, e).sqrt() < 1e-6, "{e:?}");
     }
 }
+
+#[test]
+fn arap_with_fixed_displaced_handles_reaches_them_exactly() {
+    // Hard handles: a start mesh with the top cap moved, every handle fixed, no handle energy.
+    let rest = load_mesh("sphere:2").unwrap();
+    let mut start = rest.clone();
+    let mut ids = Vec::new();
+    for (i, p) in start.positions.iter_mut().enumerate() {
+        if p[1] > 0.8 {
+            p[0] += 0.4;
+        }
+        if p[1] > 0.8 || p[1] < -0.8 {
+            ids.push(i.to_string());
+        }
+    }
+    let (start_path, ids_path, out) = (tmp("arap_start.obj"), tmp("arap_ids.txt"), tmp("arap_hard.obj"));
+    save_mesh(&start, &start_path).unwrap();
+    std::fs::write(&ids_path, ids.join(" ")).unwrap();
+    let init = format!("x={start_path}");
+    let (rc, stdout, err) =
+        madc(&["run", "examples/arap.mad", "--set", "k_handle=0", "--init", &init, "--fix", &ids_path, "--out", &out, "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let (energies, _) = log(&stdout);
+    assert!(monotone(&energies), "{energies:?}");
+    let res = load_mesh(&out).unwrap();
+    for (i, (a, b)) in res.positions.iter().zip(&start.positions).enumerate() {
+        if rest.positions[i][1].abs() > 0.8 {
+            assert_eq!(a, b, "handle {i} moved");
+        }
+    }
+    // The free vertices did move away from the start.
+    assert!(res.positions.iter().zip(&start.positions).any(|(a, b)| dot(sub(*a, *b), sub(*a, *b)) > 1e-6));
+}
