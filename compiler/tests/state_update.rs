@@ -120,3 +120,54 @@ fn state_and_update_stay_plain_identifiers() {
     let src = "fn update(state: f64) -> f64 { let solve = state * 2.0; solve }\nfn main() { let state = 1.5; print(update(state)); }";
     assert!(mad::Program::compile_str("names.mad", src).is_ok());
 }
+
+/// Face and ring updates against values computed here from the mesh.
+#[test]
+fn face_and_ring_updates_compute_per_element_values() {
+    let src = "
+dof   x: vertex -> vec3;
+data  X: vertex -> vec3;
+state A: face -> f64;
+state deg: vertex -> f64;
+state mean: vertex -> vec3;
+energy e(f: face) { A[f] * dot(x[f.v0], x[f.v0]) }
+update A(f: face) { 0.5 * norm(cross(X[f.v1] - X[f.v0], X[f.v2] - X[f.v0])) }
+update deg(r: ring) { len(r.nbrs) as f64 }
+update mean(r: ring) {
+    let mut s = vec3(0.0, 0.0, 0.0);
+    for i in 0..len(r.nbrs) { s += x[r.nbrs[i]]; }
+    s / (len(r.nbrs) as f64)
+}
+";
+    let prog = EnergyProgram::compile_str("areas.mad", src).unwrap();
+    let mut m = load_mesh("disk:3").unwrap();
+    for p in &mut m.positions {
+        p[2] = p[0] * p[1];
+    }
+    let mut me = prog.bind(&m).unwrap();
+    let mut x = me.initial_x().unwrap();
+    assert!(me.update(&mut x).unwrap());
+    let p = &m.positions;
+    for (t, tri) in m.triangles.iter().enumerate() {
+        let (a, b, c) = (p[tri[0] as usize], p[tri[1] as usize], p[tri[2] as usize]);
+        let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+        let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+        let n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+        let area = 0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        assert!((me.state("A").unwrap()[t] - area).abs() < 1e-14);
+    }
+    let mut nbrs = vec![std::collections::BTreeSet::new(); m.num_vertices()];
+    for tri in &m.triangles {
+        for k in 0..3 {
+            nbrs[tri[k] as usize].insert(tri[(k + 1) % 3]);
+            nbrs[tri[(k + 1) % 3] as usize].insert(tri[k]);
+        }
+    }
+    for (v, nb) in nbrs.iter().enumerate() {
+        assert_eq!(me.state("deg").unwrap()[v], nb.len() as f64);
+        for c in 0..3 {
+            let want = nb.iter().map(|&w| p[w as usize][c]).sum::<f64>() / nb.len() as f64;
+            assert!((me.state("mean").unwrap()[3 * v + c] - want).abs() < 1e-14);
+        }
+    }
+}
