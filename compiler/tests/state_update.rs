@@ -147,6 +147,7 @@ update mean(r: ring) {
     let mut me = prog.bind(&m).unwrap();
     let mut x = me.initial_x().unwrap();
     assert!(me.update(&mut x).unwrap());
+    assert!(!me.update(&mut x).unwrap(), "a second update at the same x changes nothing");
     let p = &m.positions;
     for (t, tri) in m.triangles.iter().enumerate() {
         let (a, b, c) = (p[tri[0] as usize], p[tri[1] as usize], p[tri[2] as usize]);

@@ -141,8 +141,8 @@ impl MeshEnergy<'_> {
     }
 
     /// Runs every update at `x` (old values read, then all written): states
-    /// change in place, dof updates write into `x`. Returns whether any update
-    /// ran (the objective may have changed).
+    /// change in place, dof updates write into `x`. Returns whether any value
+    /// changed (bitwise), i.e. whether the objective may have changed.
     pub fn update(&mut self, x: &mut [f64]) -> Result<bool, EnergyError> {
         if self.prog.updates.is_empty() {
             return Ok(false);
@@ -155,16 +155,22 @@ impl MeshEnergy<'_> {
         for (u, t) in self.prog.decls.updates.iter().zip(&self.prog.updates) {
             results.push(self.eval_update(t, u.term.stencil, x)?);
         }
+        let mut changed = false;
+        let same = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
         for (u, vals) in self.prog.decls.updates.iter().zip(results) {
             match u.target {
-                UpdateTarget::State(i) => self.data[i] = Some(vals),
+                UpdateTarget::State(i) => {
+                    changed |= !self.data[i].as_deref().is_some_and(|old| same(old, &vals));
+                    self.data[i] = Some(vals);
+                }
                 UpdateTarget::Dof(f) => {
                     let off = self.dof_offsets[f];
+                    changed |= !same(&x[off..off + vals.len()], &vals);
                     x[off..off + vals.len()].copy_from_slice(&vals);
                 }
             }
         }
-        Ok(true)
+        Ok(changed)
     }
 
     /// One update's values over its elements (`m` slots each).
