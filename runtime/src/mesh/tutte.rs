@@ -88,8 +88,15 @@ pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
     let p = &mesh.positions;
     let nv = p.len();
     let loops = boundary_loops(mesh);
-    let perimeter = |lp: &Vec<u32>| -> f64 { (0..lp.len()).map(|i| dist(p[lp[i] as usize], p[lp[(i + 1) % lp.len()] as usize])).sum() };
-    let Some(lp) = loops.iter().max_by(|a, b| perimeter(a).total_cmp(&perimeter(b))) else {
+    let perimeter = |lp: &Vec<u32>| -> f64 {
+        (0..lp.len())
+            .map(|i| dist(p[lp[i] as usize], p[lp[(i + 1) % lp.len()] as usize]))
+            .sum()
+    };
+    let Some(lp) = loops
+        .iter()
+        .max_by(|a, b| perimeter(a).total_cmp(&perimeter(b)))
+    else {
         return Err(TutteError("the mesh has no boundary (a closed surface cannot be mapped to a disk; cut it open first)".into()));
     };
     let total = perimeter(lp);
@@ -129,9 +136,13 @@ pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
         }
     }
     if let Some(v) = (0..nv).find(|&v| !reached[v] && !nbrs[v].is_empty()) {
-        return Err(TutteError(format!("vertex {v} is not connected to the boundary loop (the mesh has several components)")));
+        return Err(TutteError(format!(
+            "vertex {v} is not connected to the boundary loop (the mesh has several components)"
+        )));
     }
-    let free: Vec<usize> = (0..nv).filter(|&v| !on_loop[v] && !nbrs[v].is_empty()).collect();
+    let free: Vec<usize> = (0..nv)
+        .filter(|&v| !on_loop[v] && !nbrs[v].is_empty())
+        .collect();
     if free.is_empty() {
         return Ok(uv);
     }
@@ -166,7 +177,8 @@ pub fn tutte_embedding(mesh: &Mesh) -> Result<Vec<[f64; 2]>, TutteError> {
         col_ptr.push(row_idx.len());
     }
     let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-    let symbolic = SymbolicLlt::try_new(sym, Side::Lower).map_err(|e| TutteError(format!("symbolic factorization failed: {e:?}")))?;
+    let symbolic = SymbolicLlt::try_new(sym, Side::Lower)
+        .map_err(|e| TutteError(format!("symbolic factorization failed: {e:?}")))?;
     let mat = SparseColMatRef::new(sym, &values);
     let llt = Llt::try_new_with_symbolic(symbolic, mat, Side::Lower)
         .map_err(|_| TutteError("the graph Laplacian could not be factored".into()))?;
@@ -217,7 +229,10 @@ mod tests {
                 0.5 * (a[0] * b[1] - a[1] * b[0])
             })
             .sum();
-        assert!((total - polygon).abs() < 1e-9 * polygon, "area {total} vs polygon {polygon}");
+        assert!(
+            (total - polygon).abs() < 1e-9 * polygon,
+            "area {total} vs polygon {polygon}"
+        );
         // Every interior vertex is the average of its neighbours.
         let loopset: BTreeSet<u32> = loops[0].iter().copied().collect();
         for v in 0..m.positions.len() as u32 {
@@ -230,9 +245,14 @@ mod tests {
                     nb.extend(t.iter().filter(|&&w| w != v));
                 }
             }
-            let avg = nb.iter().fold([0.0, 0.0], |s, &w| [s[0] + uv[w as usize][0], s[1] + uv[w as usize][1]]);
+            let avg = nb.iter().fold([0.0, 0.0], |s, &w| {
+                [s[0] + uv[w as usize][0], s[1] + uv[w as usize][1]]
+            });
             let k = nb.len() as f64;
-            assert!((avg[0] / k - uv[v as usize][0]).abs() < 1e-9 && (avg[1] / k - uv[v as usize][1]).abs() < 1e-9);
+            assert!(
+                (avg[0] / k - uv[v as usize][0]).abs() < 1e-9
+                    && (avg[1] / k - uv[v as usize][1]).abs() < 1e-9
+            );
         }
     }
 
@@ -241,7 +261,11 @@ mod tests {
         // An annulus: a grid with its middle face pair removed has an outer and an inner loop.
         let mut m = crate::mesh::generators::grid(4, 4);
         let centre: Vec<usize> = (0..m.triangles.len())
-            .filter(|&t| m.triangles[t].iter().all(|&v| [5u32, 6, 9, 10].contains(&v)))
+            .filter(|&t| {
+                m.triangles[t]
+                    .iter()
+                    .all(|&v| [5u32, 6, 9, 10].contains(&v))
+            })
             .collect();
         assert_eq!(centre.len(), 2);
         for t in centre.into_iter().rev() {
@@ -265,8 +289,13 @@ mod tests {
         let mut m = disk(2);
         let s = icosphere(0);
         let off = m.positions.len() as u32;
-        m.positions.extend(s.positions.iter().map(|p| [p[0] + 5.0, p[1], p[2]]));
-        m.triangles.extend(s.triangles.iter().map(|t| [t[0] + off, t[1] + off, t[2] + off]));
+        m.positions
+            .extend(s.positions.iter().map(|p| [p[0] + 5.0, p[1], p[2]]));
+        m.triangles.extend(
+            s.triangles
+                .iter()
+                .map(|t| [t[0] + off, t[1] + off, t[2] + off]),
+        );
         let e = tutte_embedding(&m).unwrap_err();
         assert!(e.to_string().contains("not connected"), "{e}");
     }

@@ -50,7 +50,9 @@ impl<O: Objective + ?Sized> Method<O> for GradientDescent {
     }
 
     fn initial_step(&mut self, _g: &[f64], d: &[f64]) -> f64 {
-        self.step.or(self.bb_step).unwrap_or_else(|| 1.0 / norm(d).max(1.0))
+        self.step
+            .or(self.bb_step)
+            .unwrap_or_else(|| 1.0 / norm(d).max(1.0))
     }
 
     fn restart(&mut self) {
