@@ -11,7 +11,7 @@ fn program(rng: &mut Rng) -> String {
     let mut lines = Vec::new();
     let mut vals = vec!["%x0".to_string(), "%x1".to_string(), "%x2".to_string()];
     let mut next = 0;
-    let mut fresh = |next: &mut usize| {
+    let fresh = |next: &mut usize| {
         *next += 1;
         format!("%v{next}")
     };

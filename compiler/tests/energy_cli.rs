@@ -50,7 +50,12 @@ fn bench_first_line_is_the_median() {
 
 #[test]
 fn bad_inputs_are_errors() {
-    let (rc, _, err) = madc(&["eval", "examples/param.mad", "--mesh", "grid:3x3", "--energy"]);
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unfilled = dir.join("unfilled.mad");
+    let src = "dof u: vertex -> vec2;\ndata Rinv: face -> mat2;\nenergy e(f: face) { frob2(mat2::cols(u[f.v1] - u[f.v0], u[f.v2] - u[f.v0]) * Rinv[f]) }\n";
+    std::fs::write(&unfilled, src).unwrap();
+    let (rc, _, err) = madc(&["eval", unfilled.to_str().unwrap(), "--mesh", "grid:3x3", "--energy"]);
     assert_eq!(rc, 1);
     assert!(err.contains("data `Rinv`"), "{err}");
     let (rc, _, err) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:3x3", "--set", "nope=1", "--energy"]);

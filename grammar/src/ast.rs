@@ -38,8 +38,9 @@ pub enum ItemKind {
     Use(UseTree),
     /// `const NAME: T = expr;`
     Const { name: Ident, ty: TypeExpr, value: Expr },
-    /// `dof x: vertex -> vec3;`
-    Dof { name: Ident, stencil: Ident, ty: TypeExpr },
+    /// `dof x: vertex -> vec3;` or `dof u: vertex -> vec2 = tutte;` (`init`: a name
+    /// such as `positions`, `zeros`, `tutte`, or a string naming a file).
+    Dof { name: Ident, stencil: Ident, ty: TypeExpr, init: Option<Expr> },
     /// `data rest: edge -> f64;`
     Data { name: Ident, stencil: Ident, ty: TypeExpr },
     /// `param k: f64 = 1.0;` (the default is optional)
@@ -50,6 +51,12 @@ pub enum ItemKind {
     Residual { name: Ident, elem: Ident, stencil: Ident, ret: TypeExpr, body: Block },
     /// `objective = expr;` a weighted sum of energies.
     Objective { value: Expr },
+    /// `state R: vertex -> mat3 [= INIT];` values read like data, recomputed by
+    /// `update` items. `keyword` is the leading name (the front end requires `state`).
+    State { keyword: Ident, name: Ident, stencil: Ident, ty: TypeExpr, init: Option<Expr> },
+    /// `update NAME(e: STENCIL) { body }`: recomputes a state or dof between solver
+    /// iterations. `keyword` is the leading name (the front end requires `update`).
+    Update { keyword: Ident, name: Ident, elem: Ident, stencil: Ident, body: Block },
     /// `solve { key = value; ... }`: how `madc run` solves the file. `keyword` is
     /// the name before the brace (the front end requires `solve`).
     Solve { keyword: Ident, entries: Vec<(Ident, Expr)> },

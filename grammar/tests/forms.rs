@@ -114,6 +114,30 @@ fn mesh_declarations() {
 }
 
 #[test]
+fn initializers_states_and_updates() {
+    let src = r#"
+        dof u: vertex -> vec2 = tutte;
+        dof w: vertex -> vec3 = "start.obj";
+        state R: vertex -> mat3;
+        state s: vertex -> vec3 = positions;
+        update R(e: ring) { polar(a).0 }
+        update u(e: vertex) { vec2(0.0, 0.0) }
+    "#;
+    assert_eq!(
+        file(&parse_ok(src)),
+        "(dof u vertex vec2 tutte)\n\
+         (dof w vertex vec3 \"start.obj\")\n\
+         (state R vertex mat3)\n\
+         (state s vertex vec3 positions)\n\
+         (update R e: ring {(tail (. (call polar [a]) 0))})\n\
+         (update u e: vertex {(tail (call vec2 [0.0 0.0]))})"
+    );
+    // The contextual words stay identifiers.
+    let f = parse_ok("fn update(state: f64) -> f64 { let solve = state; solve }");
+    assert_eq!(file(&f), "(fn update [state: f64] f64 {(let solve state) (tail solve)})");
+}
+
+#[test]
 fn spans_point_at_the_source() {
     let src = "fn f() { let x = a + b; }";
     let f = parse_ok(src);

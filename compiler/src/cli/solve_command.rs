@@ -23,6 +23,7 @@ use super::svg_plot;
 use crate::api::{Error, Program};
 use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use crate::front::solve::{FixSpec, SolveSettings};
+use crate::front::state::Init;
 use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
 use mad_runtime::solve::{Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status};
 use std::fmt::Write as _;
@@ -69,6 +70,13 @@ pub struct SolveArgs {
     /// Write an SVG plot of energy and ‖g‖ against the iteration.
     #[arg(long)]
     pub plot: Option<String>,
+    /// Initial values of a dof or state field: `NAME=INIT` with INIT `positions`,
+    /// `zeros`, `tutte` or a file (.obj/.off/.ply positions or .npy) (repeatable).
+    #[arg(long = "init", value_name = "NAME=INIT")]
+    pub init: Vec<String>,
+    /// Gradient descent: a fixed step λ (x ← x − λ∇E; backtracks only if the energy rises).
+    #[arg(long)]
+    pub step: Option<f64>,
     /// Worker threads for the energy evaluation (default 1).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -90,6 +98,9 @@ struct Settings {
     json: bool,
     plot: Option<String>,
     threads: usize,
+    init: Vec<(String, Init)>,
+    step: Option<f64>,
+    out_field: Option<String>,
 }
 
 fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String> {
@@ -103,6 +114,11 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
         let v: f64 = v.trim().parse().map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
         set.push((k.trim().to_string(), v));
+    }
+    let mut init = Vec::new();
+    for s in &a.init {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--init {s}: expected NAME=INIT"))?;
+        init.push((k.trim().to_string(), Init::parse(v)));
     }
     let s = Settings {
         mesh,
@@ -118,7 +134,15 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         json: a.json,
         plot: a.plot.clone().or_else(|| f.plot.clone()),
         threads: a.threads,
+        init,
+        step: a.step.or(f.step),
+        out_field: f.out_field.clone(),
     };
+    if let Some(st) = s.step
+        && !(st > 0.0 && st.is_finite())
+    {
+        return Err(format!("step {st} is not a positive number"));
+    }
     if Solver::from_name(&s.solver).is_none() {
         return Err(format!("unknown solver `{}` (one of: {})", s.solver, Solver::NAMES.join(", ")));
     }
@@ -287,13 +311,19 @@ fn setup<'p>(prog: &'p EnergyProgram, s: &Settings) -> Result<(MeshObjective<'p>
     for (k, v) in &s.set {
         me.set_param(k, *v).map_err(|e| e.to_string())?;
     }
-    let x = me.default_x();
+    for (k, v) in &s.init {
+        me.set_init(k, v.clone()).map_err(|e| format!("--init {k}: {e}"))?;
+    }
+    let x = me.initial_x().map_err(|e| e.to_string())?;
     let obj = MeshObjective::new(me, &x).map_err(|e| e.to_string())?;
     Ok((obj, x, mesh))
 }
 
-fn write_mesh_at(me: &MeshEnergy, mesh: &Mesh, x: &[f64], path: &str) -> Result<(), String> {
-    let positions = me.positions_of(x).ok_or("the program has no dofs to write as a mesh")?;
+fn write_mesh_at(me: &MeshEnergy, mesh: &Mesh, x: &[f64], path: &str, field: Option<&str>) -> Result<(), String> {
+    let positions = match field {
+        Some(f) => me.field_positions(x, f).map_err(|e| e.to_string())?,
+        None => me.positions_of(x).ok_or("the program has no dofs to write as a mesh")?,
+    };
     let out = Mesh { positions, triangles: mesh.triangles.clone() };
     save_mesh(&out, path).map_err(|e| format!("{path}: {e}"))
 }
@@ -317,6 +347,9 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
     if let Solver::Newton(n) = &mut solver {
         n.project_psd = s.project_psd;
     }
+    if let Solver::GradientDescent(g) = &mut solver {
+        g.step = s.step;
+    }
     let mut log = Log { json: s.json, points: Vec::new() };
     let start = Instant::now();
     let ok = match s.steps {
@@ -327,10 +360,12 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
             };
             let report = solver.solve(&mut obj, &mut x, &opts, Some(&mut cb)).map_err(|e| format!("solver: {e}"))?;
             if let Some(out) = &s.out {
-                write_mesh_at(obj.energy(), &mesh, &x, out)?;
+                write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
             summary(&log, s, &report, start, 1);
-            report.status.converged()
+            // A fixed-step gradient descent is a fixed number of iterations (smoothing).
+            let fixed_run = s.step.is_some() && s.solver == "gd" && report.status == Status::MaxIterations;
+            report.status.converged() || fixed_run
         }
         Some(steps) => {
             let n = x.len();
@@ -364,7 +399,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
                     ));
                 }
                 if let Some(out) = &s.out {
-                    write_mesh_at(euler.potential().energy(), &mesh, euler.positions(), &frame_path(out, k))?;
+                    write_mesh_at(euler.potential().energy(), &mesh, euler.positions(), &frame_path(out, k), s.out_field.as_deref())?;
                 }
                 last = Some(report);
             }

@@ -42,6 +42,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) batch_tables: std::sync::OnceLock<Vec<bool>>,
     /// Whether terms with batched loops use them (else element by element).
     pub(crate) batched: bool,
+    /// Per dof field, the initializer set by the host (else the declaration's).
+    pub(crate) dof_inits: Vec<Option<crate::front::state::Init>>,
 }
 
 fn stencil(s: StencilKind) -> Option<Stencil> {
@@ -142,10 +144,12 @@ impl EnergyProgram {
             pairs,
             batch_tables: Default::default(),
             batched: true,
+            dof_inits: self.decls.dof_inits.clone(),
         };
         for i in 0..self.decls.data.len() {
             me.data[i] = me.geometry_default(i);
         }
+        me.init_states()?;
         Ok(me)
     }
 }

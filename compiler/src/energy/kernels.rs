@@ -99,22 +99,46 @@ pub fn build(
     params: &[crate::front::ParamDecl],
     is_energy: bool,
 ) -> Result<TermKernels, EnergyError> {
+    build_with(module, term, dofs, data, params, is_energy, true)
+}
+
+/// Builds only the value kernel (`local`, or a ring term's `value`) of a term
+/// evaluated plainly, such as an `update` body; `m` is its value's slot count.
+pub fn build_value(
+    module: &mut Module,
+    term: &TermDecl,
+    dofs: &[FieldDecl],
+    data: &[FieldDecl],
+    params: &[crate::front::ParamDecl],
+) -> Result<TermKernels, EnergyError> {
+    build_with(module, term, dofs, data, params, false, false)
+}
+
+fn build_with(
+    module: &mut Module,
+    term: &TermDecl,
+    dofs: &[FieldDecl],
+    data: &[FieldDecl],
+    params: &[crate::front::ParamDecl],
+    is_energy: bool,
+    derivatives: bool,
+) -> Result<TermKernels, EnergyError> {
     let unsupported = |what: String| EnergyError::Unsupported { term: term.name.clone(), what };
     use crate::front::StencilKind as S;
     let nverts = match term.stencil {
         S::Vertex | S::Edge | S::Face | S::Diamond => term.stencil.vertex_count(),
         S::Pair => pair_arity(term),
         S::Ring => {
-            if !is_energy {
+            if !is_energy && derivatives {
                 return Err(unsupported("residuals on `ring` elements".to_string()));
             }
-            let (ring, dof_fields) = super::ring::build(module, term, dofs, data, params)?;
+            let (ring, dof_fields) = super::ring::build_with(module, term, dofs, data, params, derivatives)?;
             return Ok(TermKernels {
                 name: term.name.clone(),
                 nverts: 0,
                 dof_fields,
                 k: 0,
-                m: 1,
+                m: if derivatives { 1 } else { slots_of(&term.ret.ir_type()).unwrap_or(1) },
                 others: Vec::new(),
                 other_slots: 0,
                 local: ring.value,
@@ -256,7 +280,7 @@ pub fn build(
         mixed: Vec::new(),
         ring: None,
     };
-    if k == 0 {
+    if k == 0 || !derivatives {
         return Ok(out);
     }
     let err = |x| ad_err(&term.name, x);

@@ -94,6 +94,19 @@
 //! element's local vector like vertex dofs ([`layout::term_dofs`]), so the CSR
 //! pattern, the kernels and the evaluation loops need nothing else.
 //!
+//! # Initial values, state and updates
+//!
+//! [`MeshEnergy::initial_x`] gives the unknowns' start from each dof field's
+//! initializer (`dof u: vertex -> vec2 = tutte;`, or [`MeshEnergy::set_init`]):
+//! `positions`, `zeros`, a Tutte embedding, or a mesh / `.npy` file
+//! ([`state`]). `state` fields are data fields the program recomputes: bind
+//! fills them from their initializers (zeros by default), and
+//! [`MeshEnergy::update`] runs the `update` items (value kernels built by
+//! [`kernels::build_value`], fixed stencils and rings), reading old values and
+//! then writing all. [`MeshObjective`] runs the updates through
+//! `Objective::update`, so every solver applies them before the first iteration
+//! and after each accepted one.
+//!
 //! # Objective
 //!
 //! `objective = …` weights the energies (a linear form in the energies whose
@@ -119,6 +132,7 @@ pub mod program;
 pub mod pairs;
 pub mod ring;
 pub mod ring_eval;
+pub mod state;
 
 pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};

@@ -12,6 +12,10 @@
 //! - Residuals and Jacobian for Gauss-Newton: the Jacobian pattern is taken once
 //!   at construction (it depends only on the mesh) and checked on every call.
 //!
+//! - Updates: [`Objective::update`] runs the program's `update` items
+//!   ([`MeshEnergy::update`]), so every solver recomputes `state` fields after each
+//!   accepted iteration.
+//!
 //! Errors of the energy (a run-time error in a kernel, bad data) become
 //! [`SolveError::Objective`].
 
@@ -198,6 +202,10 @@ impl Objective for MeshObjective<'_> {
 
     fn jacobian_pattern(&self) -> Option<&JacobianPattern> {
         self.jac_pattern.as_ref()
+    }
+
+    fn update(&mut self, x: &mut [f64]) -> Result<bool, SolveError> {
+        self.energy.update(x).map_err(err)
     }
 
     fn residuals(&mut self, x: &[f64], r: &mut [f64]) -> Result<(), SolveError> {

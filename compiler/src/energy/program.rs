@@ -16,6 +16,8 @@ pub struct EnergyProgram {
     pub(crate) residuals: Vec<TermKernels>,
     /// Per energy term, its batched loops ([`super::batched`]).
     pub(crate) batches: Vec<super::batched::TermBatches>,
+    /// The value kernels of the `update` items (order of `decls.updates`).
+    pub(crate) updates: Vec<TermKernels>,
 }
 
 // SAFETY: after construction the program is only read. Its JIT module is used
@@ -49,9 +51,13 @@ impl EnergyProgram {
         for t in &d.residuals {
             residuals.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, false)?);
         }
+        let mut updates = Vec::new();
+        for u in &d.updates {
+            updates.push(kernels::build_value(&mut module, &u.term, &d.dofs, &d.data, &d.params)?);
+        }
         let (specs, batches) = super::batched::specs(&module, &energies, d);
         let jit = JitModule::compile_with_batches(&module, &specs).map_err(|e| EnergyError::Backend(e.to_string()))?;
-        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals, batches })
+        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals, batches, updates })
     }
 
     /// A direct caller of a kernel.

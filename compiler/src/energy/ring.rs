@@ -78,6 +78,20 @@ pub fn build(
     data: &[FieldDecl],
     params: &[ParamDecl],
 ) -> Result<(RingKernels, Vec<usize>), EnergyError> {
+    build_with(module, term, dofs, data, params, true)
+}
+
+/// [`build`], or with `derivatives` false only the value kernel (then `grad`
+/// and `hvp` name the value kernel too and `mixed` is empty: a plainly
+/// evaluated body such as an `update`).
+pub fn build_with(
+    module: &mut Module,
+    term: &TermDecl,
+    dofs: &[FieldDecl],
+    data: &[FieldDecl],
+    params: &[ParamDecl],
+    derivatives: bool,
+) -> Result<(RingKernels, Vec<usize>), EnergyError> {
     let unsupported = |what: String| EnergyError::Unsupported { term: term.name.clone(), what };
     let kernel_err = |m: String| EnergyError::Kernel { term: term.name.clone(), message: m };
     let mut inputs = Vec::new();
@@ -128,6 +142,10 @@ pub fn build(
     let r = e.results(id)[0];
     let value = module.add_function(e.finish(r));
     super::inline::inline_all(module, value).map_err(kernel_err)?;
+    if !derivatives {
+        let adjoint = vec![None; ptypes.len()];
+        return Ok((RingKernels { inputs, adjoint, value, grad: value, hvp: value, mixed: Vec::new() }, dof_fields));
+    }
 
     let ad = |x: crate::ad::AdError| kernel_err(x.to_string());
     let grad = vjp(module, value).map_err(ad)?;

@@ -93,7 +93,7 @@ impl MeshEnergy<'_> {
     }
 
     /// The term function's arguments for ring element `e`, from the local vector `z`.
-    fn ring_args(&self, t: &super::kernels::TermKernels, r: &RingKernels, verts: &[u32], z: &[f64]) -> Vec<Value> {
+    pub(crate) fn ring_args(&self, t: &super::kernels::TermKernels, r: &RingKernels, verts: &[u32], z: &[f64]) -> Vec<Value> {
         let n = verts.len() - 1;
         let decls = &self.prog.decls;
         r.inputs

@@ -112,6 +112,8 @@ pub struct Items {
     pub objectives: Vec<(usize, ast::Expr, Span)>,
     /// `solve { ... }` items (file, keyword, entries, span), in order (at most one is allowed).
     pub solves: Vec<(usize, ast::Ident, Vec<(ast::Ident, ast::Expr)>, Span)>,
+    /// `update NAME(e: STENCIL) { ... }` items (file, item), in order.
+    pub updates: Vec<(usize, ast::Item)>,
     /// Terms (energy/residual items) with their module, in order.
     pub errors: Vec<FrontError>,
     /// The `std` module and its children `vec`, `mat`, `math`.
@@ -231,7 +233,17 @@ impl Items {
                     });
                     self.define(module, name, Def::Const(idx), file);
                 }
-                ast::ItemKind::Dof { name, stencil, ty } | ast::ItemKind::Data { name, stencil, ty } => {
+                ast::ItemKind::State { keyword, .. } | ast::ItemKind::Update { keyword, .. }
+                    if keyword.node != if matches!(item.kind, ast::ItemKind::State { .. }) { "state" } else { "update" } =>
+                {
+                    let detail = format!("`{}` is not an item keyword", keyword.node);
+                    let help = Some("mesh items start with dof, data, state, param, energy, residual, update, objective or solve".into());
+                    self.error(ErrorKind::BadUpdate { detail, help }, file, keyword.span);
+                }
+                ast::ItemKind::Update { .. } => self.updates.push((file, item.clone())),
+                ast::ItemKind::Dof { name, stencil, ty, .. }
+                | ast::ItemKind::Data { name, stencil, ty }
+                | ast::ItemKind::State { name, stencil, ty, .. } => {
                     let st = self.resolve_stencil(stencil, file);
                     let ty = self.resolve_type(ty, file);
                     let kind = if matches!(item.kind, ast::ItemKind::Dof { .. }) {

@@ -64,6 +64,12 @@ pub struct MeshDecls {
     pub objective: Option<ObjExpr>,
     /// The file's `solve { ... }` block, if any.
     pub solve: Option<super::solve::SolveSettings>,
+    /// Per dof field (same order as `dofs`), its `= INIT`, if written.
+    pub dof_inits: Vec<Option<super::state::Init>>,
+    /// The `state` fields (data fields recomputed by updates).
+    pub states: Vec<super::state::StateDecl>,
+    /// The `update` items, in order.
+    pub updates: Vec<super::state::UpdateDecl>,
 }
 
 /// Checks every mesh declaration and lowers the term bodies.
@@ -90,6 +96,11 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
                 if let Some(stencil) = stencil {
+                    let init = match &item.kind {
+                        ast::ItemKind::Dof { init: Some(e), .. } => super::state::check_init(g, e, stencil, &ty, file),
+                        _ => None,
+                    };
+                    out.dof_inits.push(init);
                     out.dofs.push(FieldDecl { name, stencil, ty });
                 }
             }
@@ -101,6 +112,10 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
                 if let Some(stencil) = stencil {
+                    if let ast::ItemKind::State { init, .. } = &item.kind {
+                        let init = init.as_ref().and_then(|e| super::state::check_init(g, e, stencil, &ty, file));
+                        out.states.push(super::state::StateDecl { data: out.data.len(), init });
+                    }
                     out.data.push(FieldDecl { name, stencil, ty });
                 }
             }
@@ -145,7 +160,8 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     _ => continue,
                 };
                 let Some(st) = g.items.resolve_stencil(&stencil, file) else { continue };
-                let term = lower_term(g, &name, is_energy, &elem, st, &body, &ret, file);
+                let prefix = if is_energy { "energy" } else { "residual" };
+                let term = lower_term_as(g, &name, prefix, &elem, st, &body, &ret, file);
                 let (func, inputs) = term;
                 let decl = TermDecl { name, stencil: st, ret, func, inputs };
                 if is_energy {
@@ -166,21 +182,22 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
         out.objective = objective(g, e, *file);
     }
     out.solve = super::solve::check(g);
+    out.updates = super::state::check_updates(g, &out.dofs, &out.data);
     out
 }
 
+/// Lowers a term-like body (`prefix`: `energy`, `residual`, `update`).
 #[allow(clippy::too_many_arguments)]
-fn lower_term(
+pub(crate) fn lower_term_as(
     g: &mut Front,
     name: &str,
-    is_energy: bool,
+    prefix: &'static str,
     elem: &ast::Ident,
     stencil: StencilKind,
     body: &ast::Block,
     ret: &SurfaceType,
     file: usize,
 ) -> (FuncRef, Vec<TermInput>) {
-    let prefix = if is_energy { "energy" } else { "residual" };
     let mut func = Function::new(format!("{prefix}::{name}"), &[], ret.ir_type());
     func.source_file = Some(file);
     let term = {

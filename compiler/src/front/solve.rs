@@ -12,6 +12,8 @@
 //!     fix = [0, 19];           // vertex ids, "boundary", or a file of ids
 //!     out = "flag.obj";        // result mesh (frames OUT_0001.EXT … with steps)
 //!     plot = "conv.svg";       // convergence plot
+//!     step = 0.01;             // gd: fixed first trial step λ (x ← x − λ∇E)
+//!     out_field = "s";         // the vertex field (dof or state) written as positions
 //! }
 //! ```
 //!
@@ -58,6 +60,8 @@ pub struct SolveSettings {
     pub fix: Option<FixSpec>,
     pub out: Option<String>,
     pub plot: Option<String>,
+    pub step: Option<f64>,
+    pub out_field: Option<String>,
 }
 
 use super::diagnostics::ErrorKind;
@@ -143,6 +147,8 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 "mesh" => text(v).map(|t| s.mesh = Some(t)).is_some(),
                 "out" => text(v).map(|t| s.out = Some(t)).is_some(),
                 "plot" => text(v).map(|t| s.plot = Some(t)).is_some(),
+                "out_field" => text(v).map(|t| s.out_field = Some(t)).is_some(),
+                "step" => number(&v).filter(|x| *x > 0.0 && x.is_finite()).map(|x| s.step = Some(x)).is_some(),
                 "solver" => match text(v) {
                     Some(t) if mad_runtime::solve::Solver::from_name(&t).is_some() => {
                         s.solver = Some(t);
@@ -183,7 +189,8 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
             };
             if !ok {
                 let want = match key.node.as_str() {
-                    "mesh" | "out" | "plot" => "a string".to_string(),
+                    "mesh" | "out" | "plot" | "out_field" => "a string".to_string(),
+                    "step" => "a positive number".into(),
                     "solver" => format!("one of {}", mad_runtime::solve::Solver::NAMES.join(", ")),
                     "max_iters" => "a non-negative integer".into(),
                     "steps" => "a positive integer".into(),
@@ -201,4 +208,5 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
 }
 
 /// The keys a `solve` block accepts.
-pub const KEYS: [&str; 10] = ["mesh", "solver", "max_iters", "tol", "project_psd", "steps", "dt", "fix", "out", "plot"];
+pub const KEYS: [&str; 12] =
+    ["mesh", "solver", "max_iters", "tol", "project_psd", "steps", "dt", "fix", "out", "plot", "step", "out_field"];

@@ -177,7 +177,13 @@ pub fn item(i: &Item) -> String {
             format!("(use [{prefix}] {kind})")
         }
         ItemKind::Const { name, ty: t, value } => format!("(const {} {} {})", name.node, ty(t), sexpr(value)),
-        ItemKind::Dof { name, stencil, ty: t } => format!("(dof {} {} {})", name.node, stencil.node, ty(t)),
+        ItemKind::Dof { name, stencil, ty: t, init } => format!(
+            "(dof {} {} {}{})",
+            name.node,
+            stencil.node,
+            ty(t),
+            init.as_ref().map(|d| format!(" {}", sexpr(d))).unwrap_or_default()
+        ),
         ItemKind::Data { name, stencil, ty: t } => format!("(data {} {} {})", name.node, stencil.node, ty(t)),
         ItemKind::Param { name, ty: t, default } => format!(
             "(param {} {}{})",
@@ -197,6 +203,17 @@ pub fn item(i: &Item) -> String {
             block(body)
         ),
         ItemKind::Objective { value } => format!("(objective {})", sexpr(value)),
+        ItemKind::State { keyword, name, stencil, ty: t, init } => format!(
+            "({} {} {} {}{})",
+            keyword.node,
+            name.node,
+            stencil.node,
+            ty(t),
+            init.as_ref().map(|d| format!(" {}", sexpr(d))).unwrap_or_default()
+        ),
+        ItemKind::Update { keyword, name, elem, stencil, body } => {
+            format!("({} {} {}: {} {})", keyword.node, name.node, elem.node, stencil.node, block(body))
+        }
         ItemKind::Solve { keyword, entries } => {
             let es: Vec<String> = entries.iter().map(|(k, v)| format!("({} {})", k.node, sexpr(v))).collect();
             format!("({} {})", keyword.node, es.join(" "))
@@ -240,7 +257,14 @@ pub fn depth(f: &File) -> usize {
                     push(N::Ty(ty));
                     push(N::Expr(value));
                 }
-                ItemKind::Dof { ty, .. } | ItemKind::Data { ty, .. } => push(N::Ty(ty)),
+                ItemKind::Data { ty, .. } => push(N::Ty(ty)),
+                ItemKind::Dof { ty, init, .. } | ItemKind::State { ty, init, .. } => {
+                    push(N::Ty(ty));
+                    if let Some(d) = init {
+                        push(N::Expr(d));
+                    }
+                }
+                ItemKind::Update { body, .. } => push(N::Block(body)),
                 ItemKind::Param { ty, default, .. } => {
                     push(N::Ty(ty));
                     if let Some(d) = default {

@@ -51,6 +51,7 @@ pub mod ply;
 pub mod report;
 mod text;
 pub mod topology;
+pub mod tutte;
 
 pub use error::{Location, MeshError};
 pub use report::{Degeneracy, MeshReport};

@@ -4,7 +4,10 @@
 //! Per iteration: stop on the gradient rule; compute a direction (a non-descent one is replaced
 //! by −g); stop on the Newton decrement; line-search (if the search fails with finite energies,
 //! retry once along −g, then end with [`Status::Stalled`]; if the energy is non-finite even at the
-//! smallest trial step, return [`SolveError::NonFinite`]); take the step; re-evaluate (a
+//! smallest trial step, return [`SolveError::NonFinite`]); take the step; run
+//! [`Objective::update`] (also once before the first evaluation; its time counts as derivative
+//! evaluation; when it reports a change the method restarts instead of learning from the step);
+//! re-evaluate (a
 //! non-finite energy or gradient at an accepted point is an error); record; call back; stop on the
 //! step rule or the iteration cap.
 
@@ -50,6 +53,9 @@ pub(crate) trait Method<O: Objective + ?Sized> {
     }
     /// Called after an accepted step `s` with gradient change `y`.
     fn accepted(&mut self, _s: &[f64], _y: &[f64], _step: f64) {}
+    /// Called instead of `accepted` when an [`Objective::update`] changed the energy: the
+    /// method forgets what it learned about the old one.
+    fn restart(&mut self) {}
 }
 
 /// What a method may need to know about the solve.
@@ -115,6 +121,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         check_len("fixed-dof mask", n, f.len())?;
     }
     let mut total = Timings::default();
+    obj.update(x)?;
     let mut g = vec![0.0; n];
     let mut f = timed_eval(obj, &mut total, |o| method.energy_grad(o, x, &mut g))?;
     if !f.is_finite() {
@@ -220,6 +227,8 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             *si = ti - *xi;
             *xi = *ti;
         }
+        // Updates are booked with the derivative evaluations.
+        let changed = timed_eval(obj, &mut t, |o| o.update(x))?;
         g_new.fill(0.0);
         f = timed_eval(obj, &mut t, |o| method.energy_grad(o, x, &mut g_new))?;
         mask(fixed, &mut g_new);
@@ -238,7 +247,11 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         for (gi, gn) in g.iter_mut().zip(&g_new) {
             *gi = gn - *gi;
         }
-        method.accepted(&s, &g, step);
+        if changed {
+            method.restart();
+        } else {
+            method.accepted(&s, &g, step);
+        }
         g.copy_from_slice(&g_new);
         gnorm = norm(&g);
         let step_norm = norm(&s);

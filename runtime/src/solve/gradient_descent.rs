@@ -1,6 +1,8 @@
 //! Gradient descent: `d = −g` with the Armijo line search. The first trial step is the
 //! Barzilai-Borwein length `sᵀs / sᵀy` of the previous step when that is positive, else the one
-//! giving a step of length 1 (the line search still enforces monotone decrease).
+//! giving a step of length 1 (the line search still enforces monotone decrease). With
+//! [`GradientDescent::step`] set, every iteration first tries that fixed step `λ` (`x ← x − λ∇E`,
+//! the classic smoothing iteration), backtracking only if it does not decrease the energy.
 
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run};
 use super::{Objective, SolveError, SolveOptions, SolveReport, Timings};
@@ -8,6 +10,8 @@ use super::{Objective, SolveError, SolveOptions, SolveReport, Timings};
 /// Gradient descent (see the module docs).
 #[derive(Default)]
 pub struct GradientDescent {
+    /// A fixed first trial step `λ` (instead of Barzilai-Borwein).
+    pub step: Option<f64>,
     bb_step: Option<f64>,
 }
 
@@ -46,7 +50,13 @@ impl<O: Objective + ?Sized> Method<O> for GradientDescent {
     }
 
     fn initial_step(&mut self, _g: &[f64], d: &[f64]) -> f64 {
-        self.bb_step.unwrap_or_else(|| 1.0 / norm(d).max(1.0))
+        self.step
+            .or(self.bb_step)
+            .unwrap_or_else(|| 1.0 / norm(d).max(1.0))
+    }
+
+    fn restart(&mut self) {
+        self.bb_step = None;
     }
 
     fn accepted(&mut self, s: &[f64], y: &[f64], _step: f64) {

@@ -266,4 +266,8 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
     fn take_assembly_time(&mut self) -> Duration {
         self.potential.take_assembly_time()
     }
+
+    fn update(&mut self, x: &mut [f64]) -> Result<bool, SolveError> {
+        self.potential.update(x)
+    }
 }

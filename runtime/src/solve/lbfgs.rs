@@ -87,6 +87,10 @@ impl<O: Objective + ?Sized> Method<O> for Lbfgs {
         }
     }
 
+    fn restart(&mut self) {
+        self.pairs.clear();
+    }
+
     fn accepted(&mut self, s: &[f64], y: &[f64], _step: f64) {
         let sy = dot(s, y);
         if sy > 1e-10 * norm(s) * norm(y) && sy > 0.0 {

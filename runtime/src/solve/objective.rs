@@ -113,6 +113,15 @@ pub trait Objective {
     fn take_assembly_time(&mut self) -> Duration {
         Duration::ZERO
     }
+
+    /// Recomputes what the energy depends on besides `x` (per-element state), at the start
+    /// point and after every accepted step; it may also re-assign `x` (e.g. reset tangent
+    /// coordinates after a retraction). Returns `true` when the energy may have changed:
+    /// solvers then restart their memory (L-BFGS pairs) but keep `x`. The default does nothing.
+    fn update(&mut self, x: &mut [f64]) -> Result<bool, SolveError> {
+        let _ = x;
+        Ok(false)
+    }
 }
 
 impl<T: Objective + ?Sized> Objective for &mut T {
@@ -158,5 +167,8 @@ impl<T: Objective + ?Sized> Objective for &mut T {
     }
     fn take_assembly_time(&mut self) -> Duration {
         (**self).take_assembly_time()
+    }
+    fn update(&mut self, x: &mut [f64]) -> Result<bool, SolveError> {
+        (**self).update(x)
     }
 }

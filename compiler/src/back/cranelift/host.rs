@@ -150,6 +150,7 @@ impl Build {
                 cur_op: None,
                 inplace: super::inplace::analyze(f),
                 release: Default::default(),
+                heap_views: HashMap::new(),
             };
             lower.lower_batch(spec)?;
             lower.b.seal_all_blocks();

@@ -1,0 +1,305 @@
+//! Initial values and updates of a bound program: the dofs' `= INIT`
+//! ([`MeshEnergy::initial_x`], [`MeshEnergy::set_init`]), the `state` fields'
+//! values ([`MeshEnergy::state`]) and the `update` items
+//! ([`MeshEnergy::update`]).
+//!
+//! An initializer fills a field with the mesh's positions (first components,
+//! zero-padded), zeros, a Tutte embedding ([`mad_runtime::mesh::tutte`]), or a
+//! file: a mesh (`.obj`/`.off`/`.ply`, its positions, same vertex count) or a
+//! `.npy` array (`(n, slots)` or flat). Without `= INIT` the first dof field
+//! starts at `positions`, the others at `zeros`, and states at `zeros`.
+//!
+//! Updates are evaluated plainly (value kernels, no derivatives): every update
+//! reads the old values of dofs, data and states, then all results are written
+//! (simultaneous). A state update's values replace the state's; a dof update's
+//! values replace the dofs in `x`.
+
+use mad_runtime::mesh::{Stencil, load_mesh};
+use mad_runtime::sparse::{ElementList, Field, element_dofs};
+use mad_runtime::{Value, mesh::tutte::tutte_embedding};
+use rayon::prelude::*;
+
+use super::bind::{MeshEnergy, type_slots};
+use super::kernels::Source;
+use super::EnergyError;
+use crate::front::state::{Init, UpdateTarget};
+use crate::front::{StencilKind, SurfaceType};
+
+fn stencil_of(s: StencilKind) -> Option<Stencil> {
+    Some(match s {
+        StencilKind::Vertex => Stencil::Vertex,
+        StencilKind::Edge => Stencil::Edge,
+        StencilKind::Face => Stencil::Face,
+        StencilKind::Diamond => Stencil::Diamond,
+        StencilKind::Ring => Stencil::Ring,
+        StencilKind::Pair => return None,
+    })
+}
+
+impl MeshEnergy<'_> {
+    /// Values of a field of `n` elements × `slots` from an initializer.
+    pub(crate) fn init_values(&self, name: &str, init: &Init, stencil: StencilKind, ty: &SurfaceType, n: usize, slots: usize) -> Result<Vec<f64>, EnergyError> {
+        if let Some(why) = init.unfit(stencil, ty) {
+            return Err(EnergyError::Host(format!("field `{name}`: {why}")));
+        }
+        let padded = |pts: &[[f64; 3]]| -> Vec<f64> {
+            pts.iter().flat_map(|p| (0..slots).map(move |c| if c < 3 { p[c] } else { 0.0 })).collect()
+        };
+        match init {
+            Init::Zeros => Ok(vec![0.0; n * slots]),
+            Init::Positions => Ok(padded(&self.mesh.positions)),
+            Init::Tutte => {
+                let uv = tutte_embedding(&self.mesh).map_err(|e| EnergyError::Mesh(format!("field `{name}`: {e}")))?;
+                Ok(uv.iter().flat_map(|q| [q[0], q[1]]).collect())
+            }
+            Init::File(path) => {
+                let is_npy = std::path::Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+                if is_npy {
+                    let bytes = std::fs::read(path).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                    let arr = mad_runtime::sparse::read_npy(&bytes).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                    return arr.into_field(n, slots).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")));
+                }
+                if stencil != StencilKind::Vertex {
+                    return Err(EnergyError::Host(format!("field `{name}` lives on {} elements: initialize it from a .npy file", stencil.name())));
+                }
+                let m = load_mesh(path).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                if m.num_vertices() != n {
+                    return Err(EnergyError::Host(format!(
+                        "field `{name}`: {path} has {} vertices, the mesh has {n}",
+                        m.num_vertices()
+                    )));
+                }
+                Ok(padded(&m.positions))
+            }
+        }
+    }
+
+    /// Sets the initializer of a dof field (for [`MeshEnergy::initial_x`]) or
+    /// re-initializes a state field now.
+    pub fn set_init(&mut self, name: &str, init: Init) -> Result<(), EnergyError> {
+        let decls = &self.prog.decls;
+        if let Some(f) = decls.dofs.iter().position(|d| d.name == name) {
+            let d = &decls.dofs[f];
+            if let Some(why) = init.unfit(d.stencil, &d.ty) {
+                return Err(EnergyError::Host(format!("dof `{name}`: {why}")));
+            }
+            self.dof_inits[f] = Some(init);
+            return Ok(());
+        }
+        let Some(s) = decls.states.iter().find(|s| decls.data[s.data].name == name) else {
+            return Err(EnergyError::Host(format!("no dof or state named `{name}`")));
+        };
+        let i = s.data;
+        let d = &decls.data[i];
+        let (n, slots) = self.data_shape(i)?;
+        let vals = self.init_values(name, &init, d.stencil, &d.ty, n, slots)?;
+        self.data[i] = Some(vals);
+        Ok(())
+    }
+
+    /// Fills every state field from its `= INIT` (zeros without one).
+    pub(crate) fn init_states(&mut self) -> Result<(), EnergyError> {
+        let decls = &self.prog.decls;
+        for s in &decls.states {
+            let d = &decls.data[s.data];
+            let (n, slots) = self.data_shape(s.data)?;
+            let init = s.init.clone().unwrap_or(Init::Zeros);
+            self.data[s.data] = Some(self.init_values(&d.name, &init, d.stencil, &d.ty, n, slots)?);
+        }
+        Ok(())
+    }
+
+    /// The initial unknowns: each dof field from its initializer (set by
+    /// [`MeshEnergy::set_init`], else its `= INIT`, else `positions` for the
+    /// first field and `zeros` for the others).
+    pub fn initial_x(&self) -> Result<Vec<f64>, EnergyError> {
+        let mut x = vec![0.0; self.ndofs];
+        for (f, d) in self.prog.decls.dofs.iter().enumerate() {
+            let slots = type_slots(&d.ty).unwrap_or(1);
+            let on_faces = d.stencil == StencilKind::Face;
+            let n = if on_faces { self.topology().faces.len() } else { self.num_vertices() };
+            let init = match &self.dof_inits[f] {
+                Some(i) => i.clone(),
+                None if f == 0 && slots <= 3 && !on_faces => Init::Positions,
+                None => Init::Zeros,
+            };
+            let vals = self.init_values(&d.name, &init, d.stencil, &d.ty, n, slots)?;
+            x[self.dof_offsets[f]..self.dof_offsets[f] + n * slots].copy_from_slice(&vals);
+        }
+        Ok(x)
+    }
+
+    /// The current values of a `state` field (`(n, slots)` row-major).
+    pub fn state(&self, name: &str) -> Option<&[f64]> {
+        let decls = &self.prog.decls;
+        let s = decls.states.iter().find(|s| decls.data[s.data].name == name)?;
+        self.data[s.data].as_deref()
+    }
+
+    /// Whether the program has `update` items.
+    pub fn has_updates(&self) -> bool {
+        !self.prog.updates.is_empty()
+    }
+
+    /// Runs every update at `x` (old values read, then all written): states
+    /// change in place, dof updates write into `x`. Returns whether any value
+    /// changed (bitwise), i.e. whether the objective may have changed.
+    pub fn update(&mut self, x: &mut [f64]) -> Result<bool, EnergyError> {
+        if self.prog.updates.is_empty() {
+            return Ok(false);
+        }
+        if x.len() != self.ndofs {
+            return Err(EnergyError::Host(format!("x: expected {} values, found {}", self.ndofs, x.len())));
+        }
+        self.check_data()?;
+        let mut results = Vec::with_capacity(self.prog.updates.len());
+        for (u, t) in self.prog.decls.updates.iter().zip(&self.prog.updates) {
+            results.push(self.eval_update(t, u.term.stencil, x)?);
+        }
+        let mut changed = false;
+        let same = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
+        for (u, vals) in self.prog.decls.updates.iter().zip(results) {
+            match u.target {
+                UpdateTarget::State(i) => {
+                    changed |= !self.data[i].as_deref().is_some_and(|old| same(old, &vals));
+                    self.data[i] = Some(vals);
+                }
+                UpdateTarget::Dof(f) => {
+                    let off = self.dof_offsets[f];
+                    changed |= !same(&x[off..off + vals.len()], &vals);
+                    x[off..off + vals.len()].copy_from_slice(&vals);
+                }
+            }
+        }
+        Ok(changed)
+    }
+
+    /// One update's values over its elements (`m` slots each).
+    fn eval_update(&self, t: &super::kernels::TermKernels, stencil: StencilKind, x: &[f64]) -> Result<Vec<f64>, EnergyError> {
+        let s = stencil_of(stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "updates on pairs".into() })?;
+        let verts = self.topo.elements(s);
+        let fields: Vec<Field> = t
+            .dof_fields
+            .iter()
+            .map(|&f| Field { offset: self.dof_offsets[f], dim: type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1) })
+            .collect();
+        let dofs = element_dofs(&verts, &fields);
+        let m = t.m;
+        let n = verts.len();
+        let rt = |e: usize, err: mad_runtime::RtError| EnergyError::Runtime(format!("update `{}`, element {e}: {err}", t.name));
+        let outs: Vec<Result<Vec<f64>, EnergyError>> = if let Some(r) = &t.ring {
+            let prog = self.prog;
+            let new_call = || prog.jit.value_caller(r.value).map_err(|e| EnergyError::Backend(e.to_string()));
+            let one = |call: &mut Result<crate::back::cranelift::ValueCaller<'_>, EnergyError>, e: usize| -> Result<Vec<f64>, EnergyError> {
+                let call = call.as_mut().map_err(|err| err.clone())?;
+                let z: Vec<f64> = dofs.get(e).iter().map(|&d| x[d as usize]).collect();
+                let args = self.ring_args(t, r, verts.get(e), &z);
+                let v = call.call(&args).map_err(|err| rt(e, err))?;
+                let vals = match &v {
+                    Value::F64(a) => vec![*a],
+                    Value::Tensor(tt) => tt.as_f64().map(|s| s.to_vec()).unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                if vals.len() != m {
+                    return Err(EnergyError::Kernel { term: t.name.clone(), message: format!("update value has {} slots, expected {m}", vals.len()) });
+                }
+                Ok(vals)
+            };
+            match &self.pool {
+                Some(pool) => pool.install(|| (0..n).into_par_iter().map_init(new_call, one).collect()),
+                None => {
+                    let mut c = new_call();
+                    (0..n).map(|e| one(&mut c, e)).collect()
+                }
+            }
+        } else {
+            let nargs = t.k.max(1) + t.other_slots;
+            let prog = self.prog;
+            let new_call = || -> Result<crate::back::cranelift::RawCaller<'_>, EnergyError> {
+                let c = prog.raw_caller(t.local).map_err(|e| EnergyError::Backend(e.to_string()))?;
+                if c.arg_slots() != nargs || c.result_slots() != m {
+                    return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected update kernel slots".into() });
+                }
+                Ok(c)
+            };
+            let one = |call: &mut Result<crate::back::cranelift::RawCaller<'_>, EnergyError>, e: usize| -> Result<Vec<f64>, EnergyError> {
+                let call = call.as_mut().map_err(|err| err.clone())?;
+                let mut args = vec![0.0; nargs];
+                self.gather_plain(t, &verts, &dofs, x, e, &mut args);
+                let mut res = vec![0.0; m];
+                call.call_f64(&args, &mut res).map_err(|err| rt(e, err))?;
+                Ok(res)
+            };
+            match &self.pool {
+                Some(pool) => pool.install(|| (0..n).into_par_iter().map_init(new_call, one).collect()),
+                None => {
+                    let mut c = new_call();
+                    (0..n).map(|e| one(&mut c, e)).collect()
+                }
+            }
+        };
+        let mut flat = Vec::with_capacity(n * m);
+        for o in outs {
+            flat.extend(o?);
+        }
+        Ok(flat)
+    }
+
+    /// The kernel arguments of element `e` of a fixed-stencil term: its local
+    /// dofs, then its data and params.
+    fn gather_plain(&self, t: &super::kernels::TermKernels, verts: &ElementList, dofs: &ElementList, x: &[f64], e: usize, args: &mut [f64]) {
+        for (a, &d) in dofs.get(e).iter().enumerate() {
+            args[a] = x[d as usize];
+        }
+        let mut at = t.k.max(1);
+        for s in &t.others {
+            match *s {
+                Source::Data { field, vertex, slots } => {
+                    let ent = match vertex {
+                        None => e,
+                        Some(v) => verts.get(e)[v as usize] as usize,
+                    };
+                    let vals = self.data[field].as_deref().unwrap_or(&[]);
+                    args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
+                    at += slots;
+                }
+                Source::Param { param, int } => {
+                    let p = self.params[param];
+                    args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
+                    at += 1;
+                }
+                Source::Dof { .. } => {}
+            }
+        }
+    }
+}
+
+impl MeshEnergy<'_> {
+    /// The vertex positions held by the `vertex` field `name` (a dof read from
+    /// `x`, or a state): its first (up to 3) components, zero-padded.
+    pub fn field_positions(&self, x: &[f64], name: &str) -> Result<Vec<[f64; 3]>, EnergyError> {
+        let decls = &self.prog.decls;
+        let (vals, slots): (&[f64], usize) = if let Some(f) = decls.dofs.iter().position(|d| d.name == name) {
+            let slots = type_slots(&decls.dofs[f].ty).unwrap_or(1);
+            let off = self.dof_offsets[f];
+            (&x[off..off + slots * self.num_vertices()], slots)
+        } else if let Some(s) = decls.states.iter().find(|s| decls.data[s.data].name == name) {
+            let d = &decls.data[s.data];
+            if d.stencil != StencilKind::Vertex {
+                return Err(EnergyError::Host(format!("state `{name}` does not live on vertices")));
+            }
+            (self.data[s.data].as_deref().unwrap_or(&[]), type_slots(&d.ty).unwrap_or(1))
+        } else {
+            return Err(EnergyError::Host(format!("no dof or state named `{name}` to write as positions")));
+        };
+        Ok((0..self.num_vertices())
+            .map(|i| {
+                let mut p = [0.0; 3];
+                for (c, pc) in p.iter_mut().enumerate().take(slots.min(3)) {
+                    *pc = vals[slots * i + c];
+                }
+                p
+            })
+            .collect())
+    }
+}
