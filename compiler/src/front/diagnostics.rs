@@ -97,6 +97,10 @@ pub enum ErrorKind {
     /// second block, or a block item named other than `solve`.
     /// Why: `madc run` reads these settings. Example: `solve { steps = -1; }`.
     BadSolveBlock { detail: String },
+    /// E0145. A `broadphase KIND[, KIND] within EXPR;` declaration with an unknown kind,
+    /// a distance that is not a positive constant or an f64 param, a second declaration,
+    /// or no `pair` term to feed. Example: `broadphase face_face within 0.1;`.
+    BadBroadphase { detail: String, help: Option<String> },
     /// E0123. A tuple pattern that does not match the value's shape.
     /// Why: `let (a, b) = e;` needs a 2-tuple. Example: `let (a, b) = 1.0;`.
     PatternMismatch { expected: String, found: String },
@@ -148,11 +152,11 @@ pub enum ErrorKind {
 }
 
 /// Every code the front end can report.
-pub const ALL_CODES: [&str; 34] = [
+pub const ALL_CODES: [&str; 35] = [
     "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
     "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
     "E0124", "E0125", "E0126", "E0127", "E0128", "E0151", "E0152", "E0153", "E0154",
-    "E0155",
+    "E0155", "E0145",
 ];
 
 impl ErrorKind {
@@ -182,6 +186,7 @@ impl ErrorKind {
             ErrorKind::BadMeshRead { .. } => "E0121",
             ErrorKind::BadObjective { .. } => "E0122",
             ErrorKind::BadSolveBlock { .. } => "E0140",
+            ErrorKind::BadBroadphase { .. } => "E0145",
             ErrorKind::PatternMismatch { .. } => "E0123",
             ErrorKind::BranchMismatch { .. } => "E0124",
             ErrorKind::NotAValue { .. } => "E0125",
@@ -246,6 +251,7 @@ impl ErrorKind {
             ErrorKind::BadMeshRead { detail } => detail.clone(),
             ErrorKind::BadObjective { detail } => format!("invalid objective: {detail}"),
             ErrorKind::BadSolveBlock { detail } => format!("invalid solve block: {detail}"),
+            ErrorKind::BadBroadphase { detail, .. } => format!("invalid broadphase declaration: {detail}"),
             ErrorKind::PatternMismatch { expected, found } => {
                 format!("pattern mismatch: the pattern expects {expected}, the value is {found}")
             }
@@ -298,6 +304,7 @@ impl ErrorKind {
             ErrorKind::BadMeshRead { .. } => "invalid mesh read".into(),
             ErrorKind::BadObjective { .. } => "not allowed in an objective".into(),
             ErrorKind::BadSolveBlock { .. } => "not a valid solve setting".into(),
+            ErrorKind::BadBroadphase { .. } => "not a valid broad phase".into(),
             ErrorKind::PatternMismatch { .. } => "pattern does not match".into(),
             ErrorKind::BranchMismatch { else_ty, .. } => format!("this is {else_ty}"),
             ErrorKind::NotAValue { .. } => "not a value".into(),
@@ -338,7 +345,9 @@ impl ErrorKind {
             ErrorKind::UnknownType { .. } => vec![
                 "types are f64 f32 i64 bool vec2..vec4 mat2..mat4 matRxC vector matrix [T; N] [T] (T, U)".into(),
             ],
-            ErrorKind::UnknownAttribute { help: Some(h), .. } | ErrorKind::BadMeshDecl { help: Some(h), .. } => {
+            ErrorKind::UnknownAttribute { help: Some(h), .. }
+            | ErrorKind::BadMeshDecl { help: Some(h), .. }
+            | ErrorKind::BadBroadphase { help: Some(h), .. } => {
                 vec![h.clone()]
             }
             ErrorKind::UnknownStencil { .. } => vec!["stencils are vertex edge face diamond ring pair".into()],

@@ -64,6 +64,8 @@ pub struct MeshDecls {
     pub objective: Option<ObjExpr>,
     /// The file's `solve { ... }` block, if any.
     pub solve: Option<super::solve::SolveSettings>,
+    /// The file's `broadphase ... within ...;` declaration, if any.
+    pub broadphase: Option<super::broadphase::Broadphase>,
 }
 
 /// Checks every mesh declaration and lowers the term bodies.
@@ -166,6 +168,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
         out.objective = objective(g, e, *file);
     }
     out.solve = super::solve::check(g);
+    out.broadphase = super::broadphase::check(g, &out);
     out
 }
 

@@ -22,6 +22,7 @@ pub mod items;
 pub mod lower;
 pub mod mesh;
 pub mod solve;
+pub mod broadphase;
 pub mod stdlib;
 pub mod types;
 
