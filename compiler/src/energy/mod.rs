@@ -98,6 +98,7 @@
 //! unfolded product would give NaN (the energy itself is then not finite).
 
 pub mod bind;
+pub mod contact;
 pub mod derive;
 pub mod eval;
 pub mod fold;
