@@ -255,10 +255,11 @@ impl BroadPhase {
     /// touches or passes through another).
     ///
     /// Pairs whose swept boxes (the boxes of the primitive at the start and at `t0`)
-    /// overlap are candidates; for each, the distance changes by at most the sum of
-    /// the largest vertex displacements of the two primitives, so `t ≤ fraction ·
-    /// t0 · dist / (m_p + m_q)` keeps it positive all along the straight path. A pair
-    /// already at distance 0 gives 0.
+    /// overlap are candidates. Points of the two primitives are convex combinations of
+    /// their vertices, so over a step `τ·d` their difference changes by at most
+    /// `m = τ·max ‖d_i − d_j‖` (i a vertex of one, j of the other) and so does their
+    /// distance: `t ≤ fraction · t0 · dist / m(t0)` keeps it positive all along the
+    /// straight path. A pair already at distance 0 gives 0.
     pub fn max_step(&self, positions: &[P3], direction: &[P3], t0: f64, fraction: f64) -> Result<f64, ContactError> {
         self.check(positions)?;
         if direction.len() != positions.len() || direction.iter().flatten().any(|v| !v.is_finite()) {
@@ -269,13 +270,21 @@ impl BroadPhase {
             .zip(direction)
             .map(|(p, d)| [p[0] + t0 * d[0], p[1] + t0 * d[1], p[2] + t0 * d[2]])
             .collect();
-        let disp: Vec<f64> = direction.iter().map(|d| t0 * point_point_sq(*d, [0.0; 3]).sqrt()).collect();
         let p = |v: u32| positions[v as usize];
         let swept = |vs: &[u32]| -> Rectangle<P3> {
             let pts: Vec<P3> = vs.iter().flat_map(|&v| [positions[v as usize], end[v as usize]]).collect();
             bbox(&pts, 0.0)
         };
-        let m = |vs: &[u32]| vs.iter().map(|&v| disp[v as usize]).fold(0.0, f64::max);
+        // The most any point of `a` can move relative to any point of `b` over the step.
+        let rel = |a: &[u32], b: &[u32]| {
+            let mut m = 0.0f64;
+            for &i in a {
+                for &j in b {
+                    m = m.max(point_point_sq(direction[i as usize], direction[j as usize]));
+                }
+            }
+            t0 * m.sqrt()
+        };
         let mut t = t0;
         let mut bound = |dist2: f64, s: f64| {
             if s > 0.0 {
@@ -312,7 +321,7 @@ impl BroadPhase {
                     if d2 == 0.0 {
                         return Ok(0.0);
                     }
-                    bound(d2, m(a) + m(b));
+                    bound(d2, rel(a, b));
                 }
             }
         }
