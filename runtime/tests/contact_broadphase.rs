@@ -8,7 +8,10 @@ use mad_runtime::mesh::generators::icosphere;
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
     fn sym(&mut self) -> f64 {
@@ -24,7 +27,11 @@ fn two_spheres(level: u32, gap: f64, jitter: f64, rng: &mut Rng) -> (Vec<[f64; 3
     for k in 0..2 {
         for p in &s.positions {
             let dx = if k == 0 { -0.5 * gap } else { 0.5 * gap };
-            pos.push([p[0] + dx + jitter * rng.sym(), p[1] + jitter * rng.sym(), p[2] + jitter * rng.sym()]);
+            pos.push([
+                p[0] + dx + jitter * rng.sym(),
+                p[1] + jitter * rng.sym(),
+                p[2] + jitter * rng.sym(),
+            ]);
         }
     }
     let mut tris = s.triangles.clone();
@@ -61,7 +68,12 @@ fn broad_phase_matches_brute_force_on_random_meshes() {
 fn tuples_exclude_shared_vertices_and_respect_the_distance() {
     let mut rng = Rng(3);
     let (pos, tris) = two_spheres(1, 2.0, 0.02, &mut rng);
-    let bp = BroadPhase::new(pos.len(), &tris, &[ContactKind::VertexFace, ContactKind::EdgeEdge]).unwrap();
+    let bp = BroadPhase::new(
+        pos.len(),
+        &tris,
+        &[ContactKind::VertexFace, ContactKind::EdgeEdge],
+    )
+    .unwrap();
     let dhat = 0.3;
     let pairs = bp.pairs(&pos, dhat).unwrap();
     assert!(!pairs.is_empty());
@@ -71,7 +83,12 @@ fn tuples_exclude_shared_vertices_and_respect_the_distance() {
         s.dedup();
         assert_eq!(s.len(), 4, "a pair shares a vertex: {t:?}");
         let p = |i: usize| pos[t[i] as usize];
-        let d = point_triangle_sq(p(0), p(1), p(2), p(3)).min(segment_segment_sq(p(0), p(1), p(2), p(3)));
+        let d = point_triangle_sq(p(0), p(1), p(2), p(3)).min(segment_segment_sq(
+            p(0),
+            p(1),
+            p(2),
+            p(3),
+        ));
         assert!(d < dhat * dhat);
     }
 }
@@ -79,11 +96,21 @@ fn tuples_exclude_shared_vertices_and_respect_the_distance() {
 #[test]
 fn mixed_tuple_sizes_and_bad_input_are_errors() {
     let tris = [[0u32, 1, 2]];
-    assert!(BroadPhase::new(3, &tris, &[ContactKind::VertexVertex, ContactKind::VertexFace]).is_err());
+    assert!(
+        BroadPhase::new(
+            3,
+            &tris,
+            &[ContactKind::VertexVertex, ContactKind::VertexFace]
+        )
+        .is_err()
+    );
     assert!(BroadPhase::new(2, &tris, &[ContactKind::VertexFace]).is_err());
     let bp = BroadPhase::new(3, &tris, &[ContactKind::VertexFace]).unwrap();
     assert!(bp.pairs(&[[0.0; 3]; 2], 0.1).is_err());
-    assert!(bp.pairs(&[[0.0; 3], [f64::NAN, 0.0, 0.0], [0.0; 3]], 0.1).is_err());
+    assert!(
+        bp.pairs(&[[0.0; 3], [f64::NAN, 0.0, 0.0], [0.0; 3]], 0.1)
+            .is_err()
+    );
 }
 
 /// The minimum over every non-adjacent vertex–face and edge–edge pair of the
@@ -111,13 +138,18 @@ fn the_step_rule_never_lets_a_pair_touch() {
     for trial in 0..6 {
         let (pos, tris) = two_spheres(1, 2.15, 0.02, &mut rng);
         let n = pos.len();
-        let bp = BroadPhase::new(n, &tris, &[ContactKind::VertexFace, ContactKind::EdgeEdge]).unwrap();
+        let bp =
+            BroadPhase::new(n, &tris, &[ContactKind::VertexFace, ContactKind::EdgeEdge]).unwrap();
         // The two spheres move toward each other with random wobble; t0 = 1 would
         // overlap them deeply.
         let dir: Vec<[f64; 3]> = (0..n)
             .map(|i| {
                 let s = if i < n / 2 { 1.0 } else { -1.0 };
-                [s * (0.5 + 0.1 * trial as f64) + 0.1 * rng.sym(), 0.1 * rng.sym(), 0.1 * rng.sym()]
+                [
+                    s * (0.5 + 0.1 * trial as f64) + 0.1 * rng.sym(),
+                    0.1 * rng.sym(),
+                    0.1 * rng.sym(),
+                ]
             })
             .collect();
         let t = bp.max_step(&pos, &dir, 1.0, 0.9).unwrap();
@@ -126,9 +158,16 @@ fn the_step_rule_never_lets_a_pair_touch() {
         let d0 = min_distance(n, &tris, &pos);
         for k in 0..=12 {
             let tau = t * k as f64 / 12.0;
-            let q: Vec<[f64; 3]> = pos.iter().zip(&dir).map(|(p, d)| [p[0] + tau * d[0], p[1] + tau * d[1], p[2] + tau * d[2]]).collect();
+            let q: Vec<[f64; 3]> = pos
+                .iter()
+                .zip(&dir)
+                .map(|(p, d)| [p[0] + tau * d[0], p[1] + tau * d[1], p[2] + tau * d[2]])
+                .collect();
             let dk = min_distance(n, &tris, &q);
-            assert!(dk >= 0.1 * d0 * 0.999, "trial {trial}: distance {dk} at τ = {tau} (start {d0})");
+            assert!(
+                dk >= 0.1 * d0 * 0.999,
+                "trial {trial}: distance {dk} at τ = {tau} (start {d0})"
+            );
         }
     }
     assert_eq!(capped, 6);
@@ -136,7 +175,12 @@ fn the_step_rule_never_lets_a_pair_touch() {
 
 #[test]
 fn the_step_rule_caps_a_point_passing_through_a_triangle() {
-    let pos = vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.2, 0.2, 1.0]];
+    let pos = vec![
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.2, 0.2, 1.0],
+    ];
     let tris = [[0u32, 1, 2]];
     let bp = BroadPhase::new(4, &tris, &[ContactKind::VertexFace]).unwrap();
     // The point moves down by 3: through the triangle at t = 1/3 and out the other side.

@@ -67,7 +67,10 @@ fn bbox(points: &[P3], pad: f64) -> Rectangle<P3> {
             hi[k] = hi[k].max(p[k]);
         }
     }
-    Rectangle::from_corners([lo[0] - pad, lo[1] - pad, lo[2] - pad], [hi[0] + pad, hi[1] + pad, hi[2] + pad])
+    Rectangle::from_corners(
+        [lo[0] - pad, lo[1] - pad, lo[2] - pad],
+        [hi[0] + pad, hi[1] + pad, hi[2] + pad],
+    )
 }
 
 fn env(r: &Rectangle<P3>) -> AABB<P3> {
@@ -77,15 +80,29 @@ fn env(r: &Rectangle<P3>) -> AABB<P3> {
 impl BroadPhase {
     /// A broad phase over the mesh with `num_vertices` vertices and `faces`; edges are the
     /// faces' unique edges. All `kinds` must have one tuple size.
-    pub fn new(num_vertices: usize, faces: &[[u32; 3]], kinds: &[ContactKind]) -> Result<BroadPhase, ContactError> {
+    pub fn new(
+        num_vertices: usize,
+        faces: &[[u32; 3]],
+        kinds: &[ContactKind],
+    ) -> Result<BroadPhase, ContactError> {
         if kinds.is_empty() {
-            return Err(ContactError("a broad phase needs at least one pair kind".into()));
+            return Err(ContactError(
+                "a broad phase needs at least one pair kind".into(),
+            ));
         }
         if kinds.iter().any(|k| k.arity() != kinds[0].arity()) {
-            return Err(ContactError("vertex_vertex pairs cannot share a list with 4-vertex pairs".into()));
+            return Err(ContactError(
+                "vertex_vertex pairs cannot share a list with 4-vertex pairs".into(),
+            ));
         }
-        if let Some(v) = faces.iter().flatten().find(|&&v| v as usize >= num_vertices) {
-            return Err(ContactError(format!("face vertex {v} is out of range ({num_vertices} vertices)")));
+        if let Some(v) = faces
+            .iter()
+            .flatten()
+            .find(|&&v| v as usize >= num_vertices)
+        {
+            return Err(ContactError(format!(
+                "face vertex {v} is out of range ({num_vertices} vertices)"
+            )));
         }
         let mut edges: Vec<[u32; 2]> = faces
             .iter()
@@ -97,7 +114,12 @@ impl BroadPhase {
         edges.dedup();
         let mut k = kinds.to_vec();
         k.dedup();
-        Ok(BroadPhase { kinds: k, num_vertices, faces: faces.to_vec(), edges })
+        Ok(BroadPhase {
+            kinds: k,
+            num_vertices,
+            faces: faces.to_vec(),
+            edges,
+        })
     }
 
     /// Vertices per tuple of the pairs this broad phase produces.
@@ -143,7 +165,11 @@ impl BroadPhase {
             match kind {
                 ContactKind::VertexVertex => {
                     let tree = RTree::bulk_load(
-                        positions.iter().enumerate().map(|(i, q)| GeomWithData::new(*q, i as u32)).collect(),
+                        positions
+                            .iter()
+                            .enumerate()
+                            .map(|(i, q)| GeomWithData::new(*q, i as u32))
+                            .collect(),
                     );
                     for (v, q) in positions.iter().enumerate() {
                         let v = v as u32;
@@ -160,24 +186,38 @@ impl BroadPhase {
                         self.faces
                             .iter()
                             .enumerate()
-                            .map(|(i, f)| GeomWithData::new(bbox(&[p(f[0]), p(f[1]), p(f[2])], dhat), i as u32))
+                            .map(|(i, f)| {
+                                GeomWithData::new(
+                                    bbox(&[p(f[0]), p(f[1]), p(f[2])], dhat),
+                                    i as u32,
+                                )
+                            })
                             .collect(),
                     );
                     for (v, q) in positions.iter().enumerate() {
                         let v = v as u32;
                         for c in tree.locate_in_envelope_intersecting(AABB::from_point(*q)) {
                             let f = self.faces[c.data as usize];
-                            if !f.contains(&v) && point_triangle_sq(*q, p(f[0]), p(f[1]), p(f[2])) < d2 {
+                            if !f.contains(&v)
+                                && point_triangle_sq(*q, p(f[0]), p(f[1]), p(f[2])) < d2
+                            {
                                 out.push(vec![v, f[0], f[1], f[2]]);
                             }
                         }
                     }
                 }
                 ContactKind::EdgeEdge => {
-                    let boxes: Vec<Rectangle<P3>> =
-                        self.edges.iter().map(|e| bbox(&[p(e[0]), p(e[1])], 0.5 * dhat)).collect();
+                    let boxes: Vec<Rectangle<P3>> = self
+                        .edges
+                        .iter()
+                        .map(|e| bbox(&[p(e[0]), p(e[1])], 0.5 * dhat))
+                        .collect();
                     let tree: RTree<Boxed> = RTree::bulk_load(
-                        boxes.iter().enumerate().map(|(i, b)| GeomWithData::new(b.clone(), i as u32)).collect(),
+                        boxes
+                            .iter()
+                            .enumerate()
+                            .map(|(i, b)| GeomWithData::new(b.clone(), i as u32))
+                            .collect(),
                     );
                     for (i, b) in boxes.iter().enumerate() {
                         let e = self.edges[i];
@@ -224,7 +264,9 @@ impl BroadPhase {
                 ContactKind::VertexFace => {
                     for v in 0..nv {
                         for f in &self.faces {
-                            if !f.contains(&v) && point_triangle_sq(p(v), p(f[0]), p(f[1]), p(f[2])) < d2 {
+                            if !f.contains(&v)
+                                && point_triangle_sq(p(v), p(f[0]), p(f[1]), p(f[2])) < d2
+                            {
                                 out.push(vec![v, f[0], f[1], f[2]]);
                             }
                         }
@@ -260,10 +302,19 @@ impl BroadPhase {
     /// `m = τ·max ‖d_i − d_j‖` (i a vertex of one, j of the other) and so does their
     /// distance: `t ≤ fraction · t0 · dist / m(t0)` keeps it positive all along the
     /// straight path. A pair already at distance 0 gives 0.
-    pub fn max_step(&self, positions: &[P3], direction: &[P3], t0: f64, fraction: f64) -> Result<f64, ContactError> {
+    pub fn max_step(
+        &self,
+        positions: &[P3],
+        direction: &[P3],
+        t0: f64,
+        fraction: f64,
+    ) -> Result<f64, ContactError> {
         self.check(positions)?;
-        if direction.len() != positions.len() || direction.iter().flatten().any(|v| !v.is_finite()) {
-            return Err(ContactError("the step direction has the wrong length or is not finite".into()));
+        if direction.len() != positions.len() || direction.iter().flatten().any(|v| !v.is_finite())
+        {
+            return Err(ContactError(
+                "the step direction has the wrong length or is not finite".into(),
+            ));
         }
         let end: Vec<P3> = positions
             .iter()
@@ -272,7 +323,10 @@ impl BroadPhase {
             .collect();
         let p = |v: u32| positions[v as usize];
         let swept = |vs: &[u32]| -> Rectangle<P3> {
-            let pts: Vec<P3> = vs.iter().flat_map(|&v| [positions[v as usize], end[v as usize]]).collect();
+            let pts: Vec<P3> = vs
+                .iter()
+                .flat_map(|&v| [positions[v as usize], end[v as usize]])
+                .collect();
             bbox(&pts, 0.0)
         };
         // The most any point of `a` can move relative to any point of `b` over the step.
@@ -294,17 +348,32 @@ impl BroadPhase {
         let verts: Vec<[u32; 1]> = (0..self.num_vertices as u32).map(|v| [v]).collect();
         for &kind in &self.kinds {
             let (first, second): (Vec<&[u32]>, Vec<&[u32]>) = match kind {
-                ContactKind::VertexVertex => (verts.iter().map(|v| &v[..]).collect(), verts.iter().map(|v| &v[..]).collect()),
-                ContactKind::VertexFace => (verts.iter().map(|v| &v[..]).collect(), self.faces.iter().map(|f| &f[..]).collect()),
-                ContactKind::EdgeEdge => (self.edges.iter().map(|e| &e[..]).collect(), self.edges.iter().map(|e| &e[..]).collect()),
+                ContactKind::VertexVertex => (
+                    verts.iter().map(|v| &v[..]).collect(),
+                    verts.iter().map(|v| &v[..]).collect(),
+                ),
+                ContactKind::VertexFace => (
+                    verts.iter().map(|v| &v[..]).collect(),
+                    self.faces.iter().map(|f| &f[..]).collect(),
+                ),
+                ContactKind::EdgeEdge => (
+                    self.edges.iter().map(|e| &e[..]).collect(),
+                    self.edges.iter().map(|e| &e[..]).collect(),
+                ),
             };
-            let tree: RTree<Boxed> =
-                RTree::bulk_load(second.iter().enumerate().map(|(i, s)| GeomWithData::new(swept(s), i as u32)).collect());
+            let tree: RTree<Boxed> = RTree::bulk_load(
+                second
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| GeomWithData::new(swept(s), i as u32))
+                    .collect(),
+            );
             for (i, a) in first.iter().enumerate() {
                 for c in tree.locate_in_envelope_intersecting(env(&swept(a))) {
                     let j = c.data as usize;
                     let b = second[j];
-                    let symmetric = matches!(kind, ContactKind::VertexVertex | ContactKind::EdgeEdge);
+                    let symmetric =
+                        matches!(kind, ContactKind::VertexVertex | ContactKind::EdgeEdge);
                     if (symmetric && j <= i) || a.iter().any(|v| b.contains(v)) {
                         continue;
                     }
@@ -315,8 +384,12 @@ impl BroadPhase {
                             }
                             point_point_sq(p(a[0]), p(b[0]))
                         }
-                        ContactKind::VertexFace => point_triangle_sq(p(a[0]), p(b[0]), p(b[1]), p(b[2])),
-                        ContactKind::EdgeEdge => segment_segment_sq(p(a[0]), p(a[1]), p(b[0]), p(b[1])),
+                        ContactKind::VertexFace => {
+                            point_triangle_sq(p(a[0]), p(b[0]), p(b[1]), p(b[2]))
+                        }
+                        ContactKind::EdgeEdge => {
+                            segment_segment_sq(p(a[0]), p(a[1]), p(b[0]), p(b[1]))
+                        }
                     };
                     if d2 == 0.0 {
                         return Ok(0.0);

@@ -27,7 +27,11 @@ pub fn point_point_sq(p: P3, q: P3) -> f64 {
 pub fn point_segment_sq(p: P3, a: P3, b: P3) -> f64 {
     let ab = sub(b, a);
     let l = dot(ab, ab);
-    let t = if l > 0.0 { (dot(sub(p, a), ab) / l).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if l > 0.0 {
+        (dot(sub(p, a), ab) / l).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     point_point_sq(p, axpy(a, t, ab))
 }
 
@@ -68,7 +72,9 @@ pub fn point_triangle_sq(p: P3, a: P3, b: P3, c: P3) -> f64 {
     let denom = va + vb + vc;
     if !(denom > 0.0) {
         // Degenerate (collinear) triangle: the nearest of its edges.
-        return point_segment_sq(p, a, b).min(point_segment_sq(p, a, c)).min(point_segment_sq(p, b, c));
+        return point_segment_sq(p, a, b)
+            .min(point_segment_sq(p, a, c))
+            .min(point_segment_sq(p, b, c));
     }
     let v = vb / denom;
     let w = vc / denom;
@@ -99,7 +105,11 @@ pub fn segment_segment_sq(p1: P3, q1: P3, p2: P3, q2: P3) -> f64 {
         } else {
             let b = dot(d1, d2);
             let denom = a * e - b * b;
-            let mut ss = if denom > 0.0 { ((b * f - c * e) / denom).clamp(0.0, 1.0) } else { 0.0 };
+            let mut ss = if denom > 0.0 {
+                ((b * f - c * e) / denom).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
             let mut tt = (b * ss + f) / e;
             if tt < 0.0 {
                 tt = 0.0;
@@ -143,16 +153,36 @@ mod tests {
     #[test]
     fn segment_segment_cases() {
         // Skew, crossing at distance 1.
-        let d = segment_segment_sq([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, -1.0, 1.0], [0.0, 1.0, 1.0]);
+        let d = segment_segment_sq(
+            [-1.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, -1.0, 1.0],
+            [0.0, 1.0, 1.0],
+        );
         assert!((d - 1.0).abs() < 1e-15);
         // Parallel, overlapping.
-        let d = segment_segment_sq([0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [1.0, 0.5, 0.0], [3.0, 0.5, 0.0]);
+        let d = segment_segment_sq(
+            [0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0],
+            [1.0, 0.5, 0.0],
+            [3.0, 0.5, 0.0],
+        );
         assert!((d - 0.25).abs() < 1e-15);
         // Collinear, apart: endpoint gap 1.
-        let d = segment_segment_sq([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [3.0, 0.0, 0.0]);
+        let d = segment_segment_sq(
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0],
+            [3.0, 0.0, 0.0],
+        );
         assert!((d - 1.0).abs() < 1e-15);
         // A degenerate segment (a point).
-        let d = segment_segment_sq([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0]);
+        let d = segment_segment_sq(
+            [0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            [1.0, -1.0, 0.0],
+            [1.0, 1.0, 0.0],
+        );
         assert!((d - 1.0).abs() < 1e-15);
     }
 
@@ -163,7 +193,9 @@ mod tests {
     fn against_sampling() {
         let mut seed = 7u64;
         let mut rnd = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
         let n = 60;
@@ -179,7 +211,10 @@ mod tests {
                     best = best.min(point_point_sq(x, q).sqrt());
                 }
             }
-            assert!(exact <= best + 1e-12 && best - exact < 0.1, "pt {exact} vs {best}");
+            assert!(
+                exact <= best + 1e-12 && best - exact < 0.1,
+                "pt {exact} vs {best}"
+            );
             let exact = segment_segment_sq(x, a, c, d).sqrt();
             let mut best = f64::INFINITY;
             for i in 0..=n {
@@ -189,7 +224,10 @@ mod tests {
                     best = best.min(point_point_sq(q1, q2).sqrt());
                 }
             }
-            assert!(exact <= best + 1e-12 && best - exact < 0.1, "ss {exact} vs {best}");
+            assert!(
+                exact <= best + 1e-12 && best - exact < 0.1,
+                "ss {exact} vs {best}"
+            );
         }
     }
 }
