@@ -45,3 +45,21 @@ fn a_broadphase_distance_param_must_be_positive() {
     assert_eq!(code, 1);
     assert!(err.contains("contact distance"), "{err}");
 }
+
+#[test]
+fn pair_terms_must_read_the_declared_tuples() {
+    let dir = std::env::temp_dir().join(format!("mad-app-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("vv.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\n\
+         energy near(e: pair) { let d = x[e.v0] - x[e.v1]; 1.0 / dot(d, d) }\n\
+         broadphase vertex_face within 0.1;\n\
+         solve { mesh = \"spheres2:0\"; }\n",
+    )
+    .unwrap();
+    let (code, _, err) = madc(&["run", file.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("read 2 vertices per pair but `vertex_face` pairs have 4"), "{err}");
+}

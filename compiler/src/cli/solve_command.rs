@@ -294,9 +294,22 @@ fn setup<'p>(prog: &'p EnergyProgram, s: &Settings) -> Result<(MeshObjective<'p>
     for (k, v) in &s.set {
         me.set_param(k, *v).map_err(|e| e.to_string())?;
     }
-    let x = me.default_x();
+    let x = start(&me);
     let obj = MeshObjective::new(me, &x).map_err(|e| e.to_string())?;
     Ok((obj, x, mesh))
+}
+
+/// The starting unknowns: the first dof field at the mesh positions, the other
+/// fields at zero (the declared defaults of dof initial values).
+fn start(me: &MeshEnergy) -> Vec<f64> {
+    let mut x = me.default_x();
+    let first = me.prog.decls.dofs.first().and_then(|d| crate::energy::bind::type_slots(&d.ty)).unwrap_or(0);
+    for i in 0..me.num_vertices() {
+        for &j in me.vertex_dofs(i).iter().skip(first) {
+            x[j] = 0.0;
+        }
+    }
+    x
 }
 
 fn write_mesh_at(me: &MeshEnergy, mesh: &Mesh, x: &[f64], path: &str) -> Result<(), String> {

@@ -45,10 +45,11 @@ impl Contact {
         let broad = BroadPhase::new(me.num_vertices(), &me.mesh().triangles, &kinds).map_err(host)?;
         if me.pair_arity() != broad.arity() {
             return Err(host(format!(
-                "the pair terms read {} vertices per pair but {} pairs have {}",
+                "the pair terms read {} vertices per pair but `{}` pairs have {} (e.v0 … e.v{})",
                 me.pair_arity(),
-                decl.kinds.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join("/"),
-                broad.arity()
+                decl.kinds[0].name(),
+                broad.arity(),
+                broad.arity() - 1
             )));
         }
         if me.prog.decls.dofs.first().is_none_or(|d| d.stencil != crate::front::StencilKind::Vertex) {

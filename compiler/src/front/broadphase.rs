@@ -43,6 +43,15 @@ impl PairKind {
         }
     }
 
+    /// The kind's name in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            PairKind::VertexVertex => "vertex_vertex",
+            PairKind::VertexFace => "vertex_face",
+            PairKind::EdgeEdge => "edge_edge",
+        }
+    }
+
     /// Vertices per tuple.
     pub fn arity(self) -> usize {
         match self {

@@ -298,10 +298,14 @@ impl BroadPhase {
     ///
     /// Pairs whose swept boxes (the boxes of the primitive at the start and at `t0`)
     /// overlap are candidates. Points of the two primitives are convex combinations of
-    /// their vertices, so over a step `τ·d` their difference changes by at most
-    /// `m = τ·max ‖d_i − d_j‖` (i a vertex of one, j of the other) and so does their
-    /// distance: `t ≤ fraction · t0 · dist / m(t0)` keeps it positive all along the
-    /// straight path. A pair already at distance 0 gives 0.
+    /// their vertices, so along the step their difference — and so their distance —
+    /// changes at most at the rate `l = max ‖d_i − d_j‖` (i a vertex of one, j of the
+    /// other). Additive CCD: from distance `dₖ` at `tₖ`, advancing to
+    /// `tₖ₊₁ = tₖ + (dₖ − (1 − fraction)·d₀) / l` cannot take the distance below
+    /// `(1 − fraction)·d₀` (d₀ the distance now); the distance is measured again there,
+    /// and so on (at most 30 advances per pair; each one is safe, so stopping early is
+    /// too). Motion that slides a pair along itself costs little; motion that closes it
+    /// stops at the floor. A pair already at distance 0 gives 0.
     pub fn max_step(
         &self,
         positions: &[P3],
@@ -321,7 +325,6 @@ impl BroadPhase {
             .zip(direction)
             .map(|(p, d)| [p[0] + t0 * d[0], p[1] + t0 * d[1], p[2] + t0 * d[2]])
             .collect();
-        let p = |v: u32| positions[v as usize];
         let swept = |vs: &[u32]| -> Rectangle<P3> {
             let pts: Vec<P3> = vs
                 .iter()
@@ -329,7 +332,7 @@ impl BroadPhase {
                 .collect();
             bbox(&pts, 0.0)
         };
-        // The most any point of `a` can move relative to any point of `b` over the step.
+        // How fast (per unit t) any point of `a` can move relative to any point of `b`.
         let rel = |a: &[u32], b: &[u32]| {
             let mut m = 0.0f64;
             for &i in a {
@@ -337,13 +340,21 @@ impl BroadPhase {
                     m = m.max(point_point_sq(direction[i as usize], direction[j as usize]));
                 }
             }
-            t0 * m.sqrt()
+            m.sqrt()
         };
         let mut t = t0;
-        let mut bound = |dist2: f64, s: f64| {
-            if s > 0.0 {
-                t = t.min(fraction * t0 * dist2.sqrt() / s);
+        // The distance of the pair (a, b) of `kind` when every vertex has moved by τ·d.
+        let dist_at = |kind: ContactKind, a: &[u32], b: &[u32], tau: f64| {
+            let q = |v: u32| {
+                let (p, d) = (positions[v as usize], direction[v as usize]);
+                [p[0] + tau * d[0], p[1] + tau * d[1], p[2] + tau * d[2]]
+            };
+            match kind {
+                ContactKind::VertexVertex => point_point_sq(q(a[0]), q(b[0])),
+                ContactKind::VertexFace => point_triangle_sq(q(a[0]), q(b[0]), q(b[1]), q(b[2])),
+                ContactKind::EdgeEdge => segment_segment_sq(q(a[0]), q(a[1]), q(b[0]), q(b[1])),
             }
+            .sqrt()
         };
         let verts: Vec<[u32; 1]> = (0..self.num_vertices as u32).map(|v| [v]).collect();
         for &kind in &self.kinds {
@@ -377,24 +388,35 @@ impl BroadPhase {
                     if (symmetric && j <= i) || a.iter().any(|v| b.contains(v)) {
                         continue;
                     }
-                    let d2 = match kind {
-                        ContactKind::VertexVertex => {
-                            if self.is_edge(a[0], b[0]) {
-                                continue;
-                            }
-                            point_point_sq(p(a[0]), p(b[0]))
-                        }
-                        ContactKind::VertexFace => {
-                            point_triangle_sq(p(a[0]), p(b[0]), p(b[1]), p(b[2]))
-                        }
-                        ContactKind::EdgeEdge => {
-                            segment_segment_sq(p(a[0]), p(a[1]), p(b[0]), p(b[1]))
-                        }
-                    };
-                    if d2 == 0.0 {
+                    if kind == ContactKind::VertexVertex && self.is_edge(a[0], b[0]) {
+                        continue;
+                    }
+                    let d0 = dist_at(kind, a, b, 0.0);
+                    if d0 == 0.0 {
                         return Ok(0.0);
                     }
-                    bound(d2, rel(a, b));
+                    // Additive CCD for this pair: advance by steps over which the distance
+                    // cannot fall below the floor (it changes at most `speed` per unit t),
+                    // re-measuring after each; stop at t or once 30 advances are spent.
+                    let speed = rel(a, b);
+                    let floor = (1.0 - fraction) * d0;
+                    let (mut reached, mut d) = (0.0, d0);
+                    for _ in 0..30 {
+                        if speed == 0.0 {
+                            reached = t;
+                            break;
+                        }
+                        reached += (d - floor) / speed;
+                        if reached >= t {
+                            reached = t;
+                            break;
+                        }
+                        d = dist_at(kind, a, b, reached);
+                        if d <= floor {
+                            break;
+                        }
+                    }
+                    t = t.min(reached);
                 }
             }
         }

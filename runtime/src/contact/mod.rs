@@ -15,9 +15,9 @@
 //! trial point where a pair comes within d̂ is charged its barrier. That alone cannot see
 //! a pair that passes through zero distance and out again between two trial points, so
 //! the first trial step of each line search is also capped by [`BroadPhase::max_step`]: no
-//! pair that is apart at the iterate can touch anywhere along the capped segment (a
-//! conservative, single-pass form of additive continuous collision detection). Together:
-//! every accepted point is separated, and so is the whole path to it.
+//! pair that is apart at the iterate can touch anywhere along the capped segment (additive
+//! continuous collision detection with a conservative bound on each pair's closing speed).
+//! Together: every accepted point is separated, and so is the whole path to it.
 
 pub mod broad;
 pub mod distance;
