@@ -60,6 +60,9 @@ pub enum ItemKind {
     /// `solve { key = value; ... }`: how `madc run` solves the file. `keyword` is
     /// the name before the brace (the front end requires `solve`).
     Solve { keyword: Ident, entries: Vec<(Ident, Expr)> },
+    /// `broadphase KIND[, KIND] within EXPR;`: the contact broad phase. `keyword`
+    /// and `within` are plain names (the front end requires those words).
+    Broadphase { keyword: Ident, kinds: Vec<Ident>, within: Ident, distance: Expr },
 }
 
 #[derive(Clone, Debug, PartialEq)]

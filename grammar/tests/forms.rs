@@ -164,3 +164,18 @@ fn ranges_and_fields_next_to_integers() {
     assert_eq!(body("for i in 0..10 {}"), "{(for i 0 10 {})}");
     assert_eq!(body("t.0.x"), "{(tail (. (. t 0) x))}");
 }
+
+#[test]
+fn broadphase_declarations() {
+    let src = "
+        broadphase vertex_face within 0.01;
+        broadphase vertex_face, edge_edge within dhat;
+        fn broadphase(within: f64) -> f64 { within }
+    ";
+    assert_eq!(
+        file(&parse_ok(src)),
+        "(broadphase (vertex_face) within 0.01)\n\
+         (broadphase (vertex_face edge_edge) within dhat)\n\
+         (fn broadphase [within: f64] f64 {(tail within)})"
+    );
+}

@@ -9,8 +9,11 @@
 //! - [`tape`]: the LIFO tape of reverse mode for regions known only at run time.
 //! - [`solve`]: Newton, Newton-CG, L-BFGS, gradient descent, Gauss-Newton over an [`solve::Objective`];
 //!   implicit Euler stepping.
+//! - [`contact`]: the contact broad phase (an R*-tree over primitive boxes), exact primitive
+//!   distances, and a conservative step bound that keeps a line search from stepping through contact.
 //! - [`linalg`]: small dense linear algebra (symmetric eigensolver, PSD projection).
 
+pub mod contact;
 pub mod jit;
 pub mod linalg;
 pub mod mesh;

@@ -5,6 +5,7 @@
 mod args;
 mod commands;
 mod mesh_commands;
+mod progress;
 mod solve_command;
 mod svg_plot;
 

@@ -10,7 +10,9 @@
 //!   at the end (non-finite numbers are `null`);
 //! - `--out FILE.(obj|ply|off)`: the result mesh (positions from the first dof
 //!   field); with `--steps N`, frames `FILE_0001.EXT … FILE_N.EXT` instead;
-//! - `--plot FILE.svg`: energy and ‖g‖ (log scale) against the iteration.
+//! - `--plot FILE.svg`: energy and ‖g‖ (log scale) against the iteration;
+//! - a progress bar (time steps, or iterations of a static solve) on standard
+//!   error when it is a terminal, with the text log printed above it.
 //!
 //! Dynamics (`--steps N --dt H`): implicit Euler with a lumped mass of 1 per
 //! vertex (every dof component of a vertex has mass 1), starting at rest.
@@ -19,6 +21,7 @@
 //! 1 for bad input, 2 when the solver failed or did not converge.
 
 use super::commands;
+use super::progress::Progress;
 use super::svg_plot;
 use crate::api::{Error, Program};
 use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
@@ -256,6 +259,7 @@ fn status_name(s: Status) -> &'static str {
 /// Writes one log record: a JSON line on stdout, or a text line on stderr.
 struct Log {
     json: bool,
+    progress: Progress,
     /// (energy, ‖g‖) of every iteration of every solve, for the plot.
     points: Vec<(f64, f64)>,
 }
@@ -265,12 +269,15 @@ impl Log {
         if self.json {
             let _ = writeln!(std::io::stdout().lock(), "{text}");
         } else {
-            eprintln!("{text}");
+            self.progress.line(&text);
         }
     }
 
     fn iteration(&mut self, time_step: Option<usize>, it: &IterationInfo) {
         self.points.push((it.energy, it.grad_norm));
+        if time_step.is_none() {
+            self.progress.set(it.iteration as u64, format!("energy {:.6e}  |g| {:.2e}", it.energy, it.grad_norm));
+        }
         let t = &it.timings;
         if self.json {
             let ts = time_step.map_or(String::new(), |s| format!("\"time_step\":{s},"));
@@ -350,7 +357,11 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
     if let Solver::GradientDescent(g) = &mut solver {
         g.step = s.step;
     }
-    let mut log = Log { json: s.json, points: Vec::new() };
+    let progress = match s.steps {
+        Some(n) => Progress::new(n as u64, "steps"),
+        None => Progress::new(s.max_iters as u64, "iterations"),
+    };
+    let mut log = Log { json: s.json, progress, points: Vec::new() };
     let start = Instant::now();
     let ok = match s.steps {
         None => {
@@ -398,6 +409,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
                         status_name(report.status)
                     ));
                 }
+                log.progress.set(k as u64, format!("{} iterations", report.iterations));
                 if let Some(out) = &s.out {
                     write_mesh_at(euler.potential().energy(), &mesh, euler.positions(), &frame_path(out, k), s.out_field.as_deref())?;
                 }
@@ -420,6 +432,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
 use mad_runtime::solve::Objective as _;
 
 fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usize) {
+    log.progress.finish();
     let elapsed = ms(start.elapsed());
     let total_iters = log.points.len();
     if s.json {

@@ -121,6 +121,7 @@
 
 pub mod batched;
 pub mod bind;
+pub mod contact;
 pub mod derive;
 pub mod eval;
 pub mod fold;

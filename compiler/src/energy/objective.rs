@@ -15,10 +15,16 @@
 //! - Updates: [`Objective::update`] runs the program's `update` items
 //!   ([`MeshEnergy::update`]), so every solver recomputes `state` fields after each
 //!   accepted iteration.
+//! - Pairs: with pair terms, the Hessian pattern is the static pattern merged
+//!   with the live pairs' entries (it changes as pairs come and go; solvers
+//!   refactor symbolically then). With a `broadphase` declaration the pair list
+//!   is refreshed at every evaluation point and each line search's first trial
+//!   step is capped ([`super::contact`]).
 //!
 //! Errors of the energy (a run-time error in a kernel, bad data) become
 //! [`SolveError::Objective`].
 
+use super::contact::Contact;
 use super::{EnergyError, MeshEnergy};
 use mad_runtime::solve::{JacobianPattern, Objective, SolveError};
 use mad_runtime::sparse::CsrPattern;
@@ -30,6 +36,10 @@ pub struct MeshObjective<'p> {
     jac_pattern: Option<JacobianPattern>,
     grad: Vec<f64>,
     hess: Vec<f64>,
+    contact: Option<Contact>,
+    /// With pair terms: the merged Hessian pattern, rebuilt when the pairs change
+    /// (`None` until needed or after `energy_mut`).
+    merged: Option<CsrPattern>,
 }
 
 fn err(e: EnergyError) -> SolveError {
@@ -50,7 +60,30 @@ impl<'p> MeshObjective<'p> {
         };
         let n = energy.ndofs();
         let nnz = energy.nnz();
-        Ok(MeshObjective { energy, has_energies, jac_pattern, grad: vec![0.0; n], hess: vec![0.0; nnz] })
+        let contact = Contact::from_program(&energy)?;
+        let mut o = MeshObjective { energy, has_energies, jac_pattern, grad: vec![0.0; n], hess: vec![0.0; nnz], contact, merged: None };
+        o.sync(x0).map_err(|e| EnergyError::Host(e.to_string()))?;
+        Ok(o)
+    }
+
+    /// The broad phase of the program's `broadphase` declaration, if any.
+    pub fn contact(&self) -> Option<&Contact> {
+        self.contact.as_ref()
+    }
+
+    /// Brings the pair list (broad phase) and the merged pattern up to date at `x`.
+    fn sync(&mut self, x: &[f64]) -> Result<(), SolveError> {
+        if x.len() != self.energy.ndofs() {
+            return Err(SolveError::Dimension { what: "x", expected: self.energy.ndofs(), found: x.len() });
+        }
+        let mut changed = false;
+        if let Some(c) = &mut self.contact {
+            changed = c.refresh(&mut self.energy, x).map_err(err)?;
+        }
+        if self.energy.pair_arity() > 0 && (changed || self.merged.is_none()) {
+            self.merged = Some(self.energy.hessian_csr_pattern());
+        }
+        Ok(())
     }
 
     /// The bound energy.
@@ -58,8 +91,12 @@ impl<'p> MeshObjective<'p> {
         &self.energy
     }
 
-    /// The bound energy, e.g. to change a param between solves.
+    /// The bound energy, e.g. to change a param or the pairs between solves.
     pub fn energy_mut(&mut self) -> &mut MeshEnergy<'p> {
+        self.merged = None;
+        if let Some(c) = &mut self.contact {
+            c.invalidate();
+        }
         &mut self.energy
     }
 
@@ -126,6 +163,7 @@ impl Objective for MeshObjective<'_> {
     }
 
     fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
+        self.sync(x)?;
         let mut e = if self.has_energies { self.energy.energy(x).map_err(err)? } else { 0.0 };
         if let Some((r, _)) = self.residual_parts(x)? {
             e += 0.5 * r.iter().map(|v| v * v).sum::<f64>();
@@ -134,6 +172,7 @@ impl Objective for MeshObjective<'_> {
     }
 
     fn value_grad(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, SolveError> {
+        self.sync(x)?;
         let mut e = 0.0;
         if self.has_energies {
             e = self.energy.gradient(x, &mut self.grad).map_err(err)?;
@@ -153,14 +192,30 @@ impl Objective for MeshObjective<'_> {
     }
 
     fn hessian_pattern(&self) -> Option<&CsrPattern> {
-        if self.jac_pattern.is_some() { None } else { Some(self.energy.pattern()) }
+        match (&self.jac_pattern, &self.merged) {
+            (Some(_), _) => None,
+            (None, Some(m)) if self.energy.pair_arity() > 0 => Some(m),
+            _ => Some(self.energy.pattern()),
+        }
     }
 
     fn hessian_values(&mut self, x: &[f64], project_psd: bool, values: &mut [f64]) -> Result<(), SolveError> {
         if self.jac_pattern.is_some() {
             return Err(SolveError::Unsupported("Hessian values (the program has residual terms)"));
         }
+        self.sync(x)?;
+        self.hess.resize(self.energy.nnz(), 0.0);
         self.energy.hessian(x, &mut self.grad, &mut self.hess, project_psd).map_err(err)?;
+        if self.energy.pair_arity() > 0 {
+            let (p, merged) = self.energy.hessian_csr(&self.hess).map_err(err)?;
+            if Some(&p) != self.merged.as_ref() || values.len() != merged.len() {
+                return Err(SolveError::Objective("the Hessian pattern changed without a new evaluation".into()));
+            }
+            for (v, h) in values.iter_mut().zip(&merged) {
+                *v += h;
+            }
+            return Ok(());
+        }
         for (v, h) in values.iter_mut().zip(&self.hess) {
             *v += h;
         }
@@ -168,6 +223,7 @@ impl Objective for MeshObjective<'_> {
     }
 
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
+        self.sync(x)?;
         if self.has_energies {
             self.energy.hvp(x, v, &mut self.grad).map_err(err)?;
             for (o, s) in out.iter_mut().zip(&self.grad) {
@@ -190,14 +246,23 @@ impl Objective for MeshObjective<'_> {
         if self.jac_pattern.is_some() || !self.has_energies {
             return Ok(false);
         }
+        self.sync(x)?;
+        self.hess.resize(self.energy.nnz(), 0.0);
         self.energy.hessian(x, &mut self.grad, &mut self.hess, true).map_err(err)?;
-        let p = self.energy.pattern();
+        let (p, vals) = self.energy.hessian_csr(&self.hess).map_err(err)?;
         for (i, o) in out.iter_mut().enumerate() {
             if let Some(k) = p.find(i, i as u32) {
-                *o += self.hess[k];
+                *o += vals[k];
             }
         }
         Ok(true)
+    }
+
+    fn max_step(&mut self, x: &[f64], d: &[f64], t0: f64) -> Result<f64, SolveError> {
+        match &self.contact {
+            Some(c) => c.max_step(&self.energy, x, d, t0).map_err(err),
+            None => Ok(t0),
+        }
     }
 
     fn jacobian_pattern(&self) -> Option<&JacobianPattern> {

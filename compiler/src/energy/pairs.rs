@@ -109,6 +109,15 @@ impl MeshEnergy<'_> {
         self.pair_state()?.pattern.remove_pair(id).map_err(sparse_err)
     }
 
+    /// The Hessian's pattern with the live pairs' entries (the pattern of
+    /// [`MeshEnergy::hessian_csr`]).
+    pub fn hessian_csr_pattern(&self) -> mad_runtime::sparse::CsrPattern {
+        match &self.pairs {
+            Some(p) => p.pattern.to_csr(),
+            None => self.pattern().clone(),
+        }
+    }
+
     /// The live pairs: (id, vertices), in id order.
     pub fn pairs(&self) -> Vec<(PairId, Vec<u32>)> {
         let Some(p) = &self.pairs else { return Vec::new() };

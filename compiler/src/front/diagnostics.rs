@@ -105,6 +105,10 @@ pub enum ErrorKind {
     /// state or dof, on a stencil that does not match it, a second update of one field, or a
     /// leading word other than `state`/`update`. Example: `update k(e: vertex) { 1.0 }` (k a param).
     BadUpdate { detail: String, help: Option<String> },
+    /// E0146. A `broadphase KIND[, KIND] within EXPR;` declaration with an unknown kind,
+    /// a distance that is not a positive constant or an f64 param, a second declaration,
+    /// or no `pair` term to feed. Example: `broadphase face_face within 0.1;`.
+    BadBroadphase { detail: String, help: Option<String> },
     /// E0123. A tuple pattern that does not match the value's shape.
     /// Why: `let (a, b) = e;` needs a 2-tuple. Example: `let (a, b) = 1.0;`.
     PatternMismatch { expected: String, found: String },
@@ -156,11 +160,11 @@ pub enum ErrorKind {
 }
 
 /// Every code the front end can report.
-pub const ALL_CODES: [&str; 36] = [
+pub const ALL_CODES: [&str; 37] = [
     "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
     "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
     "E0124", "E0125", "E0126", "E0127", "E0128", "E0151", "E0152", "E0153", "E0154",
-    "E0155", "E0144", "E0145",
+    "E0155", "E0144", "E0145", "E0146",
 ];
 
 impl ErrorKind {
@@ -192,6 +196,7 @@ impl ErrorKind {
             ErrorKind::BadSolveBlock { .. } => "E0140",
             ErrorKind::BadInit { .. } => "E0144",
             ErrorKind::BadUpdate { .. } => "E0145",
+            ErrorKind::BadBroadphase { .. } => "E0146",
             ErrorKind::PatternMismatch { .. } => "E0123",
             ErrorKind::BranchMismatch { .. } => "E0124",
             ErrorKind::NotAValue { .. } => "E0125",
@@ -258,6 +263,7 @@ impl ErrorKind {
             ErrorKind::BadSolveBlock { detail } => format!("invalid solve block: {detail}"),
             ErrorKind::BadInit { detail, .. } => format!("invalid initializer: {detail}"),
             ErrorKind::BadUpdate { detail, .. } => format!("invalid state or update: {detail}"),
+            ErrorKind::BadBroadphase { detail, .. } => format!("invalid broadphase declaration: {detail}"),
             ErrorKind::PatternMismatch { expected, found } => {
                 format!("pattern mismatch: the pattern expects {expected}, the value is {found}")
             }
@@ -312,6 +318,7 @@ impl ErrorKind {
             ErrorKind::BadSolveBlock { .. } => "not a valid solve setting".into(),
             ErrorKind::BadInit { .. } => "not a valid initializer".into(),
             ErrorKind::BadUpdate { .. } => "not a valid state or update".into(),
+            ErrorKind::BadBroadphase { .. } => "not a valid broad phase".into(),
             ErrorKind::PatternMismatch { .. } => "pattern does not match".into(),
             ErrorKind::BranchMismatch { else_ty, .. } => format!("this is {else_ty}"),
             ErrorKind::NotAValue { .. } => "not a value".into(),
@@ -355,7 +362,8 @@ impl ErrorKind {
             ErrorKind::UnknownAttribute { help: Some(h), .. }
             | ErrorKind::BadMeshDecl { help: Some(h), .. }
             | ErrorKind::BadInit { help: Some(h), .. }
-            | ErrorKind::BadUpdate { help: Some(h), .. } => {
+            | ErrorKind::BadUpdate { help: Some(h), .. }
+            | ErrorKind::BadBroadphase { help: Some(h), .. } => {
                 vec![h.clone()]
             }
             ErrorKind::UnknownStencil { .. } => vec!["stencils are vertex edge face diamond ring pair".into()],

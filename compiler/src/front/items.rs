@@ -114,6 +114,8 @@ pub struct Items {
     pub solves: Vec<(usize, ast::Ident, Vec<(ast::Ident, ast::Expr)>, Span)>,
     /// `update NAME(e: STENCIL) { ... }` items (file, item), in order.
     pub updates: Vec<(usize, ast::Item)>,
+    /// `broadphase ... within ...;` items (file, module, item), in order (at most one is allowed).
+    pub broadphases: Vec<(usize, ModId, ast::Item)>,
     /// Terms (energy/residual items) with their module, in order.
     pub errors: Vec<FrontError>,
     /// The `std` module and its children `vec`, `mat`, `math`.
@@ -265,6 +267,7 @@ impl Items {
                 ast::ItemKind::Solve { keyword, entries } => {
                     self.solves.push((file, keyword.clone(), entries.clone(), item.span))
                 }
+                ast::ItemKind::Broadphase { .. } => self.broadphases.push((file, module, item.clone())),
             }
         }
         // Imports are resolved after every module's items are known.

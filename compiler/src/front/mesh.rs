@@ -70,6 +70,8 @@ pub struct MeshDecls {
     pub states: Vec<super::state::StateDecl>,
     /// The `update` items, in order.
     pub updates: Vec<super::state::UpdateDecl>,
+    /// The file's `broadphase ... within ...;` declaration, if any.
+    pub broadphase: Option<super::broadphase::Broadphase>,
 }
 
 /// Checks every mesh declaration and lowers the term bodies.
@@ -183,6 +185,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
     }
     out.solve = super::solve::check(g);
     out.updates = super::state::check_updates(g, &out.dofs, &out.data);
+    out.broadphase = super::broadphase::check(g, &out);
     out
 }
 

@@ -23,6 +23,7 @@ pub mod lower;
 pub mod mesh;
 pub mod solve;
 pub mod state;
+pub mod broadphase;
 pub mod stdlib;
 pub mod types;
 

@@ -218,6 +218,10 @@ pub fn item(i: &Item) -> String {
             let es: Vec<String> = entries.iter().map(|(k, v)| format!("({} {})", k.node, sexpr(v))).collect();
             format!("({} {})", keyword.node, es.join(" "))
         }
+        ItemKind::Broadphase { keyword, kinds, within, distance } => {
+            let ks: Vec<&str> = kinds.iter().map(|k| k.node.as_str()).collect();
+            format!("({} ({}) {} {})", keyword.node, ks.join(" "), within.node, sexpr(distance))
+        }
     };
     format!("{attrs}{kind}")
 }
@@ -282,6 +286,7 @@ pub fn depth(f: &File) -> usize {
                         push(N::Expr(v));
                     }
                 }
+                ItemKind::Broadphase { distance, .. } => push(N::Expr(distance)),
             },
             N::Block(b) => {
                 b.stmts.iter().for_each(|s| push(N::Stmt(s)));

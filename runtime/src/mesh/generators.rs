@@ -14,6 +14,11 @@
 //! - `torus:N,M`: N segments around the main circle (radius 1) × M around the tube
 //!   (radius 0.25), vertex `i*M + j`; V = NM, E = 3NM, F = 2NM, Euler characteristic 0.
 //!   N, M ≥ 3.
+//! - `spheres2:LEVEL` or `spheres2:PATH`: two copies of a closed surface for contact scenes —
+//!   `sphere:LEVEL`, or the mesh file PATH — each moved to its vertex centroid and scaled to a
+//!   largest vertex distance of 1 from it, the first centred at (−1.1, 0, 0), the second at
+//!   (1.1, 0, 0) (a gap of 0.2 between the unit spheres). Vertices and faces of the first copy
+//!   come first; the second's are offset by its vertex count. See [`two_copies`].
 //!
 //! All generated faces are oriented consistently (outward for the sphere and torus, +z for the
 //! grid and disk).
@@ -23,7 +28,7 @@ use std::collections::HashMap;
 use std::f64::consts::PI;
 
 /// The generator names, each used as `NAME:ARGS`.
-pub const GENERATORS: [&str; 4] = ["grid", "sphere", "disk", "torus"];
+pub const GENERATORS: [&str; 5] = ["grid", "sphere", "disk", "torus", "spheres2"];
 
 const MAX_VERTICES: usize = 1 << 31;
 
@@ -88,8 +93,16 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             }
             Ok(torus(n, m))
         }
+        "spheres2" => {
+            let one = match args.trim().parse::<usize>() {
+                Ok(level) if level <= 8 => icosphere(level as u32),
+                Ok(_) => return Err(bad("sphere levels above 8 are too large for two copies")),
+                Err(_) => super::load_mesh(args.trim())?,
+            };
+            two_copies(&one, 0.2).map_err(|m| bad(&m))
+        }
         _ => Err(bad(
-            "unknown generator (expected grid, sphere, disk or torus)",
+            "unknown generator (expected grid, sphere, disk, torus or spheres2)",
         )),
     }
 }
@@ -255,4 +268,38 @@ pub fn torus(n: usize, m: usize) -> Mesh {
 fn normalize(p: [f64; 3]) -> [f64; 3] {
     let n = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
     [p[0] / n, p[1] / n, p[2] / n]
+}
+
+/// Two copies of `one`, each centred at its vertex centroid and scaled to a largest vertex
+/// distance of 1 from it, placed along x with `gap` between their bounding unit spheres
+/// (centres at x = ∓(1 + gap/2)). The first copy's vertices and faces come first.
+pub fn two_copies(one: &Mesh, gap: f64) -> Result<Mesh, String> {
+    let n = one.positions.len();
+    if n == 0 {
+        return Err("the mesh has no vertices".into());
+    }
+    let mut c = [0.0; 3];
+    for p in &one.positions {
+        for k in 0..3 {
+            c[k] += p[k] / n as f64;
+        }
+    }
+    let radius = one
+        .positions
+        .iter()
+        .map(|p| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt())
+        .fold(0.0, f64::max);
+    if !(radius > 0.0 && radius.is_finite()) {
+        return Err("the mesh has no extent".into());
+    }
+    let shift = 1.0 + 0.5 * gap;
+    let mut positions = Vec::with_capacity(2 * n);
+    for dx in [-shift, shift] {
+        positions.extend(one.positions.iter().map(|p| {
+            [(p[0] - c[0]) / radius + dx, (p[1] - c[1]) / radius, (p[2] - c[2]) / radius]
+        }));
+    }
+    let mut triangles = one.triangles.clone();
+    triangles.extend(one.triangles.iter().map(|t| [t[0] + n as u32, t[1] + n as u32, t[2] + n as u32]));
+    Ok(Mesh { positions, triangles })
 }

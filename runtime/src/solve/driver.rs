@@ -2,7 +2,8 @@
 //! line-search, record, call back.
 //!
 //! Per iteration: stop on the gradient rule; compute a direction (a non-descent one is replaced
-//! by −g); stop on the Newton decrement; line-search (if the search fails with finite energies,
+//! by −g); stop on the Newton decrement; cap the first trial step by the objective's
+//! [`Objective::max_step`]; line-search (if the search fails with finite energies,
 //! retry once along −g, then end with [`Status::Stalled`]; if the energy is non-finite even at the
 //! smallest trial step, return [`SolveError::NonFinite`]); take the step; run
 //! [`Objective::update`] (also once before the first evaluation; its time counts as derivative
@@ -182,6 +183,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         } else {
             method.initial_step(&g, &d)
         };
+        let t0 = obj.max_step(x, &d, t0)?;
         let ls_start = Instant::now();
         let mut energy = |y: &[f64]| {
             let mut dummy = Timings::default();
@@ -201,9 +203,14 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
                 *di = -gi;
             }
             slope = -gnorm * gnorm;
+            let t0 = obj.max_step(x, &d, 1.0)?;
+            let mut energy = |y: &[f64]| {
+                let mut dummy = Timings::default();
+                timed_eval(obj, &mut dummy, |o| method.energy(o, y))
+            };
             outcome = opts
                 .line_search
-                .search(&mut energy, x, f, &d, slope, 1.0, &mut trial)?;
+                .search(&mut energy, x, f, &d, slope, t0, &mut trial)?;
         }
         t.line_search += ls_start.elapsed();
         let (step, backtracks) = match outcome {

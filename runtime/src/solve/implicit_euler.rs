@@ -201,6 +201,11 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
 
     fn value_grad(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64, SolveError> {
         let p = self.potential.value_grad(x, grad)?;
+        // A potential whose pattern follows x (contact pairs) changes it here, before the
+        // solver reads the combined pattern at this point.
+        if self.potential.hessian_pattern() != self.inner_pattern.as_ref() {
+            self.refresh_pattern();
+        }
         let h2 = self.h * self.h;
         for g in grad.iter_mut() {
             *g *= h2;
@@ -261,6 +266,10 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
             *o = h2 * *o + m * (1.0 + hd);
         }
         Ok(true)
+    }
+
+    fn max_step(&mut self, x: &[f64], d: &[f64], t0: f64) -> Result<f64, SolveError> {
+        self.potential.max_step(x, d, t0)
     }
 
     fn take_assembly_time(&mut self) -> Duration {

@@ -108,6 +108,15 @@ pub trait Objective {
         Err(SolveError::Unsupported("a residual Jacobian"))
     }
 
+    /// The first trial step of a line search from `x` along `d`, at most `t0`: objectives
+    /// whose feasible set the line search alone cannot guard (contact, where a long step may
+    /// pass through an obstacle and out again) return a smaller, safe step. The default
+    /// keeps `t0`.
+    fn max_step(&mut self, x: &[f64], d: &[f64], t0: f64) -> Result<f64, SolveError> {
+        let _ = (x, d);
+        Ok(t0)
+    }
+
     /// Time spent assembling (scattering element results into global buffers) since the last
     /// call. Solvers move it from "derivative evaluation" to "assembly" in their timings.
     fn take_assembly_time(&mut self) -> Duration {
@@ -164,6 +173,9 @@ impl<T: Objective + ?Sized> Objective for &mut T {
         jac: &mut [f64],
     ) -> Result<(), SolveError> {
         (**self).residuals_jacobian(x, r, jac)
+    }
+    fn max_step(&mut self, x: &[f64], d: &[f64], t0: f64) -> Result<f64, SolveError> {
+        (**self).max_step(x, d, t0)
     }
     fn take_assembly_time(&mut self) -> Duration {
         (**self).take_assembly_time()
