@@ -2,7 +2,8 @@
 //! interpreter (which runs the IR as written): derivative functions inlined
 //! into their callers, loop invariants hoisted and kept in front of loops,
 //! heap-tensor headers read once per loop, no error-flag test in simple `for`
-//! loops, and integer division by constants.
+//! loops, index errors recorded inline, integer division by constants, and
+//! `sin`/`cos` pairs as one `sincos` call.
 
 mod common;
 
@@ -42,6 +43,34 @@ func @z(%a: i64, %b: i64) -> (i64, i64) {
 }
 ",
         64,
+    );
+}
+
+#[test]
+fn sine_and_cosine_of_one_value() {
+    // One `sincos` call for each pair (in either order, also inside a loop).
+    diff_text(
+        "
+func @sc(%x: f64, %y: f64, %n: i64) -> (f64, f64, f64) {
+  %c = cos %x : f64
+  %s = sin %x : f64
+  %t = sin %y : f64
+  %p = mul %c, %s : f64
+  %z = const 0 : i64
+  %cap = const 20 : i64
+  %m = min %n, %cap : i64
+  %r = scf.for %z, %m, %x : f64 {
+  ^(%i: i64, %a: f64):
+    %sa = sin %a : f64
+    %ca = cos %a : f64
+    %u = add %sa, %ca : f64
+    yield %u
+  }
+  %o = tuple %p, %t, %r : (f64, f64, f64)
+  return %o
+}
+",
+        128,
     );
 }
 

@@ -73,7 +73,12 @@ impl Tape {
 
     /// Pushes a block of words; [`Tape::pop_block`] of the same length returns it unchanged.
     pub fn push_block(&mut self, ws: &[u64]) {
-        self.words.extend_from_slice(ws);
+        // Word by word: the blocks compiled code pushes are a few words, for
+        // which a bulk copy (a `memmove` call) costs more than the copy.
+        self.words.reserve(ws.len());
+        for &w in ws {
+            self.words.push(w);
+        }
         self.high_water = self.high_water.max(self.words.len());
     }
 
@@ -94,7 +99,9 @@ impl Tape {
     pub fn pop_block(&mut self, out: &mut [u64]) -> Result<(), RtError> {
         let n = out.len();
         let start = self.words.len().checked_sub(n).ok_or_else(underflow)?;
-        out.copy_from_slice(&self.words[start..]);
+        for (o, &w) in out.iter_mut().zip(&self.words[start..]) {
+            *o = w;
+        }
         self.words.truncate(start);
         Ok(())
     }

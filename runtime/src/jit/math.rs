@@ -32,6 +32,8 @@ mod libm {
         pub fn log(x: f64) -> f64;
         pub fn pow(x: f64, y: f64) -> f64;
         pub fn atan2(y: f64, x: f64) -> f64;
+        /// Both `sin(x)` and `cos(x)` in one call (the same bits as the two calls).
+        pub fn sincos(x: f64, s: *mut f64, c: *mut f64);
     }
 }
 
@@ -96,6 +98,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     out.extend(f2.iter().map(|(n, f)| (*n, *f as *const u8)));
     out.extend(g1.iter().map(|(n, f)| (*n, *f as *const u8)));
     out.push(("fma", fma as *const u8));
+    out.push(("sincos", libm::sincos as *const u8));
     out.push(("fmaf", fmaf as *const u8));
     out
 }

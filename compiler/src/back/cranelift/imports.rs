@@ -34,6 +34,8 @@ pub enum Routine {
     ArenaMark,
     /// `mad_rt_arena_release(ctx, mark: i64, keep: ptr, n: i64)`.
     ArenaRelease,
+    /// `sincos(x: f64, sin: ptr, cos: ptr)` of the C library.
+    SinCos,
     /// `f64 -> f64` libm routine by symbol name.
     Math1(&'static str),
     /// `(f64, f64) -> f64` routine by symbol name.
@@ -57,6 +59,7 @@ impl Routine {
             Routine::TapePop => "mad_rt_tape_pop",
             Routine::ArenaMark => "mad_rt_arena_mark",
             Routine::ArenaRelease => "mad_rt_arena_release",
+            Routine::SinCos => "sincos",
             Routine::Math1(name) | Routine::Math2(name) => name,
         }
     }
@@ -73,6 +76,7 @@ impl Routine {
             Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),
             Routine::ArenaMark => (vec![PTR], vec![types::I64]),
             Routine::ArenaRelease => (vec![PTR, types::I64, PTR, types::I64], vec![]),
+            Routine::SinCos => (vec![types::F64, PTR, PTR], vec![]),
             Routine::Math1(_) => (vec![types::F64], vec![types::F64]),
             Routine::Math2(_) => (vec![types::F64, types::F64], vec![types::F64]),
         };

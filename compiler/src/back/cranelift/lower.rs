@@ -235,8 +235,19 @@ impl<'a, 'b> FnLower<'a, 'b> {
 
     /// Lowers every op of a region, in order.
     pub fn lower_ops(&mut self, ops: &[OpId]) -> Result<(), JitError> {
+        let pairs = super::sincos::pairs(self.f, ops);
+        let mut done = std::collections::HashSet::new();
         for &op in ops {
-            self.lower_op(op)?;
+            if done.contains(&op) {
+                continue;
+            }
+            match pairs.get(&op) {
+                Some(&other) => {
+                    self.lower_sincos(op, other)?;
+                    done.insert(other);
+                }
+                None => self.lower_op(op)?,
+            }
         }
         Ok(())
     }

@@ -5,7 +5,8 @@
 //!   tensors, heap tensors as arena pointers, flattened tuples).
 //! - [`abi`]: function and trampoline signatures (hidden context parameter first).
 //! - [`lower`]: per-function state, op dispatch, heap-op sites;
-//!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops.
+//!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops;
+//!   [`sincos`]: `sin` and `cos` of one value in one call.
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
 //! - [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
 //!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries;
@@ -34,6 +35,7 @@ pub mod lower;
 pub mod raw;
 pub mod release;
 pub mod scalar;
+pub mod sincos;
 pub mod tape;
 pub mod tensor;
 pub mod values;
