@@ -41,7 +41,19 @@ fn embedded_deformation_converges_from_the_command_line() {
 
 #[test]
 fn a_broadphase_distance_param_must_be_positive() {
-    let (code, _, err) = madc(&["run", "examples/shells_contact.mad", "--mesh", "spheres2:0", "--steps", "1", "--set", "dhat=0"]);
+    let dir = std::env::temp_dir().join(format!("mad-app-cli-d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("vf.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\n\
+         param dhat: f64 = 0.1;\n\
+         energy near(e: pair) { let d = x[e.v0] - (x[e.v1] + x[e.v2] + x[e.v3]) / 3.0; 1.0 / dot(d, d) }\n\
+         broadphase vertex_face within dhat;\n\
+         solve { mesh = \"spheres2:0\"; }\n",
+    )
+    .unwrap();
+    let (code, _, err) = madc(&["run", file.to_str().unwrap(), "--set", "dhat=0"]);
     assert_eq!(code, 1);
     assert!(err.contains("contact distance"), "{err}");
 }

@@ -216,7 +216,7 @@ impl BroadPhase {
                         boxes
                             .iter()
                             .enumerate()
-                            .map(|(i, b)| GeomWithData::new(b.clone(), i as u32))
+                            .map(|(i, b)| GeomWithData::new(*b, i as u32))
                             .collect(),
                     );
                     for (i, b) in boxes.iter().enumerate() {

@@ -70,7 +70,7 @@ pub fn point_triangle_sq(p: P3, a: P3, b: P3, c: P3) -> f64 {
         return point_segment_sq(p, b, c);
     }
     let denom = va + vb + vc;
-    if !(denom > 0.0) {
+    if denom.is_nan() || denom <= 0.0 {
         // Degenerate (collinear) triangle: the nearest of its edges.
         return point_segment_sq(p, a, b)
             .min(point_segment_sq(p, a, c))
