@@ -71,6 +71,11 @@ pub struct BatchSpec {
     pub nverts: usize,
     /// The kernel's parameters after `z` (before the HVP direction), in order.
     pub inputs: Vec<BatchInput>,
+    /// `Hess` only: empty for a full k·k slot table; otherwise the lengths of
+    /// runs of consecutive dof indices that partition the local dofs, and
+    /// [`BatchFrame::slots`] holds per element, per row a, per run r the slot
+    /// of (a, first column of r) — the run's other columns follow it.
+    pub runs: Vec<usize>,
 }
 
 /// The arguments of one batched call. Pointers a kind does not use may be null.
@@ -84,7 +89,8 @@ pub struct BatchFrame {
     pub x: *const f64,
     /// k dof indices per element.
     pub dofs: *const u32,
-    /// k·k CSR value slots per element (row-major block order) — `Hess`.
+    /// k·k CSR value slots per element (row-major block order), or the
+    /// compact table of [`BatchSpec::runs`] — `Hess`.
     pub slots: *const u32,
     /// `nverts` vertex indices per element (data read at vertices).
     pub verts: *const u32,
@@ -300,7 +306,42 @@ impl FnLower<'_, '_> {
                 add_at(self, g, *off, res[1 + a]);
             }
         }
-        if let (Some(h), Some(sl)) = (hess, slots) {
+        if let (Some(h), Some(sl), false) = (hess, slots, spec.runs.is_empty()) {
+            // Compact slots: one per (row, run of consecutive columns).
+            let nr = spec.runs.len();
+            let mut run_of = Vec::with_capacity(k);
+            for (r, &len) in spec.runs.iter().enumerate() {
+                run_of.extend((0..len).map(|c| (r, c)));
+            }
+            if run_of.len() != k {
+                return Err(super::lower::unsupported("batched Hessian runs do not cover the local dofs"));
+            }
+            let srow = self.b.ins().imul_imm_s(e, 4 * (k * nr) as i64);
+            let srow = self.b.ins().iadd(sl, srow);
+            let mut base = Vec::with_capacity(k * nr);
+            for i in 0..k * nr {
+                let slot = self.b.ins().uload32(t, srow, 4 * i as i32);
+                let off = self.b.ins().ishl_imm_u(slot, 3);
+                base.push(self.b.ins().iadd(h, off));
+            }
+            for b in 0..k {
+                for a in 0..=b {
+                    let val = res[1 + k + b * k + a];
+                    let wv = self.b.ins().fmul(weight, val);
+                    let (rb, cb) = run_of[b];
+                    let (ra, ca) = run_of[a];
+                    let mut at = vec![(base[a * nr + rb], cb)];
+                    if a != b {
+                        at.push((base[b * nr + ra], ca));
+                    }
+                    for (p, c) in at {
+                        let old = self.b.ins().load(types::F64, t, p, 8 * c as i32);
+                        let new = self.b.ins().fadd(old, wv);
+                        self.b.ins().store(t, new, p, 8 * c as i32);
+                    }
+                }
+            }
+        } else if let (Some(h), Some(sl)) = (hess, slots) {
             let srow = self.b.ins().imul_imm_s(e, 4 * (k * k) as i64);
             let srow = self.b.ins().iadd(sl, srow);
             for b in 0..k {
