@@ -49,6 +49,29 @@ fn bench_first_line_is_the_median() {
 }
 
 #[test]
+fn bench_spmv_and_every_workload_print_the_median_first() {
+    for what in ["energy", "grad", "hvp", "spmv"] {
+        let (rc, out, err) = madc(&["bench", "examples/mass_spring.mad", "--mesh", "grid:6x6", "--what", what, "--runs", "2", "--threads", "2"]);
+        assert_eq!(rc, 0, "{what}: {err}");
+        let first = out.lines().next().unwrap();
+        let ms = first.strip_prefix("median ").and_then(|s| s.strip_suffix(" ms")).unwrap();
+        assert!(ms.parse::<f64>().unwrap() >= 0.0, "{what}: {first}");
+    }
+}
+
+#[test]
+fn emit_clif_of_an_energy_file_shows_its_batched_loops() {
+    let (rc, out, err) = madc(&["emit", "clif", "examples/mass_spring.mad"]);
+    assert_eq!(rc, 0, "{err}");
+    for kind in ["Value", "Grad", "Hess", "Hvp"] {
+        assert!(out.contains(&format!("; batched {kind} loop of energy::spring")), "{kind}");
+    }
+    // The Hessian loop has no float selects left as branches: it blends.
+    let hess = out.split("; batched Hess loop").nth(1).unwrap().split("; batched Hvp loop").next().unwrap();
+    assert!(hess.contains("bitselect"), "{hess}");
+}
+
+#[test]
 fn bad_inputs_are_errors() {
     let dir = std::env::temp_dir().join(format!("mad-energy-cli-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

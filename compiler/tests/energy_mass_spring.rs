@@ -185,7 +185,10 @@ fn every_workload_of_the_spring_has_a_batched_loop() {
     let prog = program();
     let kinds: Vec<_> = prog.batch_specs().iter().map(|s| s.kind).collect();
     use mad::back::cranelift::BatchKind as K;
-    assert_eq!(kinds, vec![K::Value, K::Grad, K::Hess, K::Hvp]);
+    // The Hessian loop twice: over the full k×k slot table and over the
+    // compact one (one slot per row and vertex: runs of 3 columns).
+    assert_eq!(kinds, vec![K::Value, K::Grad, K::Hess, K::Hess, K::Hvp]);
+    assert_eq!(prog.batch_specs()[3].runs, vec![3, 3]);
 }
 
 /// The batched loops against the element-by-element kernel calls: the same
@@ -263,4 +266,38 @@ fn batched_loops_are_bit_identical_for_1_to_4_threads() {
     for t in 1..4 {
         assert!(results[0] == results[t], "1 vs {} threads", t + 1);
     }
+}
+
+/// A weighted objective runs the scaling copy of the batched loops: the same
+/// bits as the element path for energy, gradient and HVP, 3× the unweighted
+/// Hessian to 1e-12 relative.
+#[test]
+fn weighted_objective_in_batched_loops() {
+    let src = "dof x: vertex -> vec3;  data rest: edge -> f64;  param k: f64 = 1.5;
+               energy spring(e: edge) { 0.5 * k * (norm(x[e.v0] - x[e.v1]) - rest[e])^2 }
+               objective = 3 * spring;";
+    let weighted = EnergyProgram::compile_str("weighted.mad", src).unwrap();
+    let plain = EnergyProgram::compile_str("plain.mad", &src.replace("objective = 3 * spring;", "")).unwrap();
+    let mesh = load_mesh("grid:20x20").unwrap();
+    let s = 31;
+    let run = |prog: &EnergyProgram, batched: bool| {
+        let mut me = prog.bind(&mesh).unwrap();
+        me.set_batched(batched);
+        let mut s2 = s;
+        let x: Vec<f64> = me.default_x().iter().map(|v| 0.9 * v + 0.01 * rnd(&mut s2)).collect();
+        let v: Vec<f64> = (0..me.ndofs()).map(|_| rnd(&mut s2)).collect();
+        let (mut g, mut h, mut hv) = (vec![0.0; me.ndofs()], vec![0.0; me.nnz()], vec![0.0; me.ndofs()]);
+        let e = me.hessian(&x, &mut g, &mut h, false).unwrap();
+        me.hvp(&x, &v, &mut hv).unwrap();
+        (e, g, h, hv)
+    };
+    let (wb, we, pb) = (run(&weighted, true), run(&weighted, false), run(&plain, true));
+    assert_eq!(wb.0.to_bits(), we.0.to_bits());
+    assert_eq!(wb.1, we.1);
+    assert_eq!(wb.3, we.3);
+    let hs = pb.2.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (a, b) in wb.2.iter().zip(&pb.2) {
+        assert!((a - 3.0 * b).abs() <= 1e-12 * 3.0 * hs, "{a} vs 3·{b}");
+    }
+    assert!((wb.0 - 3.0 * pb.0).abs() <= 1e-12 * wb.0.abs());
 }

@@ -30,6 +30,8 @@ use crate::ir::Module;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TermBatches {
     pub kinds: [Option<usize>; 4],
+    /// The `Hess` loop over compact slots, and its runs ([`BatchSpec::runs`]).
+    pub hess_compact: Option<(usize, Vec<usize>)>,
 }
 
 fn slot(kind: BatchKind) -> usize {
@@ -78,13 +80,55 @@ pub fn specs(module: &Module, energies: &[TermKernels], decls: &MeshDecls) -> (V
                 let Some(func) = module.functions.get(f) else { continue };
                 if ok_inputs && batchable(func, kind, t.k, inputs.len()) {
                     tb.kinds[slot(kind)] = Some(out.len());
-                    out.push(BatchSpec { kernel: f, kind, k: t.k, nverts: t.nverts, inputs: inputs.clone() });
+                    out.push(BatchSpec { kernel: f, kind, k: t.k, nverts: t.nverts, inputs: inputs.clone(), runs: Vec::new() });
+                    let runs = dof_runs(t, decls);
+                    if kind == BatchKind::Hess && runs.len() < t.k {
+                        tb.hess_compact = Some((out.len(), runs.clone()));
+                        out.push(BatchSpec { kernel: f, kind, k: t.k, nverts: t.nverts, inputs: inputs.clone(), runs });
+                    }
                 }
             }
         }
         per_term.push(tb);
     }
     (out, per_term)
+}
+
+/// The runs of consecutive global dof indices in a term's local dofs: per dof
+/// field (declaration order), per stencil vertex, the field's components.
+fn dof_runs(t: &TermKernels, decls: &MeshDecls) -> Vec<usize> {
+    let mut runs = Vec::new();
+    for &f in &t.dof_fields {
+        let dim = decls.dofs.get(f).and_then(|d| super::bind::type_slots(&d.ty)).unwrap_or(1);
+        runs.extend(std::iter::repeat_n(dim, t.nverts));
+    }
+    if runs.iter().sum::<usize>() == t.k { runs } else { vec![1; t.k] }
+}
+
+/// The compact slot table of `slots` (k·k per element) for `runs`: per
+/// element, row, run the slot of the run's first column; `None` unless every
+/// run's columns sit in consecutive slots of every row.
+pub(crate) fn compact_slots(slots: &mad_runtime::sparse::ElementList, k: usize, runs: &[usize]) -> Option<Vec<u32>> {
+    if slots.arity() != Some(k * k) || runs.iter().sum::<usize>() != k {
+        return None;
+    }
+    let nr = runs.len();
+    let mut out = Vec::with_capacity(slots.len() * k * nr);
+    for e in 0..slots.len() {
+        let s = slots.get(e);
+        for a in 0..k {
+            let mut start = 0;
+            for &len in runs {
+                let first = s[a * k + start];
+                if (0..len).any(|c| s[a * k + start + c] != first.checked_add(c as u32).unwrap_or(u32::MAX)) {
+                    return None;
+                }
+                out.push(first);
+                start += len;
+            }
+        }
+    }
+    Some(out)
 }
 
 /// The outputs of one batched run (null where the kind does not write).
@@ -128,6 +172,30 @@ impl MeshEnergy<'_> {
         let b = &self.energies[term];
         let ts = &self.pattern.terms[term];
         let (dofs, slots, coloring) = (ts.dofs(), ts.slots(), ts.coloring());
+        // The Hessian loop over compact slots where the term's table allows it.
+        let mut batch = batch;
+        let mut slot_table = slots.indices().as_ptr();
+        if kind == BatchKind::Hess
+            && let Some((bi, runs)) = self.prog.batches.get(term).and_then(|b| b.hess_compact.as_ref())
+        {
+            let tables = self.compact.get_or_init(|| {
+                (0..self.prog.energies.len())
+                    .map(|i| {
+                        let (t, ts) = (&self.prog.energies[i], &self.pattern.terms[i]);
+                        match self.prog.batches.get(i).and_then(|b| b.hess_compact.as_ref()) {
+                            Some((_, runs)) if self.tables_ok(i) => compact_slots(ts.slots(), t.k, runs),
+                            _ => None,
+                        }
+                    })
+                    .collect()
+            });
+            if let Some(Some(c)) = tables.get(term)
+                && c.len() == dofs.len() * t.k * runs.len()
+            {
+                batch = *bi;
+                slot_table = c.as_ptr();
+            }
+        }
         let n = dofs.len();
         // The loop trusts its tables: every index bound it relies on is checked
         // (the element tables once, the arrays here).
@@ -175,7 +243,7 @@ impl MeshEnergy<'_> {
             end: 0,
             x: x.as_ptr(),
             dofs: dofs.indices().as_ptr(),
-            slots: slots.indices().as_ptr(),
+            slots: slot_table,
             verts: b.verts.indices().as_ptr(),
             grad: outs.grad,
             hess: outs.hess,

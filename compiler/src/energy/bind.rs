@@ -40,6 +40,9 @@ pub struct MeshEnergy<'p> {
     /// Per energy term: whether its element tables fit a batched loop
     /// (computed on first use, [`super::batched`]).
     pub(crate) batch_tables: std::sync::OnceLock<Vec<bool>>,
+    /// Per energy term, its compact Hessian slot table where it has one
+    /// (computed on first use, [`super::batched::compact_slots`]).
+    pub(crate) compact: std::sync::OnceLock<Vec<Option<Vec<u32>>>>,
     /// Whether terms with batched loops use them (else element by element).
     pub(crate) batched: bool,
     /// Per dof field, the initializer set by the host (else the declaration's).
@@ -143,6 +146,7 @@ impl EnergyProgram {
             pool: None,
             pairs,
             batch_tables: Default::default(),
+            compact: Default::default(),
             batched: true,
             dof_inits: self.decls.dof_inits.clone(),
         };

@@ -24,7 +24,7 @@
 //! [`batchable`]. Run-time errors inside the kernel are recorded in the
 //! context as usual; [`BatchCaller::run`] returns the first one.
 
-use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Value, condcodes::IntCC, types};
+use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Value, condcodes::FloatCC, condcodes::IntCC, types};
 use cranelift_codegen::isa::CallConv;
 use mad_runtime::RtError;
 use mad_runtime::jit::JitContext;
@@ -71,6 +71,11 @@ pub struct BatchSpec {
     pub nverts: usize,
     /// The kernel's parameters after `z` (before the HVP direction), in order.
     pub inputs: Vec<BatchInput>,
+    /// `Hess` only: empty for a full k·k slot table; otherwise the lengths of
+    /// runs of consecutive dof indices that partition the local dofs, and
+    /// [`BatchFrame::slots`] holds per element, per row a, per run r the slot
+    /// of (a, first column of r) — the run's other columns follow it.
+    pub runs: Vec<usize>,
 }
 
 /// The arguments of one batched call. Pointers a kind does not use may be null.
@@ -84,7 +89,8 @@ pub struct BatchFrame {
     pub x: *const f64,
     /// k dof indices per element.
     pub dofs: *const u32,
-    /// k·k CSR value slots per element (row-major block order) — `Hess`.
+    /// k·k CSR value slots per element (row-major block order), or the
+    /// compact table of [`BatchSpec::runs`] — `Hess`.
     pub slots: *const u32,
     /// `nverts` vertex indices per element (data read at vertices).
     pub verts: *const u32,
@@ -221,114 +227,165 @@ impl FnLower<'_, '_> {
                 }
             }
         }
-        let header = self.b.create_block();
-        let body = self.b.create_block();
-        let exit = self.b.create_block();
-        self.b.append_block_param(header, types::I64);
-        self.b.append_block_param(header, types::F64);
-        self.b.append_block_param(exit, types::F64);
-        let zero = self.b.ins().f64const(0.0);
-        self.b.ins().jump(header, &[BlockArg::Value(start), BlockArg::Value(zero)]);
+        // Two copies of the loop: one for weight 1 (no multiplications; x·1 = x
+        // exactly) and one that scales every contribution.
+        let done = self.b.create_block();
+        self.b.append_block_param(done, types::F64);
+        let unit_b = self.b.create_block();
+        let weighted_b = self.b.create_block();
+        let one = self.b.ins().f64const(1.0);
+        let is_one = self.b.ins().fcmp(FloatCC::Equal, weight, one);
+        self.b.ins().brif(is_one, unit_b, &[], weighted_b, &[]);
+        for (weighted, entry_b) in [(false, unit_b), (true, weighted_b)] {
+            self.b.switch_to_block(entry_b);
+            let scale = |me: &mut Self, v: Value| if weighted { me.b.ins().fmul(weight, v) } else { v };
+            let header = self.b.create_block();
+            let body = self.b.create_block();
+            let exit = self.b.create_block();
+            self.b.append_block_param(header, types::I64);
+            self.b.append_block_param(header, types::F64);
+            self.b.append_block_param(exit, types::F64);
+            let zero = self.b.ins().f64const(0.0);
+            self.b.ins().jump(header, &[BlockArg::Value(start), BlockArg::Value(zero)]);
 
-        self.b.switch_to_block(header);
-        let hp = self.b.block_params(header).to_vec();
-        let (e, acc) = (hp[0], hp[1]);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, e, end);
-        self.b.ins().brif(more, body, &[], exit, &[BlockArg::Value(acc)]);
+            self.b.switch_to_block(header);
+            let hp = self.b.block_params(header).to_vec();
+            let (e, acc) = (hp[0], hp[1]);
+            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, e, end);
+            self.b.ins().brif(more, body, &[], exit, &[BlockArg::Value(acc)]);
 
-        self.b.switch_to_block(body);
-        // Gather z (and the HVP direction) through the dof indices.
-        let row = self.b.ins().imul_imm_s(e, 4 * k as i64);
-        let drow = self.b.ins().iadd(dofs, row);
-        let mut addr_of = Vec::with_capacity(k);
-        let mut args = Vec::new();
-        for a in 0..k {
-            let d = self.b.ins().uload32(t, drow, 4 * a as i32);
-            let off = self.b.ins().ishl_imm_u(d, 3);
-            addr_of.push(off);
-            let xa = self.b.ins().iadd(x, off);
-            args.push(self.b.ins().load(types::F64, t, xa, 0));
-        }
-        for p in &pre {
-            match p {
-                Pre::Const(vals) => args.extend(vals),
-                Pre::Data { base, vertex, slots, tys } => {
-                    let ent = match vertex {
-                        None => e,
-                        Some(vx) => {
-                            let vrow = self.b.ins().imul_imm_s(e, 4 * spec.nverts as i64);
-                            let vp = verts.ok_or_else(|| super::lower::unsupported("vertex table missing"))?;
-                            let vr = self.b.ins().iadd(vp, vrow);
-                            self.b.ins().uload32(t, vr, 4 * *vx as i32)
+            self.b.switch_to_block(body);
+            // Gather z (and the HVP direction) through the dof indices.
+            let row = self.b.ins().imul_imm_s(e, 4 * k as i64);
+            let drow = self.b.ins().iadd(dofs, row);
+            let mut addr_of = Vec::with_capacity(k);
+            let mut args = Vec::new();
+            for a in 0..k {
+                let d = self.b.ins().uload32(t, drow, 4 * a as i32);
+                let off = self.b.ins().ishl_imm_u(d, 3);
+                addr_of.push(off);
+                let xa = self.b.ins().iadd(x, off);
+                args.push(self.b.ins().load(types::F64, t, xa, 0));
+            }
+            for p in &pre {
+                match p {
+                    Pre::Const(vals) => args.extend(vals),
+                    Pre::Data { base, vertex, slots, tys } => {
+                        let ent = match vertex {
+                            None => e,
+                            Some(vx) => {
+                                let vrow = self.b.ins().imul_imm_s(e, 4 * spec.nverts as i64);
+                                let vp = verts.ok_or_else(|| super::lower::unsupported("vertex table missing"))?;
+                                let vr = self.b.ins().iadd(vp, vrow);
+                                self.b.ins().uload32(t, vr, 4 * *vx as i32)
+                            }
+                        };
+                        let off = self.b.ins().imul_imm_s(ent, 8 * *slots as i64);
+                        let at = self.b.ins().iadd(*base, off);
+                        for (j, ty) in tys.iter().enumerate() {
+                            args.push(self.b.ins().load(*ty, t, at, 8 * j as i32));
                         }
-                    };
-                    let off = self.b.ins().imul_imm_s(ent, 8 * *slots as i64);
-                    let at = self.b.ins().iadd(*base, off);
-                    for (j, ty) in tys.iter().enumerate() {
-                        args.push(self.b.ins().load(*ty, t, at, 8 * j as i32));
                     }
                 }
             }
-        }
-        if let Some(vp) = v {
-            for off in &addr_of {
-                let va = self.b.ins().iadd(vp, *off);
-                args.push(self.b.ins().load(types::F64, t, va, 0));
+            if let Some(vp) = v {
+                for off in &addr_of {
+                    let va = self.b.ins().iadd(vp, *off);
+                    args.push(self.b.ins().load(types::F64, t, va, 0));
+                }
             }
-        }
-        // The kernel, inlined.
-        self.set_many(&f.body.args, &args)?;
-        self.lower_ops(&f.body.ops)?;
-        let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
-        // Scatter.
-        let add_at = |me: &mut Self, base: Value, off: Value, val: Value| {
-            let wv = me.b.ins().fmul(weight, val);
-            let a = me.b.ins().iadd(base, off);
-            let old = me.b.ins().load(types::F64, t, a, 0);
-            let new = me.b.ins().fadd(old, wv);
-            me.b.ins().store(t, new, a, 0);
-        };
-        let acc = match spec.kind {
-            BatchKind::Hvp => acc,
-            _ => {
-                let wv = self.b.ins().fmul(weight, res[0]);
-                self.b.ins().fadd(acc, wv)
+            // The kernel, inlined.
+            self.set_many(&f.body.args, &args)?;
+            self.lower_ops(&f.body.ops)?;
+            let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
+            // Scatter.
+            let add_at = |me: &mut Self, base: Value, off: Value, val: Value| {
+                let wv = scale(me, val);
+                let a = me.b.ins().iadd(base, off);
+                let old = me.b.ins().load(types::F64, t, a, 0);
+                let new = me.b.ins().fadd(old, wv);
+                me.b.ins().store(t, new, a, 0);
+            };
+            let acc = match spec.kind {
+                BatchKind::Hvp => acc,
+                _ => {
+                    let wv = scale(self, res[0]);
+                    self.b.ins().fadd(acc, wv)
+                }
+            };
+            if let Some(g) = grad {
+                for (a, off) in addr_of.iter().enumerate() {
+                    add_at(self, g, *off, res[1 + a]);
+                }
             }
-        };
-        if let Some(g) = grad {
-            for (a, off) in addr_of.iter().enumerate() {
-                add_at(self, g, *off, res[1 + a]);
-            }
-        }
-        if let (Some(h), Some(sl)) = (hess, slots) {
-            let srow = self.b.ins().imul_imm_s(e, 4 * (k * k) as i64);
-            let srow = self.b.ins().iadd(sl, srow);
-            for b in 0..k {
-                for a in 0..=b {
-                    let val = res[1 + k + b * k + a];
-                    let wv = self.b.ins().fmul(weight, val);
-                    let pairs: &[usize] = if a == b { &[a * k + b] } else { &[a * k + b, b * k + a] };
-                    for &s in pairs {
-                        let slot = self.b.ins().uload32(t, srow, 4 * s as i32);
-                        let off = self.b.ins().ishl_imm_u(slot, 3);
-                        let at = self.b.ins().iadd(h, off);
-                        let old = self.b.ins().load(types::F64, t, at, 0);
-                        let new = self.b.ins().fadd(old, wv);
-                        self.b.ins().store(t, new, at, 0);
+            if let (Some(h), Some(sl), false) = (hess, slots, spec.runs.is_empty()) {
+                // Compact slots: one per (row, run of consecutive columns).
+                let nr = spec.runs.len();
+                let mut run_of = Vec::with_capacity(k);
+                for (r, &len) in spec.runs.iter().enumerate() {
+                    run_of.extend((0..len).map(|c| (r, c)));
+                }
+                if run_of.len() != k {
+                    return Err(super::lower::unsupported("batched Hessian runs do not cover the local dofs"));
+                }
+                let srow = self.b.ins().imul_imm_s(e, 4 * (k * nr) as i64);
+                let srow = self.b.ins().iadd(sl, srow);
+                let mut base = Vec::with_capacity(k * nr);
+                for i in 0..k * nr {
+                    let slot = self.b.ins().uload32(t, srow, 4 * i as i32);
+                    let off = self.b.ins().ishl_imm_u(slot, 3);
+                    base.push(self.b.ins().iadd(h, off));
+                }
+                for b in 0..k {
+                    for a in 0..=b {
+                        let val = res[1 + k + b * k + a];
+                        let wv = scale(self, val);
+                        let (rb, cb) = run_of[b];
+                        let (ra, ca) = run_of[a];
+                        let mut at = vec![(base[a * nr + rb], cb)];
+                        if a != b {
+                            at.push((base[b * nr + ra], ca));
+                        }
+                        for (p, c) in at {
+                            let old = self.b.ins().load(types::F64, t, p, 8 * c as i32);
+                            let new = self.b.ins().fadd(old, wv);
+                            self.b.ins().store(t, new, p, 8 * c as i32);
+                        }
+                    }
+                }
+            } else if let (Some(h), Some(sl)) = (hess, slots) {
+                let srow = self.b.ins().imul_imm_s(e, 4 * (k * k) as i64);
+                let srow = self.b.ins().iadd(sl, srow);
+                for b in 0..k {
+                    for a in 0..=b {
+                        let val = res[1 + k + b * k + a];
+                        let wv = scale(self, val);
+                        let pairs: &[usize] = if a == b { &[a * k + b] } else { &[a * k + b, b * k + a] };
+                        for &s in pairs {
+                            let slot = self.b.ins().uload32(t, srow, 4 * s as i32);
+                            let off = self.b.ins().ishl_imm_u(slot, 3);
+                            let at = self.b.ins().iadd(h, off);
+                            let old = self.b.ins().load(types::F64, t, at, 0);
+                            let new = self.b.ins().fadd(old, wv);
+                            self.b.ins().store(t, new, at, 0);
+                        }
                     }
                 }
             }
-        }
-        if let Some(o) = out {
-            for (a, off) in addr_of.iter().enumerate() {
-                add_at(self, o, *off, res[a]);
+            if let Some(o) = out {
+                for (a, off) in addr_of.iter().enumerate() {
+                    add_at(self, o, *off, res[a]);
+                }
             }
-        }
-        let next = self.b.ins().iadd_imm_s(e, 1);
-        self.b.ins().jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
+            let next = self.b.ins().iadd_imm_s(e, 1);
+            self.b.ins().jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
 
-        self.b.switch_to_block(exit);
-        let sum = self.b.block_params(exit)[0];
+            self.b.switch_to_block(exit);
+            let sum = self.b.block_params(exit)[0];
+            self.b.ins().jump(done, &[BlockArg::Value(sum)]);
+        }
+        self.b.switch_to_block(done);
+        let sum = self.b.block_params(done)[0];
         self.b.ins().return_(&[sum]);
         Ok(())
     }
