@@ -143,3 +143,26 @@ fn eval_contact_pairs_from_an_integer_array() {
     bad.extend(["--pairs", "examples/mass_spring.mad"]);
     assert_eq!(madc(&bad).0, 1);
 }
+
+#[test]
+fn eval_starts_a_field_from_its_initializer() {
+    // `u` starts at the Tutte embedding; `w` has no initializer and is a
+    // vertex field of dimension ≤ 3, so it starts at the mesh positions.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-init-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("init.mad");
+    std::fs::write(
+        &file,
+        "dof u: vertex -> vec2 = tutte;\ndof w: vertex -> vec3;\n\
+         energy e(v: vertex) { dot(u[v.v0], u[v.v0]) + 0.5 * dot(w[v.v0], w[v.v0]) }\n",
+    )
+    .unwrap();
+    let (rc, out, err) = madc(&["eval", &file.display().to_string(), "--mesh", "disk:4", "--energy"]);
+    assert_eq!(rc, 0, "{err}");
+    let mesh = mad_runtime::mesh::load_mesh("disk:4").unwrap();
+    let uv = mad_runtime::mesh::tutte::tutte_embedding(&mesh).unwrap();
+    let expected: f64 = uv.iter().map(|q| q[0] * q[0] + q[1] * q[1]).sum::<f64>()
+        + mesh.positions.iter().map(|p| 0.5 * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2])).sum::<f64>();
+    let got: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
+    assert!((got - expected).abs() <= 1e-12 * expected.abs().max(1.0), "{got} vs {expected}");
+}

@@ -89,7 +89,8 @@ pub struct MeshInputs {
     /// A mesh file (.obj, .off, .ply) or generator (`grid:NxM`, `sphere:L`, `disk:N`, `torus:N,M`).
     #[arg(long)]
     pub mesh: String,
-    /// The unknowns, (V, d) or flat `.npy` (default: the mesh's positions, zeros for other dofs).
+    /// The unknowns, (V, d) or flat `.npy` (default: a field's `= INIT` if it has one, else the
+    /// mesh's positions for vertex fields of dimension ≤ 3, zeros for other dofs).
     #[arg(long, value_name = "X.npy")]
     pub x: Option<PathBuf>,
     /// Set a param: `NAME=VALUE` (repeatable).

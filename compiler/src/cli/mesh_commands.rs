@@ -57,7 +57,7 @@ fn setup<'p>(prog: &'p EnergyProgram, inp: &MeshInputs) -> Result<(MeshEnergy<'p
     }
     let x = match &inp.x {
         Some(p) => read_flat(p, me.ndofs()).map_err(|e| format!("--x: {e}"))?,
-        None => me.default_x(),
+        None => me.declared_x().map_err(|e| e.to_string())?,
     };
     Ok((me, x))
 }

@@ -129,6 +129,22 @@ impl MeshEnergy<'_> {
         Ok(x)
     }
 
+    /// The unknowns `madc eval` starts from: [`MeshEnergy::default_x`] (mesh
+    /// positions in every vertex field of dimension ≤ 3, zeros elsewhere),
+    /// except that a field with an initializer (its `= INIT`, or one set by
+    /// [`MeshEnergy::set_init`]) takes that initializer's values.
+    pub fn declared_x(&self) -> Result<Vec<f64>, EnergyError> {
+        let mut x = self.default_x();
+        for (f, d) in self.prog.decls.dofs.iter().enumerate() {
+            let Some(init) = &self.dof_inits[f] else { continue };
+            let slots = type_slots(&d.ty).unwrap_or(1);
+            let n = if d.stencil == StencilKind::Face { self.topology().faces.len() } else { self.num_vertices() };
+            let vals = self.init_values(&d.name, init, d.stencil, &d.ty, n, slots)?;
+            x[self.dof_offsets[f]..self.dof_offsets[f] + n * slots].copy_from_slice(&vals);
+        }
+        Ok(x)
+    }
+
     /// The current values of a `state` field (`(n, slots)` row-major).
     pub fn state(&self, name: &str) -> Option<&[f64]> {
         let decls = &self.prog.decls;
