@@ -49,7 +49,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) dof_inits: Vec<Option<crate::front::state::Init>>,
 }
 
-fn stencil(s: StencilKind) -> Option<Stencil> {
+/// The runtime stencil of a declared one (`pair` elements come from the host, not the topology).
+pub(crate) fn runtime_stencil(s: StencilKind) -> Option<Stencil> {
     Some(match s {
         StencilKind::Vertex => Stencil::Vertex,
         StencilKind::Edge => Stencil::Edge,
@@ -100,7 +101,7 @@ impl EnergyProgram {
                 .collect()
         };
         let bind_term = |t: &super::kernels::TermKernels, decl: &crate::front::TermDecl| -> Result<BoundTerm, EnergyError> {
-            let Some(s) = stencil(decl.stencil) else {
+            let Some(s) = runtime_stencil(decl.stencil) else {
                 // Pair terms: no mesh elements; their pairs live in the pair pattern.
                 let empty = ElementList::fixed(t.k.max(1), Vec::new());
                 return Ok(BoundTerm { verts: ElementList::fixed(t.nverts.max(1), Vec::new()), dofs: empty });
@@ -307,7 +308,7 @@ impl MeshEnergy<'_> {
     /// (element count, slots per element) of data field `i`.
     pub(crate) fn data_shape(&self, i: usize) -> Result<(usize, usize), EnergyError> {
         let d = &self.prog.decls.data[i];
-        let s = stencil(d.stencil).ok_or_else(|| EnergyError::Unsupported { term: d.name.clone(), what: "data on pairs".into() })?;
+        let s = runtime_stencil(d.stencil).ok_or_else(|| EnergyError::Unsupported { term: d.name.clone(), what: "data on pairs".into() })?;
         let slots = type_slots(&d.ty).ok_or_else(|| EnergyError::Host(format!("data `{}` has type {}", d.name, d.ty)))?;
         let n = match s {
             Stencil::Ring => self.topo.num_vertices,

@@ -14,7 +14,7 @@
 //! (simultaneous). A state update's values replace the state's; a dof update's
 //! values replace the dofs in `x`.
 
-use mad_runtime::mesh::{Stencil, load_mesh};
+use mad_runtime::mesh::load_mesh;
 use mad_runtime::sparse::{ElementList, Field, element_dofs};
 use mad_runtime::{Value, mesh::tutte::tutte_embedding};
 use rayon::prelude::*;
@@ -24,17 +24,6 @@ use super::kernels::Source;
 use super::EnergyError;
 use crate::front::state::{Init, UpdateTarget};
 use crate::front::{StencilKind, SurfaceType};
-
-fn stencil_of(s: StencilKind) -> Option<Stencil> {
-    Some(match s {
-        StencilKind::Vertex => Stencil::Vertex,
-        StencilKind::Edge => Stencil::Edge,
-        StencilKind::Face => Stencil::Face,
-        StencilKind::Diamond => Stencil::Diamond,
-        StencilKind::Ring => Stencil::Ring,
-        StencilKind::Pair => return None,
-    })
-}
 
 impl MeshEnergy<'_> {
     /// Values of a field of `n` elements × `slots` from an initializer.
@@ -192,7 +181,7 @@ impl MeshEnergy<'_> {
 
     /// One update's values over its elements (`m` slots each).
     fn eval_update(&self, t: &super::kernels::TermKernels, stencil: StencilKind, x: &[f64]) -> Result<Vec<f64>, EnergyError> {
-        let s = stencil_of(stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "updates on pairs".into() })?;
+        let s = super::bind::runtime_stencil(stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "updates on pairs".into() })?;
         let verts = self.topo.elements(s);
         let fields: Vec<Field> = t
             .dof_fields

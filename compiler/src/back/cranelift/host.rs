@@ -135,23 +135,7 @@ impl Build {
         let config = self.module.isa().frontend_config();
         {
             let b = FunctionBuilder::new(&mut ctx.func, fctx);
-            let mut lower = FnLower {
-                b,
-                module: &mut self.module,
-                imports: &mut self.imports,
-                routines: HashMap::new(),
-                user_ids: &self.user_ids,
-                module_funcs: funcs,
-                user_refs: HashMap::new(),
-                f,
-                tables: &mut self.tables,
-                vals: vec![None; f.values.len()],
-                ctx: cranelift_codegen::ir::Value::from_u32(0),
-                cur_op: None,
-                inplace: super::inplace::analyze(f),
-                release: Default::default(),
-                heap_views: HashMap::new(),
-            };
+            let mut lower = self.lowerer(b, funcs, f, Default::default());
             lower.lower_batch(spec)?;
             lower.b.seal_all_blocks();
             lower.b.finalize(config);
@@ -170,6 +154,33 @@ impl Build {
         Ok(())
     }
 
+    /// A fresh lowering state for `f` whose Cranelift body `b` builds.
+    fn lowerer<'a, 'b>(
+        &'a mut self,
+        b: FunctionBuilder<'b>,
+        funcs: &'a ir::Arena<ir::Function>,
+        f: &'a ir::Function,
+        release: std::collections::HashSet<ir::OpId>,
+    ) -> FnLower<'a, 'b> {
+        FnLower {
+            b,
+            module: &mut self.module,
+            imports: &mut self.imports,
+            routines: HashMap::new(),
+            user_ids: &self.user_ids,
+            module_funcs: funcs,
+            user_refs: HashMap::new(),
+            f,
+            tables: &mut self.tables,
+            vals: vec![None; f.values.len()],
+            ctx: cranelift_codegen::ir::Value::from_u32(0),
+            cur_op: None,
+            inplace: super::inplace::analyze(f),
+            release,
+            heap_views: HashMap::new(),
+        }
+    }
+
     fn define_function(
         &mut self,
         index: usize,
@@ -185,23 +196,7 @@ impl Build {
         let config = self.module.isa().frontend_config();
         {
             let b = FunctionBuilder::new(&mut ctx.func, fctx);
-            let mut lower = FnLower {
-                b,
-                module: &mut self.module,
-                imports: &mut self.imports,
-                routines: HashMap::new(),
-                user_ids: &self.user_ids,
-                module_funcs: funcs,
-                user_refs: HashMap::new(),
-                f,
-                tables: &mut self.tables,
-                vals: vec![None; f.values.len()],
-                ctx: cranelift_codegen::ir::Value::from_u32(0),
-                cur_op: None,
-                inplace: super::inplace::analyze(f),
-                release: summary.loops_to_release(f),
-                heap_views: HashMap::new(),
-            };
+            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
             lower.lower_body()?;
             lower.b.seal_all_blocks();
             lower.b.finalize(config);
