@@ -332,6 +332,10 @@ fn write_mesh_at(me: &MeshEnergy, mesh: &Mesh, x: &[f64], path: &str, field: Opt
         None => me.positions_of(x).ok_or("the program has no dofs to write as a mesh")?,
     };
     let out = Mesh { positions, triangles: mesh.triangles.clone() };
+    // `--out frames/cloth.ply` creates `frames/` as needed.
+    if let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+    }
     save_mesh(&out, path).map_err(|e| format!("{path}: {e}"))
 }
 
