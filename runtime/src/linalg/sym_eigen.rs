@@ -160,6 +160,13 @@ pub fn project_psd(block: &mut [f64], k: usize, eps: f64) -> bool {
 /// If `block.len() != k*k` (a programming error).
 pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWork) -> bool {
     assert_eq!(block.len(), k * k, "project_psd: matrix size");
+    match k {
+        3 => return project_fixed::<3>(block, eps),
+        6 => return project_fixed::<6>(block, eps),
+        9 => return project_fixed::<9>(block, eps),
+        12 => return project_fixed::<12>(block, eps),
+        _ => {}
+    }
     jacobi(block, k, work);
     let PsdWork { m, v, idx, lam } = work;
     if idx[..k].iter().all(|&j| m[j * k + j] >= eps) {
@@ -173,6 +180,105 @@ pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWor
             let s: f64 = (0..k).map(|c| v[i * k + idx[c]] * lam[c] * v[j * k + idx[c]]).sum();
             block[i * k + j] = s;
             block[j * k + i] = s;
+        }
+    }
+    true
+}
+
+/// [`project_psd_with`] for a compile-time block size (the stencil sizes 3, 6, 9, 12): the same
+/// operations in the same order as [`jacobi`] and the reconstruction (hence the same bits) on
+/// stack arrays, without index arithmetic or bounds checks in the inner loops.
+fn project_fixed<const K: usize>(block: &mut [f64], eps: f64) -> bool {
+    let mut m = [[0.0f64; K]; K];
+    let mut v = [[0.0f64; K]; K];
+    for i in 0..K {
+        for j in 0..K {
+            m[i][j] = 0.5 * (block[i * K + j] + block[j * K + i]);
+        }
+        v[i][i] = 1.0;
+    }
+    for sweep in 0..MAX_SWEEPS {
+        let mut off = -0.0;
+        for p in 0..K {
+            for q in (p + 1)..K {
+                off += m[p][q] * m[p][q];
+            }
+        }
+        let mut diag = -0.0;
+        for p in 0..K {
+            diag += m[p][p] * m[p][p];
+        }
+        let converged = off == 0.0 || off <= 1e-34 * diag;
+        if converged || !off.is_finite() || !diag.is_finite() {
+            break;
+        }
+        for p in 0..K {
+            for q in (p + 1)..K {
+                let apq = m[p][q];
+                if apq == 0.0 {
+                    continue;
+                }
+                let (app, aqq) = (m[p][p], m[q][q]);
+                let g = 100.0 * apq.abs();
+                if sweep > 3 && app.abs() + g == app.abs() && aqq.abs() + g == aqq.abs() {
+                    m[p][q] = 0.0;
+                    m[q][p] = 0.0;
+                    continue;
+                }
+                let theta = (aqq - app) / (2.0 * apq);
+                let t = if theta.abs() > 1e150 {
+                    0.5 / theta
+                } else {
+                    theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
+                };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for row in m.iter_mut() {
+                    let (mrp, mrq) = (row[p], row[q]);
+                    row[p] = c * mrp - s * mrq;
+                    row[q] = s * mrp + c * mrq;
+                }
+                let (mp, mq) = (m[p], m[q]);
+                for r in 0..K {
+                    m[p][r] = c * mp[r] - s * mq[r];
+                    m[q][r] = s * mp[r] + c * mq[r];
+                }
+                m[p][q] = 0.0;
+                m[q][p] = 0.0;
+                for row in v.iter_mut() {
+                    let (vrp, vrq) = (row[p], row[q]);
+                    row[p] = c * vrp - s * vrq;
+                    row[q] = s * vrp + c * vrq;
+                }
+            }
+        }
+    }
+    let mut idx = [0usize; K];
+    for (i, j) in idx.iter_mut().enumerate() {
+        *j = i;
+    }
+    for i in 1..K {
+        let mut j = i;
+        while j > 0 && m[idx[j - 1]][idx[j - 1]].total_cmp(&m[idx[j]][idx[j]]).is_gt() {
+            idx.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    if idx.iter().all(|&j| m[j][j] >= eps) {
+        return false;
+    }
+    let mut lam = [0.0f64; K];
+    for (l, &j) in lam.iter_mut().zip(&idx) {
+        *l = m[j][j].max(eps);
+    }
+    for i in 0..K {
+        for j in i..K {
+            let mut s = -0.0;
+            for c in 0..K {
+                s += v[i][idx[c]] * lam[c] * v[j][idx[c]];
+            }
+            block[i * K + j] = s;
+            block[j * K + i] = s;
         }
     }
     true
