@@ -188,3 +188,33 @@ fn projection_with_reused_workspace_matches_allocating_projection() {
         }
     }
 }
+
+/// The fixed-size projection (k = 3, 6, 9, 12) against V·max(Λ, 0)·Vᵀ from the general
+/// decomposition, on blocks with a two-dimensional null space and negative eigenvalues.
+#[test]
+fn fixed_size_projection_matches_reconstruction_from_general_decomposition() {
+    let mut rng = Lcg(91);
+    for &k in &[3usize, 6, 9, 12] {
+        for trial in 0..30 {
+            let a = if trial % 2 == 0 {
+                random_sym(k, &mut rng)
+            } else {
+                let l: Vec<f64> = (0..k).map(|i| if i < 2 { 0.0 } else { 10.0 * rng.uniform() }).collect();
+                with_spectrum(&l, &mut rng)
+            };
+            let e = sym_eigen(&a, k);
+            let mut want = vec![0.0; k * k];
+            for i in 0..k {
+                for j in 0..k {
+                    want[i * k + j] = (0..k).map(|c| e.vectors[i * k + c] * e.values[c].max(0.0) * e.vectors[j * k + c]).sum();
+                }
+            }
+            let mut got = a.clone();
+            project_psd(&mut got, k, 0.0);
+            let scale = frob(&a);
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-12 * scale, "k = {k}, trial {trial}: {g} vs {w}");
+            }
+        }
+    }
+}
