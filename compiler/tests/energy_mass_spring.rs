@@ -186,8 +186,9 @@ fn every_workload_of_the_spring_has_a_batched_loop() {
     let kinds: Vec<_> = prog.batch_specs().iter().map(|s| s.kind).collect();
     use mad::back::cranelift::BatchKind as K;
     // The Hessian loop twice: over the full k×k slot table and over the
-    // compact one (one slot per row and vertex: runs of 3 columns).
-    assert_eq!(kinds, vec![K::Value, K::Grad, K::Hess, K::Hess, K::Hvp]);
+    // compact one (one slot per row and vertex: runs of 3 columns); the
+    // block-buffer loop of projected Hessians last.
+    assert_eq!(kinds, vec![K::Value, K::Grad, K::Hess, K::Hess, K::Hvp, K::HessBlock]);
     assert_eq!(prog.batch_specs()[3].runs, vec![3, 3]);
 }
 

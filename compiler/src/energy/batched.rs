@@ -11,9 +11,15 @@
 //! in parallel, one call per chunk, chunk energy sums added in schedule order.
 //! Each gradient/HVP entry and CSR value receives its contributions in the same
 //! order on every thread count, so results are bit-identical for any count.
-//! Rings, pairs and PSD-projected Hessians stay on the element-by-element path
-//! of [`super::eval`].
+//! PSD-projected Hessians use the `HessBlock` loop: it adds the energy and
+//! gradient and stores each element's block into a per-worker buffer (one
+//! chunk's worth, reused); each block is then projected
+//! ([`mad_runtime::linalg::sym_eigen::project_psd_with`], allocation-free) and
+//! scattered into the CSR values in element order, by the same worker, right
+//! after its chunk: the same order on every thread count.
+//! Rings and pairs stay on the element-by-element path of [`super::eval`].
 
+use mad_runtime::linalg::sym_eigen::{PsdWork, project_psd_with};
 use mad_runtime::sparse::Coloring;
 use rayon::prelude::*;
 
@@ -26,10 +32,10 @@ use crate::front::{MeshDecls, StencilKind, SurfaceType};
 use crate::ir::Module;
 
 /// The batched loops of one energy term: an index into the compiled specs per
-/// [`BatchKind`] (`Value`, `Grad`, `Hess`, `Hvp`), where one exists.
+/// [`BatchKind`] (`Value`, `Grad`, `Hess`, `Hvp`, `HessBlock`), where one exists.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TermBatches {
-    pub kinds: [Option<usize>; 4],
+    pub kinds: [Option<usize>; 5],
     /// The `Hess` loop over compact slots, and its runs ([`BatchSpec::runs`]).
     pub hess_compact: Option<(usize, Vec<usize>)>,
 }
@@ -40,6 +46,7 @@ fn slot(kind: BatchKind) -> usize {
         BatchKind::Grad => 1,
         BatchKind::Hess => 2,
         BatchKind::Hvp => 3,
+        BatchKind::HessBlock => 4,
     }
 }
 
@@ -75,6 +82,7 @@ pub fn specs(module: &Module, energies: &[TermKernels], decls: &MeshDecls) -> (V
                 (BatchKind::Grad, t.grad),
                 (BatchKind::Hess, t.hess),
                 (BatchKind::Hvp, t.hvp),
+                (BatchKind::HessBlock, t.hess),
             ] {
                 let Some(f) = f else { continue };
                 let Some(func) = module.functions.get(f) else { continue };
@@ -153,6 +161,26 @@ impl SharedFrame {
     }
 }
 
+/// What the `HessBlock` schedule does with each stored block: project it and
+/// add `weight` times it into `hess` through the element's k·k slots.
+struct Project<'a> {
+    k: usize,
+    slots: &'a mad_runtime::sparse::ElementList,
+    hess: *mut f64,
+    weight: f64,
+}
+// SAFETY: `hess` is written only for the CSR rows of the running chunk's
+// elements, disjoint between the chunks of one colour (see the module docs).
+unsafe impl Send for Project<'_> {}
+unsafe impl Sync for Project<'_> {}
+
+/// One worker's batched caller and scratch space.
+struct BatchWorker<'m> {
+    caller: crate::back::cranelift::BatchCaller<'m>,
+    blocks: Vec<f64>,
+    work: PsdWork,
+}
+
 impl MeshEnergy<'_> {
     /// Runs batched loop `batch` (of `kind`) for energy term `term` over all its
     /// elements; `None` when the term's tables do not fit a batched loop (the
@@ -210,7 +238,7 @@ impl MeshEnergy<'_> {
                     return None;
                 }
             }
-            BatchKind::Hess => {
+            BatchKind::Hess | BatchKind::HessBlock => {
                 if !needs(outs.grad) || !needs(outs.hess) {
                     return None;
                 }
@@ -253,7 +281,8 @@ impl MeshEnergy<'_> {
             consts: consts.as_ptr(),
             data: data.as_ptr(),
         });
-        Some(self.batched_schedule(term, batch, coloring, frame))
+        let project = (kind == BatchKind::HessBlock).then_some(Project { k: t.k, slots, hess: outs.hess, weight });
+        Some(self.batched_schedule(term, batch, coloring, frame, project))
     }
 
     /// Whether term `term`'s element tables hold what a batched loop reads:
@@ -282,17 +311,52 @@ impl MeshEnergy<'_> {
         ok.get(term).copied().unwrap_or(false)
     }
 
-    fn batched_schedule(&self, term: usize, batch: usize, coloring: &Coloring, frame: SharedFrame) -> Result<f64, EnergyError> {
+    fn batched_schedule(
+        &self,
+        term: usize,
+        batch: usize,
+        coloring: &Coloring,
+        frame: SharedFrame,
+        project: Option<Project<'_>>,
+    ) -> Result<f64, EnergyError> {
         let name = &self.prog.energies[term].name;
         let prog: &super::EnergyProgram = self.prog;
-        let new_caller = || prog.jit.batch_caller(batch).ok_or_else(|| EnergyError::Backend(format!("no batched loop {batch}")));
-        let run = |c: &mut crate::back::cranelift::BatchCaller<'_>, chunk: u32| -> Result<f64, EnergyError> {
+        let new_caller = || {
+            prog.jit
+                .batch_caller(batch)
+                .map(|c| BatchWorker { caller: c, blocks: Vec::new(), work: PsdWork::new() })
+                .ok_or_else(|| EnergyError::Backend(format!("no batched loop {batch}")))
+        };
+        let run = |w: &mut BatchWorker<'_>, chunk: u32| -> Result<f64, EnergyError> {
             let r = coloring.chunk_elements(chunk);
-            let f = frame.with_range(r.start, r.end);
+            let mut f = frame.with_range(r.start, r.end);
+            if let Some(p) = &project {
+                let need = r.len() * p.k * p.k;
+                if w.blocks.len() < need {
+                    w.blocks.resize(need, 0.0);
+                }
+                f.out = w.blocks.as_mut_ptr();
+            }
             // SAFETY: `run_batched` checked every index the tables hold against
             // the arrays the frame points to; chunks of one colour share no dof
-            // (so no gradient/HVP entry and no CSR row), colours run in turn.
-            unsafe { c.run(&f) }.map_err(|e| EnergyError::Runtime(format!("term `{name}`, elements {}..{}: {e}", r.start, r.end)))
+            // (so no gradient/HVP entry and no CSR row), colours run in turn;
+            // the block buffer holds the range's k² values per element.
+            let sum = unsafe { w.caller.run(&f) }
+                .map_err(|e| EnergyError::Runtime(format!("term `{name}`, elements {}..{}: {e}", r.start, r.end)))?;
+            if let Some(p) = &project {
+                let kk = p.k * p.k;
+                for (e, block) in r.clone().zip(w.blocks.chunks_exact_mut(kk)) {
+                    project_psd_with(block, p.k, 0.0, &mut w.work);
+                    let sl = p.slots.get(e);
+                    for (&s, &v) in sl.iter().zip(block.iter()) {
+                        // SAFETY: `tables_ok` checked every slot against nnz (the
+                        // length of the values `hess` points to); no other
+                        // chunk running now writes this element's CSR rows.
+                        unsafe { *p.hess.add(s as usize) += p.weight * v };
+                    }
+                }
+            }
+            Ok(sum)
         };
         let mut total = 0.0;
         let mut caller = match &self.pool {

@@ -309,7 +309,8 @@ impl MeshEnergy<'_> {
                     Kind::Grad => Some(BatchKind::Grad),
                     Kind::Hess { project: false } => Some(BatchKind::Hess),
                     Kind::Hvp => Some(BatchKind::Hvp),
-                    Kind::Hess { project: true } | Kind::Mixed => None,
+                    Kind::Hess { project: true } => Some(BatchKind::HessBlock),
+                    Kind::Mixed => None,
                 };
                 if let Some((bk, bi)) = bk.and_then(|bk| self.prog.batches.get(i)?.get(bk).map(|bi| (bk, bi))) {
                     let null = std::ptr::null_mut();

@@ -17,16 +17,43 @@ pub struct SymEigen {
 
 const MAX_SWEEPS: usize = 100;
 
-/// Decomposes the symmetric part `(A + Aᵀ)/2` of a k×k row-major matrix: A = V diag(λ) Vᵀ.
-///
-/// # Panics
-/// If `a.len() != k*k` (a programming error).
-pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
-    assert_eq!(a.len(), k * k, "sym_eigen: matrix size");
-    let mut m: Vec<f64> = (0..k * k)
-        .map(|i| 0.5 * (a[i] + a[(i % k) * k + i / k]))
-        .collect();
-    let mut v = vec![0.0; k * k];
+/// Reusable scratch space for [`project_psd_with`] (and [`sym_eigen`]): sized on first use for
+/// the largest k seen, so repeated projections of same-size blocks allocate nothing.
+#[derive(Clone, Debug, Default)]
+pub struct PsdWork {
+    m: Vec<f64>,
+    v: Vec<f64>,
+    idx: Vec<usize>,
+    lam: Vec<f64>,
+}
+
+impl PsdWork {
+    pub fn new() -> PsdWork {
+        PsdWork::default()
+    }
+
+    fn fit(&mut self, k: usize) {
+        if self.m.len() < k * k {
+            self.m.resize(k * k, 0.0);
+            self.v.resize(k * k, 0.0);
+        }
+        if self.idx.len() < k {
+            self.idx.resize(k, 0);
+            self.lam.resize(k, 0.0);
+        }
+    }
+}
+
+/// Cyclic Jacobi on the symmetric part of `a` (k×k row-major) into `w`: afterwards `w.m` is
+/// diagonal (the eigenvalues), the columns of `w.v` are the eigenvectors, and `w.idx[..k]`
+/// lists the columns by ascending eigenvalue.
+fn jacobi(a: &[f64], k: usize, w: &mut PsdWork) {
+    w.fit(k);
+    let (m, v) = (&mut w.m[..k * k], &mut w.v[..k * k]);
+    for i in 0..k * k {
+        m[i] = 0.5 * (a[i] + a[(i % k) * k + i / k]);
+        v[i] = 0.0;
+    }
     for i in 0..k {
         v[i * k + i] = 1.0;
     }
@@ -84,13 +111,33 @@ pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
             }
         }
     }
-    let mut idx: Vec<usize> = (0..k).collect();
-    idx.sort_by(|&x, &y| m[x * k + x].total_cmp(&m[y * k + y]));
-    let values = idx.iter().map(|&j| m[j * k + j]).collect();
+    let idx = &mut w.idx[..k];
+    for (i, j) in idx.iter_mut().enumerate() {
+        *j = i;
+    }
+    // Stable insertion sort (k is small): no allocation.
+    for i in 1..k {
+        let mut j = i;
+        while j > 0 && m[idx[j - 1] * k + idx[j - 1]].total_cmp(&m[idx[j] * k + idx[j]]).is_gt() {
+            idx.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// Decomposes the symmetric part `(A + Aᵀ)/2` of a k×k row-major matrix: A = V diag(λ) Vᵀ.
+///
+/// # Panics
+/// If `a.len() != k*k` (a programming error).
+pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
+    assert_eq!(a.len(), k * k, "sym_eigen: matrix size");
+    let mut w = PsdWork::new();
+    jacobi(a, k, &mut w);
+    let values = w.idx[..k].iter().map(|&j| w.m[j * k + j]).collect();
     let mut vectors = vec![0.0; k * k];
-    for (new_j, &j) in idx.iter().enumerate() {
+    for (new_j, &j) in w.idx[..k].iter().enumerate() {
         for i in 0..k {
-            vectors[i * k + new_j] = v[i * k + j];
+            vectors[i * k + new_j] = w.v[i * k + j];
         }
     }
     SymEigen { k, values, vectors }
@@ -103,18 +150,141 @@ pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
 /// # Panics
 /// If `block.len() != k*k` (a programming error).
 pub fn project_psd(block: &mut [f64], k: usize, eps: f64) -> bool {
-    let e = sym_eigen(block, k);
-    if e.values.iter().all(|&l| l >= eps) {
+    project_psd_with(block, k, eps, &mut PsdWork::new())
+}
+
+/// [`project_psd`] with caller-provided scratch space: allocation-free once `work` has seen a
+/// block of this size; same results bit for bit.
+///
+/// # Panics
+/// If `block.len() != k*k` (a programming error).
+pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWork) -> bool {
+    assert_eq!(block.len(), k * k, "project_psd: matrix size");
+    match k {
+        3 => return project_fixed::<3>(block, eps),
+        6 => return project_fixed::<6>(block, eps),
+        9 => return project_fixed::<9>(block, eps),
+        12 => return project_fixed::<12>(block, eps),
+        _ => {}
+    }
+    jacobi(block, k, work);
+    let PsdWork { m, v, idx, lam } = work;
+    if idx[..k].iter().all(|&j| m[j * k + j] >= eps) {
         return false;
     }
-    let lam: Vec<f64> = e.values.iter().map(|&l| l.max(eps)).collect();
+    for (l, &j) in lam[..k].iter_mut().zip(&idx[..k]) {
+        *l = m[j * k + j].max(eps);
+    }
     for i in 0..k {
         for j in i..k {
-            let s: f64 = (0..k)
-                .map(|m| e.vectors[i * k + m] * lam[m] * e.vectors[j * k + m])
-                .sum();
+            let s: f64 = (0..k).map(|c| v[i * k + idx[c]] * lam[c] * v[j * k + idx[c]]).sum();
             block[i * k + j] = s;
             block[j * k + i] = s;
+        }
+    }
+    true
+}
+
+/// [`project_psd_with`] for a compile-time block size (the stencil sizes 3, 6, 9, 12): the
+/// cyclic Jacobi of [`jacobi`] on stack arrays, with each rotation applied once to the
+/// symmetric storage and the pivot entries updated in closed form (app − t·apq, aqq + t·apq),
+/// about half the work of the general path's two full passes.
+fn project_fixed<const K: usize>(block: &mut [f64], eps: f64) -> bool {
+    let mut m = [[0.0f64; K]; K];
+    let mut v = [[0.0f64; K]; K];
+    for i in 0..K {
+        for j in 0..K {
+            m[i][j] = 0.5 * (block[i * K + j] + block[j * K + i]);
+        }
+        v[i][i] = 1.0;
+    }
+    for sweep in 0..MAX_SWEEPS {
+        let mut off = -0.0;
+        for p in 0..K {
+            for q in (p + 1)..K {
+                off += m[p][q] * m[p][q];
+            }
+        }
+        let mut diag = -0.0;
+        for p in 0..K {
+            diag += m[p][p] * m[p][p];
+        }
+        let converged = off == 0.0 || off <= 1e-34 * diag;
+        if converged || !off.is_finite() || !diag.is_finite() {
+            break;
+        }
+        for p in 0..K {
+            for q in (p + 1)..K {
+                let apq = m[p][q];
+                if apq == 0.0 {
+                    continue;
+                }
+                let (app, aqq) = (m[p][p], m[q][q]);
+                let g = 100.0 * apq.abs();
+                if sweep > 3 && app.abs() + g == app.abs() && aqq.abs() + g == aqq.abs() {
+                    m[p][q] = 0.0;
+                    m[q][p] = 0.0;
+                    continue;
+                }
+                let theta = (aqq - app) / (2.0 * apq);
+                let t = if theta.abs() > 1e150 {
+                    0.5 / theta
+                } else {
+                    theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
+                };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                // M ← Jᵀ M J on the symmetric storage: rows/columns p and q
+                // outside the (p, q) pair once each, the pivot pair directly.
+                for r in 0..K {
+                    if r == p || r == q {
+                        continue;
+                    }
+                    let (mrp, mrq) = (m[r][p], m[r][q]);
+                    let (np, nq) = (c * mrp - s * mrq, s * mrp + c * mrq);
+                    m[r][p] = np;
+                    m[p][r] = np;
+                    m[r][q] = nq;
+                    m[q][r] = nq;
+                }
+                m[p][p] = app - t * apq;
+                m[q][q] = aqq + t * apq;
+                m[p][q] = 0.0;
+                m[q][p] = 0.0;
+                for row in v.iter_mut() {
+                    let (vrp, vrq) = (row[p], row[q]);
+                    row[p] = c * vrp - s * vrq;
+                    row[q] = s * vrp + c * vrq;
+                }
+            }
+        }
+    }
+    let mut idx = [0usize; K];
+    for (i, j) in idx.iter_mut().enumerate() {
+        *j = i;
+    }
+    for i in 1..K {
+        let mut j = i;
+        while j > 0 && m[idx[j - 1]][idx[j - 1]].total_cmp(&m[idx[j]][idx[j]]).is_gt() {
+            idx.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    if idx.iter().all(|&j| m[j][j] >= eps) {
+        return false;
+    }
+    let mut lam = [0.0f64; K];
+    for (l, &j) in lam.iter_mut().zip(&idx) {
+        *l = m[j][j].max(eps);
+    }
+    for i in 0..K {
+        for j in i..K {
+            let mut s = -0.0;
+            for c in 0..K {
+                s += v[i][idx[c]] * lam[c] * v[j][idx[c]];
+            }
+            block[i * K + j] = s;
+            block[j * K + i] = s;
         }
     }
     true

@@ -46,6 +46,11 @@ pub enum BatchKind {
     Hess,
     /// `kernel(z, o…, v) -> H·v`: adds into the output vector.
     Hvp,
+    /// Like `Hess`, but each element's k×k block (row-major, unweighted, the
+    /// upper triangle mirrored) is stored into [`BatchFrame::out`] at
+    /// `(e − start)·k²` instead of being scattered: for blocks the caller
+    /// transforms (PSD projection) before it scatters them.
+    HessBlock,
 }
 
 /// How one kernel parameter after the local dof vector `z` is filled.
@@ -98,7 +103,8 @@ pub struct BatchFrame {
     pub grad: *mut f64,
     /// CSR values output (`Hess`).
     pub hess: *mut f64,
-    /// HVP direction and output (`Hvp`).
+    /// HVP direction and output (`Hvp`); `out` is the block buffer of
+    /// `HessBlock` (`(end − start)·k²` values).
     pub v: *const f64,
     pub out: *mut f64,
     /// The factor every contribution is multiplied by.
@@ -165,7 +171,7 @@ pub fn batchable(f: &ir::Function, kind: BatchKind, k: usize, ninputs: usize) ->
     let want = match kind {
         BatchKind::Value => 1,
         BatchKind::Grad => 1 + k,
-        BatchKind::Hess => 1 + k + k * k,
+        BatchKind::Hess | BatchKind::HessBlock => 1 + k + k * k,
         BatchKind::Hvp => k,
     };
     all_f64 && nret == want
@@ -198,7 +204,9 @@ impl FnLower<'_, '_> {
                 (Some(load_ptr(self, F_GRAD)), Some(load_ptr(self, F_HESS)), None, None, Some(load_ptr(self, F_SLOTS)))
             }
             BatchKind::Hvp => (None, None, Some(load_ptr(self, F_V)), Some(load_ptr(self, F_OUT)), None),
+            BatchKind::HessBlock => (Some(load_ptr(self, F_GRAD)), None, None, None, None),
         };
+        let blocks = if spec.kind == BatchKind::HessBlock { Some(load_ptr(self, F_OUT)) } else { None };
         // Loop invariants: params and data base pointers.
         let params = f.param_types();
         if params.len() < 1 + spec.inputs.len() {
@@ -368,6 +376,21 @@ impl FnLower<'_, '_> {
                             let old = self.b.ins().load(types::F64, t, at, 0);
                             let new = self.b.ins().fadd(old, wv);
                             self.b.ins().store(t, new, at, 0);
+                        }
+                    }
+                }
+            }
+            if let Some(buf) = blocks {
+                // The unweighted block, row-major, into this element's buffer rows.
+                let rel = self.b.ins().isub(e, start);
+                let boff = self.b.ins().imul_imm_s(rel, 8 * (k * k) as i64);
+                let bp = self.b.ins().iadd(buf, boff);
+                for b in 0..k {
+                    for a in 0..=b {
+                        let val = res[1 + k + b * k + a];
+                        self.b.ins().store(t, val, bp, 8 * (a * k + b) as i32);
+                        if a != b {
+                            self.b.ins().store(t, val, bp, 8 * (b * k + a) as i32);
                         }
                     }
                 }
