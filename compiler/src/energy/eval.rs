@@ -100,21 +100,17 @@ struct Worker<'m> {
 }
 
 impl MeshEnergy<'_> {
-    fn gather(&self, job: &Job, e: usize, args: &mut [f64]) {
-        let dofs = job.dofs.get(e);
-        for (a, &d) in dofs.iter().enumerate() {
-            args[a] = job.x[d as usize];
-        }
-        let mut at = job.t.k.max(1);
-        if job.t.k == 0 {
-            args[0] = 0.0;
-        }
-        for s in &job.t.others {
+    /// Writes element `e`'s data and params (a term's inputs other than its
+    /// dofs) into `args` from position `at`, and returns the next free
+    /// position. Per-element data is read at `e`, vertex data at the element's
+    /// stencil vertices `verts`.
+    pub(super) fn gather_others(&self, others: &[Source], e: usize, verts: &[u32], args: &mut [f64], mut at: usize) -> usize {
+        for s in others {
             match *s {
                 Source::Data { field, vertex, slots } => {
                     let ent = match vertex {
                         None => e,
-                        Some(v) => job.b.verts.get(e)[v as usize] as usize,
+                        Some(v) => verts[v as usize] as usize,
                     };
                     let vals = self.data[field].as_deref().unwrap_or(&[]);
                     args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
@@ -128,6 +124,19 @@ impl MeshEnergy<'_> {
                 Source::Dof { .. } => {}
             }
         }
+        at
+    }
+
+    fn gather(&self, job: &Job, e: usize, args: &mut [f64]) {
+        let dofs = job.dofs.get(e);
+        for (a, &d) in dofs.iter().enumerate() {
+            args[a] = job.x[d as usize];
+        }
+        let mut at = job.t.k.max(1);
+        if job.t.k == 0 {
+            args[0] = 0.0;
+        }
+        at = self.gather_others(&job.t.others, e, job.b.verts.get(e), args, at);
         if let (Kind::Hvp, Some(v)) = (job.kind, job.v) {
             for (a, &d) in dofs.iter().enumerate() {
                 args[at + a] = v[d as usize];

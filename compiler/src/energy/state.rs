@@ -20,7 +20,6 @@ use mad_runtime::{Value, mesh::tutte::tutte_embedding};
 use rayon::prelude::*;
 
 use super::bind::{MeshEnergy, type_slots};
-use super::kernels::Source;
 use super::EnergyError;
 use crate::front::state::{Init, UpdateTarget};
 use crate::front::{StencilKind, SurfaceType};
@@ -256,26 +255,8 @@ impl MeshEnergy<'_> {
         for (a, &d) in dofs.get(e).iter().enumerate() {
             args[a] = x[d as usize];
         }
-        let mut at = t.k.max(1);
-        for s in &t.others {
-            match *s {
-                Source::Data { field, vertex, slots } => {
-                    let ent = match vertex {
-                        None => e,
-                        Some(v) => verts.get(e)[v as usize] as usize,
-                    };
-                    let vals = self.data[field].as_deref().unwrap_or(&[]);
-                    args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
-                    at += slots;
-                }
-                Source::Param { param, int } => {
-                    let p = self.params[param];
-                    args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
-                    at += 1;
-                }
-                Source::Dof { .. } => {}
-            }
-        }
+        let at = t.k.max(1);
+        self.gather_others(&t.others, e, verts.get(e), args, at);
     }
 }
 
