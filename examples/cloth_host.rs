@@ -14,7 +14,10 @@ use std::error::Error;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let out_dir = args.first().cloned().unwrap_or_else(|| "cloth_frames".into());
+    let out_dir = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "cloth_frames".into());
     let steps: usize = args.get(1).map_or(Ok(40), |s| s.parse())?;
     let n: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
 
@@ -33,19 +36,39 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut newton = Newton::new();
     newton.project_psd = true;
     let mut solver = Solver::Newton(newton);
-    let options = SolveOptions { max_iters: 50, grad_abs_tol: 1e-6, ..SolveOptions::default() };
+    let options = SolveOptions {
+        max_iters: 50,
+        grad_abs_tol: 1e-6,
+        ..SolveOptions::default()
+    };
 
     std::fs::create_dir_all(&out_dir)?;
     for step in 1..=steps {
         let mut callback = |it: &IterationInfo| {
-            println!("step {step:3}  iteration {:2}  energy {:.9e}  |g| {:.2e}", it.iteration, it.energy, it.grad_norm);
+            println!(
+                "step {step:3}  iteration {:2}  energy {:.9e}  |g| {:.2e}",
+                it.iteration, it.energy, it.grad_norm
+            );
             Control::Continue
         };
         let report = euler.step(&mut solver, &options, Some(&mut callback))?;
-        let positions = euler.potential().energy().positions_of(euler.positions()).ok_or("no positions")?;
+        let positions = euler
+            .potential()
+            .energy()
+            .positions_of(euler.positions())
+            .ok_or("no positions")?;
         let frame = format!("{out_dir}/cloth_{step:04}.ply");
-        save_mesh(&Mesh { positions, triangles: mesh.triangles.clone() }, &frame)?;
-        println!("step {step:3}: {:?} after {} iterations -> {frame}", report.status, report.iterations);
+        save_mesh(
+            &Mesh {
+                positions,
+                triangles: mesh.triangles.clone(),
+            },
+            &frame,
+        )?;
+        println!(
+            "step {step:3}: {:?} after {} iterations -> {frame}",
+            report.status, report.iterations
+        );
     }
     Ok(())
 }

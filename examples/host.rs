@@ -32,7 +32,10 @@ fn main() -> Result<(), mad::Error> {
 
     let arc_length = prog.function::<(Vec<f64>,), f64>("arc_length")?;
     let square = vec![0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0];
-    println!("perimeter of the unit square: {}", arc_length.call((square,))?);
+    println!(
+        "perimeter of the unit square: {}",
+        arc_length.call((square,))?
+    );
 
     let rotate = prog.function::<([f64; 2], f64), [f64; 2]>("rotate")?;
     let r = rotate.call(([1.0, 0.0], std::f64::consts::FRAC_PI_2))?;

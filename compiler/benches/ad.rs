@@ -100,11 +100,22 @@ fn median_ns(reps: usize, units: u64, mut f: impl FnMut()) -> f64 {
 }
 
 fn fmt_ns(ns: f64) -> String {
-    if ns >= 10_000.0 { format!("{:.1} µs", ns / 1000.0) } else if ns >= 100.0 { format!("{ns:.0} ns") } else { format!("{ns:.1} ns") }
+    if ns >= 10_000.0 {
+        format!("{:.1} µs", ns / 1000.0)
+    } else if ns >= 100.0 {
+        format!("{ns:.0} ns")
+    } else {
+        format!("{ns:.1} ns")
+    }
 }
 
 fn row(name: &str, how: &str, mad: f64, hand: f64) {
-    println!("| {name} | {how} | {} | {} | {:.2}× |", fmt_ns(mad), fmt_ns(hand), mad / hand);
+    println!(
+        "| {name} | {how} | {} | {} | {:.2}× |",
+        fmt_ns(mad),
+        fmt_ns(hand),
+        mad / hand
+    );
 }
 
 fn f64_of(v: &Value) -> f64 {
@@ -115,11 +126,17 @@ fn f64_of(v: &Value) -> f64 {
 }
 
 fn vector(xs: Vec<f64>) -> Value {
-    Value::Tensor(Tensor { shape: vec![xs.len()], data: TensorData::F64(xs) })
+    Value::Tensor(Tensor {
+        shape: vec![xs.len()],
+        data: TensorData::F64(xs),
+    })
 }
 
 fn matrix(n: usize, xs: Vec<f64>) -> Value {
-    Value::Tensor(Tensor { shape: vec![n, n], data: TensorData::F64(xs) })
+    Value::Tensor(Tensor {
+        shape: vec![n, n],
+        data: TensorData::F64(xs),
+    })
 }
 
 // ---------------------------------------------------------------- hand-written
@@ -134,7 +151,10 @@ fn hand_b1(x: f64, y: f64) -> (f64, f64) {
 fn hand_loop1(x: f64, y: f64, n: i64) -> f64 {
     let mut s = 0.0;
     for i in 0..n {
-        let (gx, gy) = hand_b1(black_box(x + 1e-9 * (i as f64)), black_box(y + 1e-9 * (i as f64)));
+        let (gx, gy) = hand_b1(
+            black_box(x + 1e-9 * (i as f64)),
+            black_box(y + 1e-9 * (i as f64)),
+        );
         s += gx + gy;
     }
     s
@@ -212,16 +232,29 @@ fn main() {
     println!("|---|---|---:|---:|---:|");
 
     // B1, direct call.
-    let mut g1 = prog.jit().raw_caller(prog.func_ref("g1").expect("g1")).expect("direct call");
+    let mut g1 = prog
+        .jit()
+        .raw_caller(prog.func_ref("g1").expect("g1"))
+        .expect("direct call");
     let mut out = [0.0; 2];
     g1.call_f64(&[2.0, 3.0], &mut out).expect("runs");
     let want = hand_b1(2.0, 3.0);
-    assert!((out[0] - want.0).abs() < 1e-12 && (out[1] - want.1).abs() < 1e-12, "B1 gradients agree");
+    assert!(
+        (out[0] - want.0).abs() < 1e-12 && (out[1] - want.1).abs() < 1e-12,
+        "B1 gradients agree"
+    );
     let calls = 1_000_000u64;
     let mad = median_ns(9, calls, || {
         let mut acc = 0.0;
         for i in 0..calls {
-            g1.call_f64(&[black_box(2.0 + 1e-9 * i as f64), black_box(3.0 + 1e-9 * i as f64)], &mut out).expect("runs");
+            g1.call_f64(
+                &[
+                    black_box(2.0 + 1e-9 * i as f64),
+                    black_box(3.0 + 1e-9 * i as f64),
+                ],
+                &mut out,
+            )
+            .expect("runs");
             acc += out[0] + out[1];
         }
         black_box(acc);
@@ -229,14 +262,24 @@ fn main() {
     let hand = median_ns(9, calls, || {
         black_box(hand_loop1(2.0, 3.0, calls as i64));
     });
-    row("B1", "direct call (`RawCaller::call_f64`) per gradient", mad, hand);
+    row(
+        "B1",
+        "direct call (`RawCaller::call_f64`) per gradient",
+        mad,
+        hand,
+    );
 
     // B1, loop written in mad.
-    let loop1 = prog.function::<(f64, f64, i64), f64>("loop1").expect("loop1");
+    let loop1 = prog
+        .function::<(f64, f64, i64), f64>("loop1")
+        .expect("loop1");
     let n = 5_000_000i64;
     let m = loop1.call((2.0, 3.0, n)).expect("runs");
     let h = hand_loop1(2.0, 3.0, n);
-    assert!((m - h).abs() <= 1e-9 * h.abs(), "B1 loops agree: {m} vs {h}");
+    assert!(
+        (m - h).abs() <= 1e-9 * h.abs(),
+        "B1 loops agree: {m} vs {h}"
+    );
     let mad = median_ns(7, n as u64, || {
         black_box(loop1.call((2.0, 3.0, n)).expect("runs"));
     });
@@ -250,7 +293,13 @@ fn main() {
         let xs: Vec<f64> = (0..nn * nn).map(|k| (0.3 * k as f64).sin()).collect();
         let ys: Vec<f64> = (0..nn * nn).map(|k| (0.7 * k as f64 + 0.2).cos()).collect();
         let trips = ((4_000_000 / (nn * nn * nn)).clamp(20, 20_000)) as i64;
-        let args = |t: i64| vec![matrix(nn, xs.clone()), matrix(nn, ys.clone()), Value::I64(t)];
+        let args = |t: i64| {
+            vec![
+                matrix(nn, xs.clone()),
+                matrix(nn, ys.clone()),
+                Value::I64(t),
+            ]
+        };
         let m = f64_of(&prog.call("loop2", &args(1)).expect("runs"));
         let (_, dx, dy) = hand_b2(&xs, &ys, nn);
         assert!((m - (dx[0] + dy[0])).abs() < 1e-9, "B2 gradients agree");
@@ -270,7 +319,12 @@ fn main() {
             }
             black_box(s);
         });
-        row(&format!("B2 N={nn}"), "loop in mad, `grad(b2)` per trip", mad, hand);
+        row(
+            &format!("B2 N={nn}"),
+            "loop in mad, `grad(b2)` per trip",
+            mad,
+            hand,
+        );
     }
 
     // B3: picked up as soon as reverse mode passes the `while` loop.
@@ -287,7 +341,11 @@ fn main() {
         Ok(p3) => {
             let args = |t: i64| vec![vector(x3.clone()), Value::I64(t)];
             let m = f64_of(&p3.call("loop3", &args(1)).expect("runs"));
-            assert!((m - gx[0]).abs() < 1e-9 * gx[0].abs().max(1.0), "B3 gradients agree: {m} vs {}", gx[0]);
+            assert!(
+                (m - gx[0]).abs() < 1e-9 * gx[0].abs().max(1.0),
+                "B3 gradients agree: {m} vs {}",
+                gx[0]
+            );
             let overhead = median_ns(7, 1, || {
                 black_box(p3.call("loop3", &args(0)).expect("runs"));
             });
@@ -295,24 +353,46 @@ fn main() {
             let mad = median_ns(7, 1, || {
                 black_box(p3.call("loop3", &a).expect("runs"));
             });
-            row("B3", "loop in mad, `grad(b3)` per trip", ((mad - overhead) / trips as f64).max(0.0), hand);
+            row(
+                "B3",
+                "loop in mad, `grad(b3)` per trip",
+                ((mad - overhead) / trips as f64).max(0.0),
+                hand,
+            );
         }
-        Err(_) => println!("| B3 | n/a (needs the tape) | n/a | {} | n/a |", fmt_ns(hand)),
+        Err(_) => println!(
+            "| B3 | n/a (needs the tape) | n/a | {} | n/a |",
+            fmt_ns(hand)
+        ),
     }
 
     // B4.
     for nn in [10usize, 100, 1000, 10_000] {
         let xs: Vec<f64> = (0..nn).map(|k| k as f64 / nn as f64).collect();
-        let ys: Vec<f64> = xs.iter().enumerate().map(|(k, x)| 1.0 + 2.0 * x + 0.1 * (1.3 * k as f64).sin()).collect();
+        let ys: Vec<f64> = xs
+            .iter()
+            .enumerate()
+            .map(|(k, x)| 1.0 + 2.0 * x + 0.1 * (1.3 * k as f64).sin())
+            .collect();
         let (a, b, sigma) = (0.9, 2.1, 0.3);
         let trips = ((2_000_000 / nn).clamp(20, 200_000)) as i64;
         let args = |t: i64| {
-            vec![Value::F64(a), Value::F64(b), Value::F64(sigma), vector(xs.clone()), vector(ys.clone()), Value::I64(t)]
+            vec![
+                Value::F64(a),
+                Value::F64(b),
+                Value::F64(sigma),
+                vector(xs.clone()),
+                vector(ys.clone()),
+                Value::I64(t),
+            ]
         };
         let m = f64_of(&prog.call("loop4", &args(1)).expect("runs"));
         let h = hand_b4(a, b, sigma, &xs, &ys);
         let hs = h[0] + h[1] + h[2];
-        assert!((m - hs).abs() < 1e-9 * hs.abs().max(1.0), "B4 gradients agree: {m} vs {hs}");
+        assert!(
+            (m - hs).abs() < 1e-9 * hs.abs().max(1.0),
+            "B4 gradients agree: {m} vs {hs}"
+        );
         let overhead = median_ns(7, 1, || {
             black_box(prog.call("loop4", &args(0)).expect("runs"));
         });
@@ -324,13 +404,26 @@ fn main() {
         let hand = median_ns(7, trips as u64, || {
             let mut s = 0.0;
             for t in 0..trips {
-                let g = hand_b4(black_box(a + 1e-9 * t as f64), b, black_box(sigma + 1e-12 * t as f64), black_box(&xs), black_box(&ys));
+                let g = hand_b4(
+                    black_box(a + 1e-9 * t as f64),
+                    b,
+                    black_box(sigma + 1e-12 * t as f64),
+                    black_box(&xs),
+                    black_box(&ys),
+                );
                 s += g[0] + g[1] + g[2];
             }
             black_box(s);
         });
-        row(&format!("B4 N={nn}"), "loop in mad, `grad(ll, 0)` per trip", mad, hand);
+        row(
+            &format!("B4 N={nn}"),
+            "loop in mad, `grad(ll, 0)` per trip",
+            mad,
+            hand,
+        );
     }
     println!();
-    println!("`loop in mad`: one API call runs n gradients inside compiled code; the time per gradient is (time of the call with n trips − time with 0 trips) / n.");
+    println!(
+        "`loop in mad`: one API call runs n gradients inside compiled code; the time per gradient is (time of the call with n trips − time with 0 trips) / n."
+    );
 }

@@ -79,18 +79,37 @@ fn main() {
     let n = 10_000_000;
     let x: Vec<f64> = (0..n).map(|i| (i as f64) * 1e-6).collect();
     let prog = Program::compile_str("loop.mad", LOOP_SRC).expect("loop program compiles");
-    let f = prog.function::<(Vec<f64>, i64), f64>("sum_exp_sin").expect("signature");
+    let f = prog
+        .function::<(Vec<f64>, i64), f64>("sum_exp_sin")
+        .expect("signature");
     let mut jit_result = 0.0;
-    let jit = time(5, || jit_result = f.call((black_box(x.clone()), REPS)).expect("runs"));
+    let jit = time(5, || {
+        jit_result = f.call((black_box(x.clone()), REPS)).expect("runs")
+    });
     let mut rust_result = 0.0;
     let rust = time(5, || rust_result = rust_sum_exp_sin(black_box(&x), REPS));
-    assert!((jit_result - rust_result).abs() <= 1e-9 * rust_result.abs(), "{jit_result} vs {rust_result}");
+    assert!(
+        (jit_result - rust_result).abs() <= 1e-9 * rust_result.abs(),
+        "{jit_result} vs {rust_result}"
+    );
 
     let per_pass = |d: Duration| d.as_secs_f64() * 1e3 / REPS as f64;
     println!("| benchmark | value |");
     println!("|---|---:|");
-    println!("| front end + JIT compile, generated {lines}-line file | {:.1} ms |", compile.as_secs_f64() * 1e3);
-    println!("| sum exp(sin(x[i])) over 10^7 elements, JIT, per pass (call of {REPS} passes incl. argument passing) | {:.1} ms |", per_pass(jit));
-    println!("| same loop, Rust --release, per pass | {:.1} ms |", per_pass(rust));
-    println!("| ratio JIT / Rust | {:.2}x |", jit.as_secs_f64() / rust.as_secs_f64());
+    println!(
+        "| front end + JIT compile, generated {lines}-line file | {:.1} ms |",
+        compile.as_secs_f64() * 1e3
+    );
+    println!(
+        "| sum exp(sin(x[i])) over 10^7 elements, JIT, per pass (call of {REPS} passes incl. argument passing) | {:.1} ms |",
+        per_pass(jit)
+    );
+    println!(
+        "| same loop, Rust --release, per pass | {:.1} ms |",
+        per_pass(rust)
+    );
+    println!(
+        "| ratio JIT / Rust | {:.2}x |",
+        jit.as_secs_f64() / rust.as_secs_f64()
+    );
 }

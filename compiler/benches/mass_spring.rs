@@ -31,8 +31,17 @@ fn setup(n: usize) -> Problem {
             ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
         })
         .collect();
-    let x = p.iter().flat_map(|q| [q[0] * 1.01, q[1] * 0.99, q[2] + 0.001 * q[0]]).collect();
-    Problem { edges: topo.edges.clone(), rest, slots: pat.terms[0].slots().indices().to_vec(), x, nnz: pat.csr.nnz() }
+    let x = p
+        .iter()
+        .flat_map(|q| [q[0] * 1.01, q[1] * 0.99, q[2] + 0.001 * q[0]])
+        .collect();
+    Problem {
+        edges: topo.edges.clone(),
+        rest,
+        slots: pat.terms[0].slots().indices().to_vec(),
+        x,
+        nnz: pat.csr.nnz(),
+    }
 }
 
 /// Energy + gradient + Hessian values (the `hessian` workload).
@@ -43,7 +52,11 @@ fn eval(p: &Problem, k: f64, g: &mut [f64], h: &mut [f64]) -> f64 {
     let mut e = 0.0;
     for (i, ed) in p.edges.iter().enumerate() {
         let (a, b) = (3 * ed[0] as usize, 3 * ed[1] as usize);
-        let d = [p.x[a] - p.x[b], p.x[a + 1] - p.x[b + 1], p.x[a + 2] - p.x[b + 2]];
+        let d = [
+            p.x[a] - p.x[b],
+            p.x[a + 1] - p.x[b + 1],
+            p.x[a + 2] - p.x[b + 2],
+        ];
         let len2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
         let len = len2.sqrt();
         let l = p.rest[i];
@@ -70,8 +83,15 @@ fn eval(p: &Problem, k: f64, g: &mut [f64], h: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let sizes = if sizes.is_empty() { vec![100, 500] } else { sizes };
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![100, 500]
+    } else {
+        sizes
+    };
     for n in sizes {
         let p = setup(n);
         let mut g = vec![0.0; p.x.len()];
@@ -86,6 +106,11 @@ fn main() {
             t.push(t0.elapsed().as_secs_f64() * 1e3);
         }
         t.sort_by(f64::total_cmp);
-        println!("grid:{n}x{n} hand-written hessian: median {:.3} ms (min {:.3}, max {:.3})", (t[9] + t[10]) / 2.0, t[0], t[19]);
+        println!(
+            "grid:{n}x{n} hand-written hessian: median {:.3} ms (min {:.3}, max {:.3})",
+            (t[9] + t[10]) / 2.0,
+            t[0],
+            t[19]
+        );
     }
 }

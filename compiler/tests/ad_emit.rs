@@ -42,16 +42,25 @@ fn derivative_ir_snapshots() {
     entries.sort();
     assert!(!entries.is_empty());
     for path in entries {
-        let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("utf-8 name")
+            .to_string();
         let src = std::fs::read_to_string(&path).expect("read source");
         let reqs = requests(&src);
         assert!(!reqs.is_empty(), "{stem}: no `// emit:` header");
         for (which, name) in reqs {
             let mut files = SourceFiles::new();
             let id = files.add(format!("{stem}.mad"), src.clone());
-            let mut compiled = compile(&mut files, id).unwrap_or_else(|_| panic!("{stem} compiles"));
-            let f = compiled.function(&name).unwrap_or_else(|| panic!("{stem}: no function {name}")).func;
-            let text = derivative_ir(&mut compiled.module, f, which).unwrap_or_else(|e| panic!("{stem}: {e}"));
+            let mut compiled =
+                compile(&mut files, id).unwrap_or_else(|_| panic!("{stem} compiles"));
+            let f = compiled
+                .function(&name)
+                .unwrap_or_else(|| panic!("{stem}: no function {name}"))
+                .func;
+            let text = derivative_ir(&mut compiled.module, f, which)
+                .unwrap_or_else(|e| panic!("{stem}: {e}"));
             mad::ir::validate::validate_module(&compiled.module).expect("the module stays valid");
             let flag = format!("{which:?}").to_lowercase();
             insta::with_settings!({ snapshot_path => "snapshots/ad_emit", prepend_module_to_snapshot => false }, {

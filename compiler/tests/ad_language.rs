@@ -103,7 +103,8 @@ fn program() -> Program {
 
 fn call(p: &Program, engine: Engine, name: &str, args: &[Value]) -> Value {
     let mut out = Vec::new();
-    p.call_with(engine, name, args, &mut out).unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
+    p.call_with(engine, name, args, &mut out)
+        .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
 }
 
 /// Every float in a value, in order (tensors row-major, tuples left to right).
@@ -127,7 +128,9 @@ fn unflat(args: &[Value], xs: &[f64]) -> Vec<Value> {
             }
             Value::Tensor(t) if t.as_f64().is_some() => {
                 let n = t.as_f64().map_or(0, <[f64]>::len);
-                let v = Value::Tensor(Tensor::from_f64(t.shape.clone(), xs[k..k + n].to_vec()).expect("shape"));
+                let v = Value::Tensor(
+                    Tensor::from_f64(t.shape.clone(), xs[k..k + n].to_vec()).expect("shape"),
+                );
                 k += n;
                 v
             }
@@ -148,17 +151,31 @@ fn fd_jacobian(p: &Program, name: &str, args: &[Value]) -> Vec<Vec<f64>> {
         xm[i] -= h;
         let fp = flat(&call(p, Engine::Interpreter, name, &unflat(args, &xp)));
         let fm = flat(&call(p, Engine::Interpreter, name, &unflat(args, &xm)));
-        cols.push(fp.iter().zip(&fm).map(|(a, b)| (a - b) / (2.0 * h)).collect::<Vec<f64>>());
+        cols.push(
+            fp.iter()
+                .zip(&fm)
+                .map(|(a, b)| (a - b) / (2.0 * h))
+                .collect::<Vec<f64>>(),
+        );
     }
     // rows = outputs
     let m = cols.first().map_or(0, Vec::len);
-    (0..m).map(|r| cols.iter().map(|c| c[r]).collect()).collect()
+    (0..m)
+        .map(|r| cols.iter().map(|c| c[r]).collect())
+        .collect()
 }
 
 fn close(got: &[f64], want: &[f64], tol: f64, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths of {got:?} and {want:?}");
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{what}: lengths of {got:?} and {want:?}"
+    );
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{what}[{i}]: got {g}, want {w}\n  got {got:?}\n want {want:?}");
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}[{i}]: got {g}, want {w}\n  got {got:?}\n want {want:?}"
+        );
     }
 }
 
@@ -179,7 +196,12 @@ fn matv(r: usize, c: usize, xs: &[f64]) -> Value {
 fn check_grad_fd(p: &Program, primal: &str, deriv: &str, args: &[Value]) {
     let want: Vec<f64> = fd_jacobian(p, primal, args).remove(0);
     for e in ENGINES {
-        close(&flat(&call(p, e, deriv, args)), &want, 1e-6, &format!("{deriv} {e:?}"));
+        close(
+            &flat(&call(p, e, deriv, args)),
+            &want,
+            1e-6,
+            &format!("{deriv} {e:?}"),
+        );
     }
 }
 
@@ -189,19 +211,54 @@ fn b1_against_analytic_and_finite_differences() {
     for (x, y) in [(2.0_f64, 3.0_f64), (0.7, 1.3), (5.0, 0.2)] {
         let gx = y.ln() + y / x;
         let gy = x / y + (x * y).ln() + 1.0;
-        let hess = [-y / (x * x), 1.0 / y + 1.0 / x, 1.0 / y + 1.0 / x, -x / (y * y) + 1.0 / y];
+        let hess = [
+            -y / (x * x),
+            1.0 / y + 1.0 / x,
+            1.0 / y + 1.0 / x,
+            -x / (y * y) + 1.0 / y,
+        ];
         let val = x * y.ln() + (x * y).ln() * y;
         for e in ENGINES {
-            close(&flat(&call(&p, e, "b1_grad", &[f(x), f(y)])), &[gx, gy], 1e-12, "b1 grad");
-            close(&flat(&call(&p, e, "b1_grad_y", &[f(x), f(y)])), &[gy], 1e-12, "b1 grad(f, 1)");
-            close(&flat(&call(&p, e, "b1_hess", &[f(x), f(y)])), &hess, 1e-12, "b1 hessian");
-            close(&flat(&call(&p, e, "b1_jvp", &[f(x), f(y), f(0.3), f(-1.1)])), &[val, 0.3 * gx - 1.1 * gy], 1e-12, "b1 jvp");
-            close(&flat(&call(&p, e, "b1_vjp", &[f(x), f(y), f(2.5)])), &[val, 2.5 * gx, 2.5 * gy], 1e-12, "b1 vjp");
+            close(
+                &flat(&call(&p, e, "b1_grad", &[f(x), f(y)])),
+                &[gx, gy],
+                1e-12,
+                "b1 grad",
+            );
+            close(
+                &flat(&call(&p, e, "b1_grad_y", &[f(x), f(y)])),
+                &[gy],
+                1e-12,
+                "b1 grad(f, 1)",
+            );
+            close(
+                &flat(&call(&p, e, "b1_hess", &[f(x), f(y)])),
+                &hess,
+                1e-12,
+                "b1 hessian",
+            );
+            close(
+                &flat(&call(&p, e, "b1_jvp", &[f(x), f(y), f(0.3), f(-1.1)])),
+                &[val, 0.3 * gx - 1.1 * gy],
+                1e-12,
+                "b1 jvp",
+            );
+            close(
+                &flat(&call(&p, e, "b1_vjp", &[f(x), f(y), f(2.5)])),
+                &[val, 2.5 * gx, 2.5 * gy],
+                1e-12,
+                "b1 vjp",
+            );
         }
         check_grad_fd(&p, "b1", "b1_grad", &[f(x), f(y)]);
         // The Hessian's rows are the finite differences of the gradient.
         let fd = fd_jacobian(&p, "b1_grad", &[f(x), f(y)]);
-        close(&flat(&call(&p, Engine::Jit, "b1_hess", &[f(x), f(y)])), &fd.concat(), 1e-6, "b1 hessian fd");
+        close(
+            &flat(&call(&p, Engine::Jit, "b1_hess", &[f(x), f(y)])),
+            &fd.concat(),
+            1e-6,
+            "b1 hessian fd",
+        );
     }
     // The result's shape: a dynamic 2×2 matrix.
     let h = call(&p, Engine::Jit, "b1_hess", &[f(2.0), f(3.0)]);
@@ -226,14 +283,21 @@ fn b2_matrix_product_gradient() {
     let want: Vec<f64> = gx.iter().chain(&gy).copied().collect();
     let args = [matv(n, n, &xs), matv(n, n, &ys)];
     for e in ENGINES {
-        close(&flat(&call(&p, e, "b2_grad", &args)), &want, 1e-12, "b2 grad");
+        close(
+            &flat(&call(&p, e, "b2_grad", &args)),
+            &want,
+            1e-12,
+            "b2 grad",
+        );
     }
     check_grad_fd(&p, "b2", "b2_grad", &args);
     // Matrices built inside the program with zeros and element assignment.
     for e in ENGINES {
         let got = flat(&call(&p, e, "b2_built", &[Value::I64(4)]));
         let fill = |a: f64| -> Vec<f64> {
-            (0..16).map(|q| a * ((q / 4 + 1) as f64) + 0.5 * ((q % 4) as f64)).collect()
+            (0..16)
+                .map(|q| a * ((q / 4 + 1) as f64) + 0.5 * ((q % 4) as f64))
+                .collect()
         };
         let (x, y) = (fill(1.0), fill(-0.25));
         let mut want = vec![0.0; 32];
@@ -251,7 +315,10 @@ fn b2_matrix_product_gradient() {
 fn regression_log_likelihood_over_slices() {
     let p = program();
     let xs: Vec<f64> = (0..20).map(|i| i as f64 * 0.25).collect();
-    let ys: Vec<f64> = xs.iter().map(|x| 1.5 - 0.7 * x + (x * 3.0).sin() * 0.2).collect();
+    let ys: Vec<f64> = xs
+        .iter()
+        .map(|x| 1.5 - 0.7 * x + (x * 3.0).sin() * 0.2)
+        .collect();
     let (a, b, s) = (1.2, -0.6, 0.8);
     let (mut ga, mut gb, mut gs) = (0.0, 0.0, 0.0);
     for (x, y) in xs.iter().zip(&ys) {
@@ -262,8 +329,18 @@ fn regression_log_likelihood_over_slices() {
     }
     let args = [f(a), f(b), f(s), vecv(&xs), vecv(&ys)];
     for e in ENGINES {
-        close(&flat(&call(&p, e, "loglik_grad", &args)), &[ga, gb, gs], 1e-11, "loglik grad");
-        close(&flat(&call(&p, e, "loglik_grad_sigma", &args)), &[gs], 1e-11, "loglik grad(f, 2)");
+        close(
+            &flat(&call(&p, e, "loglik_grad", &args)),
+            &[ga, gb, gs],
+            1e-11,
+            "loglik grad",
+        );
+        close(
+            &flat(&call(&p, e, "loglik_grad_sigma", &args)),
+            &[gs],
+            1e-11,
+            "loglik grad(f, 2)",
+        );
     }
 }
 
@@ -277,14 +354,24 @@ fn branches_recursion_and_stdlib() {
         let nf = n as f64;
         for e in ENGINES {
             let args = [f(x), Value::I64(n)];
-            close(&flat(&call(&p, e, "rpow_grad", &args)), &[nf * x.powi(n as i32 - 1)], 1e-12, "rpow grad");
+            close(
+                &flat(&call(&p, e, "rpow_grad", &args)),
+                &[nf * x.powi(n as i32 - 1)],
+                1e-12,
+                "rpow grad",
+            );
             close(
                 &flat(&call(&p, e, "rpow_jvp", &[f(x), Value::I64(n), f(0.5)])),
                 &[x.powi(n as i32), 0.5 * nf * x.powi(n as i32 - 1)],
                 1e-12,
                 "rpow jvp",
             );
-            close(&flat(&call(&p, e, "rpow_hess", &args)), &[nf * (nf - 1.0) * x.powi(n as i32 - 2)], 1e-12, "rpow hessian");
+            close(
+                &flat(&call(&p, e, "rpow_hess", &args)),
+                &[nf * (nf - 1.0) * x.powi(n as i32 - 2)],
+                1e-12,
+                "rpow hessian",
+            );
         }
     }
     let v = [1.0, -2.0, 0.5];
@@ -292,9 +379,19 @@ fn branches_recursion_and_stdlib() {
     let m2 = [1.5, -0.3, 0.7, 2.0];
     let m3 = [2.0, 0.1, -0.4, 0.3, 1.7, 0.5, -0.2, 0.6, 1.1];
     for e in ENGINES {
-        close(&flat(&call(&p, e, "norm_grad", &[vecv(&v)])), &v.map(|x| x / nv), 1e-12, "grad(norm)");
+        close(
+            &flat(&call(&p, e, "norm_grad", &[vecv(&v)])),
+            &v.map(|x| x / nv),
+            1e-12,
+            "grad(norm)",
+        );
         // d det / d m = cofactor matrix.
-        close(&flat(&call(&p, e, "det2_grad", &[matv(2, 2, &m2)])), &[m2[3], -m2[2], -m2[1], m2[0]], 1e-12, "grad(det) 2");
+        close(
+            &flat(&call(&p, e, "det2_grad", &[matv(2, 2, &m2)])),
+            &[m2[3], -m2[2], -m2[1], m2[0]],
+            1e-12,
+            "grad(det) 2",
+        );
     }
     check_grad_fd(&p, "det3", "det3_grad", &[matv(3, 3, &m3)]);
 }
@@ -310,8 +407,18 @@ fn second_and_third_derivatives() {
         for e in ENGINES {
             close(&flat(&call(&p, e, "c1", &[f(x)])), &[d1], 1e-12, "c'");
             close(&flat(&call(&p, e, "c2", &[f(x)])), &[d2], 1e-12, "c''");
-            close(&flat(&call(&p, e, "c3", &[f(x)])), &[d3], 1e-11, "c''' (hessian of grad)");
-            close(&flat(&call(&p, e, "c3_nested", &[f(x)])), &[d3], 1e-11, "c''' (grad of grad of grad)");
+            close(
+                &flat(&call(&p, e, "c3", &[f(x)])),
+                &[d3],
+                1e-11,
+                "c''' (hessian of grad)",
+            );
+            close(
+                &flat(&call(&p, e, "c3_nested", &[f(x)])),
+                &[d3],
+                1e-11,
+                "c''' (grad of grad of grad)",
+            );
         }
     }
     // A function that calls `grad` internally, differentiated again.
@@ -331,10 +438,20 @@ fn second_and_third_derivatives() {
         let gp = grad_spring(&xs);
         xs[i] -= 2.0 * hstep;
         let gm = grad_spring(&xs);
-        fd.push(gp.iter().zip(&gm).map(|(p, m)| (p - m) / (2.0 * hstep)).collect::<Vec<_>>());
+        fd.push(
+            gp.iter()
+                .zip(&gm)
+                .map(|(p, m)| (p - m) / (2.0 * hstep))
+                .collect::<Vec<_>>(),
+        );
     }
     for e in ENGINES {
-        close(&flat(&call(&p, e, "spring_hess", &[vecv(&a), vecv(&b)])), &fd.concat(), 1e-6, "spring hessian");
+        close(
+            &flat(&call(&p, e, "spring_hess", &[vecv(&a), vecv(&b)])),
+            &fd.concat(),
+            1e-6,
+            "spring hessian",
+        );
     }
 }
 
@@ -355,17 +472,41 @@ fn jacobian_jvp_and_vjp_of_a_vector_function() {
     let jac = [[y, x], [x.cos(), 0.0], [y.exp(), x * y.exp()]];
     let value = [x * y, x.sin(), y.exp() * x];
     for e in ENGINES {
-        close(&flat(&call(&p, e, "field_jac", &[vecv(&v)])), &jac.concat(), 1e-12, "jacobian");
-        let jtw: Vec<f64> = (0..2).map(|c| (0..3).map(|r| jac[r][c] * w[r]).sum()).collect();
+        close(
+            &flat(&call(&p, e, "field_jac", &[vecv(&v)])),
+            &jac.concat(),
+            1e-12,
+            "jacobian",
+        );
+        let jtw: Vec<f64> = (0..2)
+            .map(|c| (0..3).map(|r| jac[r][c] * w[r]).sum())
+            .collect();
         let want: Vec<f64> = value.iter().copied().chain(jtw).collect();
-        close(&flat(&call(&p, e, "field_vjp", &[vecv(&v), vecv(&w)])), &want, 1e-12, "vjp");
+        close(
+            &flat(&call(&p, e, "field_vjp", &[vecv(&v), vecv(&w)])),
+            &want,
+            1e-12,
+            "vjp",
+        );
         let dv = [0.3, 1.2];
-        let jv: Vec<f64> = (0..3).map(|r| jac[r][0] * dv[0] + jac[r][1] * dv[1]).collect();
+        let jv: Vec<f64> = (0..3)
+            .map(|r| jac[r][0] * dv[0] + jac[r][1] * dv[1])
+            .collect();
         let want: Vec<f64> = value.iter().copied().chain(jv).collect();
-        close(&flat(&call(&p, e, "field_jvp", &[vecv(&v), vecv(&dv)])), &want, 1e-12, "jvp");
+        close(
+            &flat(&call(&p, e, "field_jvp", &[vecv(&v), vecv(&dv)])),
+            &want,
+            1e-12,
+            "jvp",
+        );
     }
     let fd = fd_jacobian(&p, "field", &[vecv(&v)]);
-    close(&flat(&call(&p, Engine::Jit, "field_jac", &[vecv(&v)])), &fd.concat(), 1e-6, "jacobian fd");
+    close(
+        &flat(&call(&p, Engine::Jit, "field_jac", &[vecv(&v)])),
+        &fd.concat(),
+        1e-6,
+        "jacobian fd",
+    );
     let m = call(&p, Engine::Jit, "field_jac", &[vecv(&v)]);
     assert_eq!(m.as_tensor().map(|t| t.shape.clone()), Some(vec![3, 2]));
 }
@@ -378,7 +519,12 @@ fn forward_mode_through_a_data_dependent_while() {
         for e in ENGINES {
             let got = flat(&call(&p, e, "orbit_jvp", &[f(x), f(1.0)]));
             close(&got[1..], &[fd[0][0]], 1e-6, "jvp through while");
-            close(&flat(&call(&p, e, "orbit_jac", &[f(x)])), &[fd[0][0]], 1e-6, "jacobian through while");
+            close(
+                &flat(&call(&p, e, "orbit_jac", &[f(x)])),
+                &[fd[0][0]],
+                1e-6,
+                "jacobian through while",
+            );
         }
     }
 }

@@ -52,7 +52,12 @@ fn check_cleanup(m: &mut Module, f: mad::ir::FuncRef, args: &[Value]) {
 }
 
 fn scalars(ranges: &'static [(f64, f64)]) -> impl Fn(&mut Rng) -> Vec<Value> {
-    move |r| ranges.iter().map(|&(lo, hi)| Value::F64(r.uniform(lo, hi))).collect()
+    move |r| {
+        ranges
+            .iter()
+            .map(|&(lo, hi)| Value::F64(r.uniform(lo, hi)))
+            .collect()
+    }
 }
 
 #[test]
@@ -77,19 +82,33 @@ fn unary_ops() {
     ];
     for &(op, (lo, hi)) in ops {
         // f(x) = op(x) * x, so that the Hessian also sees the first derivative.
-        let src = format!("func @f(%x: f64) -> f64 {{\n  %y = {op} %x : f64\n  %r = mul %y, %x : f64\n  return %r\n}}\n");
+        let src = format!(
+            "func @f(%x: f64) -> f64 {{\n  %y = {op} %x : f64\n  %r = mul %y, %x : f64\n  return %r\n}}\n"
+        );
         let ranges: &'static [(f64, f64)] = Box::leak(Box::new([(lo, hi)]));
         check(&src, &scalars(ranges), true);
         // On a tensor, summed.
-        let src = format!("func @f(%x: tensor<f64; 3>) -> f64 {{\n  %y = {op} %x : tensor<f64; 3>\n  %z = mul %y, %x : tensor<f64; 3>\n  %r = tensor.sum %z : f64\n  return %r\n}}\n");
-        check(&src, &move |r: &mut Rng| vec![Value::Tensor(Tensor::vector((0..3).map(|_| r.uniform(lo, hi)).collect()))], true);
+        let src = format!(
+            "func @f(%x: tensor<f64; 3>) -> f64 {{\n  %y = {op} %x : tensor<f64; 3>\n  %z = mul %y, %x : tensor<f64; 3>\n  %r = tensor.sum %z : f64\n  return %r\n}}\n"
+        );
+        check(
+            &src,
+            &move |r: &mut Rng| {
+                vec![Value::Tensor(Tensor::vector(
+                    (0..3).map(|_| r.uniform(lo, hi)).collect(),
+                ))]
+            },
+            true,
+        );
     }
 }
 
 #[test]
 fn piecewise_constant_ops_have_zero_derivative() {
     for op in ["floor", "ceil"] {
-        let src = format!("func @f(%x: f64) -> f64 {{\n  %y = {op} %x : f64\n  %r = add %y, %x : f64\n  return %r\n}}\n");
+        let src = format!(
+            "func @f(%x: f64) -> f64 {{\n  %y = {op} %x : f64\n  %r = add %y, %x : f64\n  return %r\n}}\n"
+        );
         check(&src, &scalars(&[(0.2, 0.8)]), true);
     }
 }
@@ -111,17 +130,33 @@ fn binary_ops() {
         ("rem", (2.2, 2.8), (0.9, 1.0)),
     ];
     for &(op, ra, rb) in ops {
-        let src = format!("func @f(%a: f64, %b: f64) -> f64 {{\n  %y = {op} %a, %b : f64\n  %t = mul %y, %a : f64\n  %r = add %t, %y : f64\n  return %r\n}}\n");
+        let src = format!(
+            "func @f(%a: f64, %b: f64) -> f64 {{\n  %y = {op} %a, %b : f64\n  %t = mul %y, %a : f64\n  %r = add %t, %y : f64\n  return %r\n}}\n"
+        );
         let ranges: &'static [(f64, f64)] = Box::leak(Box::new([ra, rb]));
         check(&src, &scalars(ranges), true);
         // tensor op tensor, tensor op scalar, scalar op tensor (broadcast both ways).
-        for (ta, tb) in [("tensor<f64; 2>", "tensor<f64; 2>"), ("tensor<f64; 2>", "f64"), ("f64", "tensor<f64; 2>")] {
-            let src = format!("func @f(%a: {ta}, %b: {tb}) -> f64 {{\n  %y = {op} %a, %b : tensor<f64; 2>\n  %z = mul %y, %y : tensor<f64; 2>\n  %r = tensor.sum %z : f64\n  return %r\n}}\n");
+        for (ta, tb) in [
+            ("tensor<f64; 2>", "tensor<f64; 2>"),
+            ("tensor<f64; 2>", "f64"),
+            ("f64", "tensor<f64; 2>"),
+        ] {
+            let src = format!(
+                "func @f(%a: {ta}, %b: {tb}) -> f64 {{\n  %y = {op} %a, %b : tensor<f64; 2>\n  %z = mul %y, %y : tensor<f64; 2>\n  %r = tensor.sum %z : f64\n  return %r\n}}\n"
+            );
             let mk = move |r: &mut Rng, t: &str, (lo, hi): (f64, f64)| {
-                if t == "f64" { Value::F64(r.uniform(lo, hi)) } else { Value::Tensor(Tensor::vector(vec![r.uniform(lo, hi), r.uniform(lo, hi)])) }
+                if t == "f64" {
+                    Value::F64(r.uniform(lo, hi))
+                } else {
+                    Value::Tensor(Tensor::vector(vec![r.uniform(lo, hi), r.uniform(lo, hi)]))
+                }
             };
             let (ta2, tb2) = (ta.to_string(), tb.to_string());
-            check(&src, &move |r: &mut Rng| vec![mk(r, &ta2, ra), mk(r, &tb2, rb)], true);
+            check(
+                &src,
+                &move |r: &mut Rng| vec![mk(r, &ta2, ra), mk(r, &tb2, rb)],
+                true,
+            );
         }
     }
 }
@@ -160,7 +195,18 @@ fn tensor_construction_and_access() {
   return %r
 }
 "#;
-    check(src, &|r: &mut Rng| vec![Value::F64(r.uniform(-1.0, 1.0)), Value::Tensor(Tensor::vector((0..3).map(|_| r.uniform(-1.0, 1.0)).collect()))], true);
+    check(
+        src,
+        &|r: &mut Rng| {
+            vec![
+                Value::F64(r.uniform(-1.0, 1.0)),
+                Value::Tensor(Tensor::vector(
+                    (0..3).map(|_| r.uniform(-1.0, 1.0)).collect(),
+                )),
+            ]
+        },
+        true,
+    );
 }
 
 #[test]
@@ -176,8 +222,28 @@ fn matmul_matrix_and_vector() {
   return %r
 }
 "#;
-    let mat = |r: &mut Rng, n, k| Value::Tensor(Tensor::from_f64(vec![n, k], (0..n * k).map(|_| r.uniform(-1.0, 1.0)).collect()).unwrap());
-    check(src, &move |r: &mut Rng| vec![mat(r, 2, 3), mat(r, 3, 2), Value::Tensor(Tensor::vector((0..3).map(|_| r.uniform(-1.0, 1.0)).collect()))], true);
+    let mat = |r: &mut Rng, n, k| {
+        Value::Tensor(
+            Tensor::from_f64(
+                vec![n, k],
+                (0..n * k).map(|_| r.uniform(-1.0, 1.0)).collect(),
+            )
+            .unwrap(),
+        )
+    };
+    check(
+        src,
+        &move |r: &mut Rng| {
+            vec![
+                mat(r, 2, 3),
+                mat(r, 3, 2),
+                Value::Tensor(Tensor::vector(
+                    (0..3).map(|_| r.uniform(-1.0, 1.0)).collect(),
+                )),
+            ]
+        },
+        true,
+    );
 }
 
 #[test]
@@ -232,7 +298,17 @@ fn float_casts_carry_the_derivative() {
     let f = func(&m, "f");
     for x in [0.3, -1.7, 2.5] {
         let want = [2.0 * x];
-        assert_close_vec("fwd", &forward_grad(&mut m, f, &[Value::F64(x)]), &want, 1e-6);
-        assert_close_vec("rev", &reverse_grad(&mut m, f, &[Value::F64(x)]), &want, 1e-6);
+        assert_close_vec(
+            "fwd",
+            &forward_grad(&mut m, f, &[Value::F64(x)]),
+            &want,
+            1e-6,
+        );
+        assert_close_vec(
+            "rev",
+            &reverse_grad(&mut m, f, &[Value::F64(x)]),
+            &want,
+            1e-6,
+        );
     }
 }

@@ -63,7 +63,10 @@ fn program(rng: &mut Rng) -> String {
         lines.push(format!("  {r} = add {acc}, {v} : f64"));
         acc = r;
     }
-    format!("func @f(%x0: f64, %x1: f64, %x2: f64) -> f64 {{\n{}\n  return {acc}\n}}\n", lines.join("\n"))
+    format!(
+        "func @f(%x0: f64, %x1: f64, %x2: f64) -> f64 {{\n{}\n  return {acc}\n}}\n",
+        lines.join("\n")
+    )
 }
 
 #[test]
@@ -89,6 +92,10 @@ fn forward_and_reverse_agree_on_random_programs() {
         let ut_j = flat(&run(&m, r, &a));
         let rev: f64 = ut_j[1..].iter().zip(&v).map(|(g, t)| g * t).sum();
         assert_valid(&m);
-        assert!(close(u * jv, rev, 1e-12), "uᵀJv: forward {} reverse {rev}\n{src}", u * jv);
+        assert!(
+            close(u * jv, rev, 1e-12),
+            "uᵀJv: forward {} reverse {rev}\n{src}",
+            u * jv
+        );
     }
 }

@@ -14,7 +14,12 @@ fn b1_all_modes() {
     let h = mad::ad::hessian(&mut m, f).unwrap();
     let hv = run(&m, h, &args);
     // f_xx = -y/x², f_xy = 1/y + 1/x, f_yy = -x/y² + 1/y
-    let want_h = [-0.75, 1.0 / 3.0 + 0.5, 1.0 / 3.0 + 0.5, -2.0 / 9.0 + 1.0 / 3.0];
+    let want_h = [
+        -0.75,
+        1.0 / 3.0 + 0.5,
+        1.0 / 3.0 + 0.5,
+        -2.0 / 9.0 + 1.0 / 3.0,
+    ];
     assert_close_vec("hess", &flat(&hv), &want_h, 1e-13);
 }
 
@@ -48,7 +53,13 @@ func @ll(%a: f64, %b: f64, %sigma: f64, %x: tensor<f64; ?>, %y: tensor<f64; ?>) 
     let f = func(&m, "ll");
     let xs = vec![0.5, 1.0, 1.5, 2.0];
     let ys = vec![1.1, 1.9, 3.2, 3.9];
-    let args = [Value::F64(0.3), Value::F64(1.7), Value::F64(0.8), Value::Tensor(mad_runtime::Tensor::vector(xs.clone())), Value::Tensor(mad_runtime::Tensor::vector(ys.clone()))];
+    let args = [
+        Value::F64(0.3),
+        Value::F64(1.7),
+        Value::F64(0.8),
+        Value::Tensor(mad_runtime::Tensor::vector(xs.clone())),
+        Value::Tensor(mad_runtime::Tensor::vector(ys.clone())),
+    ];
     let (a, b, s) = (0.3, 1.7, 0.8);
     let mut g = [0.0; 3];
     for (x, y) in xs.iter().zip(&ys) {

@@ -72,7 +72,8 @@ fn program() -> Program {
 
 fn call(p: &Program, engine: Engine, name: &str, args: &[Value]) -> Value {
     let mut out = Vec::new();
-    p.call_with(engine, name, args, &mut out).unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
+    p.call_with(engine, name, args, &mut out)
+        .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
 }
 
 fn flat(v: &Value) -> Vec<f64> {
@@ -91,7 +92,10 @@ fn vector(xs: &[f64]) -> Value {
 fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!((a - b).abs() <= tol * b.abs().max(1.0), "{what}[{i}]: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= tol * b.abs().max(1.0),
+            "{what}[{i}]: {a} vs {b}"
+        );
     }
 }
 
@@ -108,7 +112,9 @@ fn fd(f: &dyn Fn(&[f64]) -> f64, x: &[f64], h: f64) -> Vec<f64> {
 }
 
 fn b3_inputs() -> Vec<f64> {
-    (0..100).map(|j| 0.5 * (j as f64 * 0.37).sin() + 0.1 * (j % 7) as f64).collect()
+    (0..100)
+        .map(|j| 0.5 * (j as f64 * 0.37).sin() + 0.1 * (j % 7) as f64)
+        .collect()
 }
 
 /// B3 in Rust: the value, and the gradient by a reverse sweep over the recorded
@@ -166,13 +172,40 @@ fn b3_gradient_matches_a_hand_written_sweep_and_finite_differences() {
 fn for_with_break_through_the_tape_agrees_with_forward_mode_and_differences() {
     let p = program();
     for (x, y) in [(0.7, 1.3), (1.1, 1.05), (2.0, 0.9)] {
-        let f = |v: &[f64]| flat(&call(&p, Engine::Interpreter, "brk", &[Value::F64(v[0]), Value::F64(v[1])]))[0];
+        let f = |v: &[f64]| {
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                "brk",
+                &[Value::F64(v[0]), Value::F64(v[1])],
+            ))[0]
+        };
         let num = fd(&f, &[x, y], 1e-6);
         for e in ENGINES {
             let g = flat(&call(&p, e, "brk_grad", &[Value::F64(x), Value::F64(y)]));
             close("brk grad vs differences", &g, &num, 1e-6);
-            let dx = flat(&call(&p, e, "brk_jvp", &[Value::F64(x), Value::F64(y), Value::F64(1.0), Value::F64(0.0)]));
-            let dy = flat(&call(&p, e, "brk_jvp", &[Value::F64(x), Value::F64(y), Value::F64(0.0), Value::F64(1.0)]));
+            let dx = flat(&call(
+                &p,
+                e,
+                "brk_jvp",
+                &[
+                    Value::F64(x),
+                    Value::F64(y),
+                    Value::F64(1.0),
+                    Value::F64(0.0),
+                ],
+            ));
+            let dy = flat(&call(
+                &p,
+                e,
+                "brk_jvp",
+                &[
+                    Value::F64(x),
+                    Value::F64(y),
+                    Value::F64(0.0),
+                    Value::F64(1.0),
+                ],
+            ));
             close("brk grad vs jvp", &g, &[dx[1], dy[1]], 1e-12);
         }
     }
@@ -206,7 +239,14 @@ fn hessian_through_a_while_loop() {
     let p = program();
     let (x, y) = (1.2, 1.7);
     let h = 1e-5;
-    let grad_at = |a: f64, b: f64| flat(&call(&p, Engine::Interpreter, "orbit2_grad", &[Value::F64(a), Value::F64(b)]));
+    let grad_at = |a: f64, b: f64| {
+        flat(&call(
+            &p,
+            Engine::Interpreter,
+            "orbit2_grad",
+            &[Value::F64(a), Value::F64(b)],
+        ))
+    };
     let (gxp, gxm) = (grad_at(x + h, y), grad_at(x - h, y));
     let (gyp, gym) = (grad_at(x, y + h), grad_at(x, y - h));
     let num = [
@@ -217,8 +257,16 @@ fn hessian_through_a_while_loop() {
     ];
     for e in ENGINES {
         let hm = flat(&call(&p, e, "orbit2_hess", &[Value::F64(x), Value::F64(y)]));
-        close("orbit2 hessian vs differences of the gradient", &hm, &num, 1e-6);
-        assert!((hm[1] - hm[2]).abs() <= 1e-12 * hm[1].abs().max(1.0), "symmetric: {hm:?}");
+        close(
+            "orbit2 hessian vs differences of the gradient",
+            &hm,
+            &num,
+            1e-6,
+        );
+        assert!(
+            (hm[1] - hm[2]).abs() <= 1e-12 * hm[1].abs().max(1.0),
+            "symmetric: {hm:?}"
+        );
     }
 }
 
@@ -249,7 +297,10 @@ func @under(%x: f64) -> f64 {
 }
 ";
     let m = parse_module(text).expect("parses");
-    assert_eq!(print_module(&parse_module(&print_module(&m)).expect("reparses")), print_module(&m));
+    assert_eq!(
+        print_module(&parse_module(&print_module(&m)).expect("reparses")),
+        print_module(&m)
+    );
     validate_module(&m).expect("validates");
     let f = m.find("f").expect("f");
     let args = [
@@ -260,7 +311,10 @@ func @under(%x: f64) -> f64 {
     ];
     let want = Value::F64(6.0 + 30.0 + 6.0);
     let mut out = Vec::new();
-    assert_eq!(mad::back::interp::call(&m, f, &args, &mut out).expect("interp"), want);
+    assert_eq!(
+        mad::back::interp::call(&m, f, &args, &mut out).expect("interp"),
+        want
+    );
     let jit = JitModule::compile(&m).expect("jit compiles");
     assert_eq!(jit.call(f, &args, &mut out).expect("jit"), want);
     let u = m.find("under").expect("under");

@@ -10,16 +10,30 @@ fn madc(args: &[&str]) -> (i32, String, String) {
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .output()
         .unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn steps_in(json: &str) -> usize {
-    json.lines().filter(|l| l.starts_with("{\"type\":\"step\"")).count()
+    json.lines()
+        .filter(|l| l.starts_with("{\"type\":\"step\""))
+        .count()
 }
 
 #[test]
 fn cloth_sphere_runs_from_its_solve_block() {
-    let (code, out, err) = madc(&["run", "examples/cloth_sphere.mad", "--mesh", "grid:6x6", "--steps", "3", "--json"]);
+    let (code, out, err) = madc(&[
+        "run",
+        "examples/cloth_sphere.mad",
+        "--mesh",
+        "grid:6x6",
+        "--steps",
+        "3",
+        "--json",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(steps_in(&out), 3);
     assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
@@ -27,14 +41,28 @@ fn cloth_sphere_runs_from_its_solve_block() {
 
 #[test]
 fn shells_contact_runs_with_the_broad_phase() {
-    let (code, out, err) = madc(&["run", "examples/shells_contact.mad", "--mesh", "spheres2:0", "--steps", "3", "--json"]);
+    let (code, out, err) = madc(&[
+        "run",
+        "examples/shells_contact.mad",
+        "--mesh",
+        "spheres2:0",
+        "--steps",
+        "3",
+        "--json",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(steps_in(&out), 3);
 }
 
 #[test]
 fn embedded_deformation_converges_from_the_command_line() {
-    let (code, out, err) = madc(&["run", "examples/embedded_deformation.mad", "--mesh", "grid:6x6", "--json"]);
+    let (code, out, err) = madc(&[
+        "run",
+        "examples/embedded_deformation.mad",
+        "--mesh",
+        "grid:6x6",
+        "--json",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("\"converged\":true"), "{out}");
 }
@@ -73,5 +101,8 @@ fn pair_terms_must_read_the_declared_tuples() {
     .unwrap();
     let (code, _, err) = madc(&["run", file.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert!(err.contains("read 2 vertices per pair but `vertex_face` pairs have 4"), "{err}");
+    assert!(
+        err.contains("read 2 vertices per pair but `vertex_face` pairs have 4"),
+        "{err}"
+    );
 }

@@ -15,7 +15,11 @@ fn cloth_falls_onto_the_sphere_without_entering_it() {
     let eprog = EnergyProgram::new(program.compiled()).expect("energy program");
     let mesh = load_mesh("grid:10x10").unwrap();
     let me = eprog.bind(&mesh).unwrap();
-    let (c, r, dhat) = ([0.5, 0.5, -0.3], me.param("r").unwrap(), me.param("dhat").unwrap());
+    let (c, r, dhat) = (
+        [0.5, 0.5, -0.3],
+        me.param("r").unwrap(),
+        me.param("dhat").unwrap(),
+    );
     let x0 = me.default_x();
     let n = x0.len();
     let obj = MeshObjective::new(me, &x0).unwrap();
@@ -23,16 +27,32 @@ fn cloth_falls_onto_the_sphere_without_entering_it() {
     let mut newton = Newton::new();
     newton.project_psd = true;
     let mut solver = Solver::Newton(newton);
-    let opts = SolveOptions { max_iters: 30, grad_abs_tol: 1e-6, ..SolveOptions::default() };
+    let opts = SolveOptions {
+        max_iters: 30,
+        grad_abs_tol: 1e-6,
+        ..SolveOptions::default()
+    };
     let mut closest = f64::INFINITY;
     for step in 1..=25 {
         let report = euler.step(&mut solver, &opts, None).expect("step solves");
-        assert!(report.status.converged(), "step {step}: {:?} after {} iterations", report.status, report.iterations);
+        assert!(
+            report.status.converged(),
+            "step {step}: {:?} after {} iterations",
+            report.status,
+            report.iterations
+        );
         for p in euler.positions().chunks(3) {
-            let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt() - r;
-            assert!(d > 0.0, "step {step}: a vertex is inside the sphere (d = {d})");
+            let d =
+                ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt() - r;
+            assert!(
+                d > 0.0,
+                "step {step}: a vertex is inside the sphere (d = {d})"
+            );
             closest = closest.min(d);
         }
     }
-    assert!(closest < dhat, "the cloth never reached the sphere (closest {closest})");
+    assert!(
+        closest < dhat,
+        "the cloth never reached the sphere (closest {closest})"
+    );
 }

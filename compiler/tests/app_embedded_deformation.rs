@@ -11,7 +11,10 @@ use mad_runtime::solve::{SolveOptions, Solver};
 
 #[test]
 fn gauss_newton_reaches_the_handles() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/embedded_deformation.mad");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/embedded_deformation.mad"
+    );
     let program = Program::compile_file(path).expect("compiles");
     let eprog = EnergyProgram::new(program.compiled()).expect("energy program");
     let mesh = load_mesh("grid:10x10").unwrap();
@@ -29,12 +32,29 @@ fn gauss_newton_reaches_the_handles() {
     }
     let mut obj = MeshObjective::new(me, &x).unwrap();
     let mut solver = Solver::from_name("gauss-newton").unwrap();
-    let opts = SolveOptions { max_iters: 40, grad_abs_tol: 1e-6, ..SolveOptions::default() };
+    let opts = SolveOptions {
+        max_iters: 40,
+        grad_abs_tol: 1e-6,
+        ..SolveOptions::default()
+    };
     let report = solver.solve(&mut obj, &mut x, &opts, None).expect("solves");
-    eprintln!("{} iterations, energy {:e} -> {:e}", report.iterations, report.initial_energy, report.energy);
-    assert!(report.status.converged(), "{:?} after {} iterations", report.status, report.iterations);
+    eprintln!(
+        "{} iterations, energy {:e} -> {:e}",
+        report.iterations, report.initial_energy, report.energy
+    );
+    assert!(
+        report.status.converged(),
+        "{:?} after {} iterations",
+        report.status,
+        report.iterations
+    );
     assert!(report.iterations <= 10, "{} iterations", report.iterations);
-    assert!(report.energy < 1e-2 * report.initial_energy, "{} -> {}", report.initial_energy, report.energy);
+    assert!(
+        report.energy < 1e-2 * report.initial_energy,
+        "{} -> {}",
+        report.initial_energy,
+        report.energy
+    );
     let me = obj.energy();
     let mut handles = 0;
     for (i, p) in mesh.positions.iter().enumerate() {
@@ -49,20 +69,29 @@ fn gauss_newton_reaches_the_handles() {
         };
         if let Some(t) = target {
             handles += 1;
-            let err = ((q[0] - t[0]).powi(2) + (q[1] - t[1]).powi(2) + (q[2] - t[2]).powi(2)).sqrt();
-            assert!(err < 0.02 * lift, "vertex {i}: {err} from its handle target");
+            let err =
+                ((q[0] - t[0]).powi(2) + (q[1] - t[1]).powi(2) + (q[2] - t[2]).powi(2)).sqrt();
+            assert!(
+                err < 0.02 * lift,
+                "vertex {i}: {err} from its handle target"
+            );
         }
         // R = I + [c0 c1 c2] close to orthonormal.
-        let r: Vec<[f64; 3]> = (0..3).map(|k| {
-            let mut c = [x[d[3 + 3 * k]], x[d[4 + 3 * k]], x[d[5 + 3 * k]]];
-            c[k] += 1.0;
-            c
-        }).collect();
+        let r: Vec<[f64; 3]> = (0..3)
+            .map(|k| {
+                let mut c = [x[d[3 + 3 * k]], x[d[4 + 3 * k]], x[d[5 + 3 * k]]];
+                c[k] += 1.0;
+                c
+            })
+            .collect();
         for a in 0..3 {
             for b in 0..3 {
                 let dot: f64 = (0..3).map(|j| r[a][j] * r[b][j]).sum();
                 let want = if a == b { 1.0 } else { 0.0 };
-                assert!((dot - want).abs() < 0.05, "vertex {i}: RᵀR[{a},{b}] = {dot}");
+                assert!(
+                    (dot - want).abs() < 0.05,
+                    "vertex {i}: RᵀR[{a},{b}] = {dot}"
+                );
             }
         }
     }

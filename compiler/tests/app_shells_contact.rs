@@ -15,7 +15,10 @@ use mad_runtime::mesh::{Mesh, load_mesh};
 use mad_runtime::solve::{ImplicitEuler, Newton, Objective, SolveOptions, Solver};
 
 fn program() -> EnergyProgram {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/shells_contact.mad");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/shells_contact.mad"
+    );
     let program = Program::compile_file(path).expect("compiles");
     EnergyProgram::new(program.compiled()).expect("energy program")
 }
@@ -24,7 +27,13 @@ fn program() -> EnergyProgram {
 fn gap(mesh: &Mesh, x: &[f64]) -> f64 {
     let nv = mesh.num_vertices() as u32;
     let half = nv / 2;
-    let p = |v: u32| [x[3 * v as usize], x[3 * v as usize + 1], x[3 * v as usize + 2]];
+    let p = |v: u32| {
+        [
+            x[3 * v as usize],
+            x[3 * v as usize + 1],
+            x[3 * v as usize + 2],
+        ]
+    };
     let side = |v: u32| v >= half;
     let mut best = f64::INFINITY;
     for t in &mesh.triangles {
@@ -34,7 +43,11 @@ fn gap(mesh: &Mesh, x: &[f64]) -> f64 {
             }
         }
     }
-    let mut edges: Vec<[u32; 2]> = mesh.triangles.iter().flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]]).collect();
+    let mut edges: Vec<[u32; 2]> = mesh
+        .triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .collect();
     edges.iter_mut().for_each(|e| e.sort_unstable());
     edges.sort_unstable();
     edges.dedup();
@@ -63,19 +76,37 @@ fn shells_collide_without_interpenetrating() {
     let mut newton = Newton::new();
     newton.project_psd = true;
     let mut solver = Solver::Newton(newton);
-    let opts = SolveOptions { max_iters: 60, grad_abs_tol: 1e-4, ..SolveOptions::default() };
+    let opts = SolveOptions {
+        max_iters: 60,
+        grad_abs_tol: 1e-4,
+        ..SolveOptions::default()
+    };
     let mut closest = f64::INFINITY;
     let mut max_pairs = 0;
     for step in 1..=20 {
         let report = euler.step(&mut solver, &opts, None).expect("step solves");
-        assert!(report.status.converged(), "step {step}: {:?} after {} iterations", report.status, report.iterations);
+        assert!(
+            report.status.converged(),
+            "step {step}: {:?} after {} iterations",
+            report.status,
+            report.iterations
+        );
         let g = gap(&mesh, euler.positions());
         assert!(g > 0.0, "step {step}: the shells interpenetrate");
         closest = closest.min(g);
-        let pairs = euler.potential().contact().expect("broad phase").pairs().len() / 4;
+        let pairs = euler
+            .potential()
+            .contact()
+            .expect("broad phase")
+            .pairs()
+            .len()
+            / 4;
         max_pairs = max_pairs.max(pairs);
     }
-    assert!(closest < dhat, "the shells never came into contact (closest {closest}, d̂ {dhat})");
+    assert!(
+        closest < dhat,
+        "the shells never came into contact (closest {closest}, d̂ {dhat})"
+    );
     assert!(max_pairs > 0, "the broad phase never found a pair");
 }
 
@@ -92,11 +123,20 @@ fn incremental_pair_updates_match_a_rebuild() {
     let mut inc = MeshObjective::new(me, &x0).unwrap();
     let mut seen = Vec::new();
     // The shells approach (0.19 of the 0.2 gap closed), then part again: pairs come and go.
-    for (k, shift) in [0.0, 0.06, 0.085, 0.095, 0.09, 0.07, 0.095, 0.0].iter().enumerate() {
+    for (k, shift) in [0.0, 0.06, 0.085, 0.095, 0.09, 0.07, 0.095, 0.0]
+        .iter()
+        .enumerate()
+    {
         let x: Vec<f64> = x0
             .iter()
             .enumerate()
-            .map(|(i, v)| if i % 3 == 0 { v + if i < half { *shift } else { -*shift } } else { *v })
+            .map(|(i, v)| {
+                if i % 3 == 0 {
+                    v + if i < half { *shift } else { -*shift }
+                } else {
+                    *v
+                }
+            })
             .collect();
         let mut g1 = vec![0.0; n];
         let e1 = inc.value_grad(&x, &mut g1).unwrap();
@@ -109,11 +149,21 @@ fn incremental_pair_updates_match_a_rebuild() {
         let p2 = fresh.hessian_pattern().unwrap().clone();
         let mut h2 = vec![0.0; p2.nnz()];
         fresh.hessian_values(&x, false, &mut h2).unwrap();
-        assert_eq!(inc.contact().unwrap().pairs(), fresh.contact().unwrap().pairs(), "point {k}");
+        assert_eq!(
+            inc.contact().unwrap().pairs(),
+            fresh.contact().unwrap().pairs(),
+            "point {k}"
+        );
         assert_eq!(p1, p2, "point {k}: Hessian patterns differ");
-        assert!((e1 - e2).abs() <= 1e-12 * e1.abs().max(1.0), "point {k}: {e1} vs {e2}");
+        assert!(
+            (e1 - e2).abs() <= 1e-12 * e1.abs().max(1.0),
+            "point {k}: {e1} vs {e2}"
+        );
         for (a, b) in g1.iter().zip(&g2).chain(h1.iter().zip(&h2)) {
-            assert!((a - b).abs() <= 1e-9 * a.abs().max(1.0), "point {k}: {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+                "point {k}: {a} vs {b}"
+            );
         }
         seen.push(inc.contact().unwrap().pairs().len() / 4);
     }

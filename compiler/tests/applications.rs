@@ -6,8 +6,16 @@ use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
 use std::process::Command;
 
 fn madc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_madc")).args(args).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = Command::new(env!("CARGO_BIN_EXE_madc"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn tmp(name: &str) -> String {
@@ -19,11 +27,18 @@ fn tmp(name: &str) -> String {
 /// A number field of a flat JSON line (`null` is NaN).
 fn field(line: &str, key: &str) -> f64 {
     let pat = format!("\"{key}\":");
-    let at = line.find(&pat).unwrap_or_else(|| panic!("no `{key}` in {line}")) + pat.len();
+    let at = line
+        .find(&pat)
+        .unwrap_or_else(|| panic!("no `{key}` in {line}"))
+        + pat.len();
     let rest = &line[at..];
     let end = rest.find([',', '}']).unwrap();
     let v = &rest[..end];
-    if v == "null" { f64::NAN } else { v.parse().unwrap_or_else(|_| panic!("{key}: {v}")) }
+    if v == "null" {
+        f64::NAN
+    } else {
+        v.parse().unwrap_or_else(|_| panic!("{key}: {v}"))
+    }
 }
 
 /// (per-iteration energies, summary line) of a `--json` run.
@@ -45,7 +60,11 @@ fn monotone(e: &[f64]) -> bool {
 }
 
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
 }
 
 fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
@@ -66,19 +85,39 @@ fn parameterization_of_a_curved_disk_has_no_flips() {
     let input = tmp("cap.obj");
     save_mesh(&m, &input).unwrap();
     let out = tmp("cap_uv.obj");
-    let (rc, stdout, err) = madc(&["run", "examples/param.mad", "--mesh", &input, "--out", &out, "--json"]);
+    let (rc, stdout, err) = madc(&[
+        "run",
+        "examples/param.mad",
+        "--mesh",
+        &input,
+        "--out",
+        &out,
+        "--json",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let (energies, summary) = log(&stdout);
     assert!(energies.len() <= 15, "{} iterations", energies.len());
     assert!(monotone(&energies), "{energies:?}");
     assert!(field(&summary, "energy") < field(&summary, "initial_energy"));
     // The symmetric Dirichlet energy is at least 4 · (surface area), reached only by an isometry.
-    let area: f64 = m.triangles.iter().map(|t| {
-        let p = |i: u32| m.positions[i as usize];
-        0.5 * dot(cross(sub(p(t[1]), p(t[0])), sub(p(t[2]), p(t[0]))), cross(sub(p(t[1]), p(t[0])), sub(p(t[2]), p(t[0])))).sqrt()
-    }).sum();
+    let area: f64 = m
+        .triangles
+        .iter()
+        .map(|t| {
+            let p = |i: u32| m.positions[i as usize];
+            0.5 * dot(
+                cross(sub(p(t[1]), p(t[0])), sub(p(t[2]), p(t[0]))),
+                cross(sub(p(t[1]), p(t[0])), sub(p(t[2]), p(t[0]))),
+            )
+            .sqrt()
+        })
+        .sum();
     let e = field(&summary, "energy");
-    assert!(e >= 4.0 * area * (1.0 - 1e-12) && e < 4.5 * area, "energy {e}, 4·area {}", 4.0 * area);
+    assert!(
+        e >= 4.0 * area * (1.0 - 1e-12) && e < 4.5 * area,
+        "energy {e}, 4·area {}",
+        4.0 * area
+    );
     let uv = load_mesh(&out).unwrap();
     for t in &uv.triangles {
         let p = |i: u32| uv.positions[i as usize];
@@ -106,7 +145,11 @@ fn sphere_map_from_a_perturbed_embedding_stays_on_the_sphere() {
     let mesh = load_mesh("sphere:2").unwrap();
     let mut start = mesh.clone();
     for (i, p) in start.positions.iter_mut().enumerate() {
-        let j = [(i as f64 * 1.7).sin(), (i as f64 * 2.3).cos(), (i as f64 * 0.7).sin()];
+        let j = [
+            (i as f64 * 1.7).sin(),
+            (i as f64 * 2.3).cos(),
+            (i as f64 * 0.7).sin(),
+        ];
         let q = [p[0] + 0.03 * j[0], p[1] + 0.03 * j[1], p[2] + 0.03 * j[2]];
         let n = dot(q, q).sqrt();
         *p = [q[0] / n, q[1] / n, q[2] / n];
@@ -115,20 +158,40 @@ fn sphere_map_from_a_perturbed_embedding_stays_on_the_sphere() {
     save_mesh(&start, &init).unwrap();
     let out = tmp("sphere_out.obj");
     let init_arg = format!("s={init}");
-    let (rc, stdout, err) = madc(&["run", "examples/sphere_map.mad", "--init", &init_arg, "--out", &out, "--json"]);
+    let (rc, stdout, err) = madc(&[
+        "run",
+        "examples/sphere_map.mad",
+        "--init",
+        &init_arg,
+        "--out",
+        &out,
+        "--json",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let (energies, summary) = log(&stdout);
     assert!(energies.len() <= 20, "{} iterations", energies.len());
     assert!(monotone(&energies), "{energies:?}");
     assert!(field(&summary, "energy") < field(&summary, "initial_energy"));
     let res = load_mesh(&out).unwrap();
-    assert!(res.positions.iter().all(|p| (dot(*p, *p).sqrt() - 1.0).abs() < 1e-12));
+    assert!(
+        res.positions
+            .iter()
+            .all(|p| (dot(*p, *p).sqrt() - 1.0).abs() < 1e-12)
+    );
     for t in &res.triangles {
         let p = |i: u32| res.positions[i as usize];
-        assert!(dot(p(t[0]), cross(p(t[1]), p(t[2]))) > 0.0, "flipped face {t:?}");
+        assert!(
+            dot(p(t[0]), cross(p(t[1]), p(t[2]))) > 0.0,
+            "flipped face {t:?}"
+        );
     }
     // The optimum moved the points away from the jittered start.
-    let moved = res.positions.iter().zip(&start.positions).map(|(a, b)| dot(sub(*a, *b), sub(*a, *b)).sqrt()).fold(0.0, f64::max);
+    let moved = res
+        .positions
+        .iter()
+        .zip(&start.positions)
+        .map(|(a, b)| dot(sub(*a, *b), sub(*a, *b)).sqrt())
+        .fold(0.0, f64::max);
     assert!(moved > 1e-3);
 }
 
@@ -157,7 +220,15 @@ fn edge_reference(mesh: &Mesh, lambda: f64, iters: usize) -> Vec<[f64; 3]> {
 #[test]
 fn smoothing_matches_a_plain_gradient_descent() {
     let out = tmp("smooth_edge.obj");
-    let (rc, stdout, err) = madc(&["run", "examples/smooth_gd.mad", "--set", "w_area=0", "--out", &out, "--json"]);
+    let (rc, stdout, err) = madc(&[
+        "run",
+        "examples/smooth_gd.mad",
+        "--set",
+        "w_area=0",
+        "--out",
+        &out,
+        "--json",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let (energies, _) = log(&stdout);
     assert_eq!(energies.len(), 100);
@@ -196,7 +267,10 @@ fn arap_reaches_the_handles_and_decreases_monotonically() {
             fixed += 1;
         } else if p[1] > 0.8 {
             let e = sub(d, [0.4, 0.0, 0.0]);
-            assert!(dot(e, e).sqrt() < 1e-3 * 0.4, "handle off its target by {e:?}");
+            assert!(
+                dot(e, e).sqrt() < 1e-3 * 0.4,
+                "handle off its target by {e:?}"
+            );
             moved += 1;
         }
     }
@@ -207,7 +281,19 @@ fn arap_reaches_the_handles_and_decreases_monotonically() {
 fn arap_with_one_handle_group_is_a_rigid_translation() {
     // No anchors: the minimizer is the rest shape translated with the handles (E = 0).
     let out = tmp("arap_rigid.obj");
-    let (rc, stdout, err) = madc(&["run", "examples/arap.mad", "--set", "y_fix=-2", "--set", "dz=0.3", "--out", &out, "--json", "--tol", "1e-8"]);
+    let (rc, stdout, err) = madc(&[
+        "run",
+        "examples/arap.mad",
+        "--set",
+        "y_fix=-2",
+        "--set",
+        "dz=0.3",
+        "--out",
+        &out,
+        "--json",
+        "--tol",
+        "1e-8",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let (_, summary) = log(&stdout);
     assert!(field(&summary, "energy") < 1e-10, "{summary}");
@@ -233,12 +319,27 @@ fn arap_with_fixed_displaced_handles_reaches_them_exactly() {
             ids.push(i.to_string());
         }
     }
-    let (start_path, ids_path, out) = (tmp("arap_start.obj"), tmp("arap_ids.txt"), tmp("arap_hard.obj"));
+    let (start_path, ids_path, out) = (
+        tmp("arap_start.obj"),
+        tmp("arap_ids.txt"),
+        tmp("arap_hard.obj"),
+    );
     save_mesh(&start, &start_path).unwrap();
     std::fs::write(&ids_path, ids.join(" ")).unwrap();
     let init = format!("x={start_path}");
-    let (rc, stdout, err) =
-        madc(&["run", "examples/arap.mad", "--set", "k_handle=0", "--init", &init, "--fix", &ids_path, "--out", &out, "--json"]);
+    let (rc, stdout, err) = madc(&[
+        "run",
+        "examples/arap.mad",
+        "--set",
+        "k_handle=0",
+        "--init",
+        &init,
+        "--fix",
+        &ids_path,
+        "--out",
+        &out,
+        "--json",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let (energies, _) = log(&stdout);
     assert!(monotone(&energies), "{energies:?}");
@@ -249,5 +350,10 @@ fn arap_with_fixed_displaced_handles_reaches_them_exactly() {
         }
     }
     // The free vertices did move away from the start.
-    assert!(res.positions.iter().zip(&start.positions).any(|(a, b)| dot(sub(*a, *b), sub(*a, *b)) > 1e-6));
+    assert!(
+        res.positions
+            .iter()
+            .zip(&start.positions)
+            .any(|(a, b)| dot(sub(*a, *b), sub(*a, *b)) > 1e-6)
+    );
 }

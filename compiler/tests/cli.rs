@@ -4,14 +4,20 @@ use std::io::Write;
 use std::process::{Command, Output};
 
 fn madc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_madc")).args(args).output().expect("madc runs")
+    Command::new(env!("CARGO_BIN_EXE_madc"))
+        .args(args)
+        .output()
+        .expect("madc runs")
 }
 
 fn write_temp(name: &str, src: &[u8]) -> String {
     let dir = std::env::temp_dir().join(format!("madc-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::File::create(&path).unwrap().write_all(src).unwrap();
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(src)
+        .unwrap();
     path.to_str().unwrap().to_string()
 }
 
@@ -23,7 +29,11 @@ fn text(b: &[u8]) -> String {
 fn version_and_help() {
     let out = madc(&["--version"]);
     assert!(out.status.success());
-    assert!(text(&out.stdout).starts_with("madc "), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("madc "),
+        "{}",
+        text(&out.stdout)
+    );
     let out = madc(&["--help"]);
     assert!(out.status.success());
     let help = text(&out.stdout);
@@ -34,7 +44,10 @@ fn version_and_help() {
 
 #[test]
 fn run_passes_arguments_and_prints_the_result() {
-    let f = write_temp("args.mad", b"fn main(a: f64, n: i64) -> f64 { a * (n as f64) }\n");
+    let f = write_temp(
+        "args.mad",
+        b"fn main(a: f64, n: i64) -> f64 { a * (n as f64) }\n",
+    );
     let out = madc(&["run", &f, "--", "1.5", "4"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "6.0\n");
@@ -45,12 +58,19 @@ fn run_passes_arguments_and_prints_the_result() {
     assert_eq!(out.status.code(), Some(1));
     let out = madc(&["run", &f, "--", "x", "4"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("`x` is not an f64"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("`x` is not an f64"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn entry_selects_another_function() {
-    let f = write_temp("entry.mad", b"fn main() { print(1.0); }\nfn other() { print(2.5); }\n");
+    let f = write_temp(
+        "entry.mad",
+        b"fn main() { print(1.0); }\nfn other() { print(2.5); }\n",
+    );
     let out = madc(&["run", &f, "--entry", "other"]);
     assert_eq!(text(&out.stdout), "2.5\n");
     let out = madc(&["run", &f, "--entry", "missing"]);
@@ -60,7 +80,10 @@ fn entry_selects_another_function() {
 
 #[test]
 fn compile_errors_exit_1_with_plain_diagnostics_on_a_pipe() {
-    let f = write_temp("bad.mad", b"fn main() {\n    let x = nrom(vec3(1.0, 2.0, 3.0));\n    print(x + vec2(1.0, 2.0));\n}\n");
+    let f = write_temp(
+        "bad.mad",
+        b"fn main() {\n    let x = nrom(vec3(1.0, 2.0, 3.0));\n    print(x + vec2(1.0, 2.0));\n}\n",
+    );
     let out = madc(&["check", &f]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
@@ -73,12 +96,20 @@ fn compile_errors_exit_1_with_plain_diagnostics_on_a_pipe() {
 
 #[test]
 fn run_time_errors_exit_2() {
-    let f = write_temp("oob.mad", b"fn main() { let v = [1.0, 2.0]; let i = 5; print(v[i]); }\n");
+    let f = write_temp(
+        "oob.mad",
+        b"fn main() { let v = [1.0, 2.0]; let i = 5; print(v[i]); }\n",
+    );
     for engine in [&[][..], &["--interp"][..]] {
         let mut args = vec!["run", f.as_str()];
         args.extend_from_slice(engine);
         let out = madc(&args);
-        assert_eq!(out.status.code(), Some(2), "{engine:?}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{engine:?}: {}",
+            text(&out.stderr)
+        );
         let err = text(&out.stderr);
         assert!(err.contains("out of bounds"), "{err}");
         // the failing operation is located in the source
@@ -92,7 +123,11 @@ fn invalid_utf8_and_missing_files_are_errors() {
     let f = write_temp("latin1.mad", b"fn main() { print(1.0); } // caf\xe9\n");
     let out = madc(&["check", &f]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("not valid UTF-8"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not valid UTF-8"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = madc(&["check", "/nonexistent/x.mad"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("cannot read"));
@@ -100,7 +135,10 @@ fn invalid_utf8_and_missing_files_are_errors() {
 
 #[test]
 fn emit_ir_and_clif() {
-    let f = write_temp("emit.mad", b"fn sq(x: f64) -> f64 { x * x }\nfn main() { print(sq(3.0)); }\n");
+    let f = write_temp(
+        "emit.mad",
+        b"fn sq(x: f64) -> f64 { x * x }\nfn main() { print(sq(3.0)); }\n",
+    );
     let out = madc(&["emit", "ir", &f]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let ir = text(&out.stdout);

@@ -25,7 +25,10 @@ fn corpus() -> PathBuf {
 }
 
 fn madc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_madc")).args(args).output().expect("madc runs")
+    Command::new(env!("CARGO_BIN_EXE_madc"))
+        .args(args)
+        .output()
+        .expect("madc runs")
 }
 
 fn text(b: &[u8]) -> String {
@@ -44,7 +47,11 @@ struct Expect {
 }
 
 fn directive<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.trim().strip_prefix("//")?.trim_start().strip_prefix(key).map(str::trim)
+    line.trim()
+        .strip_prefix("//")?
+        .trim_start()
+        .strip_prefix(key)
+        .map(str::trim)
 }
 
 fn parse_expect(src: &str) -> Expect {
@@ -54,7 +61,9 @@ fn parse_expect(src: &str) -> Expect {
         if l.trim() == "// expected output:" {
             let mut out = String::new();
             for l in lines.by_ref() {
-                let Some(rest) = l.strip_prefix("//") else { break };
+                let Some(rest) = l.strip_prefix("//") else {
+                    break;
+                };
                 out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
                 out.push('\n');
             }
@@ -78,15 +87,25 @@ fn parse_expect(src: &str) -> Expect {
 fn run_case(name: &str, file: &str, src: &str) -> Vec<String> {
     let e = parse_expect(src);
     let mut fails = Vec::new();
-    let kinds = [e.output.is_some() || e.runtime_error.is_some(), e.error.is_some(), e.argument_error.is_some(), e.check_ok];
+    let kinds = [
+        e.output.is_some() || e.runtime_error.is_some(),
+        e.error.is_some(),
+        e.argument_error.is_some(),
+        e.check_ok,
+    ];
     if kinds.iter().filter(|k| **k).count() != 1 {
-        return vec![format!("{name}: a case needs exactly one kind of expectation")];
+        return vec![format!(
+            "{name}: a case needs exactly one kind of expectation"
+        )];
     }
     if let Some(code) = &e.error {
         let out = madc(&["check", file]);
         let err = text(&out.stderr);
         if out.status.code() != Some(1) || !err.contains(&format!("[{code}]")) {
-            fails.push(format!("{name}: check should fail with {code}, got {:?}:\n{err}", out.status.code()));
+            fails.push(format!(
+                "{name}: check should fail with {code}, got {:?}:\n{err}",
+                out.status.code()
+            ));
         }
     }
     if e.check_ok {
@@ -106,15 +125,21 @@ fn run_case(name: &str, file: &str, src: &str) -> Vec<String> {
         let code = out.status.code();
         if let Some(c) = &e.error {
             if code != Some(1) || !stderr.contains(&format!("[{c}]")) {
-                fails.push(format!("{tag}: run should fail with {c}, got {code:?}:\n{stderr}"));
+                fails.push(format!(
+                    "{tag}: run should fail with {c}, got {code:?}:\n{stderr}"
+                ));
             }
         } else if let Some(m) = &e.argument_error {
             if code != Some(1) || !stderr.contains(m.as_str()) || !stdout.is_empty() {
-                fails.push(format!("{tag}: expected argument error `{m}`, got {code:?}:\n{stdout}\n{stderr}"));
+                fails.push(format!(
+                    "{tag}: expected argument error `{m}`, got {code:?}:\n{stdout}\n{stderr}"
+                ));
             }
         } else if let Some(m) = &e.runtime_error {
             if code != Some(2) || !stderr.contains(m.as_str()) {
-                fails.push(format!("{tag}: expected run-time error `{m}`, got {code:?}:\n{stderr}"));
+                fails.push(format!(
+                    "{tag}: expected run-time error `{m}`, got {code:?}:\n{stderr}"
+                ));
             }
             if let Some(want) = &e.output
                 && &stdout != want
@@ -144,7 +169,10 @@ fn cases(src: &str) -> Vec<String> {
             last.push('\n');
         }
     }
-    out.retain(|c| c.lines().any(|l| !l.trim().is_empty() && !l.trim().starts_with("//")));
+    out.retain(|c| {
+        c.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim().starts_with("//"))
+    });
     out
 }
 
@@ -172,6 +200,15 @@ fn the_language_reference_holds() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(fails.is_empty(), "{} of {total} cases failed:\n\n{}", fails.len(), fails.join("\n\n"));
-    assert!(files.len() >= 20 && total >= 100, "only {} files, {total} cases", files.len());
+    assert!(
+        fails.is_empty(),
+        "{} of {total} cases failed:\n\n{}",
+        fails.len(),
+        fails.join("\n\n")
+    );
+    assert!(
+        files.len() >= 20 && total >= 100,
+        "only {} files, {total} cases",
+        files.len()
+    );
 }

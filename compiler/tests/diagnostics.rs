@@ -40,17 +40,27 @@ fn diagnostics_snapshots() {
     entries.sort();
     let mut seen = Vec::new();
     for path in entries {
-        let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("utf-8 name")
+            .to_string();
         let code = stem.split('_').next().expect("code prefix").to_string();
         let src = std::fs::read_to_string(&path).expect("read source");
         let (out, codes) = render(&format!("{stem}.mad"), &src);
-        assert!(codes.contains(&code), "{stem}: expected a diagnostic {code}, got {codes:?}\n{out}");
+        assert!(
+            codes.contains(&code),
+            "{stem}: expected a diagnostic {code}, got {codes:?}\n{out}"
+        );
         seen.push(code);
         insta::with_settings!({ snapshot_path => "snapshots/diagnostics", prepend_module_to_snapshot => false }, {
             insta::assert_snapshot!(stem.clone(), format!("{src}\n---\n{out}"));
         });
     }
     for code in mad::front::diagnostics::ALL_CODES {
-        assert!(seen.iter().any(|c| c == code), "no snapshot file tests/diagnostics/{code}_*.mad");
+        assert!(
+            seen.iter().any(|c| c == code),
+            "no snapshot file tests/diagnostics/{code}_*.mad"
+        );
     }
 }

@@ -3,13 +3,27 @@
 use std::process::Command;
 
 fn madc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_madc")).args(args).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = Command::new(env!("CARGO_BIN_EXE_madc"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[test]
 fn eval_mass_spring_at_rest_is_zero() {
-    let (rc, out, err) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:10x10", "--energy"]);
+    let (rc, out, err) = madc(&[
+        "eval",
+        "examples/mass_spring.mad",
+        "--mesh",
+        "grid:10x10",
+        "--energy",
+    ]);
     assert_eq!(rc, 0, "{err}");
     assert_eq!(out, "energy 0.0\n");
 }
@@ -25,8 +39,21 @@ fn eval_writes_gradient_hessian_and_hvp() {
     std::fs::write(p("v.npy"), v).unwrap();
     let hvp = format!("{}:{}", p("v.npy"), p("hv.npy"));
     let (rc, out, err) = madc(&[
-        "eval", "examples/membrane.mad", "--mesh", "grid:4x4", "--set", "mu=2", "--energy", "--grad", &p("g.npy"),
-        "--hessian", &p("h.mtx"), "--hvp", &hvp, "--threads", "2",
+        "eval",
+        "examples/membrane.mad",
+        "--mesh",
+        "grid:4x4",
+        "--set",
+        "mu=2",
+        "--energy",
+        "--grad",
+        &p("g.npy"),
+        "--hessian",
+        &p("h.mtx"),
+        "--hvp",
+        &hvp,
+        "--threads",
+        "2",
     ]);
     assert_eq!(rc, 0, "{err}");
     assert!(out.starts_with("energy "), "{out}");
@@ -35,26 +62,55 @@ fn eval_writes_gradient_hessian_and_hvp() {
     let h = std::fs::read_to_string(p("h.mtx")).unwrap();
     assert!(h.starts_with("%%MatrixMarket matrix coordinate real general"));
     // The Hessian is symmetric and H·1 = 0 for a translation-invariant energy.
-    let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap()).unwrap().into_field(16, 3).unwrap();
+    let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap())
+        .unwrap()
+        .into_field(16, 3)
+        .unwrap();
     assert!(hv.iter().all(|x| x.abs() < 1e-12), "{hv:?}");
 }
 
 #[test]
 fn bench_first_line_is_the_median() {
-    let (rc, out, err) = madc(&["bench", "examples/mass_spring.mad", "--mesh", "grid:5x5", "--what", "hessian", "--runs", "3"]);
+    let (rc, out, err) = madc(&[
+        "bench",
+        "examples/mass_spring.mad",
+        "--mesh",
+        "grid:5x5",
+        "--what",
+        "hessian",
+        "--runs",
+        "3",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let first = out.lines().next().unwrap();
-    let ms = first.strip_prefix("median ").and_then(|s| s.strip_suffix(" ms")).unwrap();
+    let ms = first
+        .strip_prefix("median ")
+        .and_then(|s| s.strip_suffix(" ms"))
+        .unwrap();
     assert!(ms.parse::<f64>().unwrap() >= 0.0);
 }
 
 #[test]
 fn bench_spmv_and_every_workload_print_the_median_first() {
     for what in ["energy", "grad", "hvp", "spmv"] {
-        let (rc, out, err) = madc(&["bench", "examples/mass_spring.mad", "--mesh", "grid:6x6", "--what", what, "--runs", "2", "--threads", "2"]);
+        let (rc, out, err) = madc(&[
+            "bench",
+            "examples/mass_spring.mad",
+            "--mesh",
+            "grid:6x6",
+            "--what",
+            what,
+            "--runs",
+            "2",
+            "--threads",
+            "2",
+        ]);
         assert_eq!(rc, 0, "{what}: {err}");
         let first = out.lines().next().unwrap();
-        let ms = first.strip_prefix("median ").and_then(|s| s.strip_suffix(" ms")).unwrap();
+        let ms = first
+            .strip_prefix("median ")
+            .and_then(|s| s.strip_suffix(" ms"))
+            .unwrap();
         assert!(ms.parse::<f64>().unwrap() >= 0.0, "{what}: {first}");
     }
 }
@@ -64,10 +120,19 @@ fn emit_clif_of_an_energy_file_shows_its_batched_loops() {
     let (rc, out, err) = madc(&["emit", "clif", "examples/mass_spring.mad"]);
     assert_eq!(rc, 0, "{err}");
     for kind in ["Value", "Grad", "Hess", "Hvp"] {
-        assert!(out.contains(&format!("; batched {kind} loop of energy::spring")), "{kind}");
+        assert!(
+            out.contains(&format!("; batched {kind} loop of energy::spring")),
+            "{kind}"
+        );
     }
     // The Hessian loop has no float selects left as branches: it blends.
-    let hess = out.split("; batched Hess loop").nth(1).unwrap().split("; batched Hvp loop").next().unwrap();
+    let hess = out
+        .split("; batched Hess loop")
+        .nth(1)
+        .unwrap()
+        .split("; batched Hvp loop")
+        .next()
+        .unwrap();
     assert!(hess.contains("bitselect"), "{hess}");
 }
 
@@ -78,13 +143,33 @@ fn bad_inputs_are_errors() {
     let unfilled = dir.join("unfilled.mad");
     let src = "dof u: vertex -> vec2;\ndata Rinv: face -> mat2;\nenergy e(f: face) { frob2(mat2::cols(u[f.v1] - u[f.v0], u[f.v2] - u[f.v0]) * Rinv[f]) }\n";
     std::fs::write(&unfilled, src).unwrap();
-    let (rc, _, err) = madc(&["eval", unfilled.to_str().unwrap(), "--mesh", "grid:3x3", "--energy"]);
+    let (rc, _, err) = madc(&[
+        "eval",
+        unfilled.to_str().unwrap(),
+        "--mesh",
+        "grid:3x3",
+        "--energy",
+    ]);
     assert_eq!(rc, 1);
     assert!(err.contains("data `Rinv`"), "{err}");
-    let (rc, _, err) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:3x3", "--set", "nope=1", "--energy"]);
+    let (rc, _, err) = madc(&[
+        "eval",
+        "examples/mass_spring.mad",
+        "--mesh",
+        "grid:3x3",
+        "--set",
+        "nope=1",
+        "--energy",
+    ]);
     assert_eq!(rc, 1);
     assert!(err.contains("no param"), "{err}");
-    let (rc, _, _) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:0x3", "--energy"]);
+    let (rc, _, _) = madc(&[
+        "eval",
+        "examples/mass_spring.mad",
+        "--mesh",
+        "grid:0x3",
+        "--energy",
+    ]);
     assert_eq!(rc, 1);
 }
 
@@ -95,18 +180,42 @@ fn eval_ring_energy_with_mixed_derivative() {
     let p = |n: &str| dir.join(n).display().to_string();
     let mixed = format!("w:{}", p("dw.npy"));
     let (rc, out, err) = madc(&[
-        "eval", "examples/laplacian_ring.mad", "--mesh", "grid:4x4", "--energy", "--grad", &p("g.npy"),
-        "--hessian", &p("h.mtx"), "--mixed", &mixed,
+        "eval",
+        "examples/laplacian_ring.mad",
+        "--mesh",
+        "grid:4x4",
+        "--energy",
+        "--grad",
+        &p("g.npy"),
+        "--hessian",
+        &p("h.mtx"),
+        "--mixed",
+        &mixed,
     ]);
     assert_eq!(rc, 0, "{err}");
     assert!(out.starts_with("energy "), "{out}");
     // At the rest shape only the umbrella term (linear in w, w = 1) has a gradient,
     // so ∂(∇E)/∂w equals ∇E.
-    let read = |n: &str| mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap()).unwrap().into_field(16, 3).unwrap();
+    let read = |n: &str| {
+        mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap())
+            .unwrap()
+            .into_field(16, 3)
+            .unwrap()
+    };
     let (g, dw) = (read("g.npy"), read("dw.npy"));
     assert!(g.iter().any(|v| v.abs() > 1e-3));
-    assert!(g.iter().zip(&dw).all(|(a, b)| (a - b).abs() <= 1e-12), "{g:?} vs {dw:?}");
-    let (rc, _, err) = madc(&["eval", "examples/laplacian_ring.mad", "--mesh", "grid:4x4", "--mixed", "nope:x.npy"]);
+    assert!(
+        g.iter().zip(&dw).all(|(a, b)| (a - b).abs() <= 1e-12),
+        "{g:?} vs {dw:?}"
+    );
+    let (rc, _, err) = madc(&[
+        "eval",
+        "examples/laplacian_ring.mad",
+        "--mesh",
+        "grid:4x4",
+        "--mixed",
+        "nope:x.npy",
+    ]);
     assert_eq!(rc, 1);
     assert!(err.contains("no param"), "{err}");
 }
@@ -126,7 +235,15 @@ fn eval_contact_pairs_from_an_integer_array() {
         b.extend(v.to_le_bytes());
     }
     std::fs::write(p("P.npy"), b).unwrap();
-    let base = ["eval", "examples/contact_barrier.mad", "--mesh", "grid:4x4", "--set", "dhat=5", "--energy"];
+    let base = [
+        "eval",
+        "examples/contact_barrier.mad",
+        "--mesh",
+        "grid:4x4",
+        "--set",
+        "dhat=5",
+        "--energy",
+    ];
     let (rc, without, err) = madc(&base);
     assert_eq!(rc, 0, "{err}");
     let mut with_pairs = base.to_vec();
@@ -134,7 +251,13 @@ fn eval_contact_pairs_from_an_integer_array() {
     with_pairs.extend(["--pairs", &pp, "--hessian", &hp]);
     let (rc, with, err) = madc(&with_pairs);
     assert_eq!(rc, 0, "{err}");
-    let e = |s: &str| s.trim().strip_prefix("energy ").unwrap().parse::<f64>().unwrap();
+    let e = |s: &str| {
+        s.trim()
+            .strip_prefix("energy ")
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
     assert!(e(&with) > e(&without), "{with} vs {without}");
     // The pair (0, 5) couples its vertices in the Hessian.
     let h = std::fs::read_to_string(p("h.mtx")).unwrap();
@@ -157,12 +280,25 @@ fn eval_starts_a_field_from_its_initializer() {
          energy e(v: vertex) { dot(u[v.v0], u[v.v0]) + 0.5 * dot(w[v.v0], w[v.v0]) }\n",
     )
     .unwrap();
-    let (rc, out, err) = madc(&["eval", &file.display().to_string(), "--mesh", "disk:4", "--energy"]);
+    let (rc, out, err) = madc(&[
+        "eval",
+        &file.display().to_string(),
+        "--mesh",
+        "disk:4",
+        "--energy",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let mesh = mad_runtime::mesh::load_mesh("disk:4").unwrap();
     let uv = mad_runtime::mesh::tutte::tutte_embedding(&mesh).unwrap();
     let expected: f64 = uv.iter().map(|q| q[0] * q[0] + q[1] * q[1]).sum::<f64>()
-        + mesh.positions.iter().map(|p| 0.5 * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2])).sum::<f64>();
+        + mesh
+            .positions
+            .iter()
+            .map(|p| 0.5 * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]))
+            .sum::<f64>();
     let got: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
-    assert!((got - expected).abs() <= 1e-12 * expected.abs().max(1.0), "{got} vs {expected}");
+    assert!(
+        (got - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+        "{got} vs {expected}"
+    );
 }

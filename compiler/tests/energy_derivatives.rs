@@ -14,14 +14,19 @@ fn example(name: &str) -> EnergyProgram {
 
 /// A deterministic pseudo-random value in [-1, 1).
 fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
 /// The mesh's positions perturbed by `amp`.
 fn random_x(me: &MeshEnergy, amp: f64, seed: u64) -> Vec<f64> {
     let mut s = seed;
-    me.default_x().iter().map(|&v| v + amp * rnd(&mut s)).collect()
+    me.default_x()
+        .iter()
+        .map(|&v| v + amp * rnd(&mut s))
+        .collect()
 }
 
 fn dense_hessian(me: &MeshEnergy, vals: &[f64]) -> Vec<Vec<f64>> {
@@ -48,8 +53,14 @@ fn check_example(file: &str, mesh: &str, amp: f64) {
     let mut g2 = vec![0.0; n];
     let mut hv = vec![0.0; me.nnz()];
     let e2 = me.hessian(&x, &mut g2, &mut hv, false).unwrap();
-    assert!((e0 - e1).abs() <= 1e-12 * e0.abs().max(1.0), "{file}: energy {e0} vs {e1}");
-    assert!((e0 - e2).abs() <= 1e-12 * e0.abs().max(1.0), "{file}: energy {e0} vs {e2}");
+    assert!(
+        (e0 - e1).abs() <= 1e-12 * e0.abs().max(1.0),
+        "{file}: energy {e0} vs {e1}"
+    );
+    assert!(
+        (e0 - e2).abs() <= 1e-12 * e0.abs().max(1.0),
+        "{file}: energy {e0} vs {e2}"
+    );
     assert!(e0.is_finite() && e0 != 0.0, "{file}: energy {e0}");
     let h = dense_hessian(&me, &hv);
     let step = 1e-6;
@@ -63,16 +74,28 @@ fn check_example(file: &str, mesh: &str, amp: f64) {
         xp[i] += step;
         xm[i] -= step;
         let fd = (me.energy(&xp).unwrap() - me.energy(&xm).unwrap()) / (2.0 * step);
-        assert!((fd - g[i]).abs() <= 1e-5 * gscale, "{file}: grad[{i}] = {} vs fd {fd}", g[i]);
+        assert!(
+            (fd - g[i]).abs() <= 1e-5 * gscale,
+            "{file}: grad[{i}] = {} vs fd {fd}",
+            g[i]
+        );
         assert_eq!(g[i], g2[i], "{file}: gradient of the Hessian kernel");
         let ed = (me.energy(&xp).unwrap() - 2.0 * e0 + me.energy(&xm).unwrap()) / (step * step);
-        assert!((ed - h[i][i]).abs() <= 2e-3 * hscale, "{file}: H[{i}][{i}] = {} vs fd {ed}", h[i][i]);
+        assert!(
+            (ed - h[i][i]).abs() <= 2e-3 * hscale,
+            "{file}: H[{i}][{i}] = {} vs fd {ed}",
+            h[i][i]
+        );
         let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
         me.gradient(&xp, &mut gp).unwrap();
         me.gradient(&xm, &mut gm).unwrap();
         for j in 0..n {
             let fd = (gp[j] - gm[j]) / (2.0 * step);
-            assert!((fd - h[j][i]).abs() <= 1e-5 * hscale, "{file}: H[{j}][{i}] = {} vs fd {fd}", h[j][i]);
+            assert!(
+                (fd - h[j][i]).abs() <= 1e-5 * hscale,
+                "{file}: H[{j}][{i}] = {} vs fd {fd}",
+                h[j][i]
+            );
         }
     }
     // H·v (assembled) vs the matrix-free HVP.
@@ -83,7 +106,12 @@ fn check_example(file: &str, mesh: &str, amp: f64) {
     let mut hvv = vec![0.0; n];
     me.pattern().spmv(&hv, &v, &mut hvv);
     for i in 0..n {
-        assert!((out[i] - hvv[i]).abs() <= 1e-10 * hscale * 10.0, "{file}: hvp[{i}] = {} vs H·v {}", out[i], hvv[i]);
+        assert!(
+            (out[i] - hvv[i]).abs() <= 1e-10 * hscale * 10.0,
+            "{file}: hvp[{i}] = {} vs H·v {}",
+            out[i],
+            hvv[i]
+        );
     }
 }
 

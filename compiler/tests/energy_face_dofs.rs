@@ -17,7 +17,9 @@ fn compile(src: &str) -> EnergyProgram {
 
 /// A deterministic pseudo-random value in [-1, 1).
 fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -28,7 +30,10 @@ fn face_neighbours(mesh: &Mesh) -> Vec<(usize, usize, usize, usize)> {
     for (f, t) in mesh.triangles.iter().enumerate() {
         for k in 0..3 {
             let (a, b, c) = (t[k], t[(k + 1) % 3], t[(k + 2) % 3]);
-            by_edge.entry((a.min(b), a.max(b))).or_default().push((f, c));
+            by_edge
+                .entry((a.min(b), a.max(b)))
+                .or_default()
+                .push((f, c));
         }
     }
     let mut out: Vec<_> = by_edge
@@ -104,7 +109,10 @@ fn diamond_faces_hold_the_opposite_vertices() {
         }
     }
     for (i, (a, b)) in g.iter().zip(&want).enumerate() {
-        assert!((a - b).abs() <= 1e-14 * (1.0 + b.abs()), "dof {i}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= 1e-14 * (1.0 + b.abs()),
+            "dof {i}: {a} vs {b}"
+        );
     }
 }
 
@@ -115,7 +123,11 @@ fn derivatives_match_central_differences() {
     let me = prog.bind(&mesh).unwrap();
     let n = me.ndofs();
     let mut s = 11u64;
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.3 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.3 * rnd(&mut s))
+        .collect();
     let v: Vec<f64> = (0..n).map(|_| rnd(&mut s)).collect();
     let mut g = vec![0.0; n];
     let mut hv = vec![0.0; me.nnz()];
@@ -135,16 +147,28 @@ fn derivatives_match_central_differences() {
         me.gradient(&xp, &mut gm).unwrap();
         xp[i] = x[i];
         let fd = (ep - em) / (2.0 * eps);
-        assert!((g[i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "gradient {i}: {} vs {fd}", g[i]);
+        assert!(
+            (g[i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+            "gradient {i}: {} vs {fd}",
+            g[i]
+        );
         for j in 0..n {
             let fd = (gp[j] - gm[j]) / (2.0 * eps);
-            assert!((h[j][i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "Hessian ({j}, {i}): {} vs {fd}", h[j][i]);
+            assert!(
+                (h[j][i] - fd).abs() <= 1e-6 * (1.0 + fd.abs()),
+                "Hessian ({j}, {i}): {} vs {fd}",
+                h[j][i]
+            );
         }
     }
     // Face dofs of neighbouring faces are coupled in the pattern.
     let nv = mesh.num_vertices();
     let (f, gf, _, _) = face_neighbours(&mesh)[0];
-    assert!(me.pattern().find(2 * nv + 2 * f, (2 * nv + 2 * gf + 1) as u32).is_some());
+    assert!(
+        me.pattern()
+            .find(2 * nv + 2 * f, (2 * nv + 2 * gf + 1) as u32)
+            .is_some()
+    );
     // Matrix-free HVP against the assembled Hessian.
     let mut out = vec![0.0; n];
     me.hvp(&x, &v, &mut out).unwrap();
@@ -159,7 +183,9 @@ fn derivatives_match_central_differences() {
 fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
     let n = b.len();
     for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap();
+        let p = (c..n)
+            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
+            .unwrap();
         a.swap(c, p);
         b.swap(c, p);
         for r in c + 1..n {
@@ -218,7 +244,10 @@ fn newton_finds_the_smoothed_field() {
     assert!(x.iter().all(|&v| v == 0.0));
     let mut obj = MeshObjective::new(me, &x).unwrap();
     let mut solver = Solver::from_name("newton").unwrap();
-    let opts = SolveOptions { grad_abs_tol: 1e-12, ..SolveOptions::default() };
+    let opts = SolveOptions {
+        grad_abs_tol: 1e-12,
+        ..SolveOptions::default()
+    };
     let report = solver.solve(&mut obj, &mut x, &opts, None).unwrap();
     assert!(report.iterations <= 3, "{report:?}");
     for (i, (a, b)) in x.iter().zip(&want).enumerate() {
@@ -264,14 +293,29 @@ fn madc_eval_writes_face_arrays_as_faces_by_components() {
     .unwrap();
     let g = dir.join("g.npy");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_madc"))
-        .args(["eval", &file.display().to_string(), "--mesh", "grid:3x3", "--energy", "--grad", &g.display().to_string()])
+        .args([
+            "eval",
+            &file.display().to_string(),
+            "--mesh",
+            "grid:3x3",
+            "--energy",
+            "--grad",
+            &g.display().to_string(),
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let nf = load_mesh("grid:3x3").unwrap().triangles.len();
     let interior = face_neighbours(&load_mesh("grid:3x3").unwrap()).len();
     // At the default u = 0 every diamond contributes ½.
-    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("energy {:?}\n", 0.5 * interior as f64));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("energy {:?}\n", 0.5 * interior as f64)
+    );
     let a = mad_runtime::sparse::read_npy(&std::fs::read(&g).unwrap()).unwrap();
     assert_eq!(a.shape, vec![nf, 2]);
 }

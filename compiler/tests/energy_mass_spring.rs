@@ -11,7 +11,9 @@ fn program() -> EnergyProgram {
 }
 
 fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -24,7 +26,11 @@ fn closed_form(topo: &Topology, rest: &[f64], k: f64, x: &[f64]) -> (f64, Vec<f6
     let mut h = vec![vec![0.0; n]; n];
     for (i, ed) in topo.edges.iter().enumerate() {
         let (a, b) = (ed[0] as usize, ed[1] as usize);
-        let d = [x[3 * a] - x[3 * b], x[3 * a + 1] - x[3 * b + 1], x[3 * a + 2] - x[3 * b + 2]];
+        let d = [
+            x[3 * a] - x[3 * b],
+            x[3 * a + 1] - x[3 * b + 1],
+            x[3 * a + 2] - x[3 * b + 2],
+        ];
         let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
         let l = rest[i];
         e += 0.5 * k * (len - l) * (len - l);
@@ -35,7 +41,8 @@ fn closed_form(topo: &Topology, rest: &[f64], k: f64, x: &[f64]) -> (f64, Vec<f6
         }
         for r in 0..3 {
             for c in 0..3 {
-                let bl = s * if r == c { 1.0 } else { 0.0 } + k * l / len * d[r] * d[c] / (len * len);
+                let bl =
+                    s * if r == c { 1.0 } else { 0.0 } + k * l / len * d[r] * d[c] / (len * len);
                 h[3 * a + r][3 * a + c] += bl;
                 h[3 * b + r][3 * b + c] += bl;
                 h[3 * a + r][3 * b + c] -= bl;
@@ -53,9 +60,15 @@ fn compare(spec: &str) {
     me.set_param("k", 2.5).unwrap();
     let topo = Topology::new(&mesh).unwrap();
     let mut s = 11;
-    let rest: Vec<f64> = (0..topo.edges.len()).map(|_| 0.05 + 0.02 * rnd(&mut s)).collect();
+    let rest: Vec<f64> = (0..topo.edges.len())
+        .map(|_| 0.05 + 0.02 * rnd(&mut s))
+        .collect();
     me.set_data("rest", &rest).unwrap();
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.01 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.01 * rnd(&mut s))
+        .collect();
     let n = me.ndofs();
     let mut g = vec![0.0; n];
     let mut hv = vec![0.0; me.nnz()];
@@ -65,7 +78,12 @@ fn compare(spec: &str) {
     assert!(rel(e, e_ref, e_ref.abs()) < 1e-12, "energy {e} vs {e_ref}");
     let gs = g_ref.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     for i in 0..n {
-        assert!(rel(g[i], g_ref[i], gs) < 1e-12, "g[{i}] {} vs {}", g[i], g_ref[i]);
+        assert!(
+            rel(g[i], g_ref[i], gs) < 1e-12,
+            "g[{i}] {} vs {}",
+            g[i],
+            g_ref[i]
+        );
     }
     let p = me.pattern();
     let hs = h_ref.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -73,7 +91,12 @@ fn compare(spec: &str) {
     for r in 0..n {
         for kk in p.row_ptr[r]..p.row_ptr[r + 1] {
             let c = p.col_idx[kk] as usize;
-            assert!(rel(hv[kk], h_ref[r][c], hs) < 1e-12, "H[{r}][{c}] {} vs {}", hv[kk], h_ref[r][c]);
+            assert!(
+                rel(hv[kk], h_ref[r][c], hs) < 1e-12,
+                "H[{r}][{c}] {} vs {}",
+                hv[kk],
+                h_ref[r][c]
+            );
             if h_ref[r][c] != 0.0 {
                 seen += 1;
             }
@@ -100,7 +123,11 @@ fn assembly_is_bit_identical_across_thread_counts() {
     let mesh = load_mesh("grid:60x60").unwrap();
     let mut me = prog.bind(&mesh).unwrap();
     let mut s = 5;
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.01 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.01 * rnd(&mut s))
+        .collect();
     let v: Vec<f64> = (0..me.ndofs()).map(|_| rnd(&mut s)).collect();
     let mut results = Vec::new();
     for threads in [1, 2, 4] {
@@ -141,7 +168,10 @@ fn psd_projection_gives_nonnegative_quadratic_form() {
         assert!(quad(&hp) >= -1e-10, "vᵀHv = {}", quad(&hp));
         min_unprojected = min_unprojected.min(quad(&h));
     }
-    assert!(min_unprojected < 0.0, "the unprojected Hessian is indefinite here");
+    assert!(
+        min_unprojected < 0.0,
+        "the unprojected Hessian is indefinite here"
+    );
 }
 
 #[test]
@@ -188,7 +218,10 @@ fn every_workload_of_the_spring_has_a_batched_loop() {
     // The Hessian loop twice: over the full k×k slot table and over the
     // compact one (one slot per row and vertex: runs of 3 columns); the
     // block-buffer loop of projected Hessians last.
-    assert_eq!(kinds, vec![K::Value, K::Grad, K::Hess, K::Hess, K::Hvp, K::HessBlock]);
+    assert_eq!(
+        kinds,
+        vec![K::Value, K::Grad, K::Hess, K::Hess, K::Hvp, K::HessBlock]
+    );
     assert_eq!(prog.batch_specs()[3].runs, vec![3, 3]);
 }
 
@@ -203,9 +236,15 @@ fn batched_loops_match_the_element_path_and_the_closed_form() {
     let mut me = prog.bind(&mesh).unwrap();
     me.set_param("k", 1.7).unwrap();
     let mut s = 23;
-    let rest: Vec<f64> = (0..topo.edges.len()).map(|_| 0.04 + 0.01 * rnd(&mut s)).collect();
+    let rest: Vec<f64> = (0..topo.edges.len())
+        .map(|_| 0.04 + 0.01 * rnd(&mut s))
+        .collect();
     me.set_data("rest", &rest).unwrap();
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.01 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.01 * rnd(&mut s))
+        .collect();
     let v: Vec<f64> = (0..me.ndofs()).map(|_| rnd(&mut s)).collect();
     let n = me.ndofs();
     let mut run = |batched: bool| {
@@ -234,7 +273,12 @@ fn batched_loops_match_the_element_path_and_the_closed_form() {
     let (e_ref, g_ref, h_ref) = closed_form(&topo, &rest, 1.7, &x);
     assert!((new.2 - e_ref).abs() <= 1e-12 * e_ref.abs());
     let gs = g_ref.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    assert!(new.4.iter().zip(&g_ref).all(|(a, b)| (a - b).abs() <= 1e-12 * gs));
+    assert!(
+        new.4
+            .iter()
+            .zip(&g_ref)
+            .all(|(a, b)| (a - b).abs() <= 1e-12 * gs)
+    );
     let p = me.pattern();
     let hs = h_ref.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
     for r in 0..n {
@@ -251,18 +295,34 @@ fn batched_loops_are_bit_identical_for_1_to_4_threads() {
     let mesh = load_mesh("grid:90x90").unwrap();
     let mut me = prog.bind(&mesh).unwrap();
     let mut s = 9;
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.01 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.01 * rnd(&mut s))
+        .collect();
     let v: Vec<f64> = (0..me.ndofs()).map(|_| rnd(&mut s)).collect();
     let bits = |a: &[f64]| a.iter().map(|f| f.to_bits()).collect::<Vec<u64>>();
     let mut results = Vec::new();
     for threads in [1, 2, 3, 4] {
         me.set_threads(threads).unwrap();
-        let (mut g, mut h, mut hv) = (vec![0.0; me.ndofs()], vec![0.0; me.nnz()], vec![0.0; me.ndofs()]);
+        let (mut g, mut h, mut hv) = (
+            vec![0.0; me.ndofs()],
+            vec![0.0; me.nnz()],
+            vec![0.0; me.ndofs()],
+        );
         let e = me.hessian(&x, &mut g, &mut h, false).unwrap();
         me.hvp(&x, &v, &mut hv).unwrap();
         let mut g2 = vec![0.0; me.ndofs()];
         let e2 = me.gradient(&x, &mut g2).unwrap();
-        results.push((e.to_bits(), e2.to_bits(), me.energy(&x).unwrap().to_bits(), bits(&g), bits(&h), bits(&hv), bits(&g2)));
+        results.push((
+            e.to_bits(),
+            e2.to_bits(),
+            me.energy(&x).unwrap().to_bits(),
+            bits(&g),
+            bits(&h),
+            bits(&hv),
+            bits(&g2),
+        ));
     }
     for t in 1..4 {
         assert!(results[0] == results[t], "1 vs {} threads", t + 1);
@@ -278,21 +338,35 @@ fn weighted_objective_in_batched_loops() {
                energy spring(e: edge) { 0.5 * k * (norm(x[e.v0] - x[e.v1]) - rest[e])^2 }
                objective = 3 * spring;";
     let weighted = EnergyProgram::compile_str("weighted.mad", src).unwrap();
-    let plain = EnergyProgram::compile_str("plain.mad", &src.replace("objective = 3 * spring;", "")).unwrap();
+    let plain =
+        EnergyProgram::compile_str("plain.mad", &src.replace("objective = 3 * spring;", ""))
+            .unwrap();
     let mesh = load_mesh("grid:20x20").unwrap();
     let s = 31;
     let run = |prog: &EnergyProgram, batched: bool| {
         let mut me = prog.bind(&mesh).unwrap();
         me.set_batched(batched);
         let mut s2 = s;
-        let x: Vec<f64> = me.default_x().iter().map(|v| 0.9 * v + 0.01 * rnd(&mut s2)).collect();
+        let x: Vec<f64> = me
+            .default_x()
+            .iter()
+            .map(|v| 0.9 * v + 0.01 * rnd(&mut s2))
+            .collect();
         let v: Vec<f64> = (0..me.ndofs()).map(|_| rnd(&mut s2)).collect();
-        let (mut g, mut h, mut hv) = (vec![0.0; me.ndofs()], vec![0.0; me.nnz()], vec![0.0; me.ndofs()]);
+        let (mut g, mut h, mut hv) = (
+            vec![0.0; me.ndofs()],
+            vec![0.0; me.nnz()],
+            vec![0.0; me.ndofs()],
+        );
         let e = me.hessian(&x, &mut g, &mut h, false).unwrap();
         me.hvp(&x, &v, &mut hv).unwrap();
         (e, g, h, hv)
     };
-    let (wb, we, pb) = (run(&weighted, true), run(&weighted, false), run(&plain, true));
+    let (wb, we, pb) = (
+        run(&weighted, true),
+        run(&weighted, false),
+        run(&plain, true),
+    );
     assert_eq!(wb.0.to_bits(), we.0.to_bits());
     assert_eq!(wb.1, we.1);
     assert_eq!(wb.3, we.3);

@@ -10,7 +10,9 @@ fn example(name: &str) -> EnergyProgram {
 }
 
 fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -44,9 +46,16 @@ fn barrier_derivatives_match_finite_differences() {
     let mut me = prog.bind(&load_mesh("grid:4x4").unwrap()).unwrap();
     assert_eq!(me.pair_arity(), 2);
     let mut s = 17;
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.05 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.05 * rnd(&mut s))
+        .collect();
     let pairs = [0u32, 5, 3, 6, 10, 15, 1, 12];
-    let dmax = pairs.chunks(2).map(|p| dist(&x, p[0], p[1])).fold(0.0, f64::max);
+    let dmax = pairs
+        .chunks(2)
+        .map(|p| dist(&x, p[0], p[1]))
+        .fold(0.0, f64::max);
     me.set_param("dhat", 1.3 * dmax).unwrap();
     me.set_param("kappa", 2.0).unwrap();
     me.set_pairs(&pairs).unwrap();
@@ -61,13 +70,21 @@ fn barrier_derivatives_match_finite_differences() {
         xp[i] += step;
         xm[i] -= step;
         let fd = (me.energy(&xp).unwrap() - me.energy(&xm).unwrap()) / (2.0 * step);
-        assert!((fd - g[i]).abs() <= 1e-6 * (1.0 + g[i].abs()), "grad[{i}] = {} vs fd {fd}", g[i]);
+        assert!(
+            (fd - g[i]).abs() <= 1e-6 * (1.0 + g[i].abs()),
+            "grad[{i}] = {} vs fd {fd}",
+            g[i]
+        );
         let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
         me.gradient(&xp, &mut gp).unwrap();
         me.gradient(&xm, &mut gm).unwrap();
         for j in 0..n {
             let fd = (gp[j] - gm[j]) / (2.0 * step);
-            assert!((fd - h[j][i]).abs() <= 1e-6 * hs, "H[{j}][{i}] = {} vs fd {fd}", h[j][i]);
+            assert!(
+                (fd - h[j][i]).abs() <= 1e-6 * hs,
+                "H[{j}][{i}] = {} vs fd {fd}",
+                h[j][i]
+            );
         }
     }
     let v: Vec<f64> = (0..n).map(|_| rnd(&mut s)).collect();
@@ -92,7 +109,10 @@ fn barrier_derivatives_match_finite_differences() {
     me.gradient(&x, &mut gm).unwrap();
     assert!(dk.iter().any(|v| v.abs() > 1e-6));
     for i in 0..n {
-        assert!(((gp[i] - gm[i]) / 2e-6 - dk[i]).abs() <= 1e-6 * (1.0 + dk[i].abs()), "mixed[{i}]");
+        assert!(
+            ((gp[i] - gm[i]) / 2e-6 - dk[i]).abs() <= 1e-6 * (1.0 + dk[i].abs()),
+            "mixed[{i}]"
+        );
     }
     // Coincident vertices: +∞.
     let mut xc = x.clone();
@@ -110,7 +130,11 @@ fn incremental_pairs_match_a_fresh_bind() {
     me.set_param("dhat", 10.0).unwrap();
     let nv = mesh.num_vertices() as u32;
     let mut s = 23;
-    let x: Vec<f64> = me.default_x().iter().map(|v| v + 0.05 * rnd(&mut s)).collect();
+    let x: Vec<f64> = me
+        .default_x()
+        .iter()
+        .map(|v| v + 0.05 * rnd(&mut s))
+        .collect();
     let pick = |s: &mut u64| ((rnd(s) + 1.0) * 0.5 * nv as f64) as u32 % nv;
     for round in 0..6 {
         for _ in 0..8 {
@@ -127,7 +151,12 @@ fn incremental_pairs_match_a_fresh_bind() {
         }
         // set_pairs keeps, drops and adds as needed.
         if round == 3 {
-            let mut keep: Vec<u32> = me.pairs().iter().skip(1).flat_map(|p| p.1.clone()).collect();
+            let mut keep: Vec<u32> = me
+                .pairs()
+                .iter()
+                .skip(1)
+                .flat_map(|p| p.1.clone())
+                .collect();
             keep.extend([0, 24, 3, 19]);
             me.set_pairs(&keep).unwrap();
         }
@@ -139,7 +168,10 @@ fn incremental_pairs_match_a_fresh_bind() {
         let (p2, v2, g2) = hessian(&fresh, &x);
         assert_eq!(p1, p2, "round {round}: patterns differ");
         for (a, b) in v1.iter().zip(&v2) {
-            assert!((a - b).abs() <= 1e-12 * (1.0 + a.abs()), "round {round}: {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 1e-12 * (1.0 + a.abs()),
+                "round {round}: {a} vs {b}"
+            );
         }
         for (a, b) in g1.iter().zip(&g2) {
             assert!((a - b).abs() <= 1e-12 * (1.0 + a.abs()));

@@ -13,7 +13,9 @@ fn example(name: &str) -> EnergyProgram {
 }
 
 fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -50,7 +52,12 @@ fn compare_paths(me: &mut MeshEnergy<'_>, x: &[f64]) {
     for (i, (a, b)) in old.h.iter().zip(&new.h).enumerate() {
         assert!((a - b).abs() <= 1e-12 * hs, "H value {i}: {a} vs {b}");
     }
-    let changed = raw.h.iter().zip(&old.h).filter(|(a, b)| (*a - *b).abs() > 1e-9 * hs).count();
+    let changed = raw
+        .h
+        .iter()
+        .zip(&old.h)
+        .filter(|(a, b)| (*a - *b).abs() > 1e-9 * hs)
+        .count();
     assert!(changed > 0, "no element block was projected at this point");
 }
 
@@ -74,7 +81,9 @@ fn assert_psd_quadratic_forms(me: &MeshEnergy<'_>, h: &[f64]) {
 }
 
 fn has_block_loop(prog: &EnergyProgram) -> bool {
-    prog.batch_specs().iter().any(|s| s.kind == BatchKind::HessBlock)
+    prog.batch_specs()
+        .iter()
+        .any(|s| s.kind == BatchKind::HessBlock)
 }
 
 /// Compressed springs (rest lengths 1.5–3× the edge lengths) have indefinite blocks.
@@ -91,7 +100,10 @@ fn spring_state(me: &mut MeshEnergy<'_>, mesh: &mad_runtime::mesh::Mesh, seed: u
         .iter()
         .map(|ed| {
             let (a, b) = (ed[0] as usize, ed[1] as usize);
-            let d: f64 = (0..3).map(|c| (x0[3 * a + c] - x0[3 * b + c]).powi(2)).sum::<f64>().sqrt();
+            let d: f64 = (0..3)
+                .map(|c| (x0[3 * a + c] - x0[3 * b + c]).powi(2))
+                .sum::<f64>()
+                .sqrt();
             d * (2.25 + 0.75 * rnd(&mut s))
         })
         .collect();
@@ -114,13 +126,19 @@ fn mass_spring_projected_batched_matches_element_path() {
 fn param_state(me: &MeshEnergy<'_>, seed: u64) -> Vec<f64> {
     // The Tutte start, slightly perturbed (small enough to flip no triangle).
     let mut s = seed;
-    me.default_x().iter().map(|v| v + 1e-3 * rnd(&mut s)).collect()
+    me.default_x()
+        .iter()
+        .map(|v| v + 1e-3 * rnd(&mut s))
+        .collect()
 }
 
 #[test]
 fn symmetric_dirichlet_projected_batched_matches_element_path() {
     let prog = example("param.mad");
-    assert!(has_block_loop(&prog), "the symmetric Dirichlet kernel has no block loop");
+    assert!(
+        has_block_loop(&prog),
+        "the symmetric Dirichlet kernel has no block loop"
+    );
     let mesh = load_mesh("disk:8").unwrap();
     let mut me = prog.bind(&mesh).unwrap();
     let x = param_state(&me, 3);

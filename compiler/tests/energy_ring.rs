@@ -12,13 +12,18 @@ fn example(name: &str) -> EnergyProgram {
 }
 
 fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
 fn random_x(me: &MeshEnergy, amp: f64, seed: u64) -> Vec<f64> {
     let mut s = seed;
-    me.default_x().iter().map(|&v| v + amp * rnd(&mut s)).collect()
+    me.default_x()
+        .iter()
+        .map(|&v| v + amp * rnd(&mut s))
+        .collect()
 }
 
 fn dense(me: &MeshEnergy, vals: &[f64]) -> Vec<Vec<f64>> {
@@ -45,7 +50,9 @@ fn check_fd(me: &MeshEnergy, x: &[f64]) {
     assert!((me.gradient(x, &mut g).unwrap() - e0).abs() <= 1e-12 * e0.abs().max(1.0));
     let mut g2 = vec![0.0; n];
     let mut hv = vec![0.0; me.nnz()];
-    assert!((me.hessian(x, &mut g2, &mut hv, false).unwrap() - e0).abs() <= 1e-12 * e0.abs().max(1.0));
+    assert!(
+        (me.hessian(x, &mut g2, &mut hv, false).unwrap() - e0).abs() <= 1e-12 * e0.abs().max(1.0)
+    );
     let h = dense(me, &hv);
     let step = 1e-6;
     let gs = max_abs(g.iter().copied()).max(1e-3);
@@ -55,14 +62,25 @@ fn check_fd(me: &MeshEnergy, x: &[f64]) {
         xp[i] += step;
         xm[i] -= step;
         let fd = (me.energy(&xp).unwrap() - me.energy(&xm).unwrap()) / (2.0 * step);
-        assert!((fd - g[i]).abs() <= 1e-6 * gs, "grad[{i}] = {} vs fd {fd}", g[i]);
-        assert!((g[i] - g2[i]).abs() <= 1e-12 * gs, "gradient of the Hessian path");
+        assert!(
+            (fd - g[i]).abs() <= 1e-6 * gs,
+            "grad[{i}] = {} vs fd {fd}",
+            g[i]
+        );
+        assert!(
+            (g[i] - g2[i]).abs() <= 1e-12 * gs,
+            "gradient of the Hessian path"
+        );
         let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
         me.gradient(&xp, &mut gp).unwrap();
         me.gradient(&xm, &mut gm).unwrap();
         for j in 0..n {
             let fd = (gp[j] - gm[j]) / (2.0 * step);
-            assert!((fd - h[j][i]).abs() <= 1e-6 * hs, "H[{j}][{i}] = {} vs fd {fd}", h[j][i]);
+            assert!(
+                (fd - h[j][i]).abs() <= 1e-6 * hs,
+                "H[{j}][{i}] = {} vs fd {fd}",
+                h[j][i]
+            );
         }
     }
     let mut s = 5;
@@ -71,7 +89,11 @@ fn check_fd(me: &MeshEnergy, x: &[f64]) {
     me.hvp(x, &v, &mut out).unwrap();
     for r in 0..n {
         let hv: f64 = (0..n).map(|c| h[r][c] * v[c]).sum();
-        assert!((hv - out[r]).abs() <= 1e-10 * hs * n as f64, "HVP[{r}] = {} vs H·v {hv}", out[r]);
+        assert!(
+            (hv - out[r]).abs() <= 1e-10 * hs * n as f64,
+            "HVP[{r}] = {} vs H·v {hv}",
+            out[r]
+        );
     }
 }
 
@@ -132,8 +154,13 @@ fn umbrella_hessian_matches_hand_built_reference() {
         let h = dense(&me, &hv);
         for r in 0..n {
             for c in 0..n {
-                let want = if r % 3 == c % 3 { l[r / 3][c / 3] } else { 0.0 } + if r == c { lambda } else { 0.0 };
-                assert!((h[r][c] - want).abs() <= 1e-12 * (1.0 + want.abs()), "{mesh}: H[{r}][{c}] = {} vs {want}", h[r][c]);
+                let want = if r % 3 == c % 3 { l[r / 3][c / 3] } else { 0.0 }
+                    + if r == c { lambda } else { 0.0 };
+                assert!(
+                    (h[r][c] - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                    "{mesh}: H[{r}][{c}] = {} vs {want}",
+                    h[r][c]
+                );
             }
         }
         // Projection keeps this PSD Hessian (to rounding), and is bit-identical across threads.
@@ -162,10 +189,17 @@ fn check_mixed(me: &mut MeshEnergy, x: &[f64], param: &str) {
     me.gradient(x, &mut gm).unwrap();
     me.set_param(param, t0).unwrap();
     let scale = max_abs(dg.iter().copied()).max(1e-3);
-    assert!(max_abs(dg.iter().copied()) > 0.0, "{param}: mixed derivative is zero");
+    assert!(
+        max_abs(dg.iter().copied()) > 0.0,
+        "{param}: mixed derivative is zero"
+    );
     for i in 0..n {
         let fd = (gp[i] - gm[i]) / (2.0 * h);
-        assert!((fd - dg[i]).abs() <= 1e-6 * scale, "{param}: d²E/dx[{i}]dθ = {} vs fd {fd}", dg[i]);
+        assert!(
+            (fd - dg[i]).abs() <= 1e-6 * scale,
+            "{param}: d²E/dx[{i}]dθ = {} vs fd {fd}",
+            dg[i]
+        );
     }
 }
 

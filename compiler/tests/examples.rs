@@ -11,11 +11,15 @@ fn examples_dir() -> PathBuf {
 
 /// The lines after `// expected output:`, each without its `// ` prefix.
 fn expected_output(src: &str) -> Option<String> {
-    let mut lines = src.lines().skip_while(|l| l.trim() != "// expected output:");
+    let mut lines = src
+        .lines()
+        .skip_while(|l| l.trim() != "// expected output:");
     lines.next()?;
     let mut out = String::new();
     for l in lines {
-        let Some(rest) = l.strip_prefix("//") else { break };
+        let Some(rest) = l.strip_prefix("//") else {
+            break;
+        };
         out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
         out.push('\n');
     }
@@ -23,7 +27,10 @@ fn expected_output(src: &str) -> Option<String> {
 }
 
 fn madc(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_madc")).args(args).output().expect("madc runs")
+    Command::new(env!("CARGO_BIN_EXE_madc"))
+        .args(args)
+        .output()
+        .expect("madc runs")
 }
 
 #[test]
@@ -54,7 +61,11 @@ fn examples_print_their_expected_output() {
             }
             None => {
                 let out = madc(&["check", file]);
-                assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+                assert!(
+                    out.status.success(),
+                    "{file}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
         }
     }

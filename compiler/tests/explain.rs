@@ -28,7 +28,11 @@ fn explain_snapshots() {
     entries.sort();
     assert!(entries.len() >= 2);
     for path in entries {
-        let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("utf-8 name")
+            .to_string();
         let src = std::fs::read_to_string(&path).expect("read source");
         let c = compiled(&format!("{stem}.mad"), &src);
         let out = mad::ad::explain::explain(&c, &src);
@@ -42,7 +46,12 @@ fn explain_snapshots() {
 fn reported_modes_match_the_gradient_ir() {
     let src = std::fs::read_to_string(corpus().join("loops.mad")).expect("read");
     let c = compiled("loops.mad", &src);
-    for (name, taped) in [("b3", true), ("early", true), ("stored", false), ("straight", false)] {
+    for (name, taped) in [
+        ("b3", true),
+        ("early", true),
+        ("stored", false),
+        ("straight", false),
+    ] {
         let mut m = c.module.clone();
         let f = c.function(name).expect("function").func;
         let g = mad::ad::vjp(&mut m, f).expect("reverse mode");

@@ -5,11 +5,16 @@ use mad::back::interp;
 use mad::front::{SourceFiles, SurfaceType, compile};
 use mad_runtime::{Tensor, Value};
 
-fn render(files: &SourceFiles, diags: &[codespan_reporting::diagnostic::Diagnostic<usize>]) -> String {
+fn render(
+    files: &SourceFiles,
+    diags: &[codespan_reporting::diagnostic::Diagnostic<usize>],
+) -> String {
     let config = codespan_reporting::term::Config::default();
     let mut out = String::new();
     for d in diags {
-        out.push_str(&codespan_reporting::term::emit_into_string(&config, files, d).unwrap_or_default());
+        out.push_str(
+            &codespan_reporting::term::emit_into_string(&config, files, d).unwrap_or_default(),
+        );
     }
     out
 }
@@ -26,9 +31,13 @@ fn build(src: &str) -> mad::front::Compiled {
 /// Runs `name(args)` and returns its value and printed output.
 fn run_out(src: &str, name: &str, args: &[Value]) -> (Value, String) {
     let c = build(src);
-    let f = c.function(name).unwrap_or_else(|| panic!("no function {name}")).func;
+    let f = c
+        .function(name)
+        .unwrap_or_else(|| panic!("no function {name}"))
+        .func;
     let mut out = Vec::new();
-    let v = interp::call(&c.module, f, args, &mut out).unwrap_or_else(|e| panic!("run failed: {e}"));
+    let v =
+        interp::call(&c.module, f, args, &mut out).unwrap_or_else(|e| panic!("run failed: {e}"));
     (v, String::from_utf8(out).unwrap())
 }
 
@@ -45,7 +54,10 @@ fn i64v(v: Value) -> i64 {
 }
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_tensor().and_then(|t| t.as_f64()).unwrap_or_else(|| panic!("not an f64 tensor: {v:?}")).to_vec()
+    v.as_tensor()
+        .and_then(|t| t.as_f64())
+        .unwrap_or_else(|| panic!("not an f64 tensor: {v:?}"))
+        .to_vec()
 }
 
 #[test]
@@ -63,8 +75,14 @@ fn precedence_and_power() {
 fn literal_adaptation() {
     let src = "fn f(x: f64) -> f64 { let y: f64 = 1; 2 * x + y - 3 }\n\
                fn g(x: f32) -> f32 { x * 2 + 0.5 }\n fn h(x: f64) -> f64 { x^2 + sqrt(4) }";
-    assert_eq!(f64v(run(src, "f", &[Value::F64(5.0)])), 2.0 * 5.0 + 1.0 - 3.0);
-    assert_eq!(run(src, "g", &[Value::F32(1.5)]), Value::F32(1.5 * 2.0 + 0.5));
+    assert_eq!(
+        f64v(run(src, "f", &[Value::F64(5.0)])),
+        2.0 * 5.0 + 1.0 - 3.0
+    );
+    assert_eq!(
+        run(src, "g", &[Value::F32(1.5)]),
+        Value::F32(1.5 * 2.0 + 0.5)
+    );
     assert_eq!(f64v(run(src, "h", &[Value::F64(3.0)])), 11.0);
 }
 
@@ -114,9 +132,21 @@ fn nested(n: i64) -> i64 {
     c
 }
 "#;
-    let reference = |n: i64, stop: i64| (0..n).filter(|i| i % 2 == 1).take_while(|&i| i <= stop).sum::<i64>();
+    let reference = |n: i64, stop: i64| {
+        (0..n)
+            .filter(|i| i % 2 == 1)
+            .take_while(|&i| i <= stop)
+            .sum::<i64>()
+    };
     for (n, stop) in [(10, 5), (20, 100), (0, 3), (7, 0)] {
-        assert_eq!(i64v(run(src, "sum_odd_until", &[Value::I64(n), Value::I64(stop)])), reference(n, stop));
+        assert_eq!(
+            i64v(run(
+                src,
+                "sum_odd_until",
+                &[Value::I64(n), Value::I64(stop)]
+            )),
+            reference(n, stop)
+        );
     }
     assert_eq!(i64v(run(src, "first_square_above", &[Value::I64(50)])), 8);
     assert_eq!(i64v(run(src, "count_while", &[Value::F64(100.0)])), 7);
@@ -125,7 +155,8 @@ fn nested(n: i64) -> i64 {
 
 #[test]
 fn early_return_in_for() {
-    let src = "fn find(x: [f64], t: f64) -> i64 { for i in 0..len(x) { if x[i] == t { return i; } } -1 }";
+    let src =
+        "fn find(x: [f64], t: f64) -> i64 { for i in 0..len(x) { if x[i] == t { return i; } } -1 }";
     let xs = Value::Tensor(Tensor::vector(vec![3.0, 1.0, 4.0, 1.0, 5.0]));
     assert_eq!(i64v(run(src, "find", &[xs.clone(), Value::F64(4.0)])), 2);
     assert_eq!(i64v(run(src, "find", &[xs, Value::F64(9.0)])), -1);
@@ -174,7 +205,10 @@ fn mutable_vectors_and_arrays() {
                fn h() -> f64 { let mut m = mat2(1, 2, 3, 4); m[1, 0] = 7.0; m[1, 0] + m[0][1] }";
     assert_eq!(floats(&run(src, "f", &[])), vec![10.0, 20.0, 4.0]);
     let g = run(src, "g", &[]);
-    assert_eq!(g.as_tensor().map(|t| t.data.clone()), Some(mad_runtime::TensorData::I64(vec![0, 1, 4, 9])));
+    assert_eq!(
+        g.as_tensor().map(|t| t.data.clone()),
+        Some(mad_runtime::TensorData::I64(vec![0, 1, 4, 9]))
+    );
     assert_eq!(f64v(run(src, "h", &[])), 9.0);
 }
 
@@ -257,12 +291,20 @@ objective = spring + 0.5 * pin;
     assert_eq!(m.params[0].default, Some(mad::ir::Literal::F64(2.0)));
     assert_eq!(m.energies.len(), 2);
     let spring = &m.energies[0];
-    let fields: Vec<(String, mad::front::InputAt)> =
-        spring.inputs.iter().map(|i| (i.field.clone(), i.at.clone())).collect();
+    let fields: Vec<(String, mad::front::InputAt)> = spring
+        .inputs
+        .iter()
+        .map(|i| (i.field.clone(), i.at.clone()))
+        .collect();
     use mad::front::InputAt::*;
     assert_eq!(
         fields,
-        vec![("x".into(), Vertex(0)), ("x".into(), Vertex(1)), ("rest".into(), Element), ("k".into(), Param)]
+        vec![
+            ("x".into(), Vertex(0)),
+            ("x".into(), Vertex(1)),
+            ("rest".into(), Element),
+            ("k".into(), Param)
+        ]
     );
     // Evaluate the lowered term on gathered inputs.
     let args = [
@@ -284,7 +326,10 @@ fn truncated_sources_never_panic() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/diagnostics");
     for entry in std::fs::read_dir(dir).expect("corpus") {
         let src = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
-        let cuts: Vec<usize> = (0..src.len()).filter(|&i| src.is_char_boundary(i)).step_by(3).collect();
+        let cuts: Vec<usize> = (0..src.len())
+            .filter(|&i| src.is_char_boundary(i))
+            .step_by(3)
+            .collect();
         for cut in cuts {
             let mut files = SourceFiles::new();
             let id = files.add("cut.mad".to_string(), src[..cut].to_string());
@@ -296,7 +341,10 @@ fn truncated_sources_never_panic() {
 #[test]
 fn errors_do_not_cascade() {
     let mut files = SourceFiles::new();
-    let id = files.add("t.mad".to_string(), "fn f() -> f64 { let a = nope(1.0); let b = a + 1.0; b * 2.0 }".to_string());
+    let id = files.add(
+        "t.mad".to_string(),
+        "fn f() -> f64 { let a = nope(1.0); let b = a + 1.0; b * 2.0 }".to_string(),
+    );
     let d = compile(&mut files, id).expect_err("an error");
     let codes: Vec<_> = d.iter().filter_map(|d| d.code.clone()).collect();
     assert_eq!(codes, vec!["E0100".to_string()]);

@@ -1,7 +1,9 @@
 //! The Cranelift JIT on hand-built IR, checked against plain Rust computations.
 
 use mad::back::cranelift::{JitModule, clif_text};
-use mad::ir::{BinaryOp, Builder, FuncRef, Function, Literal, Module, OpKind, ScalarKind, Type, UnaryOp};
+use mad::ir::{
+    BinaryOp, Builder, FuncRef, Function, Literal, Module, OpKind, ScalarKind, Type, UnaryOp,
+};
 use mad_runtime::{RtError, Tensor, TensorData, Value};
 
 fn run(m: &Module, f: FuncRef, args: &[Value]) -> (Result<Value, RtError>, String) {
@@ -25,36 +27,80 @@ fn binary_fn(op: BinaryOp, ty: Type, ret: Type) -> (Module, FuncRef) {
 #[test]
 fn scalar_arithmetic_matches_rust() {
     let (m, f) = binary_fn(BinaryOp::Add, Type::F64, Type::F64);
-    assert_eq!(run(&m, f, &[Value::F64(1.5), Value::F64(2.25)]).0, Ok(Value::F64(3.75)));
+    assert_eq!(
+        run(&m, f, &[Value::F64(1.5), Value::F64(2.25)]).0,
+        Ok(Value::F64(3.75))
+    );
     let (m, f) = binary_fn(BinaryOp::Pow, Type::F64, Type::F64);
-    assert_eq!(run(&m, f, &[Value::F64(1.7), Value::F64(2.3)]).0, Ok(Value::F64(1.7f64.powf(2.3))));
+    assert_eq!(
+        run(&m, f, &[Value::F64(1.7), Value::F64(2.3)]).0,
+        Ok(Value::F64(1.7f64.powf(2.3)))
+    );
     let (m, f) = binary_fn(BinaryOp::Min, Type::F64, Type::F64);
-    assert_eq!(run(&m, f, &[Value::F64(f64::NAN), Value::F64(2.0)]).0, Ok(Value::F64(2.0)));
+    assert_eq!(
+        run(&m, f, &[Value::F64(f64::NAN), Value::F64(2.0)]).0,
+        Ok(Value::F64(2.0))
+    );
     let (m, f) = binary_fn(BinaryOp::Rem, Type::F32, Type::F32);
-    assert_eq!(run(&m, f, &[Value::F32(7.5), Value::F32(2.0)]).0, Ok(Value::F32(1.5)));
+    assert_eq!(
+        run(&m, f, &[Value::F32(7.5), Value::F32(2.0)]).0,
+        Ok(Value::F32(1.5))
+    );
     let (m, f) = binary_fn(BinaryOp::Lt, Type::I64, Type::BOOL);
-    assert_eq!(run(&m, f, &[Value::I64(-3), Value::I64(2)]).0, Ok(Value::Bool(true)));
+    assert_eq!(
+        run(&m, f, &[Value::I64(-3), Value::I64(2)]).0,
+        Ok(Value::Bool(true))
+    );
     let (m, f) = binary_fn(BinaryOp::Or, Type::BOOL, Type::BOOL);
-    assert_eq!(run(&m, f, &[Value::Bool(false), Value::Bool(true)]).0, Ok(Value::Bool(true)));
+    assert_eq!(
+        run(&m, f, &[Value::Bool(false), Value::Bool(true)]).0,
+        Ok(Value::Bool(true))
+    );
 }
 
 #[test]
 fn integer_division_never_traps() {
     let (m, f) = binary_fn(BinaryOp::Div, Type::I64, Type::I64);
-    assert_eq!(run(&m, f, &[Value::I64(7), Value::I64(-2)]).0, Ok(Value::I64(-3)));
-    assert_eq!(run(&m, f, &[Value::I64(i64::MIN), Value::I64(-1)]).0, Ok(Value::I64(i64::MIN)));
-    assert_eq!(run(&m, f, &[Value::I64(1), Value::I64(0)]).0, Err(RtError::DivByZero));
+    assert_eq!(
+        run(&m, f, &[Value::I64(7), Value::I64(-2)]).0,
+        Ok(Value::I64(-3))
+    );
+    assert_eq!(
+        run(&m, f, &[Value::I64(i64::MIN), Value::I64(-1)]).0,
+        Ok(Value::I64(i64::MIN))
+    );
+    assert_eq!(
+        run(&m, f, &[Value::I64(1), Value::I64(0)]).0,
+        Err(RtError::DivByZero)
+    );
     let (m, f) = binary_fn(BinaryOp::Rem, Type::I64, Type::I64);
-    assert_eq!(run(&m, f, &[Value::I64(i64::MIN), Value::I64(-1)]).0, Ok(Value::I64(0)));
-    assert_eq!(run(&m, f, &[Value::I64(-7), Value::I64(3)]).0, Ok(Value::I64(-1)));
+    assert_eq!(
+        run(&m, f, &[Value::I64(i64::MIN), Value::I64(-1)]).0,
+        Ok(Value::I64(0))
+    );
+    assert_eq!(
+        run(&m, f, &[Value::I64(-7), Value::I64(3)]).0,
+        Ok(Value::I64(-1))
+    );
     let (m, f) = binary_fn(BinaryOp::Pow, Type::I64, Type::I64);
-    assert_eq!(run(&m, f, &[Value::I64(3), Value::I64(4)]).0, Ok(Value::I64(81)));
-    assert_eq!(run(&m, f, &[Value::I64(3), Value::I64(-1)]).0, Err(RtError::NegativeExponent));
+    assert_eq!(
+        run(&m, f, &[Value::I64(3), Value::I64(4)]).0,
+        Ok(Value::I64(81))
+    );
+    assert_eq!(
+        run(&m, f, &[Value::I64(3), Value::I64(-1)]).0,
+        Err(RtError::NegativeExponent)
+    );
 }
 
 #[test]
 fn unary_ops_and_casts() {
-    for (op, x) in [(UnaryOp::Sin, 0.7), (UnaryOp::Sqrt, 2.0), (UnaryOp::Floor, -1.5), (UnaryOp::Log, 3.0)] {
+    for (op, x) in [
+        (UnaryOp::Sin, 0.7),
+        (UnaryOp::Sqrt, 2.0),
+        (UnaryOp::Floor, -1.5),
+        (UnaryOp::Log, 3.0),
+    ] {
         let mut f = Function::new("u", &[Type::F32], Type::F32);
         let a = f.params()[0];
         let mut b = Builder::new(&mut f);
@@ -62,7 +108,11 @@ fn unary_ops_and_casts() {
         b.finish(vec![r]);
         let mut m = Module::new();
         let h = m.add_function(f);
-        assert_eq!(run(&m, h, &[Value::F32(x as f32)]).0, Ok(Value::F32(op.f32(x as f32))), "{op:?}");
+        assert_eq!(
+            run(&m, h, &[Value::F32(x as f32)]).0,
+            Ok(Value::F32(op.f32(x as f32))),
+            "{op:?}"
+        );
     }
     let mut f = Function::new("c", &[Type::F64], Type::I64);
     let a = f.params()[0];
@@ -102,7 +152,10 @@ fn factorial() -> (Module, FuncRef) {
 fn recursion_and_if() {
     let (m, f) = factorial();
     assert_eq!(run(&m, f, &[Value::I64(10)]).0, Ok(Value::I64(3_628_800)));
-    assert_eq!(run(&m, f, &[Value::I64(1_000_000)]).0, Err(RtError::RecursionLimit));
+    assert_eq!(
+        run(&m, f, &[Value::I64(1_000_000)]).0,
+        Err(RtError::RecursionLimit)
+    );
 }
 
 #[test]
@@ -113,7 +166,11 @@ fn for_loop_sum_and_print() {
     let mut b = Builder::new(&mut f);
     let zero = b.constant(Literal::I64(0));
     let args = b.begin_region(&[Type::I64, Type::I64]);
-    let s = b.op1(OpKind::Binary(BinaryOp::Add), vec![args[1], args[0]], Type::I64);
+    let s = b.op1(
+        OpKind::Binary(BinaryOp::Add),
+        vec![args[1], args[0]],
+        Type::I64,
+    );
     b.op(OpKind::Print, vec![s], vec![Type::unit()]);
     let body = b.end_region(vec![s]);
     let fo = b.op_with_regions(OpKind::For, vec![lo, hi, zero], vec![Type::I64], vec![body]);
@@ -124,7 +181,10 @@ fn for_loop_sum_and_print() {
     let (r, out) = run(&m, h, &[Value::I64(1), Value::I64(5)]);
     assert_eq!(r, Ok(Value::I64(10)));
     assert_eq!(out, "1\n3\n6\n10\n");
-    assert_eq!(run(&m, h, &[Value::I64(5), Value::I64(1)]).0, Ok(Value::I64(0)));
+    assert_eq!(
+        run(&m, h, &[Value::I64(5), Value::I64(1)]).0,
+        Ok(Value::I64(0))
+    );
 }
 
 #[test]
@@ -150,7 +210,12 @@ fn while_loop_collatz_steps() {
     let n = b.op1(OpKind::Select, vec![even, half, up], Type::I64);
     let k = b.op1(OpKind::Binary(BinaryOp::Add), vec![a[1], one], Type::I64);
     let body = b.end_region(vec![n, k]);
-    let w = b.op_with_regions(OpKind::While, vec![x, zero], vec![Type::I64, Type::I64], vec![cond, body]);
+    let w = b.op_with_regions(
+        OpKind::While,
+        vec![x, zero],
+        vec![Type::I64, Type::I64],
+        vec![cond, body],
+    );
     let k = b.func.ops[w].results[1];
     b.finish(vec![k]);
     let mut m = Module::new();
@@ -183,14 +248,24 @@ fn small_and_heap_tensors() {
         let doubled = Value::Tensor(Tensor::vector(data.iter().map(|v| v * 2.0).collect()));
         assert_eq!(out, format!("{doubled}\n"));
         let (r, _) = run(&m, h, &[arg, Value::I64(n as i64)]);
-        assert_eq!(r, Err(RtError::IndexOutOfBounds { index: n as i64, len: n as i64 }));
+        assert_eq!(
+            r,
+            Err(RtError::IndexOutOfBounds {
+                index: n as i64,
+                len: n as i64
+            })
+        );
     }
 }
 
 #[test]
 fn matmul_transpose_insert_on_small_matrices() {
     let m2 = Type::tensor(ScalarKind::F64, &[2, 2]);
-    let mut f = Function::new("mm", &[m2.clone(), m2.clone()], Type::Tuple(vec![m2.clone(), m2.clone()]));
+    let mut f = Function::new(
+        "mm",
+        &[m2.clone(), m2.clone()],
+        Type::Tuple(vec![m2.clone(), m2.clone()]),
+    );
     let (a, c) = (f.params()[0], f.params()[1]);
     let mut b = Builder::new(&mut f);
     let p = b.op1(OpKind::MatMul, vec![a, c], m2.clone());
@@ -199,13 +274,28 @@ fn matmul_transpose_insert_on_small_matrices() {
     let one = b.constant(Literal::I64(1));
     let nine = b.constant(Literal::F64(9.0));
     let ins = b.op1(OpKind::Insert, vec![t, nine, zero, one], m2.clone());
-    let tup = b.op1(OpKind::Tuple, vec![p, ins], Type::Tuple(vec![m2.clone(), m2.clone()]));
+    let tup = b.op1(
+        OpKind::Tuple,
+        vec![p, ins],
+        Type::Tuple(vec![m2.clone(), m2.clone()]),
+    );
     b.finish(vec![tup]);
     let mut m = Module::new();
     let h = m.add_function(f);
     let mat = |v: Vec<f64>| Value::Tensor(Tensor::from_f64(vec![2, 2], v).unwrap());
-    let r = run(&m, h, &[mat(vec![1.0, 2.0, 3.0, 4.0]), mat(vec![5.0, 6.0, 7.0, 8.0])]).0;
-    assert_eq!(r, Ok(Value::Tuple(vec![mat(vec![19.0, 22.0, 43.0, 50.0]), mat(vec![19.0, 9.0, 22.0, 50.0])])));
+    let r = run(
+        &m,
+        h,
+        &[mat(vec![1.0, 2.0, 3.0, 4.0]), mat(vec![5.0, 6.0, 7.0, 8.0])],
+    )
+    .0;
+    assert_eq!(
+        r,
+        Ok(Value::Tuple(vec![
+            mat(vec![19.0, 22.0, 43.0, 50.0]),
+            mat(vec![19.0, 9.0, 22.0, 50.0])
+        ]))
+    );
 }
 
 #[test]
@@ -214,9 +304,15 @@ fn bad_arguments_are_errors() {
     let jit = JitModule::compile(&m).unwrap();
     let mut out = Vec::new();
     assert!(jit.call(f, &[Value::F64(1.0)], &mut out).is_err());
-    assert!(jit.call(f, &[Value::F64(1.0), Value::I64(2)], &mut out).is_err());
+    assert!(
+        jit.call(f, &[Value::F64(1.0), Value::I64(2)], &mut out)
+            .is_err()
+    );
     assert!(jit.call(FuncRef::from_index(7), &[], &mut out).is_err());
-    let v = Value::Tensor(Tensor { shape: vec![1], data: TensorData::F64(vec![1.0]) });
+    let v = Value::Tensor(Tensor {
+        shape: vec![1],
+        data: TensorData::F64(vec![1.0]),
+    });
     assert!(jit.call(f, &[v, Value::F64(1.0)], &mut out).is_err());
 }
 
@@ -236,7 +332,10 @@ fn malformed_ir_is_an_error_not_a_panic() {
     b.finish(vec![dangling]);
     let mut m = Module::new();
     m.add_function(f);
-    assert!(matches!(JitModule::compile(&m), Err(mad::back::cranelift::JitError::Unsupported(_))));
+    assert!(matches!(
+        JitModule::compile(&m),
+        Err(mad::back::cranelift::JitError::Unsupported(_))
+    ));
 
     let mut f = Function::new("bad_op", &[Type::BOOL], Type::BOOL);
     let x = f.params()[0];
@@ -245,6 +344,8 @@ fn malformed_ir_is_an_error_not_a_panic() {
     b.finish(vec![r]);
     let mut m = Module::new();
     m.add_function(f);
-    let e = JitModule::compile(&m).err().expect("sqrt of bool is rejected");
+    let e = JitModule::compile(&m)
+        .err()
+        .expect("sqrt of bool is rejected");
     assert!(e.to_string().contains("sqrt"), "{e}");
 }

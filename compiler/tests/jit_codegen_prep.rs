@@ -8,8 +8,8 @@
 mod common;
 
 use common::diff::diff_text;
-use mad::Program;
 use mad::Engine;
+use mad::Program;
 use mad::ir::validate::validate_module;
 use mad::{Tensor, TensorData, Value};
 
@@ -115,15 +115,22 @@ func @f(%x: tensor<f64; ?>, %y: tensor<f64; ?>, %s: f64, %k: i64, %n: i64) -> f6
 }
 
 fn vector(xs: Vec<f64>) -> Value {
-    Value::Tensor(Tensor { shape: vec![xs.len()], data: TensorData::F64(xs) })
+    Value::Tensor(Tensor {
+        shape: vec![xs.len()],
+        data: TensorData::F64(xs),
+    })
 }
 
 /// Both engines give the same bits (the interpreter runs the IR as written,
 /// the JIT the module prepared for code generation).
 fn same_on_both(p: &Program, name: &str, args: &[Value]) -> Value {
     let mut out = Vec::new();
-    let i = p.call_with(Engine::Interpreter, name, args, &mut out).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let j = p.call_with(Engine::Jit, name, args, &mut out).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let i = p
+        .call_with(Engine::Interpreter, name, args, &mut out)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let j = p
+        .call_with(Engine::Jit, name, args, &mut out)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(format!("{i:?}"), format!("{j:?}"), "{name}");
     j
 }
@@ -196,23 +203,52 @@ fn reads_past(x: [f64], n: i64) -> f64 {
         })
     }
     let calls_grad = |name: &str| {
-        let f = prepared.functions.iter().find(|(_, f)| f.name == name).expect("function").1;
+        let f = prepared
+            .functions
+            .iter()
+            .find(|(_, f)| f.name == name)
+            .expect("function")
+            .1;
         calls_operator(&prepared, f, &f.body)
     };
     for name in ["loop1", "loop4", "loop3"] {
-        assert!(!calls_grad(name), "{name} still calls a derivative function");
+        assert!(
+            !calls_grad(name),
+            "{name} still calls a derivative function"
+        );
     }
 
-    let v = same_on_both(&p, "loop1", &[Value::F64(2.0), Value::F64(3.0), Value::I64(50)]);
+    let v = same_on_both(
+        &p,
+        "loop1",
+        &[Value::F64(2.0), Value::F64(3.0), Value::I64(50)],
+    );
     assert!(matches!(v, Value::F64(s) if s.is_finite()));
     let xs: Vec<f64> = (0..12).map(|k| k as f64 / 12.0).collect();
     let ys: Vec<f64> = xs.iter().map(|x| 1.0 + 2.0 * x).collect();
-    same_on_both(&p, "loop4", &[Value::F64(0.3), vector(xs.clone()), vector(ys), Value::I64(20)]);
-    same_on_both(&p, "loop3", &[vector(xs.iter().map(|x| x.sin()).collect()), Value::I64(3)]);
+    same_on_both(
+        &p,
+        "loop4",
+        &[
+            Value::F64(0.3),
+            vector(xs.clone()),
+            vector(ys),
+            Value::I64(20),
+        ],
+    );
+    same_on_both(
+        &p,
+        "loop3",
+        &[vector(xs.iter().map(|x| x.sin()).collect()), Value::I64(3)],
+    );
     // An index past the end inside the loop is the same error on both engines.
     let mut out = Vec::new();
     let args = [vector(xs), Value::I64(13)];
-    let i = p.call_with(Engine::Interpreter, "reads_past", &args, &mut out).expect_err("out of bounds");
-    let j = p.call_with(Engine::Jit, "reads_past", &args, &mut out).expect_err("out of bounds");
+    let i = p
+        .call_with(Engine::Interpreter, "reads_past", &args, &mut out)
+        .expect_err("out of bounds");
+    let j = p
+        .call_with(Engine::Jit, "reads_past", &args, &mut out)
+        .expect_err("out of bounds");
     assert_eq!(i.to_string(), j.to_string());
 }

@@ -13,7 +13,11 @@ const CASES: u32 = 48;
 const SHAPES: [&str; 5] = ["", "3", "2, 3", "70", "?"];
 
 fn ty(kind: &str, shape: &str) -> String {
-    if shape.is_empty() { kind.to_string() } else { format!("tensor<{kind}; {shape}>") }
+    if shape.is_empty() {
+        kind.to_string()
+    } else {
+        format!("tensor<{kind}; {shape}>")
+    }
 }
 
 fn unary_kinds(op: UnaryOp) -> &'static [&'static str] {
@@ -43,7 +47,10 @@ fn unary_ops() {
             let mut text = String::new();
             for (i, s) in SHAPES.iter().enumerate() {
                 let t = ty(k, s);
-                text += &format!("func @u{i}(%x: {t}) -> {t} {{\n  %r = {} %x : {t}\n  return %r\n}}\n", op.name());
+                text += &format!(
+                    "func @u{i}(%x: {t}) -> {t} {{\n  %r = {} %x : {t}\n  return %r\n}}\n",
+                    op.name()
+                );
             }
             diff_text(&text, CASES);
         }
@@ -56,8 +63,17 @@ fn binary_ops() {
         for k in binary_kinds(op) {
             let rk = if op.is_comparison() { "bool" } else { k };
             let mut text = String::new();
-            let pairs: [(&str, &str); 9] =
-                [("", ""), ("3", "3"), ("2, 2", "2, 2"), ("70", "70"), ("?", "?"), ("", "3"), ("3", ""), ("", "70"), ("?", "")];
+            let pairs: [(&str, &str); 9] = [
+                ("", ""),
+                ("3", "3"),
+                ("2, 2", "2, 2"),
+                ("70", "70"),
+                ("?", "?"),
+                ("", "3"),
+                ("3", ""),
+                ("", "70"),
+                ("?", ""),
+            ];
             for (i, (sa, sb)) in pairs.iter().enumerate() {
                 let (ta, tb) = (ty(k, sa), ty(k, sb));
                 let rs = if sa.is_empty() { sb } else { sa };
@@ -88,7 +104,9 @@ fn casts() {
     for (i, (from, to)) in pairs.iter().enumerate() {
         for (j, s) in SHAPES.iter().enumerate() {
             let (tf, tt) = (ty(from, s), ty(to, s));
-            text += &format!("func @c{i}_{j}(%x: {tf}) -> {tt} {{\n  %r = cast %x : {tt}\n  return %r\n}}\n");
+            text += &format!(
+                "func @c{i}_{j}(%x: {tf}) -> {tt} {{\n  %r = cast %x : {tt}\n  return %r\n}}\n"
+            );
         }
     }
     diff_text(&text, CASES);

@@ -11,10 +11,16 @@ use mad::ir::parse::parse_module;
 #[test]
 fn ir_corpus() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ir");
-    let mut files: Vec<_> = std::fs::read_dir(dir).expect("tests/ir").map(|e| e.expect("entry").path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("tests/ir")
+        .map(|e| e.expect("entry").path())
+        .collect();
     files.sort();
     assert!(!files.is_empty());
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "ir")) {
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
+    {
         let text = std::fs::read_to_string(path).expect("read");
         let m = parse_module(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         diff_module(&m, 24, &path.display().to_string(), true);

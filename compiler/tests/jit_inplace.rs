@@ -111,7 +111,10 @@ func @escapes(%x: tensor<f64; ?>, %n: i64) -> tensor<f64; ?> {
 
 fn inserts_in_place(text: &str) -> usize {
     let m = parse_module(text).expect("parses");
-    m.functions.iter().map(|(_, f)| analyze(f).inserts.len()).sum()
+    m.functions
+        .iter()
+        .map(|(_, f)| analyze(f).inserts.len())
+        .sum()
 }
 
 #[test]

@@ -80,7 +80,8 @@ func @taped(%x: tensor<f64; ?>, %n: i64) -> f64 {
 fn released(text: &str, name: &str) -> usize {
     let m = parse_module(text).expect("parses");
     let s = Summary::of(&m.functions);
-    s.loops_to_release(&m.functions[m.find(name).expect("function")]).len()
+    s.loops_to_release(&m.functions[m.find(name).expect("function")])
+        .len()
 }
 
 #[test]

@@ -12,7 +12,11 @@ use mad_runtime::{Tensor, TensorData, Value};
 
 /// `acc = full(ZERO, len x); for i in 0..n { acc = acc + insert(acc0, x[i % len] * 3, i % len) }`.
 fn program(zero: &str, acc_left: bool) -> Module {
-    let add = if acc_left { "add %acc, %ins" } else { "add %ins, %acc" };
+    let add = if acc_left {
+        "add %acc, %ins"
+    } else {
+        "add %ins, %acc"
+    };
     let text = format!(
         "func @f(%x: tensor<f64; ?>, %n: i64) -> tensor<f64; ?> {{
   %z = const {zero} : f64
@@ -38,9 +42,20 @@ fn program(zero: &str, acc_left: bool) -> Module {
 }
 
 fn run(m: &Module, x: &[f64], n: i64) -> Vec<f64> {
-    let arg = Value::Tensor(Tensor { shape: vec![x.len()], data: TensorData::F64(x.to_vec()) });
-    match interp::call(m, m.find("f").expect("f"), &[arg, Value::I64(n)], &mut std::io::sink()) {
-        Ok(Value::Tensor(Tensor { data: TensorData::F64(v), .. })) => v,
+    let arg = Value::Tensor(Tensor {
+        shape: vec![x.len()],
+        data: TensorData::F64(x.to_vec()),
+    });
+    match interp::call(
+        m,
+        m.find("f").expect("f"),
+        &[arg, Value::I64(n)],
+        &mut std::io::sink(),
+    ) {
+        Ok(Value::Tensor(Tensor {
+            data: TensorData::F64(v),
+            ..
+        })) => v,
         other => panic!("unexpected result {other:?}"),
     }
 }
@@ -115,8 +130,20 @@ fn out_of_bounds_is_still_an_error() {
   return %r
 }";
     let mut m = parse_module(text).expect("parses");
-    let arg = || Value::Tensor(Tensor { shape: vec![2], data: TensorData::F64(vec![1.0, 2.0]) });
-    let call = |m: &Module| interp::call(m, m.find("f").expect("f"), &[arg(), Value::I64(3)], &mut std::io::sink());
+    let arg = || {
+        Value::Tensor(Tensor {
+            shape: vec![2],
+            data: TensorData::F64(vec![1.0, 2.0]),
+        })
+    };
+    let call = |m: &Module| {
+        interp::call(
+            m,
+            m.find("f").expect("f"),
+            &[arg(), Value::I64(3)],
+            &mut std::io::sink(),
+        )
+    };
     let before = call(&m).expect_err("out of bounds");
     let fref = m.find("f").expect("f");
     assert!(sparse_accumulate(&mut m.functions[fref]));

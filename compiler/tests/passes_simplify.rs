@@ -28,7 +28,11 @@ func @f(%w: f64) -> f64 {
 
 fn ops_of(m: &Module, kind: fn(&OpKind) -> bool) -> usize {
     let f = &m.functions[m.find("f").expect("f")];
-    f.body.ops.iter().filter(|&&id| kind(&f.ops[id].kind)).count()
+    f.body
+        .ops
+        .iter()
+        .filter(|&&id| kind(&f.ops[id].kind))
+        .count()
 }
 
 #[test]
@@ -41,7 +45,15 @@ fn check(m: &mut Module) {
     validate_module(m).expect("valid");
     let before: Vec<Value> = [2.5, 0.0, -0.0, -3.0]
         .iter()
-        .map(|&w| interp::call(m, m.find("f").expect("f"), &[Value::F64(w)], &mut std::io::sink()).expect("runs"))
+        .map(|&w| {
+            interp::call(
+                m,
+                m.find("f").expect("f"),
+                &[Value::F64(w)],
+                &mut std::io::sink(),
+            )
+            .expect("runs")
+        })
         .collect();
     let fref = m.find("f").expect("f");
     for _ in 0..3 {
@@ -54,9 +66,21 @@ fn check(m: &mut Module) {
     assert_eq!(ops_of(m, |k| matches!(k, OpKind::Binary(_))), 1);
     let after: Vec<Value> = [2.5, 0.0, -0.0, -3.0]
         .iter()
-        .map(|&w| interp::call(m, m.find("f").expect("f"), &[Value::F64(w)], &mut std::io::sink()).expect("runs"))
+        .map(|&w| {
+            interp::call(
+                m,
+                m.find("f").expect("f"),
+                &[Value::F64(w)],
+                &mut std::io::sink(),
+            )
+            .expect("runs")
+        })
         .collect();
-    let bits = |v: &[Value]| v.iter().map(|x| x.as_f64().map(f64::to_bits)).collect::<Vec<_>>();
+    let bits = |v: &[Value]| {
+        v.iter()
+            .map(|x| x.as_f64().map(f64::to_bits))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(bits(&before), bits(&after));
     // w = 2.5 → -1 == 0 is false → a = w; 0 == -0 → b = a; c = b; w ≠ 0 → d = 2.5.
     assert_eq!(bits(&after)[0], Some(2.5f64.to_bits()));

@@ -22,31 +22,51 @@ fn direct_calls_match_checked_calls() {
         b1.call_f64(&[x, y], &mut out).unwrap();
         assert_eq!(out[0].to_bits(), checked.call((x, y)).unwrap().to_bits());
     }
-    let mut both = prog.jit().raw_caller(prog.func_ref("both").unwrap()).unwrap();
+    let mut both = prog
+        .jit()
+        .raw_caller(prog.func_ref("both").unwrap())
+        .unwrap();
     assert_eq!((both.arg_slots(), both.result_slots()), (2, 2));
     let mut g = [0.0; 2];
     both.call_f64(&[2.0, 3.0], &mut g).unwrap();
     assert!((g[0] - (3.0f64.ln() + 1.5)).abs() < 1e-14);
-    let mut rot = prog.jit().raw_caller(prog.func_ref("rot").unwrap()).unwrap();
+    let mut rot = prog
+        .jit()
+        .raw_caller(prog.func_ref("rot").unwrap())
+        .unwrap();
     let mut r = [0.0; 2];
-    rot.call_f64(&[1.0, 0.0, std::f64::consts::FRAC_PI_2], &mut r).unwrap();
+    rot.call_f64(&[1.0, 0.0, std::f64::consts::FRAC_PI_2], &mut r)
+        .unwrap();
     assert!(r[0].abs() < 1e-15 && (r[1] - 1.0).abs() < 1e-15);
 }
 
 #[test]
 fn direct_calls_report_errors() {
     let prog = Program::compile_str("raw.mad", SRC).unwrap();
-    let mut idx = prog.jit().raw_caller(prog.func_ref("idx").unwrap()).unwrap();
+    let mut idx = prog
+        .jit()
+        .raw_caller(prog.func_ref("idx").unwrap())
+        .unwrap();
     let mut out = [0u64];
     assert!(idx.call(&[7], &mut out).is_err());
     idx.call(&[2], &mut out).unwrap();
     assert_eq!(f64::from_bits(out[0]), 3.0);
     // deep recursion past the budget is an error, not a crash
-    let mut deep = prog.jit().raw_caller(prog.func_ref("deep").unwrap()).unwrap();
-    assert_eq!(deep.call(&[1_000_000], &mut out), Err(mad::RtError::RecursionLimit));
+    let mut deep = prog
+        .jit()
+        .raw_caller(prog.func_ref("deep").unwrap())
+        .unwrap();
+    assert_eq!(
+        deep.call(&[1_000_000], &mut out),
+        Err(mad::RtError::RecursionLimit)
+    );
     deep.call(&[100], &mut out).unwrap();
     assert_eq!(out[0], 100);
     // wrong slot counts and heap signatures are errors
     assert!(deep.call(&[1, 2], &mut out).is_err());
-    assert!(prog.jit().raw_caller(prog.func_ref("dynamic").unwrap()).is_err());
+    assert!(
+        prog.jit()
+            .raw_caller(prog.func_ref("dynamic").unwrap())
+            .is_err()
+    );
 }

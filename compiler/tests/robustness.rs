@@ -22,10 +22,60 @@ impl Rng {
 }
 
 const FRAGMENTS: &[&str] = &[
-    "(", ")", "{", "}", "[", "]", ";", ",", "let ", "mut ", "fn ", "if ", "else ", "while ", "for ", " in ",
-    "..", "return ", "break;", "continue;", "^", "-", "*", "/", "%", "==", "<", "&&", "||", "!", " as i64",
-    "x", "0", "1.5", "1e400", "99999999999999999999", "vec3(", "mat2(", "dot(", "print(", "zeros(", "grad(",
-    "energy ", "dof ", "data ", "param ", "objective = ", "e.v0", "@ad(tape) ", "::", "\"", "/*", "'", "é",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ",",
+    "let ",
+    "mut ",
+    "fn ",
+    "if ",
+    "else ",
+    "while ",
+    "for ",
+    " in ",
+    "..",
+    "return ",
+    "break;",
+    "continue;",
+    "^",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "<",
+    "&&",
+    "||",
+    "!",
+    " as i64",
+    "x",
+    "0",
+    "1.5",
+    "1e400",
+    "99999999999999999999",
+    "vec3(",
+    "mat2(",
+    "dot(",
+    "print(",
+    "zeros(",
+    "grad(",
+    "energy ",
+    "dof ",
+    "data ",
+    "param ",
+    "objective = ",
+    "e.v0",
+    "@ad(tape) ",
+    "::",
+    "\"",
+    "/*",
+    "'",
+    "é",
 ];
 
 fn mutate(src: &str, rng: &mut Rng) -> String {
@@ -63,7 +113,10 @@ fn front_end(src: &str) -> bool {
     match front::compile(&mut files, id) {
         Ok(_) => true,
         Err(diags) => {
-            assert!(!diags.is_empty(), "a failed compile reports at least one diagnostic:\n{src}");
+            assert!(
+                !diags.is_empty(),
+                "a failed compile reports at least one diagnostic:\n{src}"
+            );
             // every diagnostic renders (labels are inside their files)
             let text = mad::api::render(&files, &diags, false);
             assert!(text.contains("error"), "{text}");
@@ -105,7 +158,11 @@ fn mutated_examples_and_stdlib_never_panic() {
 
 #[test]
 fn pathological_inputs_get_diagnostics() {
-    let deep_parens = format!("fn main() {{ print({}1.0{}); }}", "(".repeat(100_000), ")".repeat(100_000));
+    let deep_parens = format!(
+        "fn main() {{ print({}1.0{}); }}",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
     let deep_blocks = format!("fn main() {{ {} }}", "{".repeat(50_000));
     let minus_chain = format!("fn main() {{ print({}1.0); }}", "-".repeat(100_000));
     let long_sum = format!("fn main() {{ print({}1.0); }}", "1.0 + ".repeat(20_000));
@@ -128,9 +185,14 @@ fn pathological_inputs_get_diagnostics() {
 
 #[test]
 fn moderately_deep_but_legal_nesting_compiles_and_runs() {
-    let src = format!("fn main() {{ print({}1.0{}); }}", "(".repeat(200), ")".repeat(200));
+    let src = format!(
+        "fn main() {{ print({}1.0{}); }}",
+        "(".repeat(200),
+        ")".repeat(200)
+    );
     let prog = Program::compile_str("deep.mad", &src).expect("200 nested parentheses are fine");
     let mut out = Vec::new();
-    prog.call_with(mad::Engine::Jit, "main", &[], &mut out).unwrap();
+    prog.call_with(mad::Engine::Jit, "main", &[], &mut out)
+        .unwrap();
     assert_eq!(String::from_utf8(out).unwrap(), "1.0\n");
 }

@@ -4,8 +4,16 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 fn madc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_madc")).args(args).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = Command::new(env!("CARGO_BIN_EXE_madc"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn tmp(name: &str) -> String {
@@ -73,7 +81,10 @@ fn parse_object(line: &str) -> BTreeMap<String, J> {
                 "true" => J::Bool(true),
                 "false" => J::Bool(false),
                 "null" => J::Null,
-                t => J::Num(t.parse().unwrap_or_else(|_| panic!("bad number `{t}` in {line}"))),
+                t => J::Num(
+                    t.parse()
+                        .unwrap_or_else(|_| panic!("bad number `{t}` in {line}")),
+                ),
             }
         };
         assert!(m.insert(k, v).is_none(), "duplicate key in {line}");
@@ -98,13 +109,28 @@ fn num(m: &BTreeMap<String, J>, k: &str) -> f64 {
 
 #[test]
 fn json_log_parses_and_energy_decreases_monotonically() {
-    let (rc, out, err) = madc(&["run", "examples/smooth.mad", "--mesh", "sphere:2", "--solver", "gd", "--tol", "1e-6", "--json"]);
+    let (rc, out, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "sphere:2",
+        "--solver",
+        "gd",
+        "--tol",
+        "1e-6",
+        "--json",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let lines: Vec<_> = out.lines().map(parse_object).collect();
     let (summary, iters) = lines.split_last().unwrap();
     assert_eq!(summary.get("type"), Some(&J::Str("summary".into())));
     assert_eq!(summary.get("converged"), Some(&J::Bool(true)));
-    assert!(iters.len() >= 2 && iters.iter().all(|m| m.get("type") == Some(&J::Str("iteration".into()))));
+    assert!(
+        iters.len() >= 2
+            && iters
+                .iter()
+                .all(|m| m.get("type") == Some(&J::Str("iteration".into())))
+    );
     let energies: Vec<f64> = iters.iter().map(|m| num(m, "energy")).collect();
     assert!(energies.windows(2).all(|w| w[1] <= w[0]), "{energies:?}");
     assert!(num(summary, "energy") < num(summary, "initial_energy"));
@@ -117,7 +143,18 @@ fn fixed_boundary_stays_put_and_the_result_is_written() {
     let out_path = tmp("smooth.obj");
     let plot = tmp("conv.svg");
     let (rc, _, err) = madc(&[
-        "run", "examples/smooth.mad", "--mesh", "disk:8", "--solver", "lbfgs", "--fix", "boundary", "--out", &out_path, "--plot", &plot,
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:8",
+        "--solver",
+        "lbfgs",
+        "--fix",
+        "boundary",
+        "--out",
+        &out_path,
+        "--plot",
+        &plot,
     ]);
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("gradient_tolerance"), "{err}");
@@ -144,8 +181,20 @@ fn fixed_boundary_stays_put_and_the_result_is_written() {
 fn flag_static_newton_converges_with_pins_in_place() {
     let out_path = tmp("flag.obj");
     let (rc, out, err) = madc(&[
-        "run", "examples/flag.mad", "--mesh", "grid:8x8", "--solver", "newton", "--project-psd", "--fix", "0,56", "--tol", "1e-7", "--json",
-        "--out", &out_path,
+        "run",
+        "examples/flag.mad",
+        "--mesh",
+        "grid:8x8",
+        "--solver",
+        "newton",
+        "--project-psd",
+        "--fix",
+        "0,56",
+        "--tol",
+        "1e-7",
+        "--json",
+        "--out",
+        &out_path,
     ]);
     assert_eq!(rc, 0, "{err}\n{out}");
     let summary = parse_object(out.lines().last().unwrap());
@@ -164,13 +213,32 @@ fn flag_static_newton_converges_with_pins_in_place() {
 fn flag_dynamics_writes_frames_and_keeps_pins() {
     let out_path = tmp("flagdyn.ply");
     let (rc, out, err) = madc(&[
-        "run", "examples/flag.mad", "--mesh", "grid:6x6", "--fix", "0,30", "--steps", "3", "--dt", "0.05", "--out", &out_path, "--json",
+        "run",
+        "examples/flag.mad",
+        "--mesh",
+        "grid:6x6",
+        "--fix",
+        "0,30",
+        "--steps",
+        "3",
+        "--dt",
+        "0.05",
+        "--out",
+        &out_path,
+        "--json",
     ]);
     assert_eq!(rc, 0, "{err}");
-    let steps: Vec<_> = out.lines().map(parse_object).filter(|m| m.get("type") == Some(&J::Str("step".into()))).collect();
+    let steps: Vec<_> = out
+        .lines()
+        .map(parse_object)
+        .filter(|m| m.get("type") == Some(&J::Str("step".into())))
+        .collect();
     assert_eq!(steps.len(), 3);
     let potentials: Vec<f64> = steps.iter().map(|m| num(m, "potential")).collect();
-    assert!(potentials.windows(2).all(|w| w[1] < w[0]), "the flag falls: {potentials:?}");
+    assert!(
+        potentials.windows(2).all(|w| w[1] < w[0]),
+        "the flag falls: {potentials:?}"
+    );
     let before = mad_runtime::mesh::load_mesh("grid:6x6").unwrap();
     for k in 1..=3 {
         let frame = out_path.replace(".ply", &format!("_{k:04}.ply"));
@@ -182,13 +250,27 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
 
 #[test]
 fn bad_solver_and_missing_mesh_are_errors() {
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:4", "--solver", "simplex"]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:4",
+        "--solver",
+        "simplex",
+    ]);
     assert_eq!(rc, 1);
     assert!(err.contains("unknown solver `simplex`"), "{err}");
     let (rc, _, err) = madc(&["run", "examples/mass_spring.mad"]);
     assert_eq!(rc, 1);
     assert!(err.contains("no mesh"), "{err}");
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:4", "--fix", "0,99999"]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:4",
+        "--fix",
+        "0,99999",
+    ]);
     assert_eq!(rc, 1);
     assert!(err.contains("out of range"), "{err}");
 }
@@ -214,12 +296,27 @@ fn flag_runs_from_its_solve_block_without_flags() {
 #[test]
 fn flags_override_the_solve_block() {
     // One L-BFGS iteration instead of the block's Newton solve: not converged, exit 2.
-    let (rc, out, err) = madc(&["run", "examples/flag.mad", "--solver", "lbfgs", "--max-iters", "1", "--mesh", "grid:5x5", "--fix", "0,20", "--json"]);
+    let (rc, out, err) = madc(&[
+        "run",
+        "examples/flag.mad",
+        "--solver",
+        "lbfgs",
+        "--max-iters",
+        "1",
+        "--mesh",
+        "grid:5x5",
+        "--fix",
+        "0,20",
+        "--json",
+    ]);
     assert_eq!(rc, 2, "{err}");
     let summary = parse_object(out.lines().last().unwrap());
     assert_eq!(summary.get("solver"), Some(&J::Str("lbfgs".into())));
     assert_eq!(summary.get("mesh"), Some(&J::Str("grid:5x5".into())));
-    assert_eq!(summary.get("status"), Some(&J::Str("max_iterations".into())));
+    assert_eq!(
+        summary.get("status"),
+        Some(&J::Str("max_iterations".into()))
+    );
     assert_eq!(num(&summary, "iterations"), 1.0);
 }
 
@@ -231,7 +328,19 @@ fn cloth_falls_from_its_solve_block_into_a_new_frames_directory() {
     let dir = tmp("cloth-frames");
     let _ = std::fs::remove_dir_all(&dir);
     let out_path = format!("{dir}/cloth.ply");
-    let (rc, out, err) = madc(&["run", "examples/cloth.mad", "--mesh", "grid:6x6", "--fix", "0,30", "--steps", "4", "--out", &out_path, "--json"]);
+    let (rc, out, err) = madc(&[
+        "run",
+        "examples/cloth.mad",
+        "--mesh",
+        "grid:6x6",
+        "--fix",
+        "0,30",
+        "--steps",
+        "4",
+        "--out",
+        &out_path,
+        "--json",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let summary = parse_object(out.lines().last().unwrap());
     assert_eq!(summary.get("converged"), Some(&J::Bool(true)));
@@ -239,5 +348,9 @@ fn cloth_falls_from_its_solve_block_into_a_new_frames_directory() {
     let last = mad_runtime::mesh::load_mesh(&format!("{dir}/cloth_0004.ply")).unwrap();
     assert_eq!(last.positions[0], before.positions[0]);
     assert_eq!(last.positions[30], before.positions[30]);
-    assert!(last.positions[35][2] < -1e-3, "the free corner falls: {:?}", last.positions[35]);
+    assert!(
+        last.positions[35][2] < -1e-3,
+        "the free corner falls: {:?}",
+        last.positions[35]
+    );
 }

@@ -36,20 +36,30 @@ fn updates_run_after_every_iteration_and_read_old_values() {
     let mut x = me.initial_x().unwrap();
     assert_eq!(x, flat);
     let mut obj = MeshObjective::new(me, &x).unwrap();
-    let opts = SolveOptions { max_iters: 5, grad_abs_tol: 0.0, ..SolveOptions::default() };
+    let opts = SolveOptions {
+        max_iters: 5,
+        grad_abs_tol: 0.0,
+        ..SolveOptions::default()
+    };
     let mut energies = Vec::new();
     let mut cb = |it: &IterationInfo| {
         energies.push(it.energy);
         Control::Continue
     };
     let mut solver = Solver::from_name("newton").unwrap();
-    let report = solver.solve(&mut obj, &mut x, &opts, Some(&mut cb)).unwrap();
+    let report = solver
+        .solve(&mut obj, &mut x, &opts, Some(&mut cb))
+        .unwrap();
     assert_eq!(report.status, Status::MaxIterations);
     let nv = mesh.num_vertices() as f64;
     for (k, e) in energies.iter().enumerate() {
         // After iteration k+1: x − T = −2^-(k+1) e₁ for every vertex; E = nv · ¼ · 4^-(k+1).
         let want = nv * 0.25 * 0.25f64.powi(k as i32 + 1);
-        assert!((e - want).abs() <= 1e-12 * want.max(1e-300) + 1e-15, "iteration {}: {e} vs {want}", k + 1);
+        assert!(
+            (e - want).abs() <= 1e-12 * want.max(1e-300) + 1e-15,
+            "iteration {}: {e} vs {want}",
+            k + 1
+        );
     }
     let me = obj.energy();
     let c = me.state("c").unwrap();
@@ -59,9 +69,17 @@ fn updates_run_after_every_iteration_and_read_old_values() {
             let shift = if k == 0 { 1.0 } else { 0.0 };
             let xw = p[k] + shift * (1.0 - 0.5f64.powi(5));
             let dw = p[k] + shift * (1.0 - 0.5f64.powi(4));
-            assert!((x[3 * i + k] - xw).abs() < 1e-12, "x[{i}][{k}] = {} vs {xw}", x[3 * i + k]);
+            assert!(
+                (x[3 * i + k] - xw).abs() < 1e-12,
+                "x[{i}][{k}] = {} vs {xw}",
+                x[3 * i + k]
+            );
             assert!((c[3 * i + k] - xw).abs() < 1e-12);
-            assert!((d[3 * i + k] - dw).abs() < 1e-12, "d[{i}][{k}] = {} vs {dw}", d[3 * i + k]);
+            assert!(
+                (d[3 * i + k] - dw).abs() < 1e-12,
+                "d[{i}][{k}] = {} vs {dw}",
+                d[3 * i + k]
+            );
         }
     }
 }
@@ -82,11 +100,27 @@ update t(e: vertex) { 0.0 }
     let mut x = me.initial_x().unwrap();
     assert!(x.iter().all(|&v| v == 0.0));
     let mut obj = MeshObjective::new(me, &x).unwrap();
-    let opts = SolveOptions { max_iters: 50, grad_abs_tol: 1e-10, ..SolveOptions::default() };
-    let report = Solver::from_name("lbfgs").unwrap().solve(&mut obj, &mut x, &opts, None).unwrap();
+    let opts = SolveOptions {
+        max_iters: 50,
+        grad_abs_tol: 1e-10,
+        ..SolveOptions::default()
+    };
+    let report = Solver::from_name("lbfgs")
+        .unwrap()
+        .solve(&mut obj, &mut x, &opts, None)
+        .unwrap();
     assert!(report.status.converged(), "{:?}", report.status);
-    assert!(x.iter().all(|&v| v == 0.0), "the last update resets t: {x:?}");
-    assert!(obj.energy().state("s").unwrap().iter().all(|&v| (v - 2.0).abs() < 1e-6));
+    assert!(
+        x.iter().all(|&v| v == 0.0),
+        "the last update resets t: {x:?}"
+    );
+    assert!(
+        obj.energy()
+            .state("s")
+            .unwrap()
+            .iter()
+            .all(|&v| (v - 2.0).abs() < 1e-6)
+    );
 }
 
 #[test]
@@ -107,11 +141,28 @@ fn initializers_from_the_api() {
     assert!(x[..2 * nv].iter().all(|&v| v == 0.0));
     assert_eq!(&x[2 * nv..2 * nv + 3], &mesh.positions[0][..]);
     // Errors: unknown names, tutte on a vec3 dof, tutte on a closed mesh, missing files.
-    assert!(me.set_init("q", Init::Zeros).unwrap_err().to_string().contains("no dof or state named `q`"));
-    assert!(me.set_init("w", Init::Tutte).unwrap_err().to_string().contains("vertex -> vec2"));
+    assert!(
+        me.set_init("q", Init::Zeros)
+            .unwrap_err()
+            .to_string()
+            .contains("no dof or state named `q`")
+    );
+    assert!(
+        me.set_init("w", Init::Tutte)
+            .unwrap_err()
+            .to_string()
+            .contains("vertex -> vec2")
+    );
     let closed = prog.bind(&load_mesh("sphere:1").unwrap()).unwrap();
-    assert!(closed.initial_x().unwrap_err().to_string().contains("no boundary"));
-    me.set_init("w", Init::File("/nonexistent/start.obj".into())).unwrap();
+    assert!(
+        closed
+            .initial_x()
+            .unwrap_err()
+            .to_string()
+            .contains("no boundary")
+    );
+    me.set_init("w", Init::File("/nonexistent/start.obj".into()))
+        .unwrap();
     assert!(me.initial_x().is_err());
 }
 
@@ -147,13 +198,20 @@ update mean(r: ring) {
     let mut me = prog.bind(&m).unwrap();
     let mut x = me.initial_x().unwrap();
     assert!(me.update(&mut x).unwrap());
-    assert!(!me.update(&mut x).unwrap(), "a second update at the same x changes nothing");
+    assert!(
+        !me.update(&mut x).unwrap(),
+        "a second update at the same x changes nothing"
+    );
     let p = &m.positions;
     for (t, tri) in m.triangles.iter().enumerate() {
         let (a, b, c) = (p[tri[0] as usize], p[tri[1] as usize], p[tri[2] as usize]);
         let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
         let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
-        let n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+        let n = [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ];
         let area = 0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
         assert!((me.state("A").unwrap()[t] - area).abs() < 1e-14);
     }

@@ -51,17 +51,35 @@ impl M {
         M::new(r, c, rng.vec(r * c))
     }
     fn identity(n: usize) -> M {
-        M::new(n, n, (0..n * n).map(|k| if k / n == k % n { 1.0 } else { 0.0 }).collect())
+        M::new(
+            n,
+            n,
+            (0..n * n)
+                .map(|k| if k / n == k % n { 1.0 } else { 0.0 })
+                .collect(),
+        )
     }
     fn diag(d: &[f64]) -> M {
         let n = d.len();
-        M::new(n, n, (0..n * n).map(|k| if k / n == k % n { d[k / n] } else { 0.0 }).collect())
+        M::new(
+            n,
+            n,
+            (0..n * n)
+                .map(|k| if k / n == k % n { d[k / n] } else { 0.0 })
+                .collect(),
+        )
     }
     fn at(&self, i: usize, j: usize) -> f64 {
         self.a[i * self.c + j]
     }
     fn t(&self) -> M {
-        M::new(self.c, self.r, (0..self.r * self.c).map(|k| self.at(k % self.r, k / self.r)).collect())
+        M::new(
+            self.c,
+            self.r,
+            (0..self.r * self.c)
+                .map(|k| self.at(k % self.r, k / self.r))
+                .collect(),
+        )
     }
     fn mul(&self, o: &M) -> M {
         assert_eq!(self.c, o.r);
@@ -74,10 +92,16 @@ impl M {
         M::new(self.r, o.c, a)
     }
     fn mul_vec(&self, v: &[f64]) -> Vec<f64> {
-        (0..self.r).map(|i| (0..self.c).map(|k| self.at(i, k) * v[k]).sum()).collect()
+        (0..self.r)
+            .map(|i| (0..self.c).map(|k| self.at(i, k) * v[k]).sum())
+            .collect()
     }
     fn sub(&self, o: &M) -> M {
-        M::new(self.r, self.c, self.a.iter().zip(&o.a).map(|(x, y)| x - y).collect())
+        M::new(
+            self.r,
+            self.c,
+            self.a.iter().zip(&o.a).map(|(x, y)| x - y).collect(),
+        )
     }
     fn col(&self, j: usize) -> Vec<f64> {
         (0..self.r).map(|i| self.at(i, j)).collect()
@@ -86,7 +110,13 @@ impl M {
         self.a.iter().fold(0.0, |m, x| m.max(x.abs()))
     }
     fn sym(&self) -> M {
-        M::new(self.r, self.c, (0..self.r * self.c).map(|k| 0.5 * (self.a[k] + self.t().a[k])).collect())
+        M::new(
+            self.r,
+            self.c,
+            (0..self.r * self.c)
+                .map(|k| 0.5 * (self.a[k] + self.t().a[k]))
+                .collect(),
+        )
     }
     fn value(&self) -> Value {
         Value::Tensor(Tensor::from_f64(vec![self.r, self.c], self.a.clone()).unwrap())
@@ -135,11 +165,14 @@ fn f(x: f64) -> Value {
 }
 
 fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("expected an f64, got {v:?}"))
+    v.as_f64()
+        .unwrap_or_else(|| panic!("expected an f64, got {v:?}"))
 }
 
 fn tensor(v: &Value, shape: &[usize]) -> Vec<f64> {
-    let t = v.as_tensor().unwrap_or_else(|| panic!("expected a tensor, got {v:?}"));
+    let t = v
+        .as_tensor()
+        .unwrap_or_else(|| panic!("expected a tensor, got {v:?}"));
     assert_eq!(t.shape, shape, "shape of {v}");
     t.as_f64().unwrap().to_vec()
 }
@@ -169,7 +202,10 @@ fn close_all(a: &[f64], b: &[f64], tol: f64, what: &str) {
 /// Orthonormal columns and determinant +1.
 fn assert_rotation(q: &M, tol: f64, what: &str) {
     let n = q.r;
-    assert!(q.t().mul(q).sub(&M::identity(n)).max_abs() <= tol, "{what}: QᵀQ != I: {q:?}");
+    assert!(
+        q.t().mul(q).sub(&M::identity(n)).max_abs() <= tol,
+        "{what}: QᵀQ != I: {q:?}"
+    );
     close(det_ref(q), 1.0, tol, &format!("{what}: det"));
 }
 
@@ -233,7 +269,11 @@ fn cross_products_match_hand_formulas() {
         let a = rng.vec(3);
         let b = rng.vec(3);
         let c = tensor(&call(&prog, "cross3", &[vv(&a), vv(&b)]), &[3]);
-        let expect = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+        let expect = [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ];
         close_all(&c, &expect, TOL, "cross3");
         // The cross product is orthogonal to both factors.
         close(dot_ref(&c, &a), 0.0, TOL, "cross3 ⟂ a");
@@ -252,7 +292,11 @@ fn outer_products_of_every_shape() {
         for c in 2..=4 {
             let a = rng.vec(r);
             let b = rng.vec(c);
-            let m = mat(&call(&prog, &format!("outer{r}{c}"), &[vv(&a), vv(&b)]), r, c);
+            let m = mat(
+                &call(&prog, &format!("outer{r}{c}"), &[vv(&a), vv(&b)]),
+                r,
+                c,
+            );
             for i in 0..r {
                 for j in 0..c {
                     close(m.at(i, j), a[i] * b[j], TOL, "outer");
@@ -264,10 +308,24 @@ fn outer_products_of_every_shape() {
 
 // ---- std::mat: transpose, trace, frob2, diag, det, inv ------------------------
 
-const SHAPES: [(usize, usize); 9] = [(2, 2), (2, 3), (2, 4), (3, 2), (3, 3), (3, 4), (4, 2), (4, 3), (4, 4)];
+const SHAPES: [(usize, usize); 9] = [
+    (2, 2),
+    (2, 3),
+    (2, 4),
+    (3, 2),
+    (3, 3),
+    (3, 4),
+    (4, 2),
+    (4, 3),
+    (4, 4),
+];
 
 fn mat_type(r: usize, c: usize) -> String {
-    if r == c { format!("mat{r}") } else { format!("mat{r}x{c}") }
+    if r == c {
+        format!("mat{r}")
+    } else {
+        format!("mat{r}x{c}")
+    }
 }
 
 fn mat_src() -> String {
@@ -294,7 +352,11 @@ fn transpose_and_frob2_of_every_shape() {
     let mut rng = Rng(4);
     for (r, c) in SHAPES {
         let m = M::random(&mut rng, r, c);
-        let t = mat(&call(&prog, &format!("transpose{r}{c}"), &[m.value()]), c, r);
+        let t = mat(
+            &call(&prog, &format!("transpose{r}{c}"), &[m.value()]),
+            c,
+            r,
+        );
         for i in 0..r {
             for j in 0..c {
                 assert_eq!(t.at(j, i), m.at(i, j), "transpose {r}x{c}");
@@ -335,7 +397,13 @@ fn det_matches_cofactor_expansion() {
         }
     }
     // Exact on small integer matrices.
-    let m = M::new(4, 4, vec![2.0, 0.0, 1.0, 3.0, 1.0, 1.0, 0.0, 2.0, 0.0, 3.0, 1.0, 1.0, 4.0, 1.0, 2.0, 0.0]);
+    let m = M::new(
+        4,
+        4,
+        vec![
+            2.0, 0.0, 1.0, 3.0, 1.0, 1.0, 0.0, 2.0, 0.0, 3.0, 1.0, 1.0, 4.0, 1.0, 2.0, 0.0,
+        ],
+    );
     assert_eq!(num(&call(&prog, "det4", &[m.value()])), det_ref(&m));
     // det(I) = 1, det of a singular matrix = 0.
     assert_eq!(num(&call(&prog, "det3", &[M::identity(3).value()])), 1.0);
@@ -355,8 +423,14 @@ fn inv_times_matrix_is_identity() {
                 m.a[i * n + i] += n as f64;
             }
             let inv = mat(&call(&prog, &format!("inv{n}"), &[m.value()]), n, n);
-            assert!(inv.mul(&m).sub(&M::identity(n)).max_abs() < 1e-12, "inv{n}(A)·A");
-            assert!(m.mul(&inv).sub(&M::identity(n)).max_abs() < 1e-12, "A·inv{n}(A)");
+            assert!(
+                inv.mul(&m).sub(&M::identity(n)).max_abs() < 1e-12,
+                "inv{n}(A)·A"
+            );
+            assert!(
+                m.mul(&inv).sub(&M::identity(n)).max_abs() < 1e-12,
+                "A·inv{n}(A)"
+            );
             // det(inv(A)) = 1 / det(A)
             close(det_ref(&inv) * det_ref(&m), 1.0, 1e-12, "det(inv A) det A");
         }
@@ -387,7 +461,11 @@ fn test_matrices(rng: &mut Rng, n: usize) -> Vec<M> {
     d[0] = -1.0;
     out.push(M::diag(&d));
     let (a, b) = (rng.vec(n), rng.vec(n));
-    out.push(M::new(n, n, (0..n * n).map(|k| a[k / n] * b[k % n]).collect()));
+    out.push(M::new(
+        n,
+        n,
+        (0..n * n).map(|k| a[k / n] * b[k % n]).collect(),
+    ));
     let mut refl = M::identity(n);
     refl.a[0] = -1.0;
     out.push(refl.mul(&M::random(rng, n, n)));
@@ -416,7 +494,10 @@ fn eig_sym_gives_ascending_eigenpairs_and_a_rotation() {
                 let x = v.col(i);
                 let sx = s.mul_vec(&x);
                 for k in 0..n {
-                    assert!((sx[k] - lambda[i] * x[k]).abs() <= 1e-12 * scale, "S·v = λ·v for {s:?}: {lambda:?} {v:?}");
+                    assert!(
+                        (sx[k] - lambda[i] * x[k]).abs() <= 1e-12 * scale,
+                        "S·v = λ·v for {s:?}: {lambda:?} {v:?}"
+                    );
                 }
             }
             for i in 1..n {
@@ -424,8 +505,18 @@ fn eig_sym_gives_ascending_eigenpairs_and_a_rotation() {
             }
             assert_rotation(&v, 1e-12, "eigenvectors");
             // The invariants: trace = Σλ, det = Πλ.
-            close(lambda.iter().sum(), (0..n).map(|i| s.at(i, i)).sum(), 1e-12 * scale, "trace");
-            close(lambda.iter().product(), det_ref(&s), 1e-11 * scale.powi(n as i32), "det");
+            close(
+                lambda.iter().sum(),
+                (0..n).map(|i| s.at(i, i)).sum(),
+                1e-12 * scale,
+                "trace",
+            );
+            close(
+                lambda.iter().product(),
+                det_ref(&s),
+                1e-11 * scale.powi(n as i32),
+                "det",
+            );
         }
     }
 }
@@ -440,7 +531,12 @@ fn eig_sym_reads_only_the_symmetric_part() {
     // A diagonal matrix with known eigenvalues, given out of order.
     let d = M::diag(&[3.0, -2.0, 0.5]);
     let r = tuple(&call(&prog, "eig3", &[d.value()]), 2);
-    close_all(&tensor(&r[0], &[3]), &[-2.0, 0.5, 3.0], 1e-15, "eigenvalues");
+    close_all(
+        &tensor(&r[0], &[3]),
+        &[-2.0, 0.5, 3.0],
+        1e-15,
+        "eigenvalues",
+    );
 }
 
 #[test]
@@ -454,13 +550,22 @@ fn polar_gives_a_rotation_and_a_symmetric_factor() {
             let s = mat(&r[1], n, n);
             let scale = 1.0 + a.max_abs();
             assert_rotation(&rot, 1e-12, "polar R");
-            assert!(s.sub(&s.t()).max_abs() <= 1e-13 * scale, "S symmetric: {s:?}");
-            assert!(rot.mul(&s).sub(&a).max_abs() <= 1e-12 * scale, "R·S = A for {a:?}");
+            assert!(
+                s.sub(&s.t()).max_abs() <= 1e-13 * scale,
+                "S symmetric: {s:?}"
+            );
+            assert!(
+                rot.mul(&s).sub(&a).max_abs() <= 1e-12 * scale,
+                "R·S = A for {a:?}"
+            );
             if det_ref(&a) > 1e-9 {
                 // S is positive semi-definite: xᵀSx >= 0 for any x.
                 for _ in 0..20 {
                     let x = rng.vec(n);
-                    assert!(dot_ref(&x, &s.mul_vec(&x)) >= -1e-12 * scale, "S PSD for {a:?}");
+                    assert!(
+                        dot_ref(&x, &s.mul_vec(&x)) >= -1e-12 * scale,
+                        "S PSD for {a:?}"
+                    );
                 }
             }
         }
@@ -488,23 +593,43 @@ fn svd_reconstructs_with_rotations_and_ordered_singular_values() {
             assert_rotation(&u, 1e-12, "svd U");
             assert_rotation(&v, 1e-12, "svd V");
             let rebuilt = u.mul(&M::diag(&sigma)).mul(&v.t());
-            assert!(rebuilt.sub(&a).max_abs() <= 1e-12 * scale, "U·Σ·Vᵀ = A for {a:?}: {sigma:?}");
+            assert!(
+                rebuilt.sub(&a).max_abs() <= 1e-12 * scale,
+                "U·Σ·Vᵀ = A for {a:?}: {sigma:?}"
+            );
             // Descending, all non-negative but the last, whose sign is det's.
             for i in 0..n - 1 {
                 assert!(sigma[i] >= -1e-15, "sigma[{i}] >= 0: {sigma:?}");
-                assert!(sigma[i] + 1e-12 * scale >= sigma[i + 1].abs(), "descending: {sigma:?}");
+                assert!(
+                    sigma[i] + 1e-12 * scale >= sigma[i + 1].abs(),
+                    "descending: {sigma:?}"
+                );
             }
             let det = det_ref(&a);
             if det.abs() > 1e-9 {
-                assert_eq!(sigma[n - 1] < 0.0, det < 0.0, "sign of the last singular value: {sigma:?}, det {det}");
+                assert_eq!(
+                    sigma[n - 1] < 0.0,
+                    det < 0.0,
+                    "sign of the last singular value: {sigma:?}, det {det}"
+                );
             }
             // The squared singular values are the eigenvalues of AᵀA: compare their
             // symmetric functions with trace, sum of principal 2x2 minors and det.
             let ata = a.t().mul(&a);
             let s2: Vec<f64> = sigma.iter().map(|x| x * x).collect();
             let tol = 1e-11 * scale.powi(2);
-            close(s2.iter().sum(), (0..n).map(|i| ata.at(i, i)).sum(), tol, "Σσ²");
-            close(sigma.iter().product(), det, 1e-11 * scale.powi(n as i32), "Πσ = det");
+            close(
+                s2.iter().sum(),
+                (0..n).map(|i| ata.at(i, i)).sum(),
+                tol,
+                "Σσ²",
+            );
+            close(
+                sigma.iter().product(),
+                det,
+                1e-11 * scale.powi(n as i32),
+                "Πσ = det",
+            );
             if n == 3 {
                 let minors: f64 = [(0, 1), (0, 2), (1, 2)]
                     .iter()
@@ -532,12 +657,26 @@ fn lerp4(a: vec4, b: vec4, t: f64) -> vec4 { lerp(a, b, t) }
 #[test]
 fn clamp_of_floats_and_integers() {
     let prog = compile(MATH_SRC);
-    let cases = [(-2.0, -1.0), (0.25, 0.25), (7.0, 1.0), (1.0, 1.0), (-1.0, -1.0)];
+    let cases = [
+        (-2.0, -1.0),
+        (0.25, 0.25),
+        (7.0, 1.0),
+        (1.0, 1.0),
+        (-1.0, -1.0),
+    ];
     for (x, expect) in cases {
-        assert_eq!(num(&call(&prog, "clamp_f", &[f(x), f(-1.0), f(1.0)])), expect, "clamp({x})");
+        assert_eq!(
+            num(&call(&prog, "clamp_f", &[f(x), f(-1.0), f(1.0)])),
+            expect,
+            "clamp({x})"
+        );
     }
     for (x, expect) in [(-5, 0), (3, 3), (12, 10), (i64::MAX, 10), (i64::MIN, 0)] {
-        let r = call(&prog, "clamp_i", &[Value::I64(x), Value::I64(0), Value::I64(10)]);
+        let r = call(
+            &prog,
+            "clamp_i",
+            &[Value::I64(x), Value::I64(0), Value::I64(10)],
+        );
         assert_eq!(r.as_i64(), Some(expect), "clamp({x})");
     }
 }
@@ -550,13 +689,24 @@ fn lerp_is_exact_at_the_ends_and_linear_between() {
         let (a, b, t) = (rng.unit() * 10.0, rng.unit() * 10.0, rng.unit());
         assert_eq!(num(&call(&prog, "lerp_f", &[f(a), f(b), f(0.0)])), a);
         assert_eq!(num(&call(&prog, "lerp_f", &[f(a), f(b), f(1.0)])), b);
-        close(num(&call(&prog, "lerp_f", &[f(a), f(b), f(t)])), a + t * (b - a), TOL, "lerp");
+        close(
+            num(&call(&prog, "lerp_f", &[f(a), f(b), f(t)])),
+            a + t * (b - a),
+            TOL,
+            "lerp",
+        );
         for n in 2..=4 {
             let (va, vb) = (rng.vec(n), rng.vec(n));
-            let r = tensor(&call(&prog, &format!("lerp{n}"), &[vv(&va), vv(&vb), f(t)]), &[n]);
+            let r = tensor(
+                &call(&prog, &format!("lerp{n}"), &[vv(&va), vv(&vb), f(t)]),
+                &[n],
+            );
             let expect: Vec<f64> = va.iter().zip(&vb).map(|(x, y)| x + t * (y - x)).collect();
             close_all(&r, &expect, TOL, "lerp vec");
-            let end = tensor(&call(&prog, &format!("lerp{n}"), &[vv(&va), vv(&vb), f(1.0)]), &[n]);
+            let end = tensor(
+                &call(&prog, &format!("lerp{n}"), &[vv(&va), vv(&vb), f(1.0)]),
+                &[n],
+            );
             assert_eq!(end, vb, "lerp at t = 1");
         }
     }

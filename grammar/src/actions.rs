@@ -117,7 +117,12 @@ pub fn is_boundary(tok: &Token<'_>) -> bool {
 impl<'s> Ctx<'s> {
     /// `boundaries`: sorted start offsets of the tokens for which [`is_boundary`] holds;
     /// `lex_errors`: sorted start offsets of lexical errors.
-    pub fn new(src: &'s str, file_id: usize, boundaries: Vec<usize>, lex_errors: Vec<usize>) -> Self {
+    pub fn new(
+        src: &'s str,
+        file_id: usize,
+        boundaries: Vec<usize>,
+        lex_errors: Vec<usize>,
+    ) -> Self {
         Ctx {
             src,
             file_id,
@@ -141,7 +146,8 @@ impl<'s> Ctx<'s> {
             return;
         }
         self.deep_reported = Some((s, e));
-        self.diags.push(diag::too_deep(s..e, self.src, self.file_id));
+        self.diags
+            .push(diag::too_deep(s..e, self.src, self.file_id));
     }
 
     /// Turns a parse error into a diagnostic.
@@ -154,7 +160,9 @@ impl<'s> Ctx<'s> {
     /// opens or closes a block), where it is most likely a consequence.
     pub fn parse_error(&mut self, err: ParseError<usize, Token<'s>, NoLexError>) {
         let start = match &err {
-            ParseError::UnrecognizedToken { token: (l, _, _), .. }
+            ParseError::UnrecognizedToken {
+                token: (l, _, _), ..
+            }
             | ParseError::ExtraToken { token: (l, _, _) } => *l,
             ParseError::UnrecognizedEof { .. } => self.src.len(),
             ParseError::InvalidToken { location } => *location,
@@ -167,16 +175,21 @@ impl<'s> Ctx<'s> {
         // A boundary token counts even when it was the previous error's token.
         let follows_error = prev.is_some_and(|prev| {
             let first_boundary = self.boundaries.partition_point(|&b| b < prev);
-            prev < start && self.boundaries.get(first_boundary).is_none_or(|&b| b >= start)
+            prev < start
+                && self
+                    .boundaries
+                    .get(first_boundary)
+                    .is_none_or(|&b| b >= start)
         });
         self.last_error_start = Some(start);
         if follows_error {
             return;
         }
         let d = match err {
-            ParseError::UnrecognizedToken { token: (l, tok, r), expected } => {
-                diag::unexpected_token(&tok.describe(), l..r, &expected, self.src, self.file_id)
-            }
+            ParseError::UnrecognizedToken {
+                token: (l, tok, r),
+                expected,
+            } => diag::unexpected_token(&tok.describe(), l..r, &expected, self.src, self.file_id),
             ParseError::UnrecognizedEof { expected, .. } => {
                 // Point just after the last thing written, not at trailing blank lines.
                 let at = self.src.trim_end().len();
@@ -200,9 +213,20 @@ impl<'s> Ctx<'s> {
         let span = sp(l, r);
         if d > MAX_DEPTH {
             self.report_deep(span);
-            return E { e: Expr { kind: ExprKind::Error, span }, d: 1, cmp: false };
+            return E {
+                e: Expr {
+                    kind: ExprKind::Error,
+                    span,
+                },
+                d: 1,
+                cmp: false,
+            };
         }
-        E { e: Expr { kind, span }, d, cmp: false }
+        E {
+            e: Expr { kind, span },
+            d,
+            cmp: false,
+        }
     }
 
     pub fn leaf(&mut self, kind: ExprKind, l: usize, r: usize) -> E {
@@ -215,14 +239,33 @@ impl<'s> Ctx<'s> {
 
     pub fn binary(&mut self, op: BinOp, a: E, b: E, l: usize, r: usize) -> E {
         let d = 1 + a.d.max(b.d);
-        self.expr(ExprKind::Binary { op, lhs: Box::new(a.e), rhs: Box::new(b.e) }, l, r, d)
+        self.expr(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(a.e),
+                rhs: Box::new(b.e),
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     /// A comparison; reports E0012 when `a` is itself a bare comparison.
     #[allow(clippy::too_many_arguments)]
-    pub fn compare(&mut self, op: BinOp, ol: usize, or: usize, a: E, b: E, l: usize, r: usize) -> E {
+    pub fn compare(
+        &mut self,
+        op: BinOp,
+        ol: usize,
+        or: usize,
+        a: E,
+        b: E,
+        l: usize,
+        r: usize,
+    ) -> E {
         if a.cmp {
-            self.diags.push(diag::chained_comparison(ol..or, self.src, self.file_id));
+            self.diags
+                .push(diag::chained_comparison(ol..or, self.src, self.file_id));
         }
         let mut e = self.binary(op, a, b, l, r);
         e.cmp = true;
@@ -231,12 +274,28 @@ impl<'s> Ctx<'s> {
 
     pub fn unary(&mut self, op: UnOp, a: E, l: usize, r: usize) -> E {
         let d = 1 + a.d;
-        self.expr(ExprKind::Unary { op, operand: Box::new(a.e) }, l, r, d)
+        self.expr(
+            ExprKind::Unary {
+                op,
+                operand: Box::new(a.e),
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn cast(&mut self, a: E, ty: T, l: usize, r: usize) -> E {
         let d = 1 + a.d.max(ty.d);
-        self.expr(ExprKind::Cast { expr: Box::new(a.e), ty: ty.t }, l, r, d)
+        self.expr(
+            ExprKind::Cast {
+                expr: Box::new(a.e),
+                ty: ty.t,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     /// `(e)`: the same expression, no longer a bare comparison.
@@ -248,18 +307,42 @@ impl<'s> Ctx<'s> {
     pub fn call(&mut self, callee: E, args: Vec<E>, l: usize, r: usize) -> E {
         let d = 1 + callee.d.max(max_d(args.iter().map(|a| &a.d)));
         let args = args.into_iter().map(|a| a.e).collect();
-        self.expr(ExprKind::Call { callee: Box::new(callee.e), args }, l, r, d)
+        self.expr(
+            ExprKind::Call {
+                callee: Box::new(callee.e),
+                args,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn index(&mut self, base: E, ix: Vec<E>, l: usize, r: usize) -> E {
         let d = 1 + base.d.max(max_d(ix.iter().map(|a| &a.d)));
         let indices = ix.into_iter().map(|a| a.e).collect();
-        self.expr(ExprKind::Index { base: Box::new(base.e), indices }, l, r, d)
+        self.expr(
+            ExprKind::Index {
+                base: Box::new(base.e),
+                indices,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn field(&mut self, base: E, name: Ident, l: usize, r: usize) -> E {
         let d = 1 + base.d;
-        self.expr(ExprKind::Field { base: Box::new(base.e), name }, l, r, d)
+        self.expr(
+            ExprKind::Field {
+                base: Box::new(base.e),
+                name,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     /// `base.N` where `N` was lexed as the integer `index` at `il..r`.
@@ -269,7 +352,11 @@ impl<'s> Ctx<'s> {
             return self.leaf(ExprKind::Error, l, r);
         };
         let d = 1 + base.d;
-        let kind = ExprKind::TupleField { base: Box::new(base.e), index, index_span: sp(il, r) };
+        let kind = ExprKind::TupleField {
+            base: Box::new(base.e),
+            index,
+            index_span: sp(il, r),
+        };
         self.expr(kind, l, r, d)
     }
 
@@ -278,7 +365,11 @@ impl<'s> Ctx<'s> {
         let text = self.src.get(fl..r).unwrap_or("");
         let parts = text.split_once('.').and_then(|(a, b)| {
             let ok = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
-            if ok(a) && ok(b) { Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?, a.len())) } else { None }
+            if ok(a) && ok(b) {
+                Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?, a.len()))
+            } else {
+                None
+            }
         });
         let Some((first, second, first_len)) = parts else {
             self.bad_tuple_index(fl, r);
@@ -286,40 +377,66 @@ impl<'s> Ctx<'s> {
         };
         let mid = fl + first_len;
         let inner = self.expr(
-            ExprKind::TupleField { base: Box::new(base.e), index: first, index_span: sp(fl, mid) },
+            ExprKind::TupleField {
+                base: Box::new(base.e),
+                index: first,
+                index_span: sp(fl, mid),
+            },
             l,
             mid,
             base.d + 1,
         );
         let d = inner.d + 1;
-        let kind =
-            ExprKind::TupleField { base: Box::new(inner.e), index: second, index_span: sp(mid + 1, r) };
+        let kind = ExprKind::TupleField {
+            base: Box::new(inner.e),
+            index: second,
+            index_span: sp(mid + 1, r),
+        };
         self.expr(kind, l, r, d)
     }
 
     fn bad_tuple_index(&mut self, l: usize, r: usize) {
-        self.diags.push(diag::bad_tuple_index(l..r, self.src, self.file_id));
+        self.diags
+            .push(diag::bad_tuple_index(l..r, self.src, self.file_id));
     }
 
     pub fn tuple(&mut self, elems: Vec<E>, l: usize, r: usize) -> E {
         let d = 1 + max_d(elems.iter().map(|a| &a.d));
-        self.expr(ExprKind::Tuple(elems.into_iter().map(|a| a.e).collect()), l, r, d)
+        self.expr(
+            ExprKind::Tuple(elems.into_iter().map(|a| a.e).collect()),
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn array(&mut self, elems: Vec<E>, l: usize, r: usize) -> E {
         let d = 1 + max_d(elems.iter().map(|a| &a.d));
-        self.expr(ExprKind::Array(elems.into_iter().map(|a| a.e).collect()), l, r, d)
+        self.expr(
+            ExprKind::Array(elems.into_iter().map(|a| a.e).collect()),
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn repeat(&mut self, value: E, count: E, l: usize, r: usize) -> E {
         let d = 1 + value.d.max(count.d);
-        let kind = ExprKind::ArrayRepeat { value: Box::new(value.e), count: Box::new(count.e) };
+        let kind = ExprKind::ArrayRepeat {
+            value: Box::new(value.e),
+            count: Box::new(count.e),
+        };
         self.expr(kind, l, r, d)
     }
 
     pub fn block_expr(&mut self, b: B) -> E {
         let span = b.b.span;
-        self.expr(ExprKind::Block(b.b), span.start as usize, span.end as usize, b.d + 1)
+        self.expr(
+            ExprKind::Block(b.b),
+            span.start as usize,
+            span.end as usize,
+            b.d + 1,
+        )
     }
 
     pub fn if_expr(&mut self, cond: E, then: B, else_: Option<E>, l: usize, r: usize) -> E {
@@ -338,9 +455,18 @@ impl<'s> Ctx<'s> {
         let span = sp(l, r);
         if d > MAX_DEPTH {
             self.report_deep(span);
-            return BlockEntry::Stmt(S { s: Stmt { kind: StmtKind::Error, span }, d: 1 });
+            return BlockEntry::Stmt(S {
+                s: Stmt {
+                    kind: StmtKind::Error,
+                    span,
+                },
+                d: 1,
+            });
         }
-        BlockEntry::Stmt(S { s: Stmt { kind, span }, d })
+        BlockEntry::Stmt(S {
+            s: Stmt { kind, span },
+            d,
+        })
     }
 
     pub fn error_stmt(&mut self, rec: Recovery<'s>, l: usize, r: usize) -> BlockEntry {
@@ -349,15 +475,44 @@ impl<'s> Ctx<'s> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn let_stmt(&mut self, mutable: bool, pat: P, ty: Option<T>, value: E, l: usize, r: usize) -> BlockEntry {
+    pub fn let_stmt(
+        &mut self,
+        mutable: bool,
+        pat: P,
+        ty: Option<T>,
+        value: E,
+        l: usize,
+        r: usize,
+    ) -> BlockEntry {
         let d = 1 + pat.d.max(ty.as_ref().map_or(0, |t| t.d)).max(value.d);
-        let kind = StmtKind::Let { pat: pat.p, mutable, ty: ty.map(|t| t.t), value: value.e };
+        let kind = StmtKind::Let {
+            pat: pat.p,
+            mutable,
+            ty: ty.map(|t| t.t),
+            value: value.e,
+        };
         self.stmt(kind, l, r, d)
     }
 
-    pub fn assign(&mut self, place: E, op: Option<BinOp>, value: E, l: usize, r: usize) -> BlockEntry {
+    pub fn assign(
+        &mut self,
+        place: E,
+        op: Option<BinOp>,
+        value: E,
+        l: usize,
+        r: usize,
+    ) -> BlockEntry {
         let d = 1 + place.d.max(value.d);
-        self.stmt(StmtKind::Assign { place: place.e, op, value: value.e }, l, r, d)
+        self.stmt(
+            StmtKind::Assign {
+                place: place.e,
+                op,
+                value: value.e,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn expr_stmt(&mut self, e: E, l: usize, r: usize) -> BlockEntry {
@@ -366,14 +521,40 @@ impl<'s> Ctx<'s> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn for_stmt(&mut self, var: Ident, lo: E, hi: E, body: B, l: usize, r: usize) -> BlockEntry {
+    pub fn for_stmt(
+        &mut self,
+        var: Ident,
+        lo: E,
+        hi: E,
+        body: B,
+        l: usize,
+        r: usize,
+    ) -> BlockEntry {
         let d = 1 + lo.d.max(hi.d).max(body.d);
-        self.stmt(StmtKind::For { var, lo: lo.e, hi: hi.e, body: body.b }, l, r, d)
+        self.stmt(
+            StmtKind::For {
+                var,
+                lo: lo.e,
+                hi: hi.e,
+                body: body.b,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn while_stmt(&mut self, cond: E, body: B, l: usize, r: usize) -> BlockEntry {
         let d = 1 + cond.d.max(body.d);
-        self.stmt(StmtKind::While { cond: cond.e, body: body.b }, l, r, d)
+        self.stmt(
+            StmtKind::While {
+                cond: cond.e,
+                body: body.b,
+            },
+            l,
+            r,
+            d,
+        )
     }
 
     pub fn return_stmt(&mut self, value: Option<E>, l: usize, r: usize) -> BlockEntry {
@@ -401,7 +582,10 @@ impl<'s> Ctx<'s> {
                 BlockEntry::BlockLike(e) => {
                     d = d.max(e.d + 1);
                     let span = e.e.span;
-                    stmts.push(Stmt { kind: StmtKind::Expr(e.e), span });
+                    stmts.push(Stmt {
+                        kind: StmtKind::Expr(e.e),
+                        span,
+                    });
                 }
                 BlockEntry::Empty => {}
             }
@@ -409,10 +593,27 @@ impl<'s> Ctx<'s> {
         let d = d + 1;
         if d > MAX_DEPTH {
             self.report_deep(span);
-            let error = Stmt { kind: StmtKind::Error, span };
-            return B { b: Block { stmts: vec![error], tail: None, span }, d: 2 };
+            let error = Stmt {
+                kind: StmtKind::Error,
+                span,
+            };
+            return B {
+                b: Block {
+                    stmts: vec![error],
+                    tail: None,
+                    span,
+                },
+                d: 2,
+            };
         }
-        B { b: Block { stmts, tail: tail.map(|t| Box::new(t.e)), span }, d }
+        B {
+            b: Block {
+                stmts,
+                tail: tail.map(|t| Box::new(t.e)),
+                span,
+            },
+            d,
+        }
     }
 
     // ----- types and patterns -----
@@ -421,9 +622,18 @@ impl<'s> Ctx<'s> {
         let span = sp(l, r);
         if d > MAX_DEPTH {
             self.report_deep(span);
-            return T { t: TypeExpr { kind: TypeExprKind::Named(String::new()), span }, d: 1 };
+            return T {
+                t: TypeExpr {
+                    kind: TypeExprKind::Named(String::new()),
+                    span,
+                },
+                d: 1,
+            };
         }
-        T { t: TypeExpr { kind, span }, d }
+        T {
+            t: TypeExpr { kind, span },
+            d,
+        }
     }
 
     pub fn named_type(&mut self, name: &str, l: usize, r: usize) -> T {
@@ -442,13 +652,21 @@ impl<'s> Ctx<'s> {
 
     pub fn tuple_type(&mut self, elems: Vec<T>, l: usize, r: usize) -> T {
         let d = 1 + max_d(elems.iter().map(|t| &t.d));
-        self.ty(TypeExprKind::Tuple(elems.into_iter().map(|t| t.t).collect()), l, r, d)
+        self.ty(
+            TypeExprKind::Tuple(elems.into_iter().map(|t| t.t).collect()),
+            l,
+            r,
+            d,
+        )
     }
 
     fn pat(&mut self, p: Pattern, span: Span, d: u32) -> P {
         if d > MAX_DEPTH {
             self.report_deep(span);
-            return P { p: Pattern::Wild(span), d: 1 };
+            return P {
+                p: Pattern::Wild(span),
+                d: 1,
+            };
         }
         P { p, d }
     }
@@ -465,7 +683,11 @@ impl<'s> Ctx<'s> {
     pub fn tuple_pat(&mut self, elems: Vec<P>, l: usize, r: usize) -> P {
         let d = 1 + max_d(elems.iter().map(|p| &p.d));
         let span = sp(l, r);
-        self.pat(Pattern::Tuple(elems.into_iter().map(|p| p.p).collect(), span), span, d)
+        self.pat(
+            Pattern::Tuple(elems.into_iter().map(|p| p.p).collect(), span),
+            span,
+            d,
+        )
     }
 
     // ----- items -----
@@ -491,16 +713,39 @@ impl<'s> Ctx<'s> {
         Some((Item { attrs, kind, span }, d))
     }
 
-    pub fn fn_item(&mut self, name: Ident, params: Vec<(Param, u32)>, ret: Option<T>, body: B) -> (ItemKind, u32) {
-        let d = max_d(params.iter().map(|p| &p.1)).max(ret.as_ref().map_or(0, |t| t.d)).max(body.d) + 1;
+    pub fn fn_item(
+        &mut self,
+        name: Ident,
+        params: Vec<(Param, u32)>,
+        ret: Option<T>,
+        body: B,
+    ) -> (ItemKind, u32) {
+        let d = max_d(params.iter().map(|p| &p.1))
+            .max(ret.as_ref().map_or(0, |t| t.d))
+            .max(body.d)
+            + 1;
         let params = params.into_iter().map(|p| p.0).collect();
-        (ItemKind::Fn(FnDecl { name, params, ret: ret.map(|t| t.t), body: body.b }), d)
+        (
+            ItemKind::Fn(FnDecl {
+                name,
+                params,
+                ret: ret.map(|t| t.t),
+                body: body.b,
+            }),
+            d,
+        )
     }
 
     /// `mod name { items }`: items that failed to parse are left out.
     pub fn mod_item(&mut self, name: Ident, items: Vec<Option<(Item, u32)>>) -> (ItemKind, u32) {
         let items: Vec<(Item, u32)> = items.into_iter().flatten().collect();
         let d = max_d(items.iter().map(|i| &i.1)) + 1;
-        (ItemKind::Mod { name, items: items.into_iter().map(|i| i.0).collect() }, d)
+        (
+            ItemKind::Mod {
+                name,
+                items: items.into_iter().map(|i| i.0).collect(),
+            },
+            d,
+        )
     }
 }

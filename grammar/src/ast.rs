@@ -33,36 +33,89 @@ pub struct Item {
 pub enum ItemKind {
     Fn(FnDecl),
     /// `mod name { items }`
-    Mod { name: Ident, items: Vec<Item> },
+    Mod {
+        name: Ident,
+        items: Vec<Item>,
+    },
     /// `use a::b::c;`, `use a::b::{c, d};`, `use a::b::*;`
     Use(UseTree),
     /// `const NAME: T = expr;`
-    Const { name: Ident, ty: TypeExpr, value: Expr },
+    Const {
+        name: Ident,
+        ty: TypeExpr,
+        value: Expr,
+    },
     /// `dof x: vertex -> vec3;` or `dof u: vertex -> vec2 = tutte;` (`init`: a name
     /// such as `positions`, `zeros`, `tutte`, or a string naming a file).
-    Dof { name: Ident, stencil: Ident, ty: TypeExpr, init: Option<Expr> },
+    Dof {
+        name: Ident,
+        stencil: Ident,
+        ty: TypeExpr,
+        init: Option<Expr>,
+    },
     /// `data rest: edge -> f64;`
-    Data { name: Ident, stencil: Ident, ty: TypeExpr },
+    Data {
+        name: Ident,
+        stencil: Ident,
+        ty: TypeExpr,
+    },
     /// `param k: f64 = 1.0;` (the default is optional)
-    Param { name: Ident, ty: TypeExpr, default: Option<Expr> },
+    Param {
+        name: Ident,
+        ty: TypeExpr,
+        default: Option<Expr>,
+    },
     /// `energy NAME(e: STENCIL) { body }`: the body's value is an `f64`.
-    Energy { name: Ident, elem: Ident, stencil: Ident, body: Block },
+    Energy {
+        name: Ident,
+        elem: Ident,
+        stencil: Ident,
+        body: Block,
+    },
     /// `residual NAME(e: STENCIL) -> T { body }`: a vector-valued term.
-    Residual { name: Ident, elem: Ident, stencil: Ident, ret: TypeExpr, body: Block },
+    Residual {
+        name: Ident,
+        elem: Ident,
+        stencil: Ident,
+        ret: TypeExpr,
+        body: Block,
+    },
     /// `objective = expr;` a weighted sum of energies.
-    Objective { value: Expr },
+    Objective {
+        value: Expr,
+    },
     /// `state R: vertex -> mat3 [= INIT];` values read like data, recomputed by
     /// `update` items. `keyword` is the leading name (the front end requires `state`).
-    State { keyword: Ident, name: Ident, stencil: Ident, ty: TypeExpr, init: Option<Expr> },
+    State {
+        keyword: Ident,
+        name: Ident,
+        stencil: Ident,
+        ty: TypeExpr,
+        init: Option<Expr>,
+    },
     /// `update NAME(e: STENCIL) { body }`: recomputes a state or dof between solver
     /// iterations. `keyword` is the leading name (the front end requires `update`).
-    Update { keyword: Ident, name: Ident, elem: Ident, stencil: Ident, body: Block },
+    Update {
+        keyword: Ident,
+        name: Ident,
+        elem: Ident,
+        stencil: Ident,
+        body: Block,
+    },
     /// `solve { key = value; ... }`: how `madc run` solves the file. `keyword` is
     /// the name before the brace (the front end requires `solve`).
-    Solve { keyword: Ident, entries: Vec<(Ident, Expr)> },
+    Solve {
+        keyword: Ident,
+        entries: Vec<(Ident, Expr)>,
+    },
     /// `broadphase KIND[, KIND] within EXPR;`: the contact broad phase. `keyword`
     /// and `within` are plain names (the front end requires those words).
-    Broadphase { keyword: Ident, kinds: Vec<Ident>, within: Ident, distance: Expr },
+    Broadphase {
+        keyword: Ident,
+        kinds: Vec<Ident>,
+        within: Ident,
+        distance: Expr,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -138,15 +191,32 @@ pub struct Stmt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let [mut] pat [: T] = expr;`
-    Let { pat: Pattern, mutable: bool, ty: Option<TypeExpr>, value: Expr },
+    Let {
+        pat: Pattern,
+        mutable: bool,
+        ty: Option<TypeExpr>,
+        value: Expr,
+    },
     /// `place op= expr;` where `op` is `None` for plain `=`.
-    Assign { place: Expr, op: Option<BinOp>, value: Expr },
+    Assign {
+        place: Expr,
+        op: Option<BinOp>,
+        value: Expr,
+    },
     /// `expr;` (also `if`/`for`/`while`/block statements, with or without `;`)
     Expr(Expr),
     /// `for var in lo..hi { body }`
-    For { var: Ident, lo: Expr, hi: Expr, body: Block },
+    For {
+        var: Ident,
+        lo: Expr,
+        hi: Expr,
+        body: Block,
+    },
     /// `while cond { body }`
-    While { cond: Expr, body: Block },
+    While {
+        cond: Expr,
+        body: Block,
+    },
     Break,
     Continue,
     /// `return;` or `return expr;`
@@ -208,27 +278,57 @@ pub enum ExprKind {
     Str(String),
     /// `a`, `a::b::c`
     Path(Vec<Ident>),
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Unary { op: UnOp, operand: Box<Expr> },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        operand: Box<Expr>,
+    },
     /// `expr as T`
-    Cast { expr: Box<Expr>, ty: TypeExpr },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeExpr,
+    },
     /// `callee(args)`; `callee` is usually a path, but `grad(f)(x)` calls a call.
-    Call { callee: Box<Expr>, args: Vec<Expr> },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// `base[i]`, `base[i, j]`
-    Index { base: Box<Expr>, indices: Vec<Expr> },
+    Index {
+        base: Box<Expr>,
+        indices: Vec<Expr>,
+    },
     /// `base.name` (`v.x`, `e.v0`)
-    Field { base: Box<Expr>, name: Ident },
+    Field {
+        base: Box<Expr>,
+        name: Ident,
+    },
     /// `base.0`
-    TupleField { base: Box<Expr>, index: u32, index_span: Span },
+    TupleField {
+        base: Box<Expr>,
+        index: u32,
+        index_span: Span,
+    },
     /// `(a, b)`; `()` is the unit value. `(a)` is just `a`.
     Tuple(Vec<Expr>),
     /// `[a, b, c]`
     Array(Vec<Expr>),
     /// `[value; count]`
-    ArrayRepeat { value: Box<Expr>, count: Box<Expr> },
+    ArrayRepeat {
+        value: Box<Expr>,
+        count: Box<Expr>,
+    },
     Block(Block),
     /// `if cond { then } else { else_ }`; `else if` nests another `If` inside a block-less else.
-    If { cond: Box<Expr>, then: Block, else_: Option<Box<Expr>> },
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        else_: Option<Box<Expr>>,
+    },
     /// An expression the parser could not read; its error was reported.
     Error,
 }

@@ -40,21 +40,38 @@ fn error(code: &str, message: impl std::fmt::Display) -> Diagnostic<usize> {
     Diagnostic::error().with_code(code).with_message(message)
 }
 
-fn primary(file_id: usize, src: &str, range: Range<usize>, msg: impl std::fmt::Display) -> Label<usize> {
+fn primary(
+    file_id: usize,
+    src: &str,
+    range: Range<usize>,
+    msg: impl std::fmt::Display,
+) -> Label<usize> {
     Label::primary(file_id, clamp(src, range)).with_message(msg)
 }
 
 /// The diagnostic for one lexical error at `range`.
-pub fn lex_error(err: &LexError, range: Range<usize>, src: &str, file_id: usize) -> Diagnostic<usize> {
+pub fn lex_error(
+    err: &LexError,
+    range: Range<usize>,
+    src: &str,
+    file_id: usize,
+) -> Diagnostic<usize> {
     match err {
         LexError::UnexpectedChar => {
             let text = &src[clamp(src, range.clone())];
             let message = match text.chars().count() {
-                1 => format!("unexpected character {:?}", text.chars().next().unwrap_or(' ')),
+                1 => format!(
+                    "unexpected character {:?}",
+                    text.chars().next().unwrap_or(' ')
+                ),
                 _ => "unexpected characters".to_string(),
             };
-            error("E0001", message)
-                .with_labels(vec![primary(file_id, src, range, "no token starts here")])
+            error("E0001", message).with_labels(vec![primary(
+                file_id,
+                src,
+                range,
+                "no token starts here",
+            )])
         }
         LexError::UnterminatedString => error("E0002", "unterminated string literal")
             .with_labels(vec![primary(
@@ -71,13 +88,31 @@ pub fn lex_error(err: &LexError, range: Range<usize>, src: &str, file_id: usize)
                 range.start..range.start + 2,
                 "this comment is never closed",
             )])
-            .with_notes(vec!["note: block comments nest: each `/*` needs its own `*/`".to_string()]),
+            .with_notes(vec![
+                "note: block comments nest: each `/*` needs its own `*/`".to_string(),
+            ]),
         LexError::IntTooLarge => error("E0003", "integer literal is too large")
-            .with_labels(vec![primary(file_id, src, range, "this does not fit in an `i64`")])
-            .with_notes(vec![format!("note: the largest integer literal is {}", i64::MAX)]),
+            .with_labels(vec![primary(
+                file_id,
+                src,
+                range,
+                "this does not fit in an `i64`",
+            )])
+            .with_notes(vec![format!(
+                "note: the largest integer literal is {}",
+                i64::MAX
+            )]),
         LexError::FloatTooLarge => error("E0003", "float literal is too large")
-            .with_labels(vec![primary(file_id, src, range, "this is infinite as an `f64`")])
-            .with_notes(vec![format!("note: the largest finite `f64` is about {:e}", f64::MAX)]),
+            .with_labels(vec![primary(
+                file_id,
+                src,
+                range,
+                "this is infinite as an `f64`",
+            )])
+            .with_notes(vec![format!(
+                "note: the largest finite `f64` is about {:e}",
+                f64::MAX
+            )]),
         LexError::MalformedNumber(why) => error("E0004", "malformed number literal")
             .with_labels(vec![primary(file_id, src, range, *why)])
             .with_notes(vec![
@@ -108,8 +143,18 @@ fn terminal_name(t: &str) -> String {
 
 /// Terminals that can start an expression: listed as "expression" when all are expected.
 const EXPR_START: [&str; 12] = [
-    "Ident", "Int", "Float", "Str", "\"true\"", "\"false\"", "\"(\"", "\"[\"", "\"{\"", "\"-\"",
-    "\"!\"", "\"if\"",
+    "Ident",
+    "Int",
+    "Float",
+    "Str",
+    "\"true\"",
+    "\"false\"",
+    "\"(\"",
+    "\"[\"",
+    "\"{\"",
+    "\"-\"",
+    "\"!\"",
+    "\"if\"",
 ];
 
 /// Terminals that can continue an expression as a binary operator.
@@ -155,22 +200,42 @@ pub fn unexpected_token(
     src: &str,
     file_id: usize,
 ) -> Diagnostic<usize> {
-    error("E0010", format!("unexpected {found}"))
-        .with_labels(vec![primary(file_id, src, range, expected_phrase(expected))])
+    error("E0010", format!("unexpected {found}")).with_labels(vec![primary(
+        file_id,
+        src,
+        range,
+        expected_phrase(expected),
+    )])
 }
 
 /// E0010 for a field access whose number is not a tuple index (`t.1e5`, `t.99999999999`).
 pub fn bad_tuple_index(range: Range<usize>, src: &str, file_id: usize) -> Diagnostic<usize> {
     let text = &src[clamp(src, range.clone())];
     error("E0010", format!("unexpected number `{text}` after `.`"))
-        .with_labels(vec![primary(file_id, src, range, "expected a field name or a tuple index")])
-        .with_notes(vec!["note: tuple indices are small integers: `t.0`, `t.1`".to_string()])
+        .with_labels(vec![primary(
+            file_id,
+            src,
+            range,
+            "expected a field name or a tuple index",
+        )])
+        .with_notes(vec![
+            "note: tuple indices are small integers: `t.0`, `t.1`".to_string(),
+        ])
 }
 
 /// E0011: the file ended in the middle of something.
-pub fn unexpected_eof(at: usize, expected: &[String], src: &str, file_id: usize) -> Diagnostic<usize> {
-    error("E0011", "unexpected end of file")
-        .with_labels(vec![primary(file_id, src, at..at, expected_phrase(expected))])
+pub fn unexpected_eof(
+    at: usize,
+    expected: &[String],
+    src: &str,
+    file_id: usize,
+) -> Diagnostic<usize> {
+    error("E0011", "unexpected end of file").with_labels(vec![primary(
+        file_id,
+        src,
+        at..at,
+        expected_phrase(expected),
+    )])
 }
 
 /// E0012: `a < b < c`.
@@ -189,5 +254,7 @@ pub fn too_deep(range: Range<usize>, src: &str, file_id: usize) -> Diagnostic<us
             range,
             format!("this nests more than {MAX_DEPTH} levels deep"),
         )])
-        .with_notes(vec!["help: split it into smaller parts with `let` or functions".to_string()])
+        .with_notes(vec![
+            "help: split it into smaller parts with `let` or functions".to_string(),
+        ])
 }

@@ -192,10 +192,29 @@ impl Token<'_> {
             Token::Float(v) => format!("float literal `{v:?}`"),
             Token::Str(_) => "string literal".to_string(),
             Token::Number => "number".to_string(),
-            Token::Fn | Token::Let | Token::Mut | Token::If | Token::Else | Token::For | Token::In
-            | Token::While | Token::Break | Token::Continue | Token::Return | Token::True
-            | Token::False | Token::Use | Token::Mod | Token::Const | Token::As | Token::Dof
-            | Token::Data | Token::Param | Token::Energy | Token::Residual | Token::Objective => {
+            Token::Fn
+            | Token::Let
+            | Token::Mut
+            | Token::If
+            | Token::Else
+            | Token::For
+            | Token::In
+            | Token::While
+            | Token::Break
+            | Token::Continue
+            | Token::Return
+            | Token::True
+            | Token::False
+            | Token::Use
+            | Token::Mod
+            | Token::Const
+            | Token::As
+            | Token::Dof
+            | Token::Data
+            | Token::Param
+            | Token::Energy
+            | Token::Residual
+            | Token::Objective => {
                 format!("keyword `{}`", self.text().unwrap_or("?"))
             }
             other => format!("token `{}`", other.text().unwrap_or("?")),
@@ -322,7 +341,12 @@ fn flush_bad_run(
     file_id: usize,
 ) {
     if let Some((start, end)) = run.take() {
-        diags.push(diag::lex_error(&LexError::UnexpectedChar, start..end, src, file_id));
+        diags.push(diag::lex_error(
+            &LexError::UnexpectedChar,
+            start..end,
+            src,
+            file_id,
+        ));
     }
 }
 
@@ -411,7 +435,9 @@ fn lex_number<'s>(lex: &mut Lexer<'s, Token<'s>>) -> Result<Token<'s>, LexError>
             if !continues {
                 // `1.` followed by nothing that could make it a range or a field.
                 lex.bump(1);
-                return Err(LexError::MalformedNumber("a digit must follow the decimal point"));
+                return Err(LexError::MalformedNumber(
+                    "a digit must follow the decimal point",
+                ));
             }
         }
     }
@@ -430,9 +456,14 @@ fn lex_number<'s>(lex: &mut Lexer<'s, Token<'s>>) -> Result<Token<'s>, LexError>
     }
     lex.bump(i);
     let text = lex.slice();
-    if text.contains("_.") || text.contains("._") || text.ends_with('_') || has_bad_exp_underscore(text)
+    if text.contains("_.")
+        || text.contains("._")
+        || text.ends_with('_')
+        || has_bad_exp_underscore(text)
     {
-        return Err(LexError::MalformedNumber("`_` may only stand between digits"));
+        return Err(LexError::MalformedNumber(
+            "`_` may only stand between digits",
+        ));
     }
     let clean: String = text.chars().filter(|&c| c != '_').collect();
     if is_float {

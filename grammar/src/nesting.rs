@@ -56,7 +56,10 @@ pub fn prescan(tokens: &[SpannedToken<'_>]) -> Option<TooDeep> {
             prefix_run = 0;
         }
         if depth > limit || prefix_run > limit {
-            return Some(TooDeep { cut: item_start, at: *start..*end });
+            return Some(TooDeep {
+                cut: item_start,
+                at: *start..*end,
+            });
         }
     }
     None

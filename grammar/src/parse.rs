@@ -21,9 +21,15 @@ pub fn parse(src: &str, file_id: usize) -> (File, Vec<Diagnostic<usize>>) {
         diags.push(diag::too_deep(deep.at.clone(), src, file_id));
         tokens.truncate(deep.cut);
     }
-    let boundaries = tokens.iter().filter(|t| is_boundary(&t.1)).map(|t| t.0).collect();
-    let mut lex_errors: Vec<usize> =
-        diags.iter().filter_map(|d| d.labels.first().map(|l| l.range.start)).collect();
+    let boundaries = tokens
+        .iter()
+        .filter(|t| is_boundary(&t.1))
+        .map(|t| t.0)
+        .collect();
+    let mut lex_errors: Vec<usize> = diags
+        .iter()
+        .filter_map(|d| d.labels.first().map(|l| l.range.start))
+        .collect();
     lex_errors.sort_unstable();
     let mut ctx = Ctx::new(src, file_id, boundaries, lex_errors);
     let input = tokens.into_iter().map(Ok::<(usize, Token<'_>, usize), ()>);

@@ -7,7 +7,10 @@ use common::{codes, render};
 /// Parses `src`, checks that exactly `code` is reported, and renders it.
 fn only(src: &str, code: &str) -> String {
     let (_, diags) = mad_grammar::parse(src, 0);
-    let found: Vec<_> = diags.iter().map(|d| d.code.clone().unwrap_or_default()).collect();
+    let found: Vec<_> = diags
+        .iter()
+        .map(|d| d.code.clone().unwrap_or_default())
+        .collect();
     assert_eq!(found, [code], "{}", render(src, &diags));
     render(src, &diags)
 }
@@ -30,7 +33,10 @@ fn e0002_unterminated_string() {
 
 #[test]
 fn e0002_unterminated_block_comment() {
-    insta::assert_snapshot!(only("fn f() {}\n/* outer /* inner */\nfn g() {}\n", "E0002"));
+    insta::assert_snapshot!(only(
+        "fn f() {}\n/* outer /* inner */\nfn g() {}\n",
+        "E0002"
+    ));
 }
 
 #[test]
@@ -53,7 +59,15 @@ fn e0004_forms() {
     for src in ["1e", "1e+", "2.5E-", "1.", "1_", "1_000_", "1_.5", "1.5_e3"] {
         assert_eq!(codes(&format!("const X: f64 = {src};")), ["E0004"], "{src}");
     }
-    for ok in ["1_000", "1__0", "0.5", "1e3", "1E+3", "2.5e-3", "1_0.0_1e1_0"] {
+    for ok in [
+        "1_000",
+        "1__0",
+        "0.5",
+        "1e3",
+        "1E+3",
+        "2.5e-3",
+        "1_0.0_1e1_0",
+    ] {
         assert!(codes(&format!("const X: f64 = {ok};")).is_empty(), "{ok}");
     }
 }
@@ -65,7 +79,10 @@ fn e0005_unknown_escape() {
 
 #[test]
 fn e0010_unexpected_token() {
-    insta::assert_snapshot!(only("fn f(x: f64) -> f64 {\n    let y = x + * 2.0;\n    y\n}\n", "E0010"));
+    insta::assert_snapshot!(only(
+        "fn f(x: f64) -> f64 {\n    let y = x + * 2.0;\n    y\n}\n",
+        "E0010"
+    ));
 }
 
 #[test]
@@ -75,7 +92,10 @@ fn e0011_unexpected_end_of_file() {
 
 #[test]
 fn e0012_chained_comparison() {
-    insta::assert_snapshot!(only("fn f(a: f64, b: f64, c: f64) -> bool {\n    a < b < c\n}\n", "E0012"));
+    insta::assert_snapshot!(only(
+        "fn f(a: f64, b: f64, c: f64) -> bool {\n    a < b < c\n}\n",
+        "E0012"
+    ));
 }
 
 #[test]
@@ -102,12 +122,23 @@ energy e(f: face) { 1.0 }
 param k: f64 = ;
 ";
     let (file, diags) = mad_grammar::parse(src, 0);
-    let codes: Vec<_> = diags.iter().map(|d| d.code.clone().unwrap_or_default()).collect();
-    assert_eq!(codes, ["E0010", "E0010", "E0010", "E0010", "E0010", "E0012", "E0010", "E0010"]);
+    let codes: Vec<_> = diags
+        .iter()
+        .map(|d| d.code.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "E0010", "E0010", "E0010", "E0010", "E0010", "E0012", "E0010", "E0010"
+        ]
+    );
     // The items that could be read are still there.
     let names: Vec<String> = file.items.iter().map(common::item).collect();
     assert!(names.iter().any(|n| n.starts_with("(fn f ")), "{names:?}");
-    assert!(names.iter().any(|n| n.starts_with("(energy e ")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("(energy e ")),
+        "{names:?}"
+    );
     insta::assert_snapshot!(render(src, &diags));
 }
 
@@ -118,5 +149,9 @@ fn diagnostics_come_in_source_order_with_file_ids() {
     assert_eq!(diags.len(), 2);
     let starts: Vec<_> = diags.iter().map(|d| d.labels[0].range.start).collect();
     assert!(starts[0] < starts[1]);
-    assert!(diags.iter().all(|d| d.labels.iter().all(|l| l.file_id == 7)));
+    assert!(
+        diags
+            .iter()
+            .all(|d| d.labels.iter().all(|l| l.file_id == 7))
+    );
 }

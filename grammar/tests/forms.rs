@@ -8,11 +8,20 @@ fn let_statements() {
     assert_eq!(body("let x = 1;"), "{(let x 1)}");
     assert_eq!(body("let mut x: f64 = 1;"), "{(let mut x: f64 1)}");
     assert_eq!(body("let (a, b) = t;"), "{(let (tuple a b) t)}");
-    assert_eq!(body("let (a, _, (b, c)) = t;"), "{(let (tuple a _ (tuple b c)) t)}");
+    assert_eq!(
+        body("let (a, _, (b, c)) = t;"),
+        "{(let (tuple a _ (tuple b c)) t)}"
+    );
     assert_eq!(body("let _ = f();"), "{(let _ (call f []))}");
     assert_eq!(body("let (a,) = t;"), "{(let (tuple a) t)}");
-    assert_eq!(body("let x: [f64; 3] = [0.0; 3];"), "{(let x: [f64; 3] (repeat 0.0 3))}");
-    assert_eq!(body("let x: (f64, [i64]) = t;"), "{(let x: (tuple f64 [i64]) t)}");
+    assert_eq!(
+        body("let x: [f64; 3] = [0.0; 3];"),
+        "{(let x: [f64; 3] (repeat 0.0 3))}"
+    );
+    assert_eq!(
+        body("let x: (f64, [i64]) = t;"),
+        "{(let x: (tuple f64 [i64]) t)}"
+    );
 }
 
 #[test]
@@ -28,9 +37,18 @@ fn assignments_including_compound() {
 
 #[test]
 fn loops_and_jumps() {
-    assert_eq!(body("for i in 0..n { s += i; }"), "{(for i 0 n {(+= s i)})}");
-    assert_eq!(body("for i in lo + 1..len(x) - 1 {}"), "{(for i (+ lo 1) (- (call len [x]) 1) {})}");
-    assert_eq!(body("while s < 1.0 { s *= 2.0; }"), "{(while (< s 1.0) {(*= s 2.0)})}");
+    assert_eq!(
+        body("for i in 0..n { s += i; }"),
+        "{(for i 0 n {(+= s i)})}"
+    );
+    assert_eq!(
+        body("for i in lo + 1..len(x) - 1 {}"),
+        "{(for i (+ lo 1) (- (call len [x]) 1) {})}"
+    );
+    assert_eq!(
+        body("while s < 1.0 { s *= 2.0; }"),
+        "{(while (< s 1.0) {(*= s 2.0)})}"
+    );
     assert_eq!(
         body("while true { if a { break; } continue; }"),
         "{(while true {(expr (if a {(break)})) (continue)})}"
@@ -41,20 +59,41 @@ fn loops_and_jumps() {
 
 #[test]
 fn block_like_statements_need_no_semicolon() {
-    assert_eq!(body("if a { f(); } g();"), "{(expr (if a {(expr (call f []))})) (expr (call g []))}");
-    assert_eq!(body("{ f(); } g()"), "{(expr {(expr (call f []))}) (tail (call g []))}");
-    assert_eq!(body("for i in 0..3 {} while c {} x"), "{(for i 0 3 {}) (while c {}) (tail x)}");
+    assert_eq!(
+        body("if a { f(); } g();"),
+        "{(expr (if a {(expr (call f []))})) (expr (call g []))}"
+    );
+    assert_eq!(
+        body("{ f(); } g()"),
+        "{(expr {(expr (call f []))}) (tail (call g []))}"
+    );
+    assert_eq!(
+        body("for i in 0..3 {} while c {} x"),
+        "{(for i 0 3 {}) (while c {}) (tail x)}"
+    );
     // A leading `-` after a block-like statement starts a new statement.
-    assert_eq!(body("if a { 1 } else { 2 } -x"), "{(expr (if a {(tail 1)} {(tail 2)})) (tail (neg x))}");
-    assert_eq!(body("if a { f(); };"), "{(expr (if a {(expr (call f []))}))}");
+    assert_eq!(
+        body("if a { 1 } else { 2 } -x"),
+        "{(expr (if a {(tail 1)} {(tail 2)})) (tail (neg x))}"
+    );
+    assert_eq!(
+        body("if a { f(); };"),
+        "{(expr (if a {(expr (call f []))}))}"
+    );
 }
 
 #[test]
 fn block_values() {
     // A trailing block-like expression is the block's value.
-    assert_eq!(body("if a { 1 } else { 2 }"), "{(tail (if a {(tail 1)} {(tail 2)}))}");
+    assert_eq!(
+        body("if a { 1 } else { 2 }"),
+        "{(tail (if a {(tail 1)} {(tail 2)}))}"
+    );
     // ... unless a `;` follows it.
-    assert_eq!(body("if a { 1 } else { 2 };"), "{(expr (if a {(tail 1)} {(tail 2)}))}");
+    assert_eq!(
+        body("if a { 1 } else { 2 };"),
+        "{(expr (if a {(tail 1)} {(tail 2)}))}"
+    );
     assert_eq!(body("let x = 1; x"), "{(let x 1) (tail x)}");
     assert_eq!(body("x;"), "{(expr x)}");
     assert_eq!(body(";;"), "{}");
@@ -69,7 +108,10 @@ fn functions() {
         "(fn f [a: f64 b: [f64; 3]] (tuple f64 i64) {(tail (tuple a 1))})\n(fn main [] () {})"
     );
     let f = parse_ok("@ad(tape) fn f(x: vector,) -> f64 { sum(x) }");
-    assert_eq!(file(&f), "@ad(tape) (fn f [x: vector] f64 {(tail (call sum [x]))})");
+    assert_eq!(
+        file(&f),
+        "@ad(tape) (fn f [x: vector] f64 {(tail (call sum [x]))})"
+    );
     let f = parse_ok("@inline @ad(sct, fast) fn g() {}");
     assert_eq!(file(&f), "@inline() @ad(sct fast) (fn g [] () {})");
 }
@@ -77,8 +119,13 @@ fn functions() {
 #[test]
 fn modules_and_uses() {
     let f = parse_ok("mod a { mod b { const K: i64 = 1; } fn f() {} }");
-    assert_eq!(file(&f), "(mod a [(mod b [(const K i64 1)]) (fn f [] () {})])");
-    let f = parse_ok("use std::vec::dot; use std::mat::{frob2, inv}; use std::mat::*; use x; use a::{};");
+    assert_eq!(
+        file(&f),
+        "(mod a [(mod b [(const K i64 1)]) (fn f [] () {})])"
+    );
+    let f = parse_ok(
+        "use std::vec::dot; use std::mat::{frob2, inv}; use std::mat::*; use x; use a::{};",
+    );
     assert_eq!(
         file(&f),
         "(use [std vec] dot)\n(use [std mat] {frob2 inv})\n(use [std mat] *)\n(use [] x)\n(use [a] {})"
@@ -134,19 +181,26 @@ fn initializers_states_and_updates() {
     );
     // The contextual words stay identifiers.
     let f = parse_ok("fn update(state: f64) -> f64 { let solve = state; solve }");
-    assert_eq!(file(&f), "(fn update [state: f64] f64 {(let solve state) (tail solve)})");
+    assert_eq!(
+        file(&f),
+        "(fn update [state: f64] f64 {(let solve state) (tail solve)})"
+    );
 }
 
 #[test]
 fn spans_point_at_the_source() {
     let src = "fn f() { let x = a + b; }";
     let f = parse_ok(src);
-    let mad_grammar::ast::ItemKind::Fn(func) = &f.items[0].kind else { panic!() };
+    let mad_grammar::ast::ItemKind::Fn(func) = &f.items[0].kind else {
+        panic!()
+    };
     assert_eq!(&src[f.items[0].span.range()], src);
     assert_eq!(&src[func.name.span.range()], "f");
     let stmt = &func.body.stmts[0];
     assert_eq!(&src[stmt.span.range()], "let x = a + b;");
-    let mad_grammar::ast::StmtKind::Let { value, .. } = &stmt.kind else { panic!() };
+    let mad_grammar::ast::StmtKind::Let { value, .. } = &stmt.kind else {
+        panic!()
+    };
     assert_eq!(&src[value.span.range()], "a + b");
 }
 

@@ -14,23 +14,41 @@ fn numbers_next_to_dots() {
     assert_eq!(toks("0..n"), [Int(0), DotDot, Ident("n")]);
     assert_eq!(toks("t.0"), [Ident("t"), Dot, Int(0)]);
     assert_eq!(toks("1.5..2"), [Float(1.5), DotDot, Int(2)]);
-    assert_eq!(toks("1e3 2.5E-1 1_000"), [Float(1000.0), Float(0.25), Int(1000)]);
+    assert_eq!(
+        toks("1e3 2.5E-1 1_000"),
+        [Float(1000.0), Float(0.25), Int(1000)]
+    );
     assert_eq!(toks("x.0.y"), [Ident("x"), Dot, Int(0), Dot, Ident("y")]);
 }
 
 #[test]
 fn keywords_identifiers_and_wildcard() {
     use Token::*;
-    assert_eq!(toks("fn fnx _ _a objective"), [Fn, Ident("fnx"), Underscore, Ident("_a"), Objective]);
-    assert_eq!(toks("a::b->c"), [Ident("a"), ColonColon, Ident("b"), Arrow, Ident("c")]);
-    assert_eq!(toks("^= ^ != ! <= < .. ."), [CaretEq, Caret, Ne, Bang, Le, Lt, DotDot, Dot]);
+    assert_eq!(
+        toks("fn fnx _ _a objective"),
+        [Fn, Ident("fnx"), Underscore, Ident("_a"), Objective]
+    );
+    assert_eq!(
+        toks("a::b->c"),
+        [Ident("a"), ColonColon, Ident("b"), Arrow, Ident("c")]
+    );
+    assert_eq!(
+        toks("^= ^ != ! <= < .. ."),
+        [CaretEq, Caret, Ne, Bang, Le, Lt, DotDot, Dot]
+    );
 }
 
 #[test]
 fn comments_nest_and_strings_unescape() {
     use Token::*;
-    assert_eq!(toks("a /* x /* y */ z */ b // c\nd"), [Ident("a"), Ident("b"), Ident("d")]);
-    assert_eq!(toks(r#""a\"b\\c\nd\te""#), [Str("a\"b\\c\nd\te".to_string())]);
+    assert_eq!(
+        toks("a /* x /* y */ z */ b // c\nd"),
+        [Ident("a"), Ident("b"), Ident("d")]
+    );
+    assert_eq!(
+        toks(r#""a\"b\\c\nd\te""#),
+        [Str("a\"b\\c\nd\te".to_string())]
+    );
 }
 
 #[test]

@@ -20,7 +20,10 @@ fn parse_deep(src: String) -> Vec<String> {
             let d = depth(&file);
             assert!(d <= MAX_DEPTH as usize + 1, "tree depth {d}");
             drop(file);
-            diags.iter().map(|d| d.code.clone().unwrap_or_default()).collect::<Vec<_>>()
+            diags
+                .iter()
+                .map(|d| d.code.clone().unwrap_or_default())
+                .collect::<Vec<_>>()
         })
         .expect("thread starts")
         .join()
@@ -34,7 +37,11 @@ fn in_fn(expr: &str) -> String {
 fn assert_too_deep(src: String) {
     let codes = parse_deep(src);
     assert!(codes.contains(&"E0013".to_string()), "codes: {codes:?}");
-    assert_eq!(codes.iter().filter(|c| *c == "E0013").count(), 1, "codes: {codes:?}");
+    assert_eq!(
+        codes.iter().filter(|c| *c == "E0013").count(),
+        1,
+        "codes: {codes:?}"
+    );
 }
 
 #[test]
@@ -79,8 +86,16 @@ fn long_else_if_ladder() {
 #[test]
 fn deep_items_types_and_patterns() {
     assert_too_deep(format!("{}{}", "mod m { ".repeat(N), "}".repeat(N)));
-    assert_too_deep(format!("const C: {}f64{} = 1;", "[".repeat(N), "; 1]".repeat(N)));
-    assert_too_deep(format!("fn f() {{ let {}a{} = 1; }}", "(".repeat(N), ")".repeat(N)));
+    assert_too_deep(format!(
+        "const C: {}f64{} = 1;",
+        "[".repeat(N),
+        "; 1]".repeat(N)
+    ));
+    assert_too_deep(format!(
+        "fn f() {{ let {}a{} = 1; }}",
+        "(".repeat(N),
+        ")".repeat(N)
+    ));
 }
 
 #[test]

@@ -110,12 +110,21 @@ fn primaries() {
 
 #[test]
 fn if_and_blocks_are_expressions() {
-    assert_eq!(expr("if a { 1 } else { 2 }"), "(if a {(tail 1)} {(tail 2)})");
+    assert_eq!(
+        expr("if a { 1 } else { 2 }"),
+        "(if a {(tail 1)} {(tail 2)})"
+    );
     assert_eq!(
         expr("if a { 1 } else if b { 2 } else { 3 }"),
         "(if a {(tail 1)} (if b {(tail 2)} {(tail 3)}))"
     );
-    assert_eq!(expr("1 + if a { 1 } else { 2 }"), "(+ 1 (if a {(tail 1)} {(tail 2)}))");
+    assert_eq!(
+        expr("1 + if a { 1 } else { 2 }"),
+        "(+ 1 (if a {(tail 1)} {(tail 2)}))"
+    );
     assert_eq!(expr("{ let y = 2; y * y }"), "{(let y 2) (tail (* y y))}");
-    assert_eq!(expr("if x < 1 { 1 } else { 2 }"), "(if (< x 1) {(tail 1)} {(tail 2)})");
+    assert_eq!(
+        expr("if x < 1 { 1 } else { 2 }"),
+        "(if (< x 1) {(tail 1)} {(tail 2)})"
+    );
 }

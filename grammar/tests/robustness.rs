@@ -27,8 +27,30 @@ impl Rng {
 }
 
 const SNIPPETS: [&str; 24] = [
-    "(", ")", "{", "}", "[", "]", ";", ",", "..", "::", "-", "^", "!", "if", "else", "fn", "let",
-    "\"", "/*", "*/", "1e", "99999999999999999999", "@ad(tape)", "\u{e9}",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ",",
+    "..",
+    "::",
+    "-",
+    "^",
+    "!",
+    "if",
+    "else",
+    "fn",
+    "let",
+    "\"",
+    "/*",
+    "*/",
+    "1e",
+    "99999999999999999999",
+    "@ad(tape)",
+    "\u{e9}",
 ];
 
 fn mutate(src: &str, rng: &mut Rng) -> String {
@@ -97,7 +119,10 @@ fn mutations_never_panic() {
         }
     }
     // The mutations do exercise the error paths.
-    assert!(with_errors > 2000, "only {with_errors} mutations had errors");
+    assert!(
+        with_errors > 2000,
+        "only {with_errors} mutations had errors"
+    );
 }
 
 #[test]

@@ -29,7 +29,10 @@ impl Tape {
 
     /// An empty tape with room for `words` words.
     pub fn with_capacity(words: usize) -> Tape {
-        Tape { words: Vec::with_capacity(words), high_water: 0 }
+        Tape {
+            words: Vec::with_capacity(words),
+            high_water: 0,
+        }
     }
 
     /// Forgets every word and keeps the storage.

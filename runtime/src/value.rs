@@ -91,7 +91,10 @@ impl Tensor {
     }
 
     pub fn vector(data: Vec<f64>) -> Tensor {
-        Tensor { shape: vec![data.len()], data: TensorData::F64(data) }
+        Tensor {
+            shape: vec![data.len()],
+            data: TensorData::F64(data),
+        }
     }
 
     pub fn kind(&self) -> ScalarKind {

@@ -275,7 +275,10 @@ fn truncated_and_corrupted_files_never_panic() {
         write_mesh(&m, fmt, &mut b).unwrap();
         files.push((fmt, b));
     }
-    for enc in [PlyEncoding::BinaryLittleEndian, PlyEncoding::BinaryBigEndian] {
+    for enc in [
+        PlyEncoding::BinaryLittleEndian,
+        PlyEncoding::BinaryBigEndian,
+    ] {
         let mut b = Vec::new();
         write_ply(&m, enc, &mut b).unwrap();
         files.push((MeshFormat::Ply, b));
@@ -286,7 +289,9 @@ fn truncated_and_corrupted_files_never_panic() {
             let _ = read_mesh(&bytes[..len], *fmt);
         }
         for _ in 0..300 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let mut b = bytes.clone();
             let at = (state >> 33) as usize % b.len();
             b[at] = (state >> 17) as u8;

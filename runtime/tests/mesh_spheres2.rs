@@ -13,9 +13,20 @@ fn check(m: &mad_runtime::mesh::Mesh, nv: usize, nf: usize) {
             .fold(0.0, f64::max);
         assert!((r - 1.0).abs() < 1e-12, "copy {k}: radius {r}");
     }
-    assert!(m.triangles[nf..].iter().flatten().all(|&v| v as usize >= nv));
-    let gap = m.positions[nv..].iter().map(|p| p[0]).fold(f64::INFINITY, f64::min)
-        - m.positions[..nv].iter().map(|p| p[0]).fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        m.triangles[nf..]
+            .iter()
+            .flatten()
+            .all(|&v| v as usize >= nv)
+    );
+    let gap = m.positions[nv..]
+        .iter()
+        .map(|p| p[0])
+        .fold(f64::INFINITY, f64::min)
+        - m.positions[..nv]
+            .iter()
+            .map(|p| p[0])
+            .fold(f64::NEG_INFINITY, f64::max);
     assert!(gap >= 0.2 - 1e-12, "gap {gap}");
 }
 

@@ -284,6 +284,9 @@ fn real_meshes_load_with_expected_counts() {
 
 #[test]
 fn topology_rejects_out_of_range_indices() {
-    let m = Mesh { positions: vec![[0.0; 3]; 3], triangles: vec![[0, 1, 3]] };
+    let m = Mesh {
+        positions: vec![[0.0; 3]; 3],
+        triangles: vec![[0, 1, 3]],
+    };
     assert!(Topology::new(&m).is_err());
 }

@@ -105,7 +105,11 @@ fn barrier(n: usize) -> Dense {
         if x.iter().any(|&v| v <= 0.0) {
             return f64::INFINITY;
         }
-        let f: f64 = x.iter().enumerate().map(|(i, &v)| (i + 1) as f64 * v - v.ln()).sum();
+        let f: f64 = x
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i + 1) as f64 * v - v.ln())
+            .sum();
         if let Some(g) = g {
             for i in 0..n {
                 g[i] += (i + 1) as f64 - 1.0 / x[i];

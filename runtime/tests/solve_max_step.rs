@@ -16,7 +16,11 @@ impl Objective for Wall {
         1
     }
     fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
-        Ok(if x[0] > 4.0 && x[0] < 6.0 { f64::INFINITY } else { (x[0] - 10.0).powi(2) })
+        Ok(if x[0] > 4.0 && x[0] < 6.0 {
+            f64::INFINITY
+        } else {
+            (x[0] - 10.0).powi(2)
+        })
     }
     fn value_grad(&mut self, x: &[f64], g: &mut [f64]) -> Result<f64, SolveError> {
         self.path.push(x[0]);
@@ -34,16 +38,43 @@ impl Objective for Wall {
 #[test]
 fn the_cap_keeps_every_iterate_before_the_obstacle() {
     for name in ["gd", "lbfgs"] {
-        let opts = SolveOptions { max_iters: 30, ..SolveOptions::default() };
-        let mut free = Wall { guard: false, path: Vec::new() };
+        let opts = SolveOptions {
+            max_iters: 30,
+            ..SolveOptions::default()
+        };
+        let mut free = Wall {
+            guard: false,
+            path: Vec::new(),
+        };
         let mut x = vec![0.0];
-        Solver::from_name(name).unwrap().solve(&mut free, &mut x, &opts, None).unwrap();
-        assert!(x[0] > 6.0, "{name}: an unguarded search jumps the obstacle (x = {})", x[0]);
+        Solver::from_name(name)
+            .unwrap()
+            .solve(&mut free, &mut x, &opts, None)
+            .unwrap();
+        assert!(
+            x[0] > 6.0,
+            "{name}: an unguarded search jumps the obstacle (x = {})",
+            x[0]
+        );
 
-        let mut guarded = Wall { guard: true, path: Vec::new() };
+        let mut guarded = Wall {
+            guard: true,
+            path: Vec::new(),
+        };
         let mut x = vec![0.0];
-        Solver::from_name(name).unwrap().solve(&mut guarded, &mut x, &opts, None).unwrap();
-        assert!(guarded.path.iter().all(|&p| p < 4.0), "{name}: {:?}", guarded.path);
-        assert!(x[0] > 3.9, "{name}: it still approaches the obstacle (x = {})", x[0]);
+        Solver::from_name(name)
+            .unwrap()
+            .solve(&mut guarded, &mut x, &opts, None)
+            .unwrap();
+        assert!(
+            guarded.path.iter().all(|&p| p < 4.0),
+            "{name}: {:?}",
+            guarded.path
+        );
+        assert!(
+            x[0] > 3.9,
+            "{name}: it still approaches the obstacle (x = {})",
+            x[0]
+        );
     }
 }

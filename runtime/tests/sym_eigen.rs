@@ -182,7 +182,10 @@ fn projection_with_reused_workspace_matches_allocating_projection() {
             let c1 = project_psd(&mut p1, k, 0.0);
             let c2 = project_psd_with(&mut p2, k, 0.0, &mut work);
             assert_eq!(c1, c2);
-            assert_eq!(p1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), p2.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                p1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                p2.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
             let lmin = sym_eigen(&p2, k).values[0];
             assert!(lmin >= -1e-12 * frob(&a), "k = {k}: λmin = {lmin}");
         }
@@ -199,21 +202,28 @@ fn fixed_size_projection_matches_reconstruction_from_general_decomposition() {
             let a = if trial % 2 == 0 {
                 random_sym(k, &mut rng)
             } else {
-                let l: Vec<f64> = (0..k).map(|i| if i < 2 { 0.0 } else { 10.0 * rng.uniform() }).collect();
+                let l: Vec<f64> = (0..k)
+                    .map(|i| if i < 2 { 0.0 } else { 10.0 * rng.uniform() })
+                    .collect();
                 with_spectrum(&l, &mut rng)
             };
             let e = sym_eigen(&a, k);
             let mut want = vec![0.0; k * k];
             for i in 0..k {
                 for j in 0..k {
-                    want[i * k + j] = (0..k).map(|c| e.vectors[i * k + c] * e.values[c].max(0.0) * e.vectors[j * k + c]).sum();
+                    want[i * k + j] = (0..k)
+                        .map(|c| e.vectors[i * k + c] * e.values[c].max(0.0) * e.vectors[j * k + c])
+                        .sum();
                 }
             }
             let mut got = a.clone();
             project_psd(&mut got, k, 0.0);
             let scale = frob(&a);
             for (g, w) in got.iter().zip(&want) {
-                assert!((g - w).abs() <= 1e-12 * scale, "k = {k}, trial {trial}: {g} vs {w}");
+                assert!(
+                    (g - w).abs() <= 1e-12 * scale,
+                    "k = {k}, trial {trial}: {g} vs {w}"
+                );
             }
         }
     }

@@ -12,30 +12,44 @@
 //! Both are ordinary functions, so they compose: `jvp` of a `$hessian` gives third
 //! derivatives.
 
+use super::emit::Emitter;
 use super::forward::jvp;
 use super::reverse::vjp;
 use super::tangent::tangent_type;
 use super::{AdError, check};
-use crate::ir::{Function, FuncRef, Module, OpKind, ScalarKind, Type, ValueId};
-use super::emit::Emitter;
+use crate::ir::{FuncRef, Function, Module, OpKind, ScalarKind, Type, ValueId};
 
 /// Creates (or finds) `f$grad`.
 pub fn grad(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
-    let src = module.functions.get(f).cloned().ok_or_else(|| AdError::Internal("no such function".into()))?;
+    let src = module
+        .functions
+        .get(f)
+        .cloned()
+        .ok_or_else(|| AdError::Internal("no such function".into()))?;
     let name = format!("{}$grad", src.name);
     if let Some(h) = module.find(&name) {
         return Ok(h);
     }
     if src.ret != Type::F64 {
-        return Err(AdError::Signature { function: src.name, message: format!("`grad` needs an f64 result, found {}", src.ret) });
+        return Err(AdError::Signature {
+            function: src.name,
+            message: format!("`grad` needs an f64 result, found {}", src.ret),
+        });
     }
     let ptypes = src.param_types();
     let partials: Vec<Type> = ptypes.iter().filter_map(tangent_type).collect();
     if partials.is_empty() {
-        return Err(AdError::Signature { function: src.name, message: "`grad` needs a floating-point parameter".into() });
+        return Err(AdError::Signature {
+            function: src.name,
+            message: "`grad` needs a floating-point parameter".into(),
+        });
     }
     let v = vjp(module, f)?;
-    let ret = if partials.len() == 1 { partials[0].clone() } else { Type::Tuple(partials.clone()) };
+    let ret = if partials.len() == 1 {
+        partials[0].clone()
+    } else {
+        Type::Tuple(partials.clone())
+    };
     let func = Function::new(name, &ptypes, ret);
     let params = func.params().to_vec();
     let mut e = Emitter::new(func);
@@ -49,7 +63,11 @@ pub fn grad(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     for i in 0..partials.len() {
         parts.push(e.op(OpKind::TupleGet(i as u32 + 1), vec![out])?);
     }
-    let r = if parts.len() == 1 { parts[0] } else { e.op(OpKind::Tuple, parts)? };
+    let r = if parts.len() == 1 {
+        parts[0]
+    } else {
+        e.op(OpKind::Tuple, parts)?
+    };
     let h = module.add_function(e.finish(r));
     check(module, h)?;
     Ok(h)
@@ -63,7 +81,10 @@ fn static_shape(fname: &str, t: &Type) -> Result<Vec<u64>, AdError> {
     };
     match t {
         Type::Scalar(ScalarKind::F64) => Ok(vec![]),
-        Type::Tensor { elem: ScalarKind::F64, shape } => shape
+        Type::Tensor {
+            elem: ScalarKind::F64,
+            shape,
+        } => shape
             .iter()
             .map(|d| match d {
                 crate::ir::Dim::Fixed(n) => Ok(*n),
@@ -78,18 +99,27 @@ fn static_shape(fname: &str, t: &Type) -> Result<Vec<u64>, AdError> {
 fn multi_indices(shape: &[u64]) -> Vec<Vec<u64>> {
     let mut out = vec![vec![]];
     for &n in shape {
-        out = out.into_iter().flat_map(|p| (0..n).map(move |i| {
-            let mut q = p.clone();
-            q.push(i);
-            q
-        })).collect();
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..n).map(move |i| {
+                    let mut q = p.clone();
+                    q.push(i);
+                    q
+                })
+            })
+            .collect();
     }
     out
 }
 
 /// Creates (or finds) `f$hessian`.
 pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
-    let src = module.functions.get(f).cloned().ok_or_else(|| AdError::Internal("no such function".into()))?;
+    let src = module
+        .functions
+        .get(f)
+        .cloned()
+        .ok_or_else(|| AdError::Internal("no such function".into()))?;
     let name = format!("{}$hessian", src.name);
     if let Some(h) = module.find(&name) {
         return Ok(h);
@@ -102,7 +132,10 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
             inputs.push((i, static_shape(&src.name, t)?));
         }
     }
-    let n: usize = inputs.iter().map(|(_, s)| s.iter().product::<u64>() as usize).sum();
+    let n: usize = inputs
+        .iter()
+        .map(|(_, s)| s.iter().product::<u64>() as usize)
+        .sum();
     let g = grad(module, f)?;
     let gj = jvp(module, g, n)?;
     let ret = Type::tensor(ScalarKind::F64, &[n as u64, n as u64]);
@@ -113,7 +146,11 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     let one = e.float(ScalarKind::F64, 1.0);
     let mut zeros: Vec<ValueId> = Vec::new();
     for &(i, ref shape) in &inputs {
-        zeros.push(if shape.is_empty() { zero } else { e.full_like(zero, params[i])? });
+        zeros.push(if shape.is_empty() {
+            zero
+        } else {
+            e.full_like(zero, params[i])?
+        });
     }
     let mut args = params.clone();
     let mut s_global = 0;
@@ -145,7 +182,11 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
         let t = e.op(OpKind::TupleGet(s as u32 + 1), vec![out])?;
         let mut flat = Vec::new();
         for (q, (_, shape)) in inputs.iter().enumerate() {
-            let part = if inputs.len() == 1 { t } else { e.op(OpKind::TupleGet(q as u32), vec![t])? };
+            let part = if inputs.len() == 1 {
+                t
+            } else {
+                e.op(OpKind::TupleGet(q as u32), vec![t])?
+            };
             if shape.is_empty() {
                 flat.push(part);
             } else {

@@ -6,7 +6,10 @@
 
 use super::AdError;
 use crate::ir::validate::result_types;
-use crate::ir::{BinaryOp, Dim, Function, Literal, Module, OpId, OpKind, Region, ScalarKind, Type, UnaryOp, ValueId};
+use crate::ir::{
+    BinaryOp, Dim, Function, Literal, Module, OpId, OpKind, Region, ScalarKind, Type, UnaryOp,
+    ValueId,
+};
 use mad_grammar::span::Span;
 
 pub struct Emitter {
@@ -20,7 +23,12 @@ impl Emitter {
     /// Starts appending to `func`'s body.
     pub fn new(mut func: Function) -> Emitter {
         let body = std::mem::take(&mut func.body);
-        Emitter { func, stack: vec![body], span: Span::default(), empty: Module::new() }
+        Emitter {
+            func,
+            stack: vec![body],
+            span: Span::default(),
+            empty: Module::new(),
+        }
     }
 
     /// Closes the body, which returns `ret`.
@@ -48,7 +56,13 @@ impl Emitter {
         id
     }
 
-    pub fn push_with_regions(&mut self, kind: OpKind, operands: Vec<ValueId>, results: Vec<Type>, regions: Vec<Region>) -> OpId {
+    pub fn push_with_regions(
+        &mut self,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        results: Vec<Type>,
+        regions: Vec<Region>,
+    ) -> OpId {
         let id = self.push(kind, operands, results);
         self.func.ops[id].regions = regions;
         id
@@ -62,14 +76,24 @@ impl Emitter {
     pub fn op(&mut self, kind: OpKind, operands: Vec<ValueId>) -> Result<ValueId, AdError> {
         let tys: Vec<Type> = operands.iter().map(|&v| self.ty(v)).collect();
         let out = result_types(&kind, &tys, &self.empty).map_err(AdError::Internal)?;
-        let ty = out.into_iter().next().ok_or_else(|| AdError::Internal(format!("`{}` has no result", kind.name())))?;
+        let ty = out
+            .into_iter()
+            .next()
+            .ok_or_else(|| AdError::Internal(format!("`{}` has no result", kind.name())))?;
         let id = self.push(kind, operands, vec![ty]);
         Ok(self.func.ops[id].results[0])
     }
 
     pub fn begin_region(&mut self, arg_types: &[Type]) -> Vec<ValueId> {
-        let args: Vec<ValueId> = arg_types.iter().map(|t| self.func.new_value(t.clone())).collect();
-        self.stack.push(Region { args: args.clone(), ops: Vec::new(), yields: Vec::new() });
+        let args: Vec<ValueId> = arg_types
+            .iter()
+            .map(|t| self.func.new_value(t.clone()))
+            .collect();
+        self.stack.push(Region {
+            args: args.clone(),
+            ops: Vec::new(),
+            yields: Vec::new(),
+        });
         args
     }
 
@@ -132,7 +156,11 @@ impl Emitter {
     }
 
     /// `a + b` where either may be a symbolic zero.
-    pub fn oadd(&mut self, a: Option<ValueId>, b: Option<ValueId>) -> Result<Option<ValueId>, AdError> {
+    pub fn oadd(
+        &mut self,
+        a: Option<ValueId>,
+        b: Option<ValueId>,
+    ) -> Result<Option<ValueId>, AdError> {
         Ok(match (a, b) {
             (Some(a), Some(b)) => Some(self.add(a, b)?),
             (x, None) | (None, x) => x,
@@ -140,7 +168,11 @@ impl Emitter {
     }
 
     /// `a - b` where either may be a symbolic zero.
-    pub fn osub(&mut self, a: Option<ValueId>, b: Option<ValueId>) -> Result<Option<ValueId>, AdError> {
+    pub fn osub(
+        &mut self,
+        a: Option<ValueId>,
+        b: Option<ValueId>,
+    ) -> Result<Option<ValueId>, AdError> {
         Ok(match (a, b) {
             (Some(a), Some(b)) => Some(self.sub(a, b)?),
             (a, None) => a,

@@ -36,11 +36,19 @@ pub fn explain_function(module: &Module, f: FuncRef, source: &str) -> String {
     let mut out = String::new();
     let header = match func.ad_mode {
         Some(AdMode::Tape) => "  @ad(tape): every loop that carries derivatives goes on the tape\n",
-        Some(AdMode::Sct) => "  @ad(sct): source transformation only; a loop that needs the tape is an error (E0155)\n",
+        Some(AdMode::Sct) => {
+            "  @ad(sct): source transformation only; a loop that needs the tape is an error (E0155)\n"
+        }
         None => "",
     };
     out.push_str(header);
-    let mut ex = Explainer { module, f, func, source, out: String::new() };
+    let mut ex = Explainer {
+        module,
+        f,
+        func,
+        source,
+        out: String::new(),
+    };
     ex.region(&func.body, 1);
     if ex.out.is_empty() {
         out.push_str("  straight-line code: source transformation\n");
@@ -75,8 +83,16 @@ impl Explainer<'_> {
         let line_start = self.source[..offset].rfind('\n').map_or(0, |i| i + 1);
         let line = self.source[..offset].matches('\n').count() + 1;
         let before = &self.source[line_start..offset];
-        let at = |k: &str| before.rfind(k).filter(|&i| i == 0 || !before.as_bytes()[i - 1].is_ascii_alphanumeric());
-        let found = if keyword.is_empty() { None } else { at(keyword) };
+        let at = |k: &str| {
+            before
+                .rfind(k)
+                .filter(|&i| i == 0 || !before.as_bytes()[i - 1].is_ascii_alphanumeric())
+        };
+        let found = if keyword.is_empty() {
+            None
+        } else {
+            at(keyword)
+        };
         match found {
             Some(i) => (line, before[..i].chars().count() + 1, true),
             None => (line, before.chars().count() + 1, false),
@@ -115,7 +131,11 @@ impl Explainer<'_> {
                 OpKind::While => {
                     // A `for` with `break`/`return` lowers to a `while`: name the
                     // keyword nearest before the loop's span on its line.
-                    let kw = |k| Some(self.position(start, k)).filter(|p| p.2).map(|p| (p.0, p.1));
+                    let kw = |k| {
+                        Some(self.position(start, k))
+                            .filter(|p| p.2)
+                            .map(|p| (p.0, p.1))
+                    };
                     let (what, (l, c)) = match (kw("while"), kw("for")) {
                         (Some(w), Some(f)) if f > w => ("for (with break or return)", f),
                         (Some(w), _) => ("while", w),
@@ -137,7 +157,10 @@ impl Explainer<'_> {
                 }
                 OpKind::If => {
                     let (l, c, _) = self.position(start, "if");
-                    let active = op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some());
+                    let active = op
+                        .results
+                        .iter()
+                        .any(|&v| tangent_type(self.func.ty(v)).is_some());
                     let text = if active {
                         "source transformation (the adjoint is an `if` on the same condition; each branch recomputes its values)"
                     } else {
@@ -150,7 +173,11 @@ impl Explainer<'_> {
                 }
                 OpKind::Call(g) => {
                     let (l, c, _) = self.position(start, "");
-                    let name = self.module.functions.get(*g).map_or("?", |h| h.name.as_str());
+                    let name = self
+                        .module
+                        .functions
+                        .get(*g)
+                        .map_or("?", |h| h.name.as_str());
                     let text = if self.calls_back(*g) {
                         "recursion: source transformation of the callee, which recomputes its primal at every level (O(depth²) work)"
                             .to_string()
@@ -167,7 +194,10 @@ impl Explainer<'_> {
     }
 
     fn carried_types(&self, op: &Op) -> Vec<Type> {
-        op.results.iter().map(|&v| self.func.ty(v).clone()).collect()
+        op.results
+            .iter()
+            .map(|&v| self.func.ty(v).clone())
+            .collect()
     }
 
     fn while_mode(&self, op: &Op) -> String {
@@ -185,15 +215,25 @@ impl Explainer<'_> {
 
     fn for_mode(&self, op: &Op) -> String {
         let types = self.carried_types(op);
-        if !op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some()) {
+        if !op
+            .results
+            .iter()
+            .any(|&v| tangent_type(self.func.ty(v)).is_some())
+        {
             return "no derivative flows (no floating-point carried values)".into();
         }
         if needs_tape(self.func, op) {
-            return format!("tape (tuple-valued carried values; {} pushed per iteration)", values(&types));
+            return format!(
+                "tape (tuple-valued carried values; {} pushed per iteration)",
+                values(&types)
+            );
         }
         if self.func.ad_mode == Some(AdMode::Tape) {
             return format!("tape (@ad(tape); {} pushed per iteration)", values(&types));
         }
-        format!("source transformation (static trip count, {} stored per iteration)", values(&types))
+        format!(
+            "source transformation (static trip count, {} stored per iteration)",
+            values(&types)
+        )
     }
 }

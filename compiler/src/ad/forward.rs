@@ -43,7 +43,12 @@ pub fn jvp_name(name: &str, seeds: usize) -> String {
 /// order), and the others are constants (symbolic zero tangents, no tangent IR).
 /// Callees are differentiated with every parameter active. Named
 /// `f$jvp{seeds}@` followed by the mask (`1` active, `0` not).
-pub fn jvp_active(module: &mut Module, f: FuncRef, seeds: usize, active: &[bool]) -> Result<FuncRef, AdError> {
+pub fn jvp_active(
+    module: &mut Module,
+    f: FuncRef,
+    seeds: usize,
+    active: &[bool],
+) -> Result<FuncRef, AdError> {
     let mut created = Vec::new();
     let h = jvp_masked(module, f, seeds, Some(active), &mut created)?;
     for g in created {
@@ -52,7 +57,12 @@ pub fn jvp_active(module: &mut Module, f: FuncRef, seeds: usize, active: &[bool]
     Ok(h)
 }
 
-fn jvp_of(module: &mut Module, f: FuncRef, k: usize, created: &mut Vec<FuncRef>) -> Result<FuncRef, AdError> {
+fn jvp_of(
+    module: &mut Module,
+    f: FuncRef,
+    k: usize,
+    created: &mut Vec<FuncRef>,
+) -> Result<FuncRef, AdError> {
     jvp_masked(module, f, k, None, created)
 }
 
@@ -80,7 +90,13 @@ fn jvp_masked(
     let ptypes = src.param_types();
     let mut params = ptypes.clone();
     for _ in 0..k {
-        params.extend(ptypes.iter().enumerate().filter(|&(i, _)| is_active(i)).filter_map(|(_, t)| tangent_type(t)));
+        params.extend(
+            ptypes
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| is_active(i))
+                .filter_map(|(_, t)| tangent_type(t)),
+        );
     }
     let rt = tangent_type(&src.ret).unwrap_or_else(Type::unit);
     let mut rets = vec![src.ret.clone()];
@@ -90,7 +106,15 @@ fn jvp_masked(
     created.push(h);
 
     let new_params = func.params().to_vec();
-    let mut fw = Fwd { module, created, e: Emitter::new(func), src: &src, k, map: HashMap::new(), tan: HashMap::new() };
+    let mut fw = Fwd {
+        module,
+        created,
+        e: Emitter::new(func),
+        src: &src,
+        k,
+        map: HashMap::new(),
+        tan: HashMap::new(),
+    };
     let mut next = src.params().len();
     for (i, &p) in src.params().iter().enumerate() {
         fw.map.insert(p, new_params[i]);
@@ -110,7 +134,12 @@ fn jvp_masked(
         fw.tan.insert(p, std::mem::take(&mut per_seed[i]));
     }
     fw.ops(&src.body.ops)?;
-    let ret = src.body.yields.first().copied().ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
+    let ret = src
+        .body
+        .yields
+        .first()
+        .copied()
+        .ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
     let r = fw.v(ret);
     let mut parts = vec![r];
     for s in 0..k {
@@ -122,7 +151,11 @@ fn jvp_masked(
     }
     let out = fw.e.op(OpKind::Tuple, parts)?;
     let built = fw.e.finish(out);
-    module.functions[h] = Function { ad_mode: src.ad_mode, source_file: src.source_file, ..built };
+    module.functions[h] = Function {
+        ad_mode: src.ad_mode,
+        source_file: src.source_file,
+        ..built
+    };
     Ok(h)
 }
 
@@ -142,11 +175,16 @@ impl Fwd<'_> {
     }
 
     fn t(&self, old: ValueId, s: usize) -> Tan {
-        self.tan.get(&old).and_then(|ts| ts.get(s).cloned()).unwrap_or(Tan::Zero)
+        self.tan
+            .get(&old)
+            .and_then(|ts| ts.get(s).cloned())
+            .unwrap_or(Tan::Zero)
     }
 
     fn has_tangent(&self, old: ValueId) -> bool {
-        self.tan.get(&old).is_some_and(|ts| ts.iter().any(|t| !t.is_zero()))
+        self.tan
+            .get(&old)
+            .is_some_and(|ts| ts.iter().any(|t| !t.is_zero()))
     }
 
     fn ops(&mut self, ops: &[OpId]) -> Result<(), AdError> {
@@ -186,7 +224,12 @@ impl Fwd<'_> {
                         r.push(t);
                     }
                 }
-                Jvp::Structural => return Err(AdError::Internal(format!("`{}` is structural", op.kind.name()))),
+                Jvp::Structural => {
+                    return Err(AdError::Internal(format!(
+                        "`{}` is structural",
+                        op.kind.name()
+                    )));
+                }
             }
         }
         for (&o, ts) in op.results.iter().zip(per_result) {
@@ -270,7 +313,11 @@ impl Fwd<'_> {
         let has = tangent_type(self.src.ty(old)).is_some();
         let mut ts = Vec::new();
         for s in 0..self.k {
-            ts.push(if has { Tan::Val(self.e.op(OpKind::TupleGet(s as u32 + 1), vec![out])?) } else { Tan::Zero });
+            ts.push(if has {
+                Tan::Val(self.e.op(OpKind::TupleGet(s as u32 + 1), vec![out])?)
+            } else {
+                Tan::Zero
+            });
         }
         self.tan.insert(old, ts);
         Ok(())
@@ -279,26 +326,41 @@ impl Fwd<'_> {
     /// Builds a region of the source with the given primal argument values
     /// mapped and their tangents; returns the region (yielding the primal yields)
     /// and the tangents of its yields.
-    fn region(&mut self, r: &Region, arg_types: &[Type], bind: impl FnOnce(&mut Self, &[ValueId])) -> Result<(Region, Vec<Vec<Tan>>), AdError> {
+    fn region(
+        &mut self,
+        r: &Region,
+        arg_types: &[Type],
+        bind: impl FnOnce(&mut Self, &[ValueId]),
+    ) -> Result<(Region, Vec<Vec<Tan>>), AdError> {
         let args = self.e.begin_region(arg_types);
         bind(self, &args);
         self.ops(&r.ops)?;
         let yields: Vec<ValueId> = r.yields.iter().map(|&y| self.v(y)).collect();
-        let tans = r.yields.iter().map(|&y| (0..self.k).map(|s| self.t(y, s)).collect()).collect();
+        let tans = r
+            .yields
+            .iter()
+            .map(|&y| (0..self.k).map(|s| self.t(y, s)).collect())
+            .collect();
         Ok((self.e.end_region(yields), tans))
     }
 
     /// Appends the materialized tangents `tans[j][s]` for the active `(j, s)` to
     /// region `r`'s yields.
-    fn close_with_tangents(&mut self, r: Region, tans: &[Vec<Tan>], active: &[Vec<bool>]) -> Result<Region, AdError> {
+    fn close_with_tangents(
+        &mut self,
+        r: Region,
+        tans: &[Vec<Tan>],
+        active: &[Vec<bool>],
+    ) -> Result<Region, AdError> {
         let mut yields = r.yields.clone();
         self.e.reopen(r);
         for (j, row) in active.iter().enumerate() {
             for (s, &a) in row.iter().enumerate() {
                 if a {
                     let p = yields[j];
-                    let v = materialize(&mut self.e, &tans[j][s], p)?
-                        .ok_or_else(|| AdError::Internal("active value without a tangent type".into()))?;
+                    let v = materialize(&mut self.e, &tans[j][s], p)?.ok_or_else(|| {
+                        AdError::Internal("active value without a tangent type".into())
+                    })?;
                     yields.push(v);
                 }
             }
@@ -313,7 +375,10 @@ impl Fwd<'_> {
         let active: Vec<Vec<bool>> = (0..rtypes.len())
             .map(|j| {
                 (0..self.k)
-                    .map(|s| tangent_type(&rtypes[j]).is_some() && !(then_t[j][s].is_zero() && else_t[j][s].is_zero()))
+                    .map(|s| {
+                        tangent_type(&rtypes[j]).is_some()
+                            && !(then_t[j][s].is_zero() && else_t[j][s].is_zero())
+                    })
                     .collect()
             })
             .collect();
@@ -327,7 +392,9 @@ impl Fwd<'_> {
                 }
             }
         }
-        let nid = self.e.push_with_regions(OpKind::If, xs, all_types, vec![then_r, else_r]);
+        let nid = self
+            .e
+            .push_with_regions(OpKind::If, xs, all_types, vec![then_r, else_r]);
         let ys = self.e.results(nid);
         self.bind_results(op, &ys, &active);
         Ok(())
@@ -361,9 +428,17 @@ impl Fwd<'_> {
         let mut active: Vec<Vec<bool>> = inits
             .iter()
             .zip(&ctypes)
-            .map(|(&v, t)| (0..self.k).map(|s| tangent_type(t).is_some() && !self.t(v, s).is_zero()).collect())
+            .map(|(&v, t)| {
+                (0..self.k)
+                    .map(|s| tangent_type(t).is_some() && !self.t(v, s).is_zero())
+                    .collect()
+            })
             .collect();
-        let body_src = if is_for { &op.regions[0] } else { &op.regions[1] };
+        let body_src = if is_for {
+            &op.regions[0]
+        } else {
+            &op.regions[1]
+        };
         let arg_types = |active: &[Vec<bool>]| {
             let mut ts = if is_for { vec![Type::I64] } else { vec![] };
             ts.extend(ctypes.iter().cloned());
@@ -393,7 +468,9 @@ impl Fwd<'_> {
         };
         let body = loop {
             let act = active.clone();
-            let (r, tans) = self.region(body_src, &arg_types(&act), |fw, args| bind_args(fw, body_src, args, &act))?;
+            let (r, tans) = self.region(body_src, &arg_types(&act), |fw, args| {
+                bind_args(fw, body_src, args, &act)
+            })?;
             let mut grew = false;
             for (j, row) in active.iter_mut().enumerate() {
                 for (s, a) in row.iter_mut().enumerate() {
@@ -411,7 +488,9 @@ impl Fwd<'_> {
         if !is_for {
             let act = active.clone();
             let cond_src = &op.regions[0];
-            let (cond, _) = self.region(cond_src, &arg_types(&act), |fw, args| bind_args(fw, cond_src, args, &act))?;
+            let (cond, _) = self.region(cond_src, &arg_types(&act), |fw, args| {
+                bind_args(fw, cond_src, args, &act)
+            })?;
             regions.push(cond);
         }
         regions.push(body);
@@ -420,8 +499,9 @@ impl Fwd<'_> {
             for (s, &a) in row.iter().enumerate() {
                 if a {
                     let t = self.t(inits[j], s);
-                    let v = materialize(&mut self.e, &t, xs[skip + j])?
-                        .ok_or_else(|| AdError::Internal("carried value without a tangent type".into()))?;
+                    let v = materialize(&mut self.e, &t, xs[skip + j])?.ok_or_else(|| {
+                        AdError::Internal("carried value without a tangent type".into())
+                    })?;
                     operands.push(v);
                 }
             }

@@ -72,10 +72,18 @@ pub enum AdError {
     /// Reverse mode cannot go through this op: the function already uses the tape
     /// (a reverse-mode derivative of a `while` loop, differentiated again in
     /// reverse mode).
-    NeedsTape { function: String, op: &'static str, span: Span },
+    NeedsTape {
+        function: String,
+        op: &'static str,
+        span: Span,
+    },
     /// The function is marked `@ad(sct)` but its reverse mode needs the tape at
     /// this op (an `scf.while` whose trip count is known only at run time).
-    SctImpossible { function: String, op: &'static str, span: Span },
+    SctImpossible {
+        function: String,
+        op: &'static str,
+        span: Span,
+    },
     /// The function's signature does not fit the request (e.g. `grad` of a function
     /// that does not return an `f64`, `hessian` over inputs of dynamic size).
     Signature { function: String, message: String },
@@ -105,6 +113,11 @@ impl std::error::Error for AdError {}
 /// Validates a created function (every generated function must validate).
 pub(crate) fn check(module: &crate::ir::Module, f: crate::ir::FuncRef) -> Result<(), AdError> {
     crate::ir::validate::validate_function(module, f).map_err(|errs| {
-        AdError::Internal(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+        AdError::Internal(
+            errs.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
     })
 }

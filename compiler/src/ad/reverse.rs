@@ -41,7 +41,9 @@ use super::emit::Emitter;
 use super::rules::{self, Ct, Vjp};
 use super::tangent::{self, Tan, materialize, tangent_type};
 use super::{AdError, check};
-use crate::ir::{AdMode, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId};
+use crate::ir::{
+    AdMode, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId,
+};
 
 /// Creates (or finds) `f$vjp`; see the module docs for its signature.
 pub fn vjp(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
@@ -68,12 +70,20 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
         return Ok(h);
     }
     if let Some((id, _)) = src.ops.iter().find(|(_, op)| op.kind.is_tape()) {
-        return Err(AdError::NeedsTape { function: src.name.clone(), op: "tape.pop", span: src.span(id) });
+        return Err(AdError::NeedsTape {
+            function: src.name.clone(),
+            op: "tape.pop",
+            span: src.span(id),
+        });
     }
     if src.ad_mode == Some(AdMode::Sct)
         && let Some((id, op)) = src.ops.iter().find(|(_, op)| needs_tape(&src, op))
     {
-        return Err(AdError::SctImpossible { function: src.name.clone(), op: op.kind.name(), span: src.span(id) });
+        return Err(AdError::SctImpossible {
+            function: src.name.clone(),
+            op: op.kind.name(),
+            span: src.span(id),
+        });
     }
     let Some(ct) = tangent_type(&src.ret) else {
         return Err(AdError::Signature {
@@ -103,7 +113,12 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     for (i, &p) in src.params().iter().enumerate() {
         rv.map.insert(p, new_params[i]);
     }
-    let ret = src.body.yields.first().copied().ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
+    let ret = src
+        .body
+        .yields
+        .first()
+        .copied()
+        .ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
     rv.forward(&src.body.ops)?;
     let seed = new_params[ptypes.len()];
     rv.accumulate(ret, Ct::Tan(Tan::Val(seed)))?;
@@ -113,12 +128,19 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
         if tangent_type(src.ty(p)).is_some() {
             let a = rv.adj.get(&p).cloned().unwrap_or(Tan::Zero);
             let np = rv.v(p);
-            parts.push(materialize(&mut rv.e, &a, np)?.ok_or_else(|| AdError::Internal("parameter adjoint".into()))?);
+            parts.push(
+                materialize(&mut rv.e, &a, np)?
+                    .ok_or_else(|| AdError::Internal("parameter adjoint".into()))?,
+            );
         }
     }
     let out = rv.e.op(OpKind::Tuple, parts)?;
     let built = rv.e.finish(out);
-    module.functions[h] = Function { ad_mode: src.ad_mode, source_file: src.source_file, ..built };
+    module.functions[h] = Function {
+        ad_mode: src.ad_mode,
+        source_file: src.source_file,
+        ..built
+    };
     Ok(h)
 }
 
@@ -150,7 +172,13 @@ pub fn needs_tape(f: &Function, op: &Op) -> bool {
     let active = op.results.iter().any(|&r| tangent_type(f.ty(r)).is_some());
     match op.kind {
         OpKind::While => active,
-        OpKind::For => active && op.results.iter().any(|&r| matches!(f.ty(r), Type::Tuple(_))),
+        OpKind::For => {
+            active
+                && op
+                    .results
+                    .iter()
+                    .any(|&r| matches!(f.ty(r), Type::Tuple(_)))
+        }
         _ => false,
     }
 }
@@ -198,7 +226,10 @@ fn free_float_values(f: &Function, rs: &[Region]) -> Vec<ValueId> {
         used_in(f, r, &mut used);
         defined_in(f, r, &mut defined);
     }
-    used.difference(&defined).copied().filter(|&v| tangent_type(f.ty(v)).is_some()).collect()
+    used.difference(&defined)
+        .copied()
+        .filter(|&v| tangent_type(f.ty(v)).is_some())
+        .collect()
 }
 
 impl Rev<'_> {
@@ -218,7 +249,8 @@ impl Rev<'_> {
                 let base = if cur.is_zero() {
                     self.e.zero_like(p)?
                 } else {
-                    materialize(&mut self.e, &cur, p)?.ok_or_else(|| AdError::Internal("scatter target".into()))?
+                    materialize(&mut self.e, &cur, p)?
+                        .ok_or_else(|| AdError::Internal("scatter target".into()))?
                 };
                 let v = if cur.is_zero() {
                     g
@@ -242,10 +274,13 @@ impl Rev<'_> {
             let op = &self.src.ops[id];
             self.e.set_span(self.src.span(id));
             let active_for = op.kind == OpKind::For
-                && (op.results.iter().any(|&r| tangent_type(self.src.ty(r)).is_some())
+                && (op
+                    .results
+                    .iter()
+                    .any(|&r| tangent_type(self.src.ty(r)).is_some())
                     || !free_float_values(self.src, &op.regions).is_empty());
-            let tape_for = active_for
-                && (self.src.ad_mode == Some(AdMode::Tape) || needs_tape(self.src, op));
+            let tape_for =
+                active_for && (self.src.ad_mode == Some(AdMode::Tape) || needs_tape(self.src, op));
             let active_while = op.kind == OpKind::While && needs_tape(self.src, op);
             if active_while || tape_for {
                 self.forward_taped(id)?;
@@ -281,7 +316,9 @@ impl Rev<'_> {
             regions.push(self.e.end_region(ys));
         }
         let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
-        let nid = self.e.push_with_regions(op.kind.clone(), xs, rtypes, regions);
+        let nid = self
+            .e
+            .push_with_regions(op.kind.clone(), xs, rtypes, regions);
         for (&o, n) in op.results.iter().zip(self.e.results(nid)) {
             self.map.insert(o, n);
         }
@@ -303,7 +340,11 @@ impl Rev<'_> {
                 Type::Scalar(k) => (k, vec![]),
                 Type::Tensor { elem, shape } => (elem, shape),
                 Type::Tuple(_) => {
-                    return Err(AdError::NeedsTape { function: self.src.name.clone(), op: "scf.for", span: self.src.span(id) });
+                    return Err(AdError::NeedsTape {
+                        function: self.src.name.clone(),
+                        op: "scf.for",
+                        span: self.src.span(id),
+                    });
                 }
             };
             let fill = match kind {
@@ -332,7 +373,9 @@ impl Rev<'_> {
         let nc = body.args.len() - 1;
         let mut new_bufs = Vec::new();
         for c in 0..nc {
-            let b = self.e.op(OpKind::Insert, vec![args[1 + nc + c], args[1 + c], j])?;
+            let b = self
+                .e
+                .op(OpKind::Insert, vec![args[1 + nc + c], args[1 + c], j])?;
             new_bufs.push(b);
         }
         for &inner in &body.ops {
@@ -344,12 +387,21 @@ impl Rev<'_> {
         let xs: Vec<ValueId> = op.operands.iter().map(|&v| self.v(v)).chain(bufs).collect();
         let mut rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
         rtypes.extend(buf_types);
-        let nid = self.e.push_with_regions(OpKind::For, xs, rtypes, vec![region]);
+        let nid = self
+            .e
+            .push_with_regions(OpKind::For, xs, rtypes, vec![region]);
         let res = self.e.results(nid);
         for (&o, &nv) in op.results.iter().zip(&res) {
             self.map.insert(o, nv);
         }
-        self.tapes.insert(id, LoopTape { lo, n, bufs: res[op.results.len()..].to_vec() });
+        self.tapes.insert(
+            id,
+            LoopTape {
+                lo,
+                n,
+                bufs: res[op.results.len()..].to_vec(),
+            },
+        );
         Ok(())
     }
 
@@ -378,7 +430,8 @@ impl Rev<'_> {
             }
             let first = if is_for { 1 } else { 0 };
             if is_body {
-                self.e.push(OpKind::TapePush, args[first..first + nc].to_vec(), vec![]);
+                self.e
+                    .push(OpKind::TapePush, args[first..first + nc].to_vec(), vec![]);
             }
             for &inner in &r.ops {
                 self.clone_op(inner)?;
@@ -394,7 +447,9 @@ impl Rev<'_> {
         if !is_for {
             xs.push(self.e.int(0));
         }
-        let nid = self.e.push_with_regions(op.kind.clone(), xs, types, regions);
+        let nid = self
+            .e
+            .push_with_regions(op.kind.clone(), xs, types, regions);
         let res = self.e.results(nid);
         for (&o, &nv) in op.results.iter().zip(&res) {
             self.map.insert(o, nv);
@@ -404,9 +459,15 @@ impl Rev<'_> {
             let hi = self.v(op.operands[1]);
             let d = self.e.sub(hi, lo)?;
             let z = self.e.int(0);
-            Taped { n: self.e.binary(crate::ir::BinaryOp::Max, d, z)?, lo: Some(lo) }
+            Taped {
+                n: self.e.binary(crate::ir::BinaryOp::Max, d, z)?,
+                lo: Some(lo),
+            }
         } else {
-            Taped { n: res[nc], lo: None }
+            Taped {
+                n: res[nc],
+                lo: None,
+            }
         };
         self.taped.insert(id, taped);
         Ok(())
@@ -422,7 +483,11 @@ impl Rev<'_> {
 
     fn backward_op(&mut self, id: OpId) -> Result<(), AdError> {
         let op: &Op = &self.src.ops[id];
-        let g: Vec<Tan> = op.results.iter().map(|r| self.adj.get(r).cloned().unwrap_or(Tan::Zero)).collect();
+        let g: Vec<Tan> = op
+            .results
+            .iter()
+            .map(|r| self.adj.get(r).cloned().unwrap_or(Tan::Zero))
+            .collect();
         if let Some(t) = self.taped.remove(&id) {
             // Always run: the reverse sweep pops what the forward sweep pushed.
             return self.backward_loop(id, &g, t.n, State::Tape(t.lo));
@@ -436,7 +501,9 @@ impl Rev<'_> {
             OpKind::If => return self.backward_if(op, &g),
             OpKind::For => return self.backward_for(id, &g),
             OpKind::While => {
-                return Err(AdError::Internal("scf.while without a recorded forward sweep".into()));
+                return Err(AdError::Internal(
+                    "scf.while without a recorded forward sweep".into(),
+                ));
             }
             OpKind::Call(h) => return self.backward_call(op, *h, &xs, &ys, &g),
             _ => {}
@@ -448,14 +515,27 @@ impl Rev<'_> {
                 }
                 Ok(())
             }
-            Vjp::Structural => Err(AdError::Internal(format!("`{}` is structural", op.kind.name()))),
+            Vjp::Structural => Err(AdError::Internal(format!(
+                "`{}` is structural",
+                op.kind.name()
+            ))),
         }
     }
 
-    fn backward_call(&mut self, op: &Op, h: FuncRef, xs: &[ValueId], ys: &[ValueId], g: &[Tan]) -> Result<(), AdError> {
+    fn backward_call(
+        &mut self,
+        op: &Op,
+        h: FuncRef,
+        xs: &[ValueId],
+        ys: &[ValueId],
+        g: &[Tan],
+    ) -> Result<(), AdError> {
         let hv = vjp_of(self.module, h, self.created)?;
         let mut args = xs.to_vec();
-        args.push(materialize(&mut self.e, &g[0], ys[0])?.ok_or_else(|| AdError::Internal("call cotangent".into()))?);
+        args.push(
+            materialize(&mut self.e, &g[0], ys[0])?
+                .ok_or_else(|| AdError::Internal("call cotangent".into()))?,
+        );
         let ret = self.module.functions[hv].ret.clone();
         let nid = self.e.push(OpKind::Call(hv), args, vec![ret]);
         let out = self.e.results(nid)[0];
@@ -472,7 +552,12 @@ impl Rev<'_> {
 
     /// Sweeps `ops` in a fresh adjoint scope seeded by `seed` and returns the
     /// adjoints of the values in `outer` it produced (the rest is discarded).
-    fn scoped_sweep(&mut self, ops: &[OpId], seed: Vec<(ValueId, Tan)>, outer: &[ValueId]) -> Result<BTreeMap<ValueId, Tan>, AdError> {
+    fn scoped_sweep(
+        &mut self,
+        ops: &[OpId],
+        seed: Vec<(ValueId, Tan)>,
+        outer: &[ValueId],
+    ) -> Result<BTreeMap<ValueId, Tan>, AdError> {
         let saved = std::mem::take(&mut self.adj);
         self.forward(ops)?;
         for (v, t) in seed {
@@ -508,13 +593,21 @@ impl Rev<'_> {
             for &k in &keys {
                 let t = contrib.get(&k).cloned().unwrap_or(Tan::Zero);
                 let p = self.v(k);
-                ys.push(materialize(&mut self.e, &t, p)?.ok_or_else(|| AdError::Internal("if adjoint".into()))?);
+                ys.push(
+                    materialize(&mut self.e, &t, p)?
+                        .ok_or_else(|| AdError::Internal("if adjoint".into()))?,
+                );
             }
             regions.push(self.e.end_region(ys));
         }
-        let types: Vec<Type> = keys.iter().filter_map(|&k| tangent_type(self.src.ty(k))).collect();
+        let types: Vec<Type> = keys
+            .iter()
+            .filter_map(|&k| tangent_type(self.src.ty(k)))
+            .collect();
         let cond = self.v(op.operands[0]);
-        let nid = self.e.push_with_regions(OpKind::If, vec![cond], types, regions);
+        let nid = self
+            .e
+            .push_with_regions(OpKind::If, vec![cond], types, regions);
         for (&k, r) in keys.iter().zip(self.e.results(nid)) {
             self.accumulate(k, Ct::Tan(Tan::Val(r)))?;
         }
@@ -523,7 +616,9 @@ impl Rev<'_> {
 
     fn backward_for(&mut self, id: OpId, g: &[Tan]) -> Result<(), AdError> {
         let Some(tape) = self.tapes.remove(&id) else {
-            return Err(AdError::Internal("scf.for without a recorded forward sweep".into()));
+            return Err(AdError::Internal(
+                "scf.for without a recorded forward sweep".into(),
+            ));
         };
         let n = tape.n;
         self.backward_loop(id, g, n, State::Buffers(tape))
@@ -532,7 +627,13 @@ impl Rev<'_> {
     /// The adjoint of a loop: an `scf.for` over its `n` iterations, last first,
     /// that restores each iteration's entering state (from buffers or the tape),
     /// recomputes the body and sweeps it.
-    fn backward_loop(&mut self, id: OpId, g: &[Tan], n: ValueId, state: State) -> Result<(), AdError> {
+    fn backward_loop(
+        &mut self,
+        id: OpId,
+        g: &[Tan],
+        n: ValueId,
+        state: State,
+    ) -> Result<(), AdError> {
         let op: &Op = &self.src.ops[id];
         let is_for = op.kind == OpKind::For;
         let body = &op.regions[op.regions.len() - 1];
@@ -540,13 +641,18 @@ impl Rev<'_> {
         let init_at = if is_for { 2 } else { 0 };
         let nc = op.results.len();
         // The carried values with adjoints, and the outer values read in the body.
-        let active: Vec<usize> = (0..nc).filter(|&j| tangent_type(self.src.ty(op.results[j])).is_some()).collect();
+        let active: Vec<usize> = (0..nc)
+            .filter(|&j| tangent_type(self.src.ty(op.results[j])).is_some())
+            .collect();
         let outer = free_float_values(self.src, &op.regions);
         let mut inits = Vec::new();
         let mut types = vec![Type::I64];
         for &j in &active {
             let y = self.v(op.results[j]);
-            inits.push(materialize(&mut self.e, &g[j], y)?.ok_or_else(|| AdError::Internal("carried adjoint".into()))?);
+            inits.push(
+                materialize(&mut self.e, &g[j], y)?
+                    .ok_or_else(|| AdError::Internal("carried adjoint".into()))?,
+            );
             types.push(self.e.ty(y));
         }
         for &o in &outer {
@@ -581,7 +687,11 @@ impl Rev<'_> {
                 }
             }
         }
-        let seed = active.iter().enumerate().map(|(a, &jj)| (body.yields[jj], Tan::Val(args[1 + a]))).collect();
+        let seed = active
+            .iter()
+            .enumerate()
+            .map(|(a, &jj)| (body.yields[jj], Tan::Val(args[1 + a])))
+            .collect();
         let mut wanted: Vec<ValueId> = active.iter().map(|&jj| body.args[first + jj]).collect();
         wanted.extend(outer.iter().copied());
         let contrib = self.scoped_sweep(&body.ops, seed, &wanted)?;
@@ -590,20 +700,28 @@ impl Rev<'_> {
             let a = body.args[first + jj];
             let t = contrib.get(&a).cloned().unwrap_or(Tan::Zero);
             let p = self.v(a);
-            ys.push(materialize(&mut self.e, &t, p)?.ok_or_else(|| AdError::Internal("carried adjoint".into()))?);
+            ys.push(
+                materialize(&mut self.e, &t, p)?
+                    .ok_or_else(|| AdError::Internal("carried adjoint".into()))?,
+            );
         }
         for (q, &o) in outer.iter().enumerate() {
             let acc = args[1 + active.len() + q];
             let t = contrib.get(&o).cloned().unwrap_or(Tan::Zero);
             let p = self.v(o);
             let sum = tangent::add(&mut self.e, Tan::Val(acc), t, p)?;
-            ys.push(materialize(&mut self.e, &sum, p)?.ok_or_else(|| AdError::Internal("outer adjoint".into()))?);
+            ys.push(
+                materialize(&mut self.e, &sum, p)?
+                    .ok_or_else(|| AdError::Internal("outer adjoint".into()))?,
+            );
         }
         let region = self.e.end_region(ys);
         let mut operands = vec![zero, n];
         operands.extend(inits);
         let rtypes = types[1..].to_vec();
-        let nid = self.e.push_with_regions(OpKind::For, operands, rtypes, vec![region]);
+        let nid = self
+            .e
+            .push_with_regions(OpKind::For, operands, rtypes, vec![region]);
         let res = self.e.results(nid);
         for (a, &jj) in active.iter().enumerate() {
             self.accumulate(op.operands[init_at + jj], Ct::Tan(Tan::Val(res[a])))?;

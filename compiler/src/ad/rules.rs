@@ -62,7 +62,12 @@ fn tan(v: Option<ValueId>) -> Ct {
 }
 
 /// `f'(x)` for an elementwise unary float function with result `y`; `None` if zero.
-fn unary_factor(e: &mut Emitter, op: UnaryOp, x: ValueId, y: ValueId) -> Result<Option<ValueId>, AdError> {
+fn unary_factor(
+    e: &mut Emitter,
+    op: UnaryOp,
+    x: ValueId,
+    y: ValueId,
+) -> Result<Option<ValueId>, AdError> {
     let k = e.kind(x);
     let one = |e: &mut Emitter| e.float(k, 1.0);
     Ok(Some(match op {
@@ -129,7 +134,13 @@ fn unary_factor(e: &mut Emitter, op: UnaryOp, x: ValueId, y: ValueId) -> Result<
 
 /// The partial derivatives `(∂y/∂a, ∂y/∂b)` of a smooth elementwise binary op
 /// (`None`: zero), for the ops that have them as plain factors.
-fn binary_factors(e: &mut Emitter, op: BinaryOp, a: ValueId, b: ValueId, y: ValueId) -> Result<(Option<ValueId>, Option<ValueId>), AdError> {
+fn binary_factors(
+    e: &mut Emitter,
+    op: BinaryOp,
+    a: ValueId,
+    b: ValueId,
+    y: ValueId,
+) -> Result<(Option<ValueId>, Option<ValueId>), AdError> {
     let k = e.kind(y);
     Ok(match op {
         BinaryOp::Mul => (Some(b), Some(a)),
@@ -177,13 +188,23 @@ fn binary_factors(e: &mut Emitter, op: BinaryOp, a: ValueId, b: ValueId, y: Valu
 
 /// The condition under which `min`/`max` takes `a` (ties go to `a`).
 fn takes_a(e: &mut Emitter, op: BinaryOp, a: ValueId, b: ValueId) -> Result<ValueId, AdError> {
-    let cmp = if op == BinaryOp::Min { BinaryOp::Le } else { BinaryOp::Ge };
+    let cmp = if op == BinaryOp::Min {
+        BinaryOp::Le
+    } else {
+        BinaryOp::Ge
+    };
     e.binary(cmp, a, b)
 }
 
 /// The forward rule of `kind` applied at operands `xs` with results `ys` and
 /// operand tangents `dx` (one seed direction).
-pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &[Tan]) -> Result<Jvp, AdError> {
+pub fn jvp(
+    e: &mut Emitter,
+    kind: &OpKind,
+    xs: &[ValueId],
+    ys: &[ValueId],
+    dx: &[Tan],
+) -> Result<Jvp, AdError> {
     let zero = || Ok(Jvp::Tangents(vec![Tan::Zero]));
     let one = |v: Option<ValueId>| Ok(Jvp::Tangents(vec![Tan::from_opt(v)]));
     match kind {
@@ -193,7 +214,9 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
             if !is_float(e, x) {
                 return zero();
             }
-            let Some(d) = as_opt(e, &dx[0], x)? else { return zero() };
+            let Some(d) = as_opt(e, &dx[0], x)? else {
+                return zero();
+            };
             if *op == UnaryOp::Neg {
                 return one(Some(e.neg(d)?));
             }
@@ -249,7 +272,14 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
                         e.oadd(ta, tb)?
                     }
                 }
-                BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::And | BinaryOp::Or => None,
+                BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge
+                | BinaryOp::And
+                | BinaryOp::Or => None,
             };
             match t {
                 Some(t) => one(Some(e.fit(t, y)?)),
@@ -260,8 +290,12 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
             if dx[1].is_zero() && dx[2].is_zero() {
                 return zero();
             }
-            let Some(ta) = materialize(e, &dx[1], xs[1])? else { return zero() };
-            let Some(tb) = materialize(e, &dx[2], xs[2])? else { return zero() };
+            let Some(ta) = materialize(e, &dx[1], xs[1])? else {
+                return zero();
+            };
+            let Some(tb) = materialize(e, &dx[2], xs[2])? else {
+                return zero();
+            };
             one(Some(e.op(OpKind::Select, vec![xs[0], ta, tb])?))
         }
         OpKind::Cast(k) => {
@@ -279,7 +313,10 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
             }
             let mut parts = Vec::new();
             for (t, &x) in dx.iter().zip(xs) {
-                parts.push(materialize(e, t, x)?.ok_or_else(|| AdError::Internal("pack tangent".into()))?);
+                parts.push(
+                    materialize(e, t, x)?
+                        .ok_or_else(|| AdError::Internal("pack tangent".into()))?,
+                );
             }
             one(Some(e.op(OpKind::Pack, parts)?))
         }
@@ -314,8 +351,12 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
             if !is_float(e, xs[0]) || (dx[0].is_zero() && dx[1].is_zero()) {
                 return zero();
             }
-            let Some(dt) = materialize(e, &dx[0], xs[0])? else { return zero() };
-            let Some(dv) = materialize(e, &dx[1], xs[1])? else { return zero() };
+            let Some(dt) = materialize(e, &dx[0], xs[0])? else {
+                return zero();
+            };
+            let Some(dv) = materialize(e, &dx[1], xs[1])? else {
+                return zero();
+            };
             let mut operands = vec![dt, dv];
             operands.extend_from_slice(&xs[2..]);
             one(Some(e.op(OpKind::Insert, operands)?))
@@ -323,24 +364,42 @@ pub fn jvp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], dx: &
         OpKind::MatMul => {
             let da = as_opt(e, &dx[0], xs[0])?;
             let db = as_opt(e, &dx[1], xs[1])?;
-            let ta = da.map(|d| e.op(OpKind::MatMul, vec![d, xs[1]])).transpose()?;
-            let tb = db.map(|d| e.op(OpKind::MatMul, vec![xs[0], d])).transpose()?;
+            let ta = da
+                .map(|d| e.op(OpKind::MatMul, vec![d, xs[1]]))
+                .transpose()?;
+            let tb = db
+                .map(|d| e.op(OpKind::MatMul, vec![xs[0], d]))
+                .transpose()?;
             one(e.oadd(ta, tb)?)
         }
         OpKind::Tuple => Ok(Jvp::Tangents(vec![Tan::Tuple(dx.to_vec())])),
         OpKind::TupleGet(i) => {
             let field = e.ty(ys[0]);
-            Ok(Jvp::Tangents(vec![project(e, &dx[0], *i as usize, &field)?]))
+            Ok(Jvp::Tangents(vec![project(
+                e,
+                &dx[0],
+                *i as usize,
+                &field,
+            )?]))
         }
-        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While | OpKind::TapePush | OpKind::TapePop => {
-            Ok(Jvp::Structural)
-        }
+        OpKind::Call(_)
+        | OpKind::If
+        | OpKind::For
+        | OpKind::While
+        | OpKind::TapePush
+        | OpKind::TapePop => Ok(Jvp::Structural),
     }
 }
 
 /// The transpose rule of `kind`: contributions to the adjoints of operands `xs`
 /// given the cotangents `g` of results `ys`.
-pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[Tan]) -> Result<Vjp, AdError> {
+pub fn vjp(
+    e: &mut Emitter,
+    kind: &OpKind,
+    xs: &[ValueId],
+    ys: &[ValueId],
+    g: &[Tan],
+) -> Result<Vjp, AdError> {
     let n = xs.len();
     let none = || Ok(Vjp::Cotangents(zeros(n)));
     match kind {
@@ -350,7 +409,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if !is_float(e, x) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], y)? else { return none() };
+            let Some(g) = as_opt(e, &g[0], y)? else {
+                return none();
+            };
             if *op == UnaryOp::Neg {
                 return Ok(Vjp::Cotangents(vec![tan(Some(e.neg(g)?))]));
             }
@@ -365,7 +426,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if !is_float(e, y) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], y)? else { return none() };
+            let Some(g) = as_opt(e, &g[0], y)? else {
+                return none();
+            };
             let (ga, gb) = match op {
                 BinaryOp::Add => (Some(g), Some(g)),
                 BinaryOp::Sub => (Some(g), Some(e.neg(g)?)),
@@ -399,7 +462,14 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
                         (Some(e.mul(g, m)?), Some(e.mul(g, nm)?))
                     }
                 }
-                BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::And | BinaryOp::Or => (None, None),
+                BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge
+                | BinaryOp::And
+                | BinaryOp::Or => (None, None),
             };
             let ga = ga.map(|c| e.unbroadcast(c, a)).transpose()?;
             let gb = gb.map(|c| e.unbroadcast(c, b)).transpose()?;
@@ -409,25 +479,37 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if g[0].is_zero() {
                 return none();
             }
-            let Some(g) = materialize(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = materialize(e, &g[0], ys[0])? else {
+                return none();
+            };
             let z = e.zero_like(ys[0])?;
             let ga = e.op(OpKind::Select, vec![xs[0], g, z])?;
             let gb = e.op(OpKind::Select, vec![xs[0], z, g])?;
-            Ok(Vjp::Cotangents(vec![Ct::Tan(Tan::Zero), tan(Some(ga)), tan(Some(gb))]))
+            Ok(Vjp::Cotangents(vec![
+                Ct::Tan(Tan::Zero),
+                tan(Some(ga)),
+                tan(Some(gb)),
+            ]))
         }
         OpKind::Cast(k) => {
             if !k.is_float() || !is_float(e, xs[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let from = e.kind(xs[0]);
-            Ok(Vjp::Cotangents(vec![tan(Some(e.op(OpKind::Cast(from), vec![g])?))]))
+            Ok(Vjp::Cotangents(vec![tan(Some(
+                e.op(OpKind::Cast(from), vec![g])?,
+            ))]))
         }
         OpKind::Pack => {
             if !is_float(e, ys[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let mut out = Vec::new();
             for i in 0..n {
                 out.push(tan(Some(e.op(OpKind::Extract(i as u64), vec![g])?)));
@@ -438,7 +520,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if !is_float(e, ys[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let mut out = zeros(n);
             out[0] = tan(Some(e.op(OpKind::Sum, vec![g])?));
             Ok(Vjp::Cotangents(out))
@@ -447,7 +531,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if !is_float(e, xs[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let idx = e.int(*i as i64);
             Ok(Vjp::Cotangents(vec![Ct::Scatter(g, vec![idx])]))
         }
@@ -455,7 +541,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if !is_float(e, xs[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let mut out = zeros(n);
             out[0] = Ct::Scatter(g, xs[1..].to_vec());
             Ok(Vjp::Cotangents(out))
@@ -464,7 +552,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             if !is_float(e, xs[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let zv = e.zero_like(xs[1])?;
             let mut ops = vec![g, zv];
             ops.extend_from_slice(&xs[2..]);
@@ -478,7 +568,9 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             Ok(Vjp::Cotangents(out))
         }
         OpKind::MatMul => {
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             let (a, b) = (xs[0], xs[1]);
             let at = e.op(OpKind::Transpose, vec![a])?;
             let gb = e.op(OpKind::MatMul, vec![at, g])?;
@@ -498,14 +590,20 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             Ok(Vjp::Cotangents(vec![tan(Some(ga)), tan(Some(gb))]))
         }
         OpKind::Transpose => {
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
-            Ok(Vjp::Cotangents(vec![tan(Some(e.op(OpKind::Transpose, vec![g])?))]))
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            Ok(Vjp::Cotangents(vec![tan(Some(
+                e.op(OpKind::Transpose, vec![g])?,
+            ))]))
         }
         OpKind::Sum => {
             if !is_float(e, xs[0]) {
                 return none();
             }
-            let Some(g) = as_opt(e, &g[0], ys[0])? else { return none() };
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
             Ok(Vjp::Cotangents(vec![tan(Some(e.full_like(g, xs[0])?))]))
         }
         OpKind::Tuple => {
@@ -526,8 +624,11 @@ pub fn vjp(e: &mut Emitter, kind: &OpKind, xs: &[ValueId], ys: &[ValueId], g: &[
             }
             Ok(Vjp::Cotangents(vec![Ct::Tan(Tan::Tuple(parts))]))
         }
-        OpKind::Call(_) | OpKind::If | OpKind::For | OpKind::While | OpKind::TapePush | OpKind::TapePop => {
-            Ok(Vjp::Structural)
-        }
+        OpKind::Call(_)
+        | OpKind::If
+        | OpKind::For
+        | OpKind::While
+        | OpKind::TapePush
+        | OpKind::TapePop => Ok(Vjp::Structural),
     }
 }

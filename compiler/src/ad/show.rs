@@ -22,7 +22,11 @@ pub enum Derivative {
 /// ([`crate::passes::cleanup`]) and returns their text: the derivative first, then
 /// the other derivative functions it calls, in module order (the primal functions
 /// that `f` itself calls are left out).
-pub fn derivative_ir(module: &mut Module, f: FuncRef, which: Derivative) -> Result<String, AdError> {
+pub fn derivative_ir(
+    module: &mut Module,
+    f: FuncRef,
+    which: Derivative,
+) -> Result<String, AdError> {
     let d = match which {
         Derivative::Grad => grad(module, f)?,
         Derivative::Hessian => hessian(module, f)?,
@@ -30,13 +34,21 @@ pub fn derivative_ir(module: &mut Module, f: FuncRef, which: Derivative) -> Resu
         Derivative::Vjp => vjp(module, f)?,
     };
     let primal = reachable(module, f);
-    let mut shown: Vec<FuncRef> = reachable(module, d).into_iter().filter(|h| !primal.contains(h) && *h != d).collect();
+    let mut shown: Vec<FuncRef> = reachable(module, d)
+        .into_iter()
+        .filter(|h| !primal.contains(h) && *h != d)
+        .collect();
     shown.sort_by_key(|h| h.index());
     shown.insert(0, d);
     let mut out = String::new();
     for (i, &h) in shown.iter().enumerate() {
         crate::passes::cleanup(module, h).map_err(|errs| {
-            AdError::Internal(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+            AdError::Internal(
+                errs.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
         })?;
         if i > 0 {
             out.push('\n');
@@ -54,7 +66,9 @@ pub fn reachable(module: &Module, f: FuncRef) -> HashSet<FuncRef> {
         if !seen.insert(h) {
             continue;
         }
-        let Some(func) = module.functions.get(h) else { continue };
+        let Some(func) = module.functions.get(h) else {
+            continue;
+        };
         for (_, op) in func.ops.iter() {
             if let OpKind::Call(c) = op.kind {
                 stack.push(c);

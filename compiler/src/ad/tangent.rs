@@ -19,10 +19,14 @@ pub fn tangent_type(t: &Type) -> Option<Type> {
         Type::Scalar(k) | Type::Tensor { elem: k, .. } => k.is_float().then(|| t.clone()),
         Type::Tuple(items) => {
             let parts: Vec<Option<Type>> = items.iter().map(tangent_type).collect();
-            parts
-                .iter()
-                .any(Option::is_some)
-                .then(|| Type::Tuple(parts.into_iter().map(|p| p.unwrap_or_else(Type::unit)).collect()))
+            parts.iter().any(Option::is_some).then(|| {
+                Type::Tuple(
+                    parts
+                        .into_iter()
+                        .map(|p| p.unwrap_or_else(Type::unit))
+                        .collect(),
+                )
+            })
         }
     }
 }

@@ -41,15 +41,22 @@ impl RustShape {
         use SurfaceType as S;
         match (self, t) {
             (RustShape::Any, _) => true,
-            (RustShape::F64, S::F64) | (RustShape::F32, S::F32) | (RustShape::I64, S::I64) | (RustShape::Bool, S::Bool) => true,
+            (RustShape::F64, S::F64)
+            | (RustShape::F32, S::F32)
+            | (RustShape::I64, S::I64)
+            | (RustShape::Bool, S::Bool) => true,
             (RustShape::Fixed(n), S::Vec(m)) => *n == *m as u64,
             (RustShape::Fixed(n), S::Array(e, m)) => **e == S::F64 && n == m,
             (RustShape::FixedMat(r, c), S::Mat(rr, cc)) => *r == *rr as u64 && *c == *cc as u64,
-            (RustShape::FixedMat(r, c), S::Array(e, rr)) => r == rr && RustShape::Fixed(*c).accepts(e),
+            (RustShape::FixedMat(r, c), S::Array(e, rr)) => {
+                r == rr && RustShape::Fixed(*c).accepts(e)
+            }
             (RustShape::DynF64, S::Vector) => true,
             (RustShape::DynF64, S::Slice(e)) => **e == S::F64,
             (RustShape::DynI64, S::Slice(e)) => **e == S::I64,
-            (RustShape::Tuple(a), S::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y)),
+            (RustShape::Tuple(a), S::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y))
+            }
             _ => false,
         }
     }
@@ -132,7 +139,10 @@ impl<const N: usize> FromValue for [f64; N] {
     }
     fn from_value(v: Value) -> Option<Self> {
         match v {
-            Value::Tensor(Tensor { shape, data: TensorData::F64(d) }) if shape == [N] => d.try_into().ok(),
+            Value::Tensor(Tensor {
+                shape,
+                data: TensorData::F64(d),
+            }) if shape == [N] => d.try_into().ok(),
             _ => None,
         }
     }
@@ -144,7 +154,10 @@ impl<const R: usize, const C: usize> IntoValue for [[f64; C]; R] {
     }
     fn into_value(self) -> Value {
         let data: Vec<f64> = self.iter().flatten().copied().collect();
-        Value::Tensor(Tensor { shape: vec![R, C], data: TensorData::F64(data) })
+        Value::Tensor(Tensor {
+            shape: vec![R, C],
+            data: TensorData::F64(data),
+        })
     }
 }
 impl<const R: usize, const C: usize> FromValue for [[f64; C]; R] {
@@ -153,7 +166,10 @@ impl<const R: usize, const C: usize> FromValue for [[f64; C]; R] {
     }
     fn from_value(v: Value) -> Option<Self> {
         match v {
-            Value::Tensor(Tensor { shape, data: TensorData::F64(d) }) if shape == [R, C] => {
+            Value::Tensor(Tensor {
+                shape,
+                data: TensorData::F64(d),
+            }) if shape == [R, C] => {
                 let mut m = [[0.0; C]; R];
                 for (i, row) in m.iter_mut().enumerate() {
                     row.copy_from_slice(&d[i * C..(i + 1) * C]);
@@ -179,7 +195,10 @@ impl FromValue for Vec<f64> {
     }
     fn from_value(v: Value) -> Option<Self> {
         match v {
-            Value::Tensor(Tensor { shape, data: TensorData::F64(d) }) if shape.len() == 1 => Some(d),
+            Value::Tensor(Tensor {
+                shape,
+                data: TensorData::F64(d),
+            }) if shape.len() == 1 => Some(d),
             _ => None,
         }
     }
@@ -189,7 +208,10 @@ impl IntoValue for Vec<i64> {
         RustShape::DynI64
     }
     fn into_value(self) -> Value {
-        Value::Tensor(Tensor { shape: vec![self.len()], data: TensorData::I64(self) })
+        Value::Tensor(Tensor {
+            shape: vec![self.len()],
+            data: TensorData::I64(self),
+        })
     }
 }
 impl FromValue for Vec<i64> {
@@ -198,7 +220,10 @@ impl FromValue for Vec<i64> {
     }
     fn from_value(v: Value) -> Option<Self> {
         match v {
-            Value::Tensor(Tensor { shape, data: TensorData::I64(d) }) if shape.len() == 1 => Some(d),
+            Value::Tensor(Tensor {
+                shape,
+                data: TensorData::I64(d),
+            }) if shape.len() == 1 => Some(d),
             _ => None,
         }
     }
@@ -302,7 +327,11 @@ pub fn check_signature<A: Args, R: FromValue>(sig: &FnSig) -> Result<(), Error> 
     if ok {
         Ok(())
     } else {
-        Err(Error::Signature { name: sig.name.clone(), expected: sig.to_string(), found: rust_signature::<A, R>() })
+        Err(Error::Signature {
+            name: sig.name.clone(),
+            expected: sig.to_string(),
+            found: rust_signature::<A, R>(),
+        })
     }
 }
 
@@ -333,7 +362,11 @@ pub fn check_values(sig: &FnSig, args: &[Value]) -> Result<(), Error> {
     if args.len() != sig.params.len() {
         return Err(Error::Arguments {
             name: sig.name.clone(),
-            message: format!("expected {} argument(s), got {}", sig.params.len(), args.len()),
+            message: format!(
+                "expected {} argument(s), got {}",
+                sig.params.len(),
+                args.len()
+            ),
         });
     }
     for (i, (v, t)) in args.iter().zip(&sig.params).enumerate() {

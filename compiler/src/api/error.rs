@@ -25,7 +25,10 @@ impl Diagnostics {
 
     /// The stable codes (`E0101`, …) in order.
     pub fn codes(&self) -> Vec<String> {
-        self.diagnostics.iter().filter_map(|d| d.code.clone()).collect()
+        self.diagnostics
+            .iter()
+            .filter_map(|d| d.code.clone())
+            .collect()
     }
 }
 
@@ -69,16 +72,26 @@ pub enum Error {
     /// Reading a file failed.
     Io(String),
     /// No user function has this name.
-    NoSuchFunction { name: String, available: Vec<String> },
+    NoSuchFunction {
+        name: String,
+        available: Vec<String>,
+    },
     /// The Rust types of a typed lookup do not match the mad signature.
-    Signature { name: String, expected: String, found: String },
+    Signature {
+        name: String,
+        expected: String,
+        found: String,
+    },
     /// Dynamically typed arguments do not match the signature.
     Arguments { name: String, message: String },
     /// The code generator failed (a defect of the compiler, reported, not a panic).
     Backend(String),
     /// The program stopped with a run-time error; `at` says where, when the
     /// failing operation came from source.
-    Runtime { error: RtError, at: Option<SourceLocation> },
+    Runtime {
+        error: RtError,
+        at: Option<SourceLocation>,
+    },
 }
 
 /// A place in a source file, with the codespan-reporting rendering of the
@@ -113,10 +126,19 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::Signature { name, expected, found } => {
-                write!(f, "function `{name}` has signature `{expected}`, which does not match the Rust types `{found}`")
+            Error::Signature {
+                name,
+                expected,
+                found,
+            } => {
+                write!(
+                    f,
+                    "function `{name}` has signature `{expected}`, which does not match the Rust types `{found}`"
+                )
             }
-            Error::Arguments { name, message } => write!(f, "bad arguments for `{name}`: {message}"),
+            Error::Arguments { name, message } => {
+                write!(f, "bad arguments for `{name}`: {message}")
+            }
             Error::Backend(m) => write!(f, "code generation failed: {m}"),
             Error::Runtime { error, at } => {
                 write!(f, "run-time error: {error}")?;
@@ -150,7 +172,9 @@ pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize),
             let d = Diagnostic::error()
                 .with_code("E0006")
                 .with_message("the file is not valid UTF-8")
-                .with_labels(vec![Label::primary(id, at..end).with_message(format!("invalid UTF-8 at byte {at}"))])
+                .with_labels(vec![
+                    Label::primary(id, at..end).with_message(format!("invalid UTF-8 at byte {at}")),
+                ])
                 .with_notes(vec!["help: save the file as UTF-8".to_string()]);
             Err(Error::Compile(Diagnostics::new(files, vec![d])))
         }
@@ -158,13 +182,20 @@ pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize),
 }
 
 /// Locates a run-time error in the sources and renders it as a diagnostic.
-pub fn locate(files: &SourceFiles, error: &RtError, file: usize, span: mad_grammar::span::Span) -> Option<SourceLocation> {
+pub fn locate(
+    files: &SourceFiles,
+    error: &RtError,
+    file: usize,
+    span: mad_grammar::span::Span,
+) -> Option<SourceLocation> {
     use codespan_reporting::files::Files;
     let loc = files.location(file, span.start as usize).ok()?;
     let name = files.name(file).ok()?.to_string();
     let d = Diagnostic::error()
         .with_message(format!("run-time error: {error}"))
-        .with_labels(vec![Label::primary(file, span.range()).with_message("this operation failed")]);
+        .with_labels(vec![
+            Label::primary(file, span.range()).with_message("this operation failed"),
+        ]);
     Some(SourceLocation {
         file: name,
         line: loc.line_number,

@@ -69,7 +69,8 @@ impl Program {
     /// pointing at the first bad byte.
     pub fn compile_file(path: impl AsRef<Path>) -> Result<Program, Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
         let (files, id) = error::load_source(path.display().to_string(), bytes)?;
         Program::compile_files(files, id)
     }
@@ -79,8 +80,13 @@ impl Program {
             Ok(c) => c,
             Err(diagnostics) => return Err(Error::Compile(Diagnostics::new(files, diagnostics))),
         };
-        let jit = JitModule::compile(&compiled.module).map_err(|e| Error::Backend(e.to_string()))?;
-        Ok(Program { files, compiled, jit })
+        let jit =
+            JitModule::compile(&compiled.module).map_err(|e| Error::Backend(e.to_string()))?;
+        Ok(Program {
+            files,
+            compiled,
+            jit,
+        })
     }
 
     /// The IR of the whole program (user functions and the standard library it uses).
@@ -114,12 +120,24 @@ impl Program {
     }
 
     fn lookup(&self, name: &str) -> Result<&FnSig, Error> {
-        self.compiled.functions.iter().find(|s| s.name == name).ok_or_else(|| {
-            let mut names: Vec<String> = self.compiled.functions.iter().map(|s| s.name.clone()).collect();
-            names.sort();
-            names.dedup();
-            Error::NoSuchFunction { name: name.to_string(), available: names }
-        })
+        self.compiled
+            .functions
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| {
+                let mut names: Vec<String> = self
+                    .compiled
+                    .functions
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect();
+                names.sort();
+                names.dedup();
+                Error::NoSuchFunction {
+                    name: name.to_string(),
+                    available: names,
+                }
+            })
     }
 
     /// Calls a function with dynamically typed values; `print` writes to standard output.
@@ -130,16 +148,30 @@ impl Program {
     }
 
     /// Calls a function on the chosen engine; `print` writes to `out`.
-    pub fn call_with(&self, engine: Engine, name: &str, args: &[Value], out: &mut dyn Write) -> Result<Value, Error> {
+    pub fn call_with(
+        &self,
+        engine: Engine,
+        name: &str,
+        args: &[Value],
+        out: &mut dyn Write,
+    ) -> Result<Value, Error> {
         let sig = self.lookup(name)?;
         convert::check_values(sig, args)?;
         self.call_ref(engine, sig.func, args, out)
     }
 
-    fn call_ref(&self, engine: Engine, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, Error> {
+    fn call_ref(
+        &self,
+        engine: Engine,
+        f: ir::FuncRef,
+        args: &[Value],
+        out: &mut dyn Write,
+    ) -> Result<Value, Error> {
         let result = match engine {
             Engine::Jit => self.jit.call_traced(f, args, out),
-            Engine::Interpreter => interp::Interpreter::default().call_traced(&self.compiled.module, f, args, out),
+            Engine::Interpreter => {
+                interp::Interpreter::default().call_traced(&self.compiled.module, f, args, out)
+            }
         };
         result.map_err(|(error, site)| {
             let at = site.and_then(|s| error::locate(&self.files, &error, s.file, s.span));
@@ -148,10 +180,17 @@ impl Program {
     }
 
     /// Looks up a function whose mad signature matches the Rust types `A -> R`.
-    pub fn function<A: Args, R: FromValue>(&self, name: &str) -> Result<TypedFunction<'_, A, R>, Error> {
+    pub fn function<A: Args, R: FromValue>(
+        &self,
+        name: &str,
+    ) -> Result<TypedFunction<'_, A, R>, Error> {
         let sig = self.lookup(name)?;
         convert::check_signature::<A, R>(sig)?;
-        Ok(TypedFunction { program: self, func: sig.func, _marker: PhantomData })
+        Ok(TypedFunction {
+            program: self,
+            func: sig.func,
+            _marker: PhantomData,
+        })
     }
 }
 
@@ -173,7 +212,13 @@ impl<A: Args, R: FromValue> TypedFunction<'_, A, R> {
     /// Calls the JIT-compiled function; `print` writes to `out`.
     pub fn call_with_output(&self, args: A, out: &mut dyn Write) -> Result<R, Error> {
         let values = args.into_values();
-        let v = self.program.call_ref(Engine::Jit, self.func, &values, out)?;
-        R::from_value(v).ok_or_else(|| Error::runtime(mad_runtime::RtError::Other("unexpected result shape".into())))
+        let v = self
+            .program
+            .call_ref(Engine::Jit, self.func, &values, out)?;
+        R::from_value(v).ok_or_else(|| {
+            Error::runtime(mad_runtime::RtError::Other(
+                "unexpected result shape".into(),
+            ))
+        })
     }
 }

@@ -14,7 +14,10 @@ pub(super) fn report(err: &Error, color: bool) -> i32 {
         Error::Compile(d) => {
             eprint!("{}", d.render(color));
             let n = d.diagnostics.len();
-            eprintln!("error: could not compile: {n} error{}", if n == 1 { "" } else { "s" });
+            eprintln!(
+                "error: could not compile: {n} error{}",
+                if n == 1 { "" } else { "s" }
+            );
         }
         Error::Runtime { error, at } => {
             match at {
@@ -30,7 +33,8 @@ pub(super) fn report(err: &Error, color: bool) -> i32 {
 
 /// Loads and runs the front end only.
 fn front_end(file: &Path) -> Result<(front::Compiled, front::SourceFiles), Error> {
-    let bytes = std::fs::read(file).map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
+    let bytes = std::fs::read(file)
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
     let (mut files, id) = api::load_source(file.display().to_string(), bytes)?;
     match front::compile(&mut files, id) {
         Ok(c) => Ok((c, files)),
@@ -53,7 +57,12 @@ pub fn explain(file: &Path, color: bool) -> i32 {
     };
     let source = match std::fs::read(file) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(e) => return report(&Error::Io(format!("cannot read {}: {e}", file.display())), color),
+        Err(e) => {
+            return report(
+                &Error::Io(format!("cannot read {}: {e}", file.display())),
+                color,
+            );
+        }
     };
     print!("{}", crate::ad::explain::explain(&compiled, &source));
     0
@@ -87,7 +96,13 @@ pub fn emit(kind: super::EmitKind, file: &Path, color: bool) -> i32 {
 
 /// `madc emit ir --grad NAME FILE` (and `--hessian`, `--jvp`, `--vjp`): the cleaned
 /// IR of a derivative of user function NAME.
-pub fn emit_derivative(kind: super::EmitKind, file: &Path, name: &str, which: crate::ad::show::Derivative, color: bool) -> i32 {
+pub fn emit_derivative(
+    kind: super::EmitKind,
+    file: &Path,
+    name: &str,
+    which: crate::ad::show::Derivative,
+    color: bool,
+) -> i32 {
     if kind != super::EmitKind::Ir {
         eprintln!("error: --grad, --hessian, --jvp and --vjp only apply to `madc emit ir`");
         return 1;
@@ -116,21 +131,44 @@ pub fn emit_derivative(kind: super::EmitKind, file: &Path, name: &str, which: cr
 fn parse_arg(text: &str, ty: &SurfaceType) -> Result<Value, String> {
     let bad = |what: &str| format!("`{text}` is not {what}");
     match ty {
-        SurfaceType::F64 => text.parse::<f64>().map(Value::F64).map_err(|_| bad("an f64")),
-        SurfaceType::F32 => text.parse::<f32>().map(Value::F32).map_err(|_| bad("an f32")),
-        SurfaceType::I64 => text.parse::<i64>().map(Value::I64).map_err(|_| bad("an i64")),
-        SurfaceType::Bool => text.parse::<bool>().map(Value::Bool).map_err(|_| bad("a bool (`true` or `false`)")),
-        other => Err(format!("a parameter of type `{other}` cannot be given on the command line")),
+        SurfaceType::F64 => text
+            .parse::<f64>()
+            .map(Value::F64)
+            .map_err(|_| bad("an f64")),
+        SurfaceType::F32 => text
+            .parse::<f32>()
+            .map(Value::F32)
+            .map_err(|_| bad("an f32")),
+        SurfaceType::I64 => text
+            .parse::<i64>()
+            .map(Value::I64)
+            .map_err(|_| bad("an i64")),
+        SurfaceType::Bool => text
+            .parse::<bool>()
+            .map(Value::Bool)
+            .map_err(|_| bad("a bool (`true` or `false`)")),
+        other => Err(format!(
+            "a parameter of type `{other}` cannot be given on the command line"
+        )),
     }
 }
 
 /// `madc run` on a compiled program: runs `entry` with `args` parsed for its
 /// parameters and prints a non-unit result.
-pub(super) fn run_program(program: &Program, file: &Path, entry: &str, interp: bool, args: &[String], color: bool) -> i32 {
+pub(super) fn run_program(
+    program: &Program,
+    file: &Path,
+    entry: &str,
+    interp: bool,
+    args: &[String],
+    color: bool,
+) -> i32 {
     let Some(sig) = program.functions().iter().find(|s| s.name == entry) else {
         eprintln!("error: {} has no function `{entry}` to run", file.display());
         if entry == "main" {
-            eprintln!("help: add `fn main() {{ ... }}`, or choose another function with `--entry NAME`");
+            eprintln!(
+                "help: add `fn main() {{ ... }}`, or choose another function with `--entry NAME`"
+            );
         }
         return 1;
     };
@@ -152,7 +190,11 @@ pub(super) fn run_program(program: &Program, file: &Path, entry: &str, interp: b
             }
         }
     }
-    let engine = if interp { Engine::Interpreter } else { Engine::Jit };
+    let engine = if interp {
+        Engine::Interpreter
+    } else {
+        Engine::Jit
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = program.call_with(engine, entry, &values, &mut out);

@@ -31,29 +31,42 @@ fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
 /// Reads a `.npy` holding `n` values (any shape with n elements).
 fn read_flat(path: &Path, n: usize) -> Result<Vec<f64>, String> {
     let a = read_array(path)?;
-    a.into_field(n, 1).map_err(|e| format!("{}: {e}", path.display()))
+    a.into_field(n, 1)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Binds the mesh and applies `--x`, `--set`, `--data`, `--threads`.
-fn setup<'p>(prog: &'p EnergyProgram, inp: &MeshInputs) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
+fn setup<'p>(
+    prog: &'p EnergyProgram,
+    inp: &MeshInputs,
+) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
     let mesh = load_mesh(&inp.mesh).map_err(|e| format!("{}: {e}", inp.mesh))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
-        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
-        let v: f64 = v.trim().parse().map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
         me.set_param(k.trim(), v).map_err(|e| e.to_string())?;
     }
     for d in &inp.data {
-        let (k, p) = d.split_once('=').ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
+        let (k, p) = d
+            .split_once('=')
+            .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
         let n = me.data_len(k).map_err(|e| e.to_string())?;
         let vals = read_flat(Path::new(p), n).map_err(|e| format!("--data {k}: {e}"))?;
         me.set_data(k, &vals).map_err(|e| e.to_string())?;
     }
     if let Some(p) = &inp.pairs {
         let a = read_array(p)?;
-        let ids = pair_ids(&a, me.pair_arity()).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
-        me.set_pairs(&ids).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
+        let ids =
+            pair_ids(&a, me.pair_arity()).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
+        me.set_pairs(&ids)
+            .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
     }
     let x = match &inp.x {
         Some(p) => read_flat(p, me.ndofs()).map_err(|e| format!("--x: {e}"))?,
@@ -78,13 +91,21 @@ fn pair_ids(a: &mad_runtime::sparse::NpyArray, arity: usize) -> Result<Vec<u32>,
     a.data
         .iter()
         .map(|&v| {
-            if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 { Ok(v as u32) } else { Err(format!("`{v}` is not a vertex id")) }
+            if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 {
+                Ok(v as u32)
+            } else {
+                Err(format!("`{v}` is not a vertex id"))
+            }
         })
         .collect()
 }
 
-fn write_file(path: &Path, f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<(), String> {
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+fn write_file(
+    path: &Path,
+    f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
     f(&mut w).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     std::io::Write::flush(&mut w).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -118,37 +139,56 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
     let mut energy = None;
     if let Some(path) = &a.hessian {
         let mut h = vec![0.0; me.nnz()];
-        energy = Some(me.hessian(&x, &mut g, &mut h, a.project_psd).map_err(|e| e.to_string())?);
+        energy = Some(
+            me.hessian(&x, &mut g, &mut h, a.project_psd)
+                .map_err(|e| e.to_string())?,
+        );
         let (pattern, values) = me.hessian_csr(&h).map_err(|e| e.to_string())?;
         write_file(path, |w| write_matrix_market(&pattern, &values, w))?;
     }
     if let Some(path) = &a.grad {
         energy = Some(me.gradient(&x, &mut g).map_err(|e| e.to_string())?);
-        write_file(path, |w| write_npy(&shape, &g, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+        write_file(path, |w| {
+            write_npy(&shape, &g, w).map_err(|e| std::io::Error::other(e.to_string()))
+        })?;
     }
     if let Some(spec) = &a.hvp {
-        let (vp, op) = spec.split_once(':').ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
+        let (vp, op) = spec
+            .split_once(':')
+            .ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
         let v = read_flat(Path::new(vp), n).map_err(|e| format!("--hvp: {e}"))?;
         let mut out = vec![0.0; n];
         me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
-        write_file(Path::new(op), |w| write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+        write_file(Path::new(op), |w| {
+            write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
+        })?;
     }
     for spec in &a.mixed {
-        let (param, op) = spec.split_once(':').ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
+        let (param, op) = spec
+            .split_once(':')
+            .ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
         let mut out = vec![0.0; n];
-        me.mixed(&x, param.trim(), &mut out).map_err(|e| e.to_string())?;
-        write_file(Path::new(op), |w| write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string())))?;
+        me.mixed(&x, param.trim(), &mut out)
+            .map_err(|e| e.to_string())?;
+        write_file(Path::new(op), |w| {
+            write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
+        })?;
     }
     if let Some(path) = &a.jacobian {
         let (_, j) = me.jacobian(&x).map_err(|e| e.to_string())?;
-        write_file(path, |w| write_matrix_market_rect(j.nrows, j.ncols, &j.row_ptr, &j.col_idx, &j.values, w))?;
+        write_file(path, |w| {
+            write_matrix_market_rect(j.nrows, j.ncols, &j.row_ptr, &j.col_idx, &j.values, w)
+        })?;
     }
     if a.energy {
         let e = match energy {
             Some(e) => e,
             None => me.energy(&x).map_err(|e| e.to_string())?,
         };
-        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), format!("energy {e:?}\n").as_bytes());
+        let _ = std::io::Write::write_all(
+            &mut std::io::stdout().lock(),
+            format!("energy {e:?}\n").as_bytes(),
+        );
     }
     Ok(())
 }

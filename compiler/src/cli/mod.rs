@@ -21,7 +21,10 @@ const STACK_SIZE: usize = 512 << 20;
 /// Runs `madc` with the process's arguments; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
-    let handle = std::thread::Builder::new().stack_size(STACK_SIZE).name("madc".into()).spawn(move || run(cli));
+    let handle = std::thread::Builder::new()
+        .stack_size(STACK_SIZE)
+        .name("madc".into())
+        .spawn(move || run(cli));
     match handle.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {
@@ -36,7 +39,9 @@ pub fn use_color(when: ColorWhen) -> bool {
     match when {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
-        ColorWhen::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        ColorWhen::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
     }
 }
 
@@ -46,14 +51,32 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Check { file } => commands::check(&file, color),
         Command::Explain { file } => commands::explain(&file, color),
-        Command::Run { file, entry, solve, interp, args } => solve_command::run(&file, entry.as_deref(), &solve, interp, &args, color),
+        Command::Run {
+            file,
+            entry,
+            solve,
+            interp,
+            args,
+        } => solve_command::run(&file, entry.as_deref(), &solve, interp, &args, color),
         Command::Eval(a) => mesh_commands::eval(&a, color),
         Command::Bench(a) => mesh_commands::bench(&a, color),
-        Command::Emit { kind, file, grad, hessian, jvp, vjp } => {
+        Command::Emit {
+            kind,
+            file,
+            grad,
+            hessian,
+            jvp,
+            vjp,
+        } => {
             use crate::ad::show::Derivative;
-            let derivative = [(grad, Derivative::Grad), (hessian, Derivative::Hessian), (jvp, Derivative::Jvp), (vjp, Derivative::Vjp)]
-                .into_iter()
-                .find_map(|(name, d)| name.map(|n| (n, d)));
+            let derivative = [
+                (grad, Derivative::Grad),
+                (hessian, Derivative::Hessian),
+                (jvp, Derivative::Jvp),
+                (vjp, Derivative::Vjp),
+            ]
+            .into_iter()
+            .find_map(|(name, d)| name.map(|n| (n, d)));
             match derivative {
                 None => commands::emit(kind, &file, color),
                 Some((name, d)) => commands::emit_derivative(kind, &file, &name, d, color),

@@ -23,7 +23,9 @@ impl Progress {
             return Progress { bar: None };
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        let template = format!("{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed_precise}} (eta {{eta}})  {{msg}}");
+        let template = format!(
+            "{{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed_precise}} (eta {{eta}})  {{msg}}"
+        );
         if let Ok(style) = ProgressStyle::with_template(&template) {
             bar.set_style(style);
         }

@@ -28,7 +28,9 @@ use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use crate::front::solve::{FixSpec, SolveSettings};
 use crate::front::state::Init;
 use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
-use mad_runtime::solve::{Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status};
+use mad_runtime::solve::{
+    Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status,
+};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
@@ -110,28 +112,44 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     let d = SolveSettings::default();
     let f = file.unwrap_or(&d);
     let mesh = a.mesh.clone().or_else(|| f.mesh.clone()).ok_or_else(|| {
-        "no mesh: pass `--mesh MESH` or add `solve { mesh = \"grid:10x10\"; }` to the file".to_string()
+        "no mesh: pass `--mesh MESH` or add `solve { mesh = \"grid:10x10\"; }` to the file"
+            .to_string()
     })?;
     let mut set = Vec::new();
     for s in &a.set {
-        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
-        let v: f64 = v.trim().parse().map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
         set.push((k.trim().to_string(), v));
     }
     let mut init = Vec::new();
     for s in &a.init {
-        let (k, v) = s.split_once('=').ok_or_else(|| format!("--init {s}: expected NAME=INIT"))?;
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--init {s}: expected NAME=INIT"))?;
         init.push((k.trim().to_string(), Init::parse(v)));
     }
     let s = Settings {
         mesh,
-        solver: a.solver.clone().or_else(|| f.solver.clone()).unwrap_or_else(|| "newton".into()),
+        solver: a
+            .solver
+            .clone()
+            .or_else(|| f.solver.clone())
+            .unwrap_or_else(|| "newton".into()),
         max_iters: a.max_iters.or(f.max_iters).unwrap_or(200),
         tol: a.tol.or(f.tol).unwrap_or(1e-6),
         project_psd: a.project_psd || f.project_psd.unwrap_or(false),
         steps: a.steps.or(f.steps),
         dt: a.dt.or(f.dt).unwrap_or(0.01),
-        fix: a.fix.as_deref().map(FixSpec::parse).or_else(|| f.fix.clone()),
+        fix: a
+            .fix
+            .as_deref()
+            .map(FixSpec::parse)
+            .or_else(|| f.fix.clone()),
         set,
         out: a.out.clone().or_else(|| f.out.clone()),
         json: a.json,
@@ -147,7 +165,11 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         return Err(format!("step {st} is not a positive number"));
     }
     if Solver::from_name(&s.solver).is_none() {
-        return Err(format!("unknown solver `{}` (one of: {})", s.solver, Solver::NAMES.join(", ")));
+        return Err(format!(
+            "unknown solver `{}` (one of: {})",
+            s.solver,
+            Solver::NAMES.join(", ")
+        ));
     }
     if !(s.tol >= 0.0 && s.tol.is_finite()) {
         return Err(format!("tolerance {} is not a non-negative number", s.tol));
@@ -159,7 +181,14 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
 }
 
 /// `madc run FILE [flags] [-- args]`: solve the energies, or run a function.
-pub fn run(file: &Path, entry: Option<&str>, a: &SolveArgs, interp: bool, args: &[String], color: bool) -> i32 {
+pub fn run(
+    file: &Path,
+    entry: Option<&str>,
+    a: &SolveArgs,
+    interp: bool,
+    args: &[String],
+    color: bool,
+) -> i32 {
     let program = match Program::compile_file(file) {
         Ok(p) => p,
         Err(e) => return commands::report(&e, color),
@@ -197,20 +226,28 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
 fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
     let nv = me.num_vertices();
     let ids: Vec<usize> = match spec {
-        FixSpec::Boundary => (0..nv).filter(|&i| me.topology().vertex_boundary[i]).collect(),
+        FixSpec::Boundary => (0..nv)
+            .filter(|&i| me.topology().vertex_boundary[i])
+            .collect(),
         FixSpec::Ids(ids) => ids.clone(),
         FixSpec::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("--fix {path}: cannot read: {e}"))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--fix {path}: cannot read: {e}"))?;
             text.split(|c: char| c.is_whitespace() || c == ',')
                 .filter(|t| !t.is_empty())
-                .map(|t| t.parse::<usize>().map_err(|_| format!("--fix {path}: `{t}` is not a vertex id")))
+                .map(|t| {
+                    t.parse::<usize>()
+                        .map_err(|_| format!("--fix {path}: `{t}` is not a vertex id"))
+                })
                 .collect::<Result<_, _>>()?
         }
     };
     let mut mask = vec![false; me.ndofs()];
     for i in ids {
         if i >= nv {
-            return Err(format!("fixed vertex {i} is out of range (the mesh has {nv} vertices)"));
+            return Err(format!(
+                "fixed vertex {i} is out of range (the mesh has {nv} vertices)"
+            ));
         }
         for d in me.vertex_dofs(i) {
             mask[d] = true;
@@ -221,7 +258,11 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
 
 /// A JSON number (`null` when not finite).
 fn num(x: f64) -> String {
-    if x.is_finite() { format!("{x:?}") } else { "null".into() }
+    if x.is_finite() {
+        format!("{x:?}")
+    } else {
+        "null".into()
+    }
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -276,7 +317,10 @@ impl Log {
     fn iteration(&mut self, time_step: Option<usize>, it: &IterationInfo) {
         self.points.push((it.energy, it.grad_norm));
         if time_step.is_none() {
-            self.progress.set(it.iteration as u64, format!("energy {:.6e}  |g| {:.2e}", it.energy, it.grad_norm));
+            self.progress.set(
+                it.iteration as u64,
+                format!("energy {:.6e}  |g| {:.2e}", it.energy, it.grad_norm),
+            );
         }
         let t = &it.timings;
         if self.json {
@@ -311,7 +355,10 @@ impl Log {
 }
 
 /// Binds the mesh, applies the params; returns the objective and the start.
-fn setup<'p>(prog: &'p EnergyProgram, s: &Settings) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
+fn setup<'p>(
+    prog: &'p EnergyProgram,
+    s: &Settings,
+) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
     let mesh = load_mesh(&s.mesh).map_err(|e| format!("{}: {e}", s.mesh))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
@@ -319,22 +366,38 @@ fn setup<'p>(prog: &'p EnergyProgram, s: &Settings) -> Result<(MeshObjective<'p>
         me.set_param(k, *v).map_err(|e| e.to_string())?;
     }
     for (k, v) in &s.init {
-        me.set_init(k, v.clone()).map_err(|e| format!("--init {k}: {e}"))?;
+        me.set_init(k, v.clone())
+            .map_err(|e| format!("--init {k}: {e}"))?;
     }
     let x = me.initial_x().map_err(|e| e.to_string())?;
     let obj = MeshObjective::new(me, &x).map_err(|e| e.to_string())?;
     Ok((obj, x, mesh))
 }
 
-fn write_mesh_at(me: &MeshEnergy, mesh: &Mesh, x: &[f64], path: &str, field: Option<&str>) -> Result<(), String> {
+fn write_mesh_at(
+    me: &MeshEnergy,
+    mesh: &Mesh,
+    x: &[f64],
+    path: &str,
+    field: Option<&str>,
+) -> Result<(), String> {
     let positions = match field {
         Some(f) => me.field_positions(x, f).map_err(|e| e.to_string())?,
-        None => me.positions_of(x).ok_or("the program has no dofs to write as a mesh")?,
+        None => me
+            .positions_of(x)
+            .ok_or("the program has no dofs to write as a mesh")?,
     };
-    let out = Mesh { positions, triangles: mesh.triangles.clone() };
+    let out = Mesh {
+        positions,
+        triangles: mesh.triangles.clone(),
+    };
     // `--out frames/cloth.ply` creates `frames/` as needed.
-    if let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+    if let Some(dir) = Path::new(path)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
     }
     save_mesh(&out, path).map_err(|e| format!("{path}: {e}"))
 }
@@ -350,11 +413,16 @@ fn frame_path(out: &str, k: usize) -> String {
 /// Runs the solve; `Ok(true)` when it converged (static) or every step ran (dynamics).
 fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
     let (mut obj, mut x, mesh) = setup(prog, s)?;
-    let mut opts = SolveOptions { max_iters: s.max_iters, grad_abs_tol: s.tol, ..SolveOptions::default() };
+    let mut opts = SolveOptions {
+        max_iters: s.max_iters,
+        grad_abs_tol: s.tol,
+        ..SolveOptions::default()
+    };
     if let Some(spec) = &s.fix {
         opts.fixed = Some(fixed_mask(obj.energy(), spec)?);
     }
-    let mut solver = Solver::from_name(&s.solver).ok_or_else(|| format!("unknown solver `{}`", s.solver))?;
+    let mut solver =
+        Solver::from_name(&s.solver).ok_or_else(|| format!("unknown solver `{}`", s.solver))?;
     if let Solver::Newton(n) = &mut solver {
         n.project_psd = s.project_psd;
     }
@@ -365,7 +433,11 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
         Some(n) => Progress::new(n as u64, "steps"),
         None => Progress::new(s.max_iters as u64, "iterations"),
     };
-    let mut log = Log { json: s.json, progress, points: Vec::new() };
+    let mut log = Log {
+        json: s.json,
+        progress,
+        points: Vec::new(),
+    };
     let start = Instant::now();
     let ok = match s.steps {
         None => {
@@ -373,27 +445,37 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
                 log.iteration(None, it);
                 Control::Continue
             };
-            let report = solver.solve(&mut obj, &mut x, &opts, Some(&mut cb)).map_err(|e| format!("solver: {e}"))?;
+            let report = solver
+                .solve(&mut obj, &mut x, &opts, Some(&mut cb))
+                .map_err(|e| format!("solver: {e}"))?;
             if let Some(out) = &s.out {
                 write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
             summary(&log, s, &report, start, 1);
             // A fixed-step gradient descent is a fixed number of iterations (smoothing).
-            let fixed_run = s.step.is_some() && s.solver == "gd" && report.status == Status::MaxIterations;
+            let fixed_run =
+                s.step.is_some() && s.solver == "gd" && report.status == Status::MaxIterations;
             report.status.converged() || fixed_run
         }
         Some(steps) => {
             let n = x.len();
-            let mut euler = ImplicitEuler::new(&mut obj, vec![1.0; n], s.dt, x.clone(), vec![0.0; n]).map_err(|e| e.to_string())?;
+            let mut euler =
+                ImplicitEuler::new(&mut obj, vec![1.0; n], s.dt, x.clone(), vec![0.0; n])
+                    .map_err(|e| e.to_string())?;
             let mut last = None;
             for k in 1..=steps {
                 let mut cb = |it: &IterationInfo| {
                     log.iteration(Some(k), it);
                     Control::Continue
                 };
-                let report = euler.step(&mut solver, &opts, Some(&mut cb)).map_err(|e| format!("time step {k}: solver: {e}"))?;
+                let report = euler
+                    .step(&mut solver, &opts, Some(&mut cb))
+                    .map_err(|e| format!("time step {k}: solver: {e}"))?;
                 let pos = euler.positions().to_vec();
-                let potential = euler.potential_mut().value(&pos).map_err(|e| e.to_string())?;
+                let potential = euler
+                    .potential_mut()
+                    .value(&pos)
+                    .map_err(|e| e.to_string())?;
                 if s.json {
                     log.line(format!(
                         "{{\"type\":\"step\",\"time_step\":{k},\"time\":{},\"iterations\":{},\"status\":\"{}\",\"potential\":{},\"grad_norm\":{}}}",
@@ -413,9 +495,16 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
                         status_name(report.status)
                     ));
                 }
-                log.progress.set(k as u64, format!("{} iterations", report.iterations));
+                log.progress
+                    .set(k as u64, format!("{} iterations", report.iterations));
                 if let Some(out) = &s.out {
-                    write_mesh_at(euler.potential().energy(), &mesh, euler.positions(), &frame_path(out, k), s.out_field.as_deref())?;
+                    write_mesh_at(
+                        euler.potential().energy(),
+                        &mesh,
+                        euler.positions(),
+                        &frame_path(out, k),
+                        s.out_field.as_deref(),
+                    )?;
                 }
                 last = Some(report);
             }
@@ -456,7 +545,11 @@ fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usiz
             num(elapsed),
         ));
     } else {
-        let what = if s.steps.is_some() { format!("{steps} time steps, {total_iters} iterations") } else { format!("{} iterations", r.iterations) };
+        let what = if s.steps.is_some() {
+            format!("{steps} time steps, {total_iters} iterations")
+        } else {
+            format!("{} iterations", r.iterations)
+        };
         log.line(format!(
             "{}: {what}, energy {:.12e} -> {:.12e}, |g| {:.3e}, {:.1} ms",
             status_name(r.status),

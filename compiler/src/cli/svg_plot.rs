@@ -10,13 +10,36 @@ const M: f64 = 48.0;
 
 /// One panel: a polyline of finite `(i, y)` points scaled into its box at `x0`.
 fn panel(svg: &mut String, x0: f64, title: &str, ys: &[Option<f64>], color: &str, log_label: bool) {
-    let pts: Vec<(usize, f64)> = ys.iter().enumerate().filter_map(|(i, y)| y.map(|y| (i + 1, y))).collect();
+    let pts: Vec<(usize, f64)> = ys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, y)| y.map(|y| (i + 1, y)))
+        .collect();
     let _ = writeln!(svg, r##"<g transform="translate({x0},0)">"##);
-    let _ = writeln!(svg, r##"<rect x="{M}" y="{M}" width="{}" height="{}" fill="none" stroke="#444"/>"##, W - 1.5 * M, H - 2.0 * M);
-    let _ = writeln!(svg, r##"<text x="{}" y="{}" text-anchor="middle" font-size="13">{title}</text>"##, W / 2.0, M - 12.0);
-    let _ = writeln!(svg, r##"<text x="{}" y="{}" text-anchor="middle" font-size="11">iteration</text>"##, W / 2.0, H - 10.0);
+    let _ = writeln!(
+        svg,
+        r##"<rect x="{M}" y="{M}" width="{}" height="{}" fill="none" stroke="#444"/>"##,
+        W - 1.5 * M,
+        H - 2.0 * M
+    );
+    let _ = writeln!(
+        svg,
+        r##"<text x="{}" y="{}" text-anchor="middle" font-size="13">{title}</text>"##,
+        W / 2.0,
+        M - 12.0
+    );
+    let _ = writeln!(
+        svg,
+        r##"<text x="{}" y="{}" text-anchor="middle" font-size="11">iteration</text>"##,
+        W / 2.0,
+        H - 10.0
+    );
     if !pts.is_empty() {
-        let (mut lo, mut hi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1)));
+        let (mut lo, mut hi) = pts
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p.1), b.max(p.1))
+            });
         if hi - lo < 1e-300 {
             lo -= 0.5;
             hi += 0.5;
@@ -28,12 +51,43 @@ fn panel(svg: &mut String, x0: f64, title: &str, ys: &[Option<f64>], color: &str
         for (i, y) in &pts {
             let _ = write!(line, "{:.2},{:.2} ", sx(*i), sy(*y));
         }
-        let _ = writeln!(svg, r##"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"##, line.trim_end());
-        let fmt = |v: f64| if log_label { format!("1e{v:.1}") } else { format!("{v:.4e}") };
-        let _ = writeln!(svg, r##"<text x="{}" y="{}" text-anchor="end" font-size="10">{}</text>"##, M - 4.0, M + 4.0, fmt(hi));
-        let _ = writeln!(svg, r##"<text x="{}" y="{}" text-anchor="end" font-size="10">{}</text>"##, M - 4.0, H - M, fmt(lo));
-        let _ = writeln!(svg, r##"<text x="{M}" y="{}" font-size="10">1</text>"##, H - M + 14.0);
-        let _ = writeln!(svg, r##"<text x="{}" y="{}" text-anchor="end" font-size="10">{n}</text>"##, W - 0.5 * M, H - M + 14.0);
+        let _ = writeln!(
+            svg,
+            r##"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"##,
+            line.trim_end()
+        );
+        let fmt = |v: f64| {
+            if log_label {
+                format!("1e{v:.1}")
+            } else {
+                format!("{v:.4e}")
+            }
+        };
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{}" text-anchor="end" font-size="10">{}</text>"##,
+            M - 4.0,
+            M + 4.0,
+            fmt(hi)
+        );
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{}" text-anchor="end" font-size="10">{}</text>"##,
+            M - 4.0,
+            H - M,
+            fmt(lo)
+        );
+        let _ = writeln!(
+            svg,
+            r##"<text x="{M}" y="{}" font-size="10">1</text>"##,
+            H - M + 14.0
+        );
+        let _ = writeln!(
+            svg,
+            r##"<text x="{}" y="{}" text-anchor="end" font-size="10">{n}</text>"##,
+            W - 0.5 * M,
+            H - M + 14.0
+        );
     }
     svg.push_str("</g>\n");
 }
@@ -50,10 +104,24 @@ pub fn convergence(points: &[(f64, f64)], title: &str) -> String {
         H + 20.0
     );
     let _ = writeln!(svg, r##"<rect width="100%" height="100%" fill="white"/>"##);
-    let esc = title.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    let _ = writeln!(svg, r##"<text x="{}" y="{}" text-anchor="middle" font-size="11" fill="#666">{esc}</text>"##, W, H + 14.0);
-    let energy: Vec<Option<f64>> = points.iter().map(|p| p.0.is_finite().then_some(p.0)).collect();
-    let grad: Vec<Option<f64>> = points.iter().map(|p| (p.1 > 0.0 && p.1.is_finite()).then(|| p.1.log10())).collect();
+    let esc = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let _ = writeln!(
+        svg,
+        r##"<text x="{}" y="{}" text-anchor="middle" font-size="11" fill="#666">{esc}</text>"##,
+        W,
+        H + 14.0
+    );
+    let energy: Vec<Option<f64>> = points
+        .iter()
+        .map(|p| p.0.is_finite().then_some(p.0))
+        .collect();
+    let grad: Vec<Option<f64>> = points
+        .iter()
+        .map(|p| (p.1 > 0.0 && p.1.is_finite()).then(|| p.1.log10()))
+        .collect();
     panel(&mut svg, 0.0, "energy", &energy, "#1f77b4", false);
     panel(&mut svg, W, "|g| (log10)", &grad, "#d62728", true);
     svg.push_str("</svg>\n");

@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use super::EnergyError;
 use super::bind::MeshEnergy;
+use super::first_touch::FirstTouch;
 use super::kernels::{Source, TermKernels};
 use crate::back::cranelift::batch::batchable;
 use crate::back::cranelift::{BatchFrame, BatchInput, BatchKind, BatchSpec};
@@ -57,26 +58,42 @@ impl TermBatches {
 }
 
 /// The batched loops to compile for `energies` (one [`TermBatches`] per term).
-pub fn specs(module: &Module, energies: &[TermKernels], decls: &MeshDecls) -> (Vec<BatchSpec>, Vec<TermBatches>) {
+pub fn specs(
+    module: &Module,
+    energies: &[TermKernels],
+    decls: &MeshDecls,
+) -> (Vec<BatchSpec>, Vec<TermBatches>) {
     let mut out = Vec::new();
     let mut per_term = Vec::new();
     for (i, t) in energies.iter().enumerate() {
         let mut tb = TermBatches::default();
         let fixed = matches!(
             decls.energies.get(i).map(|d| d.stencil),
-            Some(StencilKind::Vertex | StencilKind::Edge | StencilKind::Face | StencilKind::Diamond)
+            Some(
+                StencilKind::Vertex | StencilKind::Edge | StencilKind::Face | StencilKind::Diamond
+            )
         );
         if fixed && t.ring.is_none() && t.k > 0 {
             let inputs: Vec<BatchInput> = t
                 .others
                 .iter()
                 .map(|s| match *s {
-                    Source::Data { field, vertex, slots } => BatchInput::Data { array: field, vertex, slots },
+                    Source::Data {
+                        field,
+                        vertex,
+                        slots,
+                    } => BatchInput::Data {
+                        array: field,
+                        vertex,
+                        slots,
+                    },
                     Source::Param { param, .. } => BatchInput::Const { at: param },
                     Source::Dof { .. } => BatchInput::Const { at: usize::MAX },
                 })
                 .collect();
-            let ok_inputs = inputs.iter().all(|i| !matches!(i, BatchInput::Const { at: usize::MAX }));
+            let ok_inputs = inputs
+                .iter()
+                .all(|i| !matches!(i, BatchInput::Const { at: usize::MAX }));
             for (kind, f) in [
                 (BatchKind::Value, Some(t.local)),
                 (BatchKind::Grad, t.grad),
@@ -85,14 +102,30 @@ pub fn specs(module: &Module, energies: &[TermKernels], decls: &MeshDecls) -> (V
                 (BatchKind::HessBlock, t.hess),
             ] {
                 let Some(f) = f else { continue };
-                let Some(func) = module.functions.get(f) else { continue };
+                let Some(func) = module.functions.get(f) else {
+                    continue;
+                };
                 if ok_inputs && batchable(func, kind, t.k, inputs.len()) {
                     tb.kinds[slot(kind)] = Some(out.len());
-                    out.push(BatchSpec { kernel: f, kind, k: t.k, nverts: t.nverts, inputs: inputs.clone(), runs: Vec::new() });
+                    out.push(BatchSpec {
+                        kernel: f,
+                        kind,
+                        k: t.k,
+                        nverts: t.nverts,
+                        inputs: inputs.clone(),
+                        runs: Vec::new(),
+                    });
                     let runs = dof_runs(t, decls);
                     if kind == BatchKind::Hess && runs.len() < t.k {
                         tb.hess_compact = Some((out.len(), runs.clone()));
-                        out.push(BatchSpec { kernel: f, kind, k: t.k, nverts: t.nverts, inputs: inputs.clone(), runs });
+                        out.push(BatchSpec {
+                            kernel: f,
+                            kind,
+                            k: t.k,
+                            nverts: t.nverts,
+                            inputs: inputs.clone(),
+                            runs,
+                        });
                     }
                 }
             }
@@ -107,16 +140,28 @@ pub fn specs(module: &Module, energies: &[TermKernels], decls: &MeshDecls) -> (V
 fn dof_runs(t: &TermKernels, decls: &MeshDecls) -> Vec<usize> {
     let mut runs = Vec::new();
     for &f in &t.dof_fields {
-        let dim = decls.dofs.get(f).and_then(|d| super::bind::type_slots(&d.ty)).unwrap_or(1);
+        let dim = decls
+            .dofs
+            .get(f)
+            .and_then(|d| super::bind::type_slots(&d.ty))
+            .unwrap_or(1);
         runs.extend(std::iter::repeat_n(dim, t.nverts));
     }
-    if runs.iter().sum::<usize>() == t.k { runs } else { vec![1; t.k] }
+    if runs.iter().sum::<usize>() == t.k {
+        runs
+    } else {
+        vec![1; t.k]
+    }
 }
 
 /// The compact slot table of `slots` (k·k per element) for `runs`: per
 /// element, row, run the slot of the run's first column; `None` unless every
 /// run's columns sit in consecutive slots of every row.
-pub(crate) fn compact_slots(slots: &mad_runtime::sparse::ElementList, k: usize, runs: &[usize]) -> Option<Vec<u32>> {
+pub(crate) fn compact_slots(
+    slots: &mad_runtime::sparse::ElementList,
+    k: usize,
+    runs: &[usize],
+) -> Option<Vec<u32>> {
     if slots.arity() != Some(k * k) || runs.iter().sum::<usize>() != k {
         return None;
     }
@@ -128,7 +173,9 @@ pub(crate) fn compact_slots(slots: &mad_runtime::sparse::ElementList, k: usize, 
             let mut start = 0;
             for &len in runs {
                 let first = s[a * k + start];
-                if (0..len).any(|c| s[a * k + start + c] != first.checked_add(c as u32).unwrap_or(u32::MAX)) {
+                if (0..len).any(|c| {
+                    s[a * k + start + c] != first.checked_add(c as u32).unwrap_or(u32::MAX)
+                }) {
                     return None;
                 }
                 out.push(first);
@@ -157,7 +204,11 @@ unsafe impl Sync for SharedFrame {}
 
 impl SharedFrame {
     fn with_range(&self, start: usize, end: usize) -> BatchFrame {
-        BatchFrame { start: start as u64, end: end as u64, ..self.0 }
+        BatchFrame {
+            start: start as u64,
+            end: end as u64,
+            ..self.0
+        }
     }
 }
 
@@ -173,6 +224,40 @@ struct Project<'a> {
 // elements, disjoint between the chunks of one colour (see the module docs).
 unsafe impl Send for Project<'_> {}
 unsafe impl Sync for Project<'_> {}
+
+/// Where the outputs of a run start from zero: each chunk clears what it
+/// touches first ([`FirstTouch`]).
+struct Clear<'a> {
+    plan: &'a FirstTouch,
+    row_ptr: &'a [usize],
+    outs: Outputs,
+}
+// SAFETY: a chunk clears only dofs and CSR rows that no concurrently running
+// chunk touches (see `super::first_touch`).
+unsafe impl Send for Clear<'_> {}
+unsafe impl Sync for Clear<'_> {}
+
+impl Clear<'_> {
+    /// Zeroes the gradient/HVP entries of dofs `lo..hi` and their CSR rows.
+    ///
+    /// # Safety
+    /// The outputs hold every entry of these dofs and rows, and no other thread
+    /// accesses them now.
+    unsafe fn ranges(&self, (lo, hi): (u32, u32)) {
+        let (lo, hi) = (lo as usize, hi as usize);
+        unsafe {
+            for p in [self.outs.grad, self.outs.out] {
+                if !p.is_null() {
+                    std::ptr::write_bytes(p.add(lo), 0, hi - lo);
+                }
+            }
+            if !self.outs.hess.is_null() {
+                let (a, b) = (self.row_ptr[lo], self.row_ptr[hi]);
+                std::ptr::write_bytes(self.outs.hess.add(a), 0, b - a);
+            }
+        }
+    }
+}
 
 /// One worker's batched caller and scratch space.
 struct BatchWorker<'m> {
@@ -195,6 +280,7 @@ impl MeshEnergy<'_> {
         x: &[f64],
         v: Option<&[f64]>,
         outs: Outputs,
+        clear: bool,
     ) -> Option<Result<f64, EnergyError>> {
         let t = &self.prog.energies[term];
         let b = &self.energies[term];
@@ -204,14 +290,25 @@ impl MeshEnergy<'_> {
         let mut batch = batch;
         let mut slot_table = slots.indices().as_ptr();
         if kind == BatchKind::Hess
-            && let Some((bi, runs)) = self.prog.batches.get(term).and_then(|b| b.hess_compact.as_ref())
+            && let Some((bi, runs)) = self
+                .prog
+                .batches
+                .get(term)
+                .and_then(|b| b.hess_compact.as_ref())
         {
             let tables = self.compact.get_or_init(|| {
                 (0..self.prog.energies.len())
                     .map(|i| {
                         let (t, ts) = (&self.prog.energies[i], &self.pattern.terms[i]);
-                        match self.prog.batches.get(i).and_then(|b| b.hess_compact.as_ref()) {
-                            Some((_, runs)) if self.tables_ok(i) => compact_slots(ts.slots(), t.k, runs),
+                        match self
+                            .prog
+                            .batches
+                            .get(i)
+                            .and_then(|b| b.hess_compact.as_ref())
+                        {
+                            Some((_, runs)) if self.tables_ok(i) => {
+                                compact_slots(ts.slots(), t.k, runs)
+                            }
                             _ => None,
                         }
                     })
@@ -250,9 +347,20 @@ impl MeshEnergy<'_> {
             }
         }
         for s in &t.others {
-            if let Source::Data { field, vertex, slots } = *s {
-                let Some(vals) = self.data[field].as_deref() else { return None };
-                let count = if vertex.is_some() { self.topo.num_vertices } else { n };
+            if let Source::Data {
+                field,
+                vertex,
+                slots,
+            } = *s
+            {
+                let Some(vals) = self.data[field].as_deref() else {
+                    return None;
+                };
+                let count = if vertex.is_some() {
+                    self.topo.num_vertices
+                } else {
+                    n
+                };
                 if vals.len() < count * slots {
                     return None;
                 }
@@ -262,10 +370,19 @@ impl MeshEnergy<'_> {
             .params
             .iter()
             .zip(&self.prog.decls.params)
-            .map(|(&p, d)| if d.ty == SurfaceType::I64 { p as i64 as u64 } else { p.to_bits() })
+            .map(|(&p, d)| {
+                if d.ty == SurfaceType::I64 {
+                    p as i64 as u64
+                } else {
+                    p.to_bits()
+                }
+            })
             .collect();
-        let data: Vec<*const f64> =
-            self.data.iter().map(|d| d.as_deref().map_or(std::ptr::null(), |d| d.as_ptr())).collect();
+        let data: Vec<*const f64> = self
+            .data
+            .iter()
+            .map(|d| d.as_deref().map_or(std::ptr::null(), |d| d.as_ptr()))
+            .collect();
         let frame = SharedFrame(BatchFrame {
             start: 0,
             end: 0,
@@ -281,8 +398,34 @@ impl MeshEnergy<'_> {
             consts: consts.as_ptr(),
             data: data.as_ptr(),
         });
-        let project = (kind == BatchKind::HessBlock).then_some(Project { k: t.k, slots, hess: outs.hess, weight });
-        Some(self.batched_schedule(term, batch, coloring, frame, project))
+        let project = (kind == BatchKind::HessBlock).then_some(Project {
+            k: t.k,
+            slots,
+            hess: outs.hess,
+            weight,
+        });
+        let clear = clear.then(|| {
+            let plan =
+                self.first_touch[term].get_or_init(|| FirstTouch::plan(dofs, coloring, self.ndofs));
+            let c = Clear {
+                plan,
+                row_ptr: &self.pattern.csr.row_ptr,
+                outs,
+            };
+            // SAFETY: the outputs hold ndofs (gradient, HVP) and nnz (Hessian)
+            // values, the row pointers index the static part of the latter.
+            unsafe {
+                for &r in plan.untouched() {
+                    c.ranges(r);
+                }
+                if !outs.hess.is_null() {
+                    let static_nnz = self.pattern.csr.nnz();
+                    std::ptr::write_bytes(outs.hess.add(static_nnz), 0, self.nnz() - static_nnz);
+                }
+            }
+            c
+        });
+        Some(self.batched_schedule(term, batch, coloring, frame, project, clear))
     }
 
     /// Whether term `term`'s element tables hold what a batched loop reads:
@@ -303,8 +446,14 @@ impl MeshEnergy<'_> {
                         && verts.arity() == Some(t.nverts)
                         && verts.len() == n
                         && dofs.indices().iter().all(|&d| (d as usize) < self.ndofs)
-                        && slots.indices().iter().all(|&s| (s as usize) < self.pattern.csr.nnz())
-                        && verts.indices().iter().all(|&v| (v as usize) < self.topo.num_vertices)
+                        && slots
+                            .indices()
+                            .iter()
+                            .all(|&s| (s as usize) < self.pattern.csr.nnz())
+                        && verts
+                            .indices()
+                            .iter()
+                            .all(|&v| (v as usize) < self.topo.num_vertices)
                 })
                 .collect()
         });
@@ -318,17 +467,28 @@ impl MeshEnergy<'_> {
         coloring: &Coloring,
         frame: SharedFrame,
         project: Option<Project<'_>>,
+        clear: Option<Clear<'_>>,
     ) -> Result<f64, EnergyError> {
         let name = &self.prog.energies[term].name;
         let prog: &super::EnergyProgram = self.prog;
         let new_caller = || {
             prog.jit
                 .batch_caller(batch)
-                .map(|c| BatchWorker { caller: c, blocks: Vec::new(), work: PsdWork::new() })
+                .map(|c| BatchWorker {
+                    caller: c,
+                    blocks: Vec::new(),
+                    work: PsdWork::new(),
+                })
                 .ok_or_else(|| EnergyError::Backend(format!("no batched loop {batch}")))
         };
         let run = |w: &mut BatchWorker<'_>, chunk: u32| -> Result<f64, EnergyError> {
             let r = coloring.chunk_elements(chunk);
+            if let Some(c) = &clear {
+                // SAFETY: the chunk is the first in the schedule to touch these
+                // dofs and rows, and no chunk running now touches them
+                // (module docs of `first_touch`).
+                unsafe { c.plan.chunk(chunk).iter().for_each(|&d| c.ranges(d)) };
+            }
             let mut f = frame.with_range(r.start, r.end);
             if let Some(p) = &project {
                 let need = r.len() * p.k * p.k;
@@ -341,8 +501,12 @@ impl MeshEnergy<'_> {
             // the arrays the frame points to; chunks of one colour share no dof
             // (so no gradient/HVP entry and no CSR row), colours run in turn;
             // the block buffer holds the range's k² values per element.
-            let sum = unsafe { w.caller.run(&f) }
-                .map_err(|e| EnergyError::Runtime(format!("term `{name}`, elements {}..{}: {e}", r.start, r.end)))?;
+            let sum = unsafe { w.caller.run(&f) }.map_err(|e| {
+                EnergyError::Runtime(format!(
+                    "term `{name}`, elements {}..{}: {e}",
+                    r.start, r.end
+                ))
+            })?;
             if let Some(p) = &project {
                 let kk = p.k * p.k;
                 for (e, block) in r.clone().zip(w.blocks.chunks_exact_mut(kk)) {

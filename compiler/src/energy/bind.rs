@@ -43,6 +43,9 @@ pub struct MeshEnergy<'p> {
     /// Per energy term, its compact Hessian slot table where it has one
     /// (computed on first use, [`super::batched::compact_slots`]).
     pub(crate) compact: std::sync::OnceLock<Vec<Option<Vec<u32>>>>,
+    /// Per energy term, where its batched chunks clear the outputs they touch
+    /// first (computed on first use, [`super::first_touch`]).
+    pub(crate) first_touch: Vec<std::sync::OnceLock<super::first_touch::FirstTouch>>,
     /// Whether terms with batched loops use them (else element by element).
     pub(crate) batched: bool,
     /// Per dof field, the initializer set by the host (else the declaration's).
@@ -80,12 +83,16 @@ impl EnergyProgram {
         let mut dof_offsets = Vec::new();
         let mut ndofs = 0usize;
         for d in &self.decls.dofs {
-            let dim = type_slots(&d.ty).ok_or_else(|| EnergyError::Host(format!("dof `{}` has type {}", d.name, d.ty)))?;
+            let dim = type_slots(&d.ty)
+                .ok_or_else(|| EnergyError::Host(format!("dof `{}` has type {}", d.name, d.ty)))?;
             let entities = match d.stencil {
                 StencilKind::Vertex => nv,
                 StencilKind::Face => topo.faces.len(),
                 other => {
-                    return Err(EnergyError::Unsupported { term: d.name.clone(), what: format!("dofs on `{}` elements", other.name()) });
+                    return Err(EnergyError::Unsupported {
+                        term: d.name.clone(),
+                        what: format!("dofs on `{}` elements", other.name()),
+                    });
                 }
             };
             dof_offsets.push(ndofs);
@@ -95,20 +102,32 @@ impl EnergyProgram {
             t.dof_fields
                 .iter()
                 .map(|&f| LocalField {
-                    field: Field { offset: dof_offsets[f], dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1) },
+                    field: Field {
+                        offset: dof_offsets[f],
+                        dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1),
+                    },
                     on_faces: self.decls.dofs[f].stencil == StencilKind::Face,
                 })
                 .collect()
         };
-        let bind_term = |t: &super::kernels::TermKernels, decl: &crate::front::TermDecl| -> Result<BoundTerm, EnergyError> {
+        let bind_term = |t: &super::kernels::TermKernels,
+                         decl: &crate::front::TermDecl|
+         -> Result<BoundTerm, EnergyError> {
             let Some(s) = runtime_stencil(decl.stencil) else {
                 // Pair terms: no mesh elements; their pairs live in the pair pattern.
                 let empty = ElementList::fixed(t.k.max(1), Vec::new());
-                return Ok(BoundTerm { verts: ElementList::fixed(t.nverts.max(1), Vec::new()), dofs: empty });
+                return Ok(BoundTerm {
+                    verts: ElementList::fixed(t.nverts.max(1), Vec::new()),
+                    dofs: empty,
+                });
             };
             let verts = topo.elements(s);
             let fields = fields(t);
-            let faces = if fields.iter().any(|f| f.on_faces) { element_faces(&topo, s) } else { None };
+            let faces = if fields.iter().any(|f| f.on_faces) {
+                element_faces(&topo, s)
+            } else {
+                None
+            };
             let dofs = term_dofs(&verts, faces.as_ref(), &fields);
             Ok(BoundTerm { verts, dofs })
         };
@@ -121,7 +140,8 @@ impl EnergyProgram {
             residuals.push(bind_term(t, d)?);
         }
         let lists: Vec<ElementList> = energies.iter().map(|b| b.dofs.clone()).collect();
-        let pattern = HessianPattern::build(ndofs, &lists).map_err(|e| EnergyError::Mesh(e.to_string()))?;
+        let pattern =
+            HessianPattern::build(ndofs, &lists).map_err(|e| EnergyError::Mesh(e.to_string()))?;
         let pairs = super::pairs::PairState::new(self, &pattern.csr, &dof_offsets, nv)?;
         let params = self
             .decls
@@ -148,6 +168,9 @@ impl EnergyProgram {
             pairs,
             batch_tables: Default::default(),
             compact: Default::default(),
+            first_touch: (0..self.decls.energies.len())
+                .map(|_| Default::default())
+                .collect(),
             batched: true,
             dof_inits: self.decls.dof_inits.clone(),
         };
@@ -214,12 +237,22 @@ impl MeshEnergy<'_> {
 
     /// Hessian values (from [`MeshEnergy::hessian`]) as one CSR matrix: the
     /// static pattern merged with the pairs' entries.
-    pub fn hessian_csr(&self, values: &[f64]) -> Result<(mad_runtime::sparse::CsrPattern, Vec<f64>), EnergyError> {
+    pub fn hessian_csr(
+        &self,
+        values: &[f64],
+    ) -> Result<(mad_runtime::sparse::CsrPattern, Vec<f64>), EnergyError> {
         if values.len() != self.nnz() {
-            return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
+            return Err(EnergyError::Host(format!(
+                "Hessian values: expected {}, found {}",
+                self.nnz(),
+                values.len()
+            )));
         }
         match &self.pairs {
-            Some(p) => p.pattern.merge_values(values).map_err(|e| EnergyError::Host(e.to_string())),
+            Some(p) => p
+                .pattern
+                .merge_values(values)
+                .map_err(|e| EnergyError::Host(e.to_string())),
             None => Ok((self.pattern.csr.clone(), values.to_vec())),
         }
     }
@@ -249,7 +282,12 @@ impl MeshEnergy<'_> {
         self.pool = if threads <= 1 {
             None
         } else {
-            Some(rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| EnergyError::Host(e.to_string()))?)
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| EnergyError::Host(e.to_string()))?,
+            )
         };
         Ok(())
     }
@@ -277,7 +315,9 @@ impl MeshEnergy<'_> {
             .find(|(_, p)| p.name == name)
             .ok_or_else(|| EnergyError::Host(format!("no param named `{name}`")))?;
         if p.ty == SurfaceType::I64 && value.fract() != 0.0 {
-            return Err(EnergyError::Host(format!("param `{name}` is an i64; {value} is not an integer")));
+            return Err(EnergyError::Host(format!(
+                "param `{name}` is an i64; {value} is not an integer"
+            )));
         }
         self.params[i] = value;
         Ok(())
@@ -285,7 +325,12 @@ impl MeshEnergy<'_> {
 
     /// A param's current value.
     pub fn param(&self, name: &str) -> Option<f64> {
-        self.prog.decls.params.iter().position(|p| p.name == name).map(|i| self.params[i])
+        self.prog
+            .decls
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| self.params[i])
     }
 
     /// The number of values a data field takes: elements of its stencil × slots.
@@ -308,8 +353,12 @@ impl MeshEnergy<'_> {
     /// (element count, slots per element) of data field `i`.
     pub(crate) fn data_shape(&self, i: usize) -> Result<(usize, usize), EnergyError> {
         let d = &self.prog.decls.data[i];
-        let s = runtime_stencil(d.stencil).ok_or_else(|| EnergyError::Unsupported { term: d.name.clone(), what: "data on pairs".into() })?;
-        let slots = type_slots(&d.ty).ok_or_else(|| EnergyError::Host(format!("data `{}` has type {}", d.name, d.ty)))?;
+        let s = runtime_stencil(d.stencil).ok_or_else(|| EnergyError::Unsupported {
+            term: d.name.clone(),
+            what: "data on pairs".into(),
+        })?;
+        let slots = type_slots(&d.ty)
+            .ok_or_else(|| EnergyError::Host(format!("data `{}` has type {}", d.name, d.ty)))?;
         let n = match s {
             Stencil::Ring => self.topo.num_vertices,
             s => self.topo.num_elements(s),
@@ -344,16 +393,27 @@ impl MeshEnergy<'_> {
             (StencilKind::Vertex, SurfaceType::Vec(n)) if *n <= 3 => {
                 Some(p.iter().flat_map(|q| q[..*n as usize].to_vec()).collect())
             }
-            (StencilKind::Edge, SurfaceType::F64) => {
-                Some(self.topo.edges.iter().map(|e| norm(sub(p[e[1] as usize], p[e[0] as usize]))).collect())
-            }
+            (StencilKind::Edge, SurfaceType::F64) => Some(
+                self.topo
+                    .edges
+                    .iter()
+                    .map(|e| norm(sub(p[e[1] as usize], p[e[0] as usize])))
+                    .collect(),
+            ),
             (StencilKind::Face, SurfaceType::F64) => Some(
                 self.topo
                     .faces
                     .iter()
                     .map(|f| {
-                        let (a, b) = (sub(p[f[1] as usize], p[f[0] as usize]), sub(p[f[2] as usize], p[f[0] as usize]));
-                        let c = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+                        let (a, b) = (
+                            sub(p[f[1] as usize], p[f[0] as usize]),
+                            sub(p[f[2] as usize], p[f[0] as usize]),
+                        );
+                        let c = [
+                            a[1] * b[2] - a[2] * b[1],
+                            a[2] * b[0] - a[0] * b[2],
+                            a[0] * b[1] - a[1] * b[0],
+                        ];
                         0.5 * norm(c)
                     })
                     .collect(),
@@ -365,10 +425,14 @@ impl MeshEnergy<'_> {
     /// Checks that every data field a term reads has values.
     pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
         for t in self.prog.energies.iter().chain(&self.prog.residuals) {
-            let ring_data = t.ring.iter().flat_map(|r| &r.inputs).filter_map(|i| match i {
-                super::ring::RingInput::Data { field, .. } => Some(*field),
-                _ => None,
-            });
+            let ring_data = t
+                .ring
+                .iter()
+                .flat_map(|r| &r.inputs)
+                .filter_map(|i| match i {
+                    super::ring::RingInput::Data { field, .. } => Some(*field),
+                    _ => None,
+                });
             let fixed_data = t.others.iter().filter_map(|s| match s {
                 Source::Data { field, .. } => Some(*field),
                 _ => None,
@@ -398,23 +462,46 @@ impl MeshEnergy<'_> {
     /// The weights and their derivatives with respect to param `wrt` (zeros
     /// without one): the objective is a linear form in the energies whose
     /// coefficients are polynomials in the params, evaluated with dual numbers.
-    pub(crate) fn weights_and_slopes(&self, wrt: Option<usize>) -> Result<(Vec<f64>, Vec<f64>), EnergyError> {
+    pub(crate) fn weights_and_slopes(
+        &self,
+        wrt: Option<usize>,
+    ) -> Result<(Vec<f64>, Vec<f64>), EnergyError> {
         type D = (f64, f64);
         let names: Vec<&str> = self.prog.energies.iter().map(|t| t.name.as_str()).collect();
         let n = names.len();
-        let Some(obj) = &self.prog.decls.objective else { return Ok((vec![1.0; n], vec![0.0; n])) };
+        let Some(obj) = &self.prog.decls.objective else {
+            return Ok((vec![1.0; n], vec![0.0; n]));
+        };
         let mul = |a: D, b: D| -> D { (a.0 * b.0, a.0 * b.1 + a.1 * b.0) };
         // A linear form: (constant, coefficient per energy), each a dual number.
-        fn lin(me: &MeshEnergy, names: &[&str], wrt: Option<usize>, e: &ObjExpr, mul: &dyn Fn(D, D) -> D) -> Result<(D, Vec<D>), EnergyError> {
+        fn lin(
+            me: &MeshEnergy,
+            names: &[&str],
+            wrt: Option<usize>,
+            e: &ObjExpr,
+            mul: &dyn Fn(D, D) -> D,
+        ) -> Result<(D, Vec<D>), EnergyError> {
             let n = names.len();
             Ok(match e {
                 ObjExpr::Num(x) => ((*x, 0.0), vec![(0.0, 0.0); n]),
                 ObjExpr::Param(p) => {
-                    let i = me.prog.decls.params.iter().position(|q| &q.name == p).ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?;
-                    ((me.params[i], if wrt == Some(i) { 1.0 } else { 0.0 }), vec![(0.0, 0.0); n])
+                    let i = me
+                        .prog
+                        .decls
+                        .params
+                        .iter()
+                        .position(|q| &q.name == p)
+                        .ok_or_else(|| EnergyError::Objective(format!("no param `{p}`")))?;
+                    (
+                        (me.params[i], if wrt == Some(i) { 1.0 } else { 0.0 }),
+                        vec![(0.0, 0.0); n],
+                    )
                 }
                 ObjExpr::Energy(name) => {
-                    let i = names.iter().position(|x| x == name).ok_or_else(|| EnergyError::Objective(format!("no energy `{name}`")))?;
+                    let i = names
+                        .iter()
+                        .position(|x| x == name)
+                        .ok_or_else(|| EnergyError::Objective(format!("no energy `{name}`")))?;
                     let mut c = vec![(0.0, 0.0); n];
                     c[i] = (1.0, 0.0);
                     ((0.0, 0.0), c)
@@ -422,8 +509,18 @@ impl MeshEnergy<'_> {
                 ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => {
                     let (ca, va) = lin(me, names, wrt, a, mul)?;
                     let (cb, vb) = lin(me, names, wrt, b, mul)?;
-                    let s = if matches!(e, ObjExpr::Sub(..)) { -1.0 } else { 1.0 };
-                    ((ca.0 + s * cb.0, ca.1 + s * cb.1), va.iter().zip(&vb).map(|(x, y)| (x.0 + s * y.0, x.1 + s * y.1)).collect())
+                    let s = if matches!(e, ObjExpr::Sub(..)) {
+                        -1.0
+                    } else {
+                        1.0
+                    };
+                    (
+                        (ca.0 + s * cb.0, ca.1 + s * cb.1),
+                        va.iter()
+                            .zip(&vb)
+                            .map(|(x, y)| (x.0 + s * y.0, x.1 + s * y.1))
+                            .collect(),
+                    )
                 }
                 ObjExpr::Neg(a) => {
                     let (c, v) = lin(me, names, wrt, a, mul)?;
@@ -435,7 +532,9 @@ impl MeshEnergy<'_> {
                     let a_const = va.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
                     let b_const = vb.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
                     if !a_const && !b_const {
-                        return Err(EnergyError::Objective("a product of two energies is not a weighted sum".into()));
+                        return Err(EnergyError::Objective(
+                            "a product of two energies is not a weighted sum".into(),
+                        ));
                     }
                     if a_const {
                         (mul(ca, cb), vb.iter().map(|&x| mul(ca, x)).collect())
@@ -447,8 +546,13 @@ impl MeshEnergy<'_> {
         }
         let (c, w) = lin(self, &names, wrt, obj, &mul)?;
         if c.0 != 0.0 {
-            return Err(EnergyError::Objective("a constant term in the objective has no effect on derivatives; drop it".into()));
+            return Err(EnergyError::Objective(
+                "a constant term in the objective has no effect on derivatives; drop it".into(),
+            ));
         }
-        Ok((w.iter().map(|x| x.0).collect(), w.iter().map(|x| x.1).collect()))
+        Ok((
+            w.iter().map(|x| x.0).collect(),
+            w.iter().map(|x| x.1).collect(),
+        ))
     }
 }

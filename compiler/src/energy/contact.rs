@@ -32,7 +32,9 @@ impl Contact {
     /// The broad phase the program declares, over the energy's mesh; `None` without
     /// a `broadphase` declaration.
     pub fn from_program(me: &MeshEnergy) -> Result<Option<Contact>, EnergyError> {
-        let Some(decl) = &me.prog.decls.broadphase else { return Ok(None) };
+        let Some(decl) = &me.prog.decls.broadphase else {
+            return Ok(None);
+        };
         let kinds: Vec<ContactKind> = decl
             .kinds
             .iter()
@@ -42,7 +44,8 @@ impl Contact {
                 PairKind::EdgeEdge => ContactKind::EdgeEdge,
             })
             .collect();
-        let broad = BroadPhase::new(me.num_vertices(), &me.mesh().triangles, &kinds).map_err(host)?;
+        let broad =
+            BroadPhase::new(me.num_vertices(), &me.mesh().triangles, &kinds).map_err(host)?;
         if me.pair_arity() != broad.arity() {
             return Err(host(format!(
                 "the pair terms read {} vertices per pair but `{}` pairs have {} (e.v0 … e.v{})",
@@ -52,10 +55,23 @@ impl Contact {
                 broad.arity() - 1
             )));
         }
-        if me.prog.decls.dofs.first().is_none_or(|d| d.stencil != crate::front::StencilKind::Vertex) {
-            return Err(host("the first dof field must be a vertex field (the positions)"));
+        if me
+            .prog
+            .decls
+            .dofs
+            .first()
+            .is_none_or(|d| d.stencil != crate::front::StencilKind::Vertex)
+        {
+            return Err(host(
+                "the first dof field must be a vertex field (the positions)",
+            ));
         }
-        Ok(Some(Contact { broad, distance: decl.distance.clone(), at: None, pairs: Vec::new() }))
+        Ok(Some(Contact {
+            broad,
+            distance: decl.distance.clone(),
+            at: None,
+            pairs: Vec::new(),
+        }))
     }
 
     /// d̂ now.
@@ -86,7 +102,9 @@ impl Contact {
         if self.at.as_deref() == Some(x) {
             return Ok(false);
         }
-        let pos = me.positions_of(x).ok_or_else(|| host("the program has no dofs"))?;
+        let pos = me
+            .positions_of(x)
+            .ok_or_else(|| host("the program has no dofs"))?;
         let pairs = self.broad.pairs(&pos, self.dhat(me)?).map_err(host)?;
         let changed = pairs != self.pairs;
         if changed {
@@ -103,9 +121,21 @@ impl Contact {
     }
 
     /// The largest first trial step `≤ t0` along `d` from `x` that keeps every pair apart.
-    pub fn max_step(&self, me: &MeshEnergy, x: &[f64], d: &[f64], t0: f64) -> Result<f64, EnergyError> {
-        let pos = me.positions_of(x).ok_or_else(|| host("the program has no dofs"))?;
-        let dir = me.positions_of(d).ok_or_else(|| host("the program has no dofs"))?;
-        self.broad.max_step(&pos, &dir, t0, STEP_FRACTION).map_err(host)
+    pub fn max_step(
+        &self,
+        me: &MeshEnergy,
+        x: &[f64],
+        d: &[f64],
+        t0: f64,
+    ) -> Result<f64, EnergyError> {
+        let pos = me
+            .positions_of(x)
+            .ok_or_else(|| host("the program has no dofs"))?;
+        let dir = me
+            .positions_of(d)
+            .ok_or_else(|| host("the program has no dofs"))?;
+        self.broad
+            .max_step(&pos, &dir, t0, STEP_FRACTION)
+            .map_err(host)
     }
 }

@@ -20,11 +20,19 @@ fn call(e: &mut Emitter, module: &Module, f: FuncRef, args: Vec<ValueId>) -> Val
 }
 
 /// `name$eg(z, o…) -> (value, ∂/∂z)`.
-pub fn value_grad(module: &mut Module, local: FuncRef, _active: &[bool]) -> Result<FuncRef, AdError> {
+pub fn value_grad(
+    module: &mut Module,
+    local: FuncRef,
+    _active: &[bool],
+) -> Result<FuncRef, AdError> {
     let src = module.functions[local].clone();
     let v = vjp(module, local)?;
     let zt = src.param_types()[0].clone();
-    let func = Function::new(format!("{}$eg", src.name), &src.param_types(), Type::Tuple(vec![Type::F64, zt]));
+    let func = Function::new(
+        format!("{}$eg", src.name),
+        &src.param_types(),
+        Type::Tuple(vec![Type::F64, zt]),
+    );
     let params = func.params().to_vec();
     let mut e = Emitter::new(func);
     let one = e.float(ScalarKind::F64, 1.0);
@@ -47,14 +55,23 @@ fn unit(e: &mut Emitter, k: usize, i: usize) -> Result<ValueId, AdError> {
 
 /// `name$egh(z, o…) -> (value, ∂/∂z, (col₀, …))`: forward (k unit seeds in `z`)
 /// over reverse; column s is the derivative of the gradient along `z_s`.
-pub fn value_grad_hess(module: &mut Module, local: FuncRef, active: &[bool], k: usize) -> Result<FuncRef, AdError> {
+pub fn value_grad_hess(
+    module: &mut Module,
+    local: FuncRef,
+    active: &[bool],
+    k: usize,
+) -> Result<FuncRef, AdError> {
     let src = module.functions[local].clone();
     let eg = value_grad(module, local, active)?;
     crate::energy::inline::inline_all(module, eg).map_err(AdError::Internal)?;
     let j = jvp_active(module, eg, k, active)?;
     let zt = src.param_types()[0].clone();
     let ht = Type::Tuple(vec![zt.clone(); k]);
-    let func = Function::new(format!("{}$egh", src.name), &src.param_types(), Type::Tuple(vec![Type::F64, zt, ht]));
+    let func = Function::new(
+        format!("{}$egh", src.name),
+        &src.param_types(),
+        Type::Tuple(vec![Type::F64, zt, ht]),
+    );
     let params = func.params().to_vec();
     let mut e = Emitter::new(func);
     let mut args = params;
@@ -95,11 +112,20 @@ pub fn grad_hvp(module: &mut Module, local: FuncRef, active: &[bool]) -> Result<
 
 /// `name$ej(z, o…) -> (value, (∂R/∂z₀, …, ∂R/∂z_{k-1}))` for a residual of m
 /// components: the m×k Jacobian by columns.
-pub fn value_jac(module: &mut Module, local: FuncRef, active: &[bool], k: usize) -> Result<FuncRef, AdError> {
+pub fn value_jac(
+    module: &mut Module,
+    local: FuncRef,
+    active: &[bool],
+    k: usize,
+) -> Result<FuncRef, AdError> {
     let src = module.functions[local].clone();
     let j = jvp_active(module, local, k, active)?;
     let jt = Type::Tuple(vec![src.ret.clone(); k]);
-    let func = Function::new(format!("{}$ej", src.name), &src.param_types(), Type::Tuple(vec![src.ret.clone(), jt]));
+    let func = Function::new(
+        format!("{}$ej", src.name),
+        &src.param_types(),
+        Type::Tuple(vec![src.ret.clone(), jt]),
+    );
     let params = func.params().to_vec();
     let mut e = Emitter::new(func);
     let mut args = params;

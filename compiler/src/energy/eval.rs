@@ -14,12 +14,12 @@ use mad_runtime::linalg::sym_eigen::project_psd;
 use mad_runtime::sparse::{Coloring, ElementList};
 use rayon::prelude::*;
 
+use super::EnergyError;
+use super::batched::Outputs;
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
-use super::batched::Outputs;
 use super::ring_eval::{RING_CHUNK, RingKind};
 use crate::back::cranelift::BatchKind;
-use super::EnergyError;
 use crate::back::cranelift::RawCaller;
 use crate::ir::FuncRef;
 
@@ -28,7 +28,9 @@ use crate::ir::FuncRef;
 enum Kind {
     Value,
     Grad,
-    Hess { project: bool },
+    Hess {
+        project: bool,
+    },
     Hvp,
     /// ∂²E/∂z∂θ (the term's mixed kernel for one param).
     Mixed,
@@ -54,7 +56,6 @@ impl Out {
         unsafe { *self.0.add(i) += v };
     }
 }
-
 
 /// A sparse matrix in CSR form (rows × cols).
 #[derive(Clone, Debug, PartialEq)]
@@ -104,10 +105,21 @@ impl MeshEnergy<'_> {
     /// dofs) into `args` from position `at`, and returns the next free
     /// position. Per-element data is read at `e`, vertex data at the element's
     /// stencil vertices `verts`.
-    pub(super) fn gather_others(&self, others: &[Source], e: usize, verts: &[u32], args: &mut [f64], mut at: usize) -> usize {
+    pub(super) fn gather_others(
+        &self,
+        others: &[Source],
+        e: usize,
+        verts: &[u32],
+        args: &mut [f64],
+        mut at: usize,
+    ) -> usize {
         for s in others {
             match *s {
-                Source::Data { field, vertex, slots } => {
+                Source::Data {
+                    field,
+                    vertex,
+                    slots,
+                } => {
                     let ent = match vertex {
                         None => e,
                         Some(v) => verts[v as usize] as usize,
@@ -118,7 +130,11 @@ impl MeshEnergy<'_> {
                 }
                 Source::Param { param, int } => {
                     let p = self.params[param];
-                    args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
+                    args[at] = if int {
+                        f64::from_bits(p as i64 as u64)
+                    } else {
+                        p
+                    };
                     at += 1;
                 }
                 Source::Dof { .. } => {}
@@ -149,7 +165,9 @@ impl MeshEnergy<'_> {
         let mut sum = 0.0;
         for e in job.coloring.chunk_elements(chunk) {
             self.gather(job, e, &mut w.args);
-            w.call.call_f64(&w.args, &mut w.res).map_err(|err| EnergyError::Runtime(format!("term `{}`, element {e}: {err}", job.t.name)))?;
+            w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
+                EnergyError::Runtime(format!("term `{}`, element {e}: {err}", job.t.name))
+            })?;
             let dofs = job.dofs.get(e);
             // SAFETY (of every `add`): chunks of one colour share no dof, hence no
             // gradient/HVP entry and no CSR row; colours run one after another.
@@ -162,7 +180,9 @@ impl MeshEnergy<'_> {
                             unsafe { g.add(d as usize, job.weight * w.res[1 + a]) };
                         }
                     }
-                    if let (Kind::Hess { project }, Some(h), Some(slots)) = (job.kind, job.hess, job.slots) {
+                    if let (Kind::Hess { project }, Some(h), Some(slots)) =
+                        (job.kind, job.hess, job.slots)
+                    {
                         // The kernel returns the block by columns.
                         let cols = &w.res[1 + k..1 + k + k * k];
                         let block = &mut w.block[..k * k];
@@ -193,7 +213,8 @@ impl MeshEnergy<'_> {
 
     fn run(&self, job: &Job) -> Result<f64, EnergyError> {
         let prog: &super::EnergyProgram = self.prog;
-        let nargs = job.t.k.max(1) + job.t.other_slots + if job.kind == Kind::Hvp { job.t.k } else { 0 };
+        let nargs =
+            job.t.k.max(1) + job.t.other_slots + if job.kind == Kind::Hvp { job.t.k } else { 0 };
         let nres = match job.kind {
             Kind::Value => 1,
             Kind::Grad => 1 + job.t.k,
@@ -201,7 +222,9 @@ impl MeshEnergy<'_> {
             Kind::Hvp | Kind::Mixed => job.t.k,
         };
         let new_worker = || -> Result<Worker<'_>, EnergyError> {
-            let call = prog.raw_caller(job.func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+            let call = prog
+                .raw_caller(job.func)
+                .map_err(|e| EnergyError::Backend(e.to_string()))?;
             if call.arg_slots() != nargs || call.result_slots() != nres {
                 return Err(EnergyError::Kernel {
                     term: job.t.name.clone(),
@@ -212,7 +235,12 @@ impl MeshEnergy<'_> {
                     ),
                 });
             }
-            Ok(Worker { call, args: vec![0.0; nargs], res: vec![0.0; nres], block: vec![0.0; nres] })
+            Ok(Worker {
+                call,
+                args: vec![0.0; nargs],
+                res: vec![0.0; nres],
+                block: vec![0.0; nres],
+            })
         };
         let mut total = 0.0;
         for c in 0..job.coloring.num_colours() {
@@ -229,7 +257,10 @@ impl MeshEnergy<'_> {
                 }),
                 None => {
                     let mut w = new_worker()?;
-                    chunks.iter().map(|&ch| self.run_chunk(job, &mut w, ch)).collect()
+                    chunks
+                        .iter()
+                        .map(|&ch| self.run_chunk(job, &mut w, ch))
+                        .collect()
                 }
             };
             for s in sums {
@@ -242,14 +273,24 @@ impl MeshEnergy<'_> {
     /// Sets `buf` to zeros, on the worker threads when there are several.
     fn zero_fill(&self, buf: &mut [f64]) {
         match &self.pool {
-            Some(pool) if buf.len() >= 1 << 16 => pool.install(|| buf.par_chunks_mut(1 << 14).for_each(|c| c.fill(0.0))),
+            // One contiguous piece per thread: large fills take the C
+            // library's streaming stores, small pieces would read every line
+            // they write and halve the bandwidth.
+            Some(pool) if buf.len() >= 1 << 16 => {
+                let piece = buf.len().div_ceil(pool.current_num_threads().max(1));
+                pool.install(|| buf.par_chunks_mut(piece).for_each(|c| c.fill(0.0)))
+            }
             _ => buf.fill(0.0),
         }
     }
 
     fn check_x(&self, what: &str, x: &[f64]) -> Result<(), EnergyError> {
         if x.len() != self.ndofs {
-            return Err(EnergyError::Host(format!("{what}: expected {} values, found {}", self.ndofs, x.len())));
+            return Err(EnergyError::Host(format!(
+                "{what}: expected {} values, found {}",
+                self.ndofs,
+                x.len()
+            )));
         }
         Ok(())
     }
@@ -269,9 +310,27 @@ impl MeshEnergy<'_> {
         let grad = Out::new(grad);
         let hess = Out::new(hess);
         let hv = Out::new(hv);
+        // The outputs start from zero. On several threads the first batched
+        // term's chunks clear them where they first touch them
+        // (`first_touch`: the clearing is spread over the threads and hits
+        // lines on their way into the cache); on one thread, and whenever the
+        // first term that writes is not batched, one streaming pass clears
+        // them before that term.
+        let mut pending_clear = grad.is_some() || hess.is_some() || hv.is_some();
+        let threads = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
+        let clear_all = |pending: &mut bool| {
+            if std::mem::take(pending) {
+                for o in [grad, hess, hv].into_iter().flatten() {
+                    // SAFETY: `o` is the caller's exclusive output slice.
+                    self.zero_fill(unsafe { std::slice::from_raw_parts_mut(o.0, o.1) });
+                }
+            }
+        };
         let mut total = 0.0;
         for (i, t) in self.prog.energies.iter().enumerate() {
+            let writes = kind != Kind::Value && !(t.k == 0 && !self.is_pair(i) && t.ring.is_none());
             if self.is_pair(i) {
+                clear_all(&mut pending_clear);
                 let func = match kind {
                     Kind::Value => Some(t.local),
                     Kind::Grad => t.grad,
@@ -280,7 +339,8 @@ impl MeshEnergy<'_> {
                     Kind::Mixed => None,
                 };
                 if t.k == 0 && kind != Kind::Hvp {
-                    total += self.pair_loop(i, Kind::Value, t.local, weights[i], x, None, None, None)?;
+                    total +=
+                        self.pair_loop(i, Kind::Value, t.local, weights[i], x, None, None, None)?;
                 } else if let Some(f) = func {
                     let target = if kind == Kind::Hvp { hv } else { grad };
                     total += self.pair_loop(i, kind, f, weights[i], x, v, target, hess)?;
@@ -288,6 +348,7 @@ impl MeshEnergy<'_> {
                 continue;
             }
             if t.ring.is_some() {
+                clear_all(&mut pending_clear);
                 let rk = match (kind, v) {
                     (Kind::Value, _) => RingKind::Value,
                     (Kind::Grad, _) => RingKind::Grad,
@@ -307,7 +368,9 @@ impl MeshEnergy<'_> {
                 Kind::Mixed => continue,
             };
             let slots = &self.pattern.terms[i];
-            let Some(func) = func.or(if t.k == 0 { Some(t.local) } else { None }) else { continue };
+            let Some(func) = func.or(if t.k == 0 { Some(t.local) } else { None }) else {
+                continue;
+            };
             if t.k == 0 && kind == Kind::Hvp {
                 continue;
             }
@@ -321,18 +384,28 @@ impl MeshEnergy<'_> {
                     Kind::Hess { project: true } => Some(BatchKind::HessBlock),
                     Kind::Mixed => None,
                 };
-                if let Some((bk, bi)) = bk.and_then(|bk| self.prog.batches.get(i)?.get(bk).map(|bi| (bk, bi))) {
+                if let Some((bk, bi)) =
+                    bk.and_then(|bk| self.prog.batches.get(i)?.get(bk).map(|bi| (bk, bi)))
+                {
                     let null = std::ptr::null_mut();
                     let outs = Outputs {
                         grad: grad.map_or(null, |o| o.0),
                         hess: hess.map_or(null, |o| o.0),
                         out: hv.map_or(null, |o| o.0),
                     };
-                    if let Some(r) = self.run_batched(i, bi, bk, weights[i], x, v, outs) {
+                    let clear = pending_clear && writes && threads > 1;
+                    if writes && !clear {
+                        clear_all(&mut pending_clear);
+                    }
+                    if let Some(r) = self.run_batched(i, bi, bk, weights[i], x, v, outs, clear) {
+                        pending_clear &= !clear;
                         total += r?;
                         continue;
                     }
                 }
+            }
+            if writes {
+                clear_all(&mut pending_clear);
             }
             let job = Job {
                 t,
@@ -351,6 +424,7 @@ impl MeshEnergy<'_> {
             };
             total += self.run(&job)?;
         }
+        clear_all(&mut pending_clear);
         Ok(total)
     }
 
@@ -371,8 +445,12 @@ impl MeshEnergy<'_> {
         vec: Option<Out>,
         hess: Option<Out>,
     ) -> Result<f64, EnergyError> {
-        let Some(ps) = &self.pairs else { return Ok(0.0) };
-        let Some((_, map)) = ps.terms.iter().find(|t| t.0 == term) else { return Ok(0.0) };
+        let Some(ps) = &self.pairs else {
+            return Ok(0.0);
+        };
+        let Some((_, map)) = ps.terms.iter().find(|t| t.0 == term) else {
+            return Ok(0.0);
+        };
         let t = &self.prog.energies[term];
         let k = t.k;
         let nargs = k.max(1) + t.other_slots + if kind == Kind::Hvp { k } else { 0 };
@@ -382,14 +460,22 @@ impl MeshEnergy<'_> {
             Kind::Hess { .. } => 1 + k + k * k,
             Kind::Hvp | Kind::Mixed => k,
         };
-        let mut call = self.prog.raw_caller(func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+        let mut call = self
+            .prog
+            .raw_caller(func)
+            .map_err(|e| EnergyError::Backend(e.to_string()))?;
         if call.arg_slots() != nargs || call.result_slots() != nres {
-            return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected pair kernel slots".into() });
+            return Err(EnergyError::Kernel {
+                term: t.name.clone(),
+                message: "unexpected pair kernel slots".into(),
+            });
         }
         let (mut args, mut res, mut block) = (vec![0.0; nargs], vec![0.0; nres], vec![0.0; k * k]);
         let mut sum = 0.0;
         for id in ps.pattern.pair_ids() {
-            let Some((verts, pdofs, pslots)) = ps.pattern.pair(id) else { continue };
+            let Some((verts, pdofs, pslots)) = ps.pattern.pair(id) else {
+                continue;
+            };
             let kp = pdofs.len();
             for (a, &pa) in map.iter().enumerate() {
                 args[a] = x[pdofs[pa] as usize];
@@ -400,15 +486,24 @@ impl MeshEnergy<'_> {
             let mut at = k.max(1);
             for s in &t.others {
                 match *s {
-                    Source::Data { field, vertex, slots } => {
+                    Source::Data {
+                        field,
+                        vertex,
+                        slots,
+                    } => {
                         let ent = verts[vertex.unwrap_or(0) as usize] as usize;
                         let vals = self.data[field].as_deref().unwrap_or(&[]);
-                        args[at..at + slots].copy_from_slice(&vals[ent * slots..ent * slots + slots]);
+                        args[at..at + slots]
+                            .copy_from_slice(&vals[ent * slots..ent * slots + slots]);
                         at += slots;
                     }
                     Source::Param { param, int } => {
                         let p = self.params[param];
-                        args[at] = if int { f64::from_bits(p as i64 as u64) } else { p };
+                        args[at] = if int {
+                            f64::from_bits(p as i64 as u64)
+                        } else {
+                            p
+                        };
                         at += 1;
                     }
                     Source::Dof { .. } => {}
@@ -419,7 +514,9 @@ impl MeshEnergy<'_> {
                     args[at + a] = v[pdofs[pa] as usize];
                 }
             }
-            call.call_f64(&args, &mut res).map_err(|err| EnergyError::Runtime(format!("term `{}`, pair {verts:?}: {err}", t.name)))?;
+            call.call_f64(&args, &mut res).map_err(|err| {
+                EnergyError::Runtime(format!("term `{}`, pair {verts:?}: {err}", t.name))
+            })?;
             // SAFETY (of every `add`): this loop is the only writer.
             match kind {
                 Kind::Value => sum += w * res[0],
@@ -442,7 +539,12 @@ impl MeshEnergy<'_> {
                         }
                         for a in 0..k {
                             for b in 0..k {
-                                unsafe { h.add(pslots[map[a] * kp + map[b]] as usize, w * block[a * k + b]) };
+                                unsafe {
+                                    h.add(
+                                        pslots[map[a] * kp + map[b]] as usize,
+                                        w * block[a * k + b],
+                                    )
+                                };
                             }
                         }
                     }
@@ -460,7 +562,15 @@ impl MeshEnergy<'_> {
     }
 
     /// Adds ring term `term`'s results, element by element in order.
-    fn ring_loop(&self, term: usize, kind: RingKind<'_>, w: f64, x: &[f64], vec: Option<Out>, hess: Option<Out>) -> Result<f64, EnergyError> {
+    fn ring_loop(
+        &self,
+        term: usize,
+        kind: RingKind<'_>,
+        w: f64,
+        x: &[f64],
+        vec: Option<Out>,
+        hess: Option<Out>,
+    ) -> Result<f64, EnergyError> {
         let ts = &self.pattern.terms[term];
         let n = ts.len();
         let mut sum = 0.0;
@@ -505,7 +615,9 @@ impl MeshEnergy<'_> {
             .position(|q| q.name == param)
             .ok_or_else(|| EnergyError::Host(format!("no param named `{param}`")))?;
         if self.prog.decls.params[p].ty != crate::front::SurfaceType::F64 {
-            return Err(EnergyError::Host(format!("param `{param}` is not an f64: no derivative with respect to it")));
+            return Err(EnergyError::Host(format!(
+                "param `{param}` is not an f64: no derivative with respect to it"
+            )));
         }
         let (weights, slopes) = self.weights_and_slopes(Some(p))?;
         out.fill(0.0);
@@ -516,7 +628,9 @@ impl MeshEnergy<'_> {
                 if let Some(&(_, f)) = t.mixed.iter().find(|m| m.0 == p) {
                     self.pair_loop(i, Kind::Mixed, f, weights[i], x, None, o, None)?;
                 }
-                if slopes[i] != 0.0 && let Some(f) = t.grad {
+                if slopes[i] != 0.0
+                    && let Some(f) = t.grad
+                {
                     self.pair_loop(i, Kind::Grad, f, slopes[i], x, None, o, None)?;
                 }
                 continue;
@@ -532,7 +646,9 @@ impl MeshEnergy<'_> {
             if let Some(&(_, f)) = t.mixed.iter().find(|m| m.0 == p) {
                 jobs.push((Kind::Mixed, f, weights[i], None, o));
             }
-            if slopes[i] != 0.0 && let Some(f) = t.grad {
+            if slopes[i] != 0.0
+                && let Some(f) = t.grad
+            {
                 jobs.push((Kind::Grad, f, slopes[i], o, None));
             }
             for (kind, func, weight, grad, hv) in jobs {
@@ -565,21 +681,35 @@ impl MeshEnergy<'_> {
     /// The objective and its gradient (written to `grad`, length ndofs).
     pub fn gradient(&self, x: &[f64], grad: &mut [f64]) -> Result<f64, EnergyError> {
         self.check_x("gradient", grad)?;
-        self.zero_fill(grad);
         self.energies_loop(Kind::Grad, x, None, Some(grad), None, None)
     }
 
     /// The objective, gradient and Hessian values (length [`MeshEnergy::nnz`],
     /// in the order of [`MeshEnergy::pattern`]). `project` projects every
     /// element block to positive semi-definite first (eigenvalues clamped at 0).
-    pub fn hessian(&self, x: &[f64], grad: &mut [f64], values: &mut [f64], project: bool) -> Result<f64, EnergyError> {
+    pub fn hessian(
+        &self,
+        x: &[f64],
+        grad: &mut [f64],
+        values: &mut [f64],
+        project: bool,
+    ) -> Result<f64, EnergyError> {
         self.check_x("gradient", grad)?;
         if values.len() != self.nnz() {
-            return Err(EnergyError::Host(format!("Hessian values: expected {}, found {}", self.nnz(), values.len())));
+            return Err(EnergyError::Host(format!(
+                "Hessian values: expected {}, found {}",
+                self.nnz(),
+                values.len()
+            )));
         }
-        self.zero_fill(grad);
-        self.zero_fill(values);
-        self.energies_loop(Kind::Hess { project }, x, None, Some(grad), Some(values), None)
+        self.energies_loop(
+            Kind::Hess { project },
+            x,
+            None,
+            Some(grad),
+            Some(values),
+            None,
+        )
     }
 
     /// The Hessian-vector product H(x)·v into `out`, matrix-free (no element
@@ -587,14 +717,18 @@ impl MeshEnergy<'_> {
     pub fn hvp(&self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), EnergyError> {
         self.check_x("v", v)?;
         self.check_x("output", out)?;
-        self.zero_fill(out);
         self.energies_loop(Kind::Hvp, x, Some(v), None, None, Some(out))?;
         Ok(())
     }
 
     /// The number of residual rows: per residual term, elements × components.
     pub fn num_residuals(&self) -> usize {
-        self.prog.residuals.iter().zip(&self.residuals).map(|(t, b)| t.m * b.dofs.len()).sum()
+        self.prog
+            .residuals
+            .iter()
+            .zip(&self.residuals)
+            .map(|(t, b)| t.m * b.dofs.len())
+            .sum()
     }
 
     /// The residuals and their sparse Jacobian (rows: residual terms in
@@ -617,7 +751,12 @@ impl MeshEnergy<'_> {
                     t,
                     b,
                     dofs: &b.dofs,
-                    coloring: &Coloring { num_elements: 0, chunk_size: 1, chunks: vec![], colour_offsets: vec![0] },
+                    coloring: &Coloring {
+                        num_elements: 0,
+                        chunk_size: 1,
+                        chunks: vec![],
+                        colour_offsets: vec![0],
+                    },
                     func,
                     kind: Kind::Value,
                     weight: 1.0,
@@ -629,25 +768,40 @@ impl MeshEnergy<'_> {
                     slots: None,
                 };
                 self.gather(&job, e, &mut w.args);
-                w.call.call_f64(&w.args, &mut w.res).map_err(|err| EnergyError::Runtime(format!("term `{}`, element {e}: {err}", t.name)))?;
+                w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
+                    EnergyError::Runtime(format!("term `{}`, element {e}: {err}", t.name))
+                })?;
                 Ok(w.res[..nres].to_vec())
             };
             let prog: &super::EnergyProgram = self.prog;
             let nargs = k.max(1) + t.other_slots;
             let new_worker = || -> Result<Worker<'_>, EnergyError> {
-                let call = prog.raw_caller(func).map_err(|e| EnergyError::Backend(e.to_string()))?;
+                let call = prog
+                    .raw_caller(func)
+                    .map_err(|e| EnergyError::Backend(e.to_string()))?;
                 if call.arg_slots() != nargs || call.result_slots() != nres {
-                    return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected kernel slots".into() });
+                    return Err(EnergyError::Kernel {
+                        term: t.name.clone(),
+                        message: "unexpected kernel slots".into(),
+                    });
                 }
-                Ok(Worker { call, args: vec![0.0; nargs], res: vec![0.0; nres], block: vec![0.0; nres] })
+                Ok(Worker {
+                    call,
+                    args: vec![0.0; nargs],
+                    res: vec![0.0; nres],
+                    block: vec![0.0; nres],
+                })
             };
             let n = b.dofs.len();
             let outs: Vec<Result<Vec<f64>, EnergyError>> = match &self.pool {
                 Some(pool) => pool.install(|| {
-                    (0..n).into_par_iter().map_init(new_worker, |w, e| match w {
-                        Ok(w) => per(w, e),
-                        Err(err) => Err(err.clone()),
-                    }).collect()
+                    (0..n)
+                        .into_par_iter()
+                        .map_init(new_worker, |w, e| match w {
+                            Ok(w) => per(w, e),
+                            Err(err) => Err(err.clone()),
+                        })
+                        .collect()
                 }),
                 None => {
                     let mut w = new_worker()?;
@@ -659,8 +813,14 @@ impl MeshEnergy<'_> {
                 let dofs = b.dofs.get(e);
                 for row in 0..m {
                     r.push(o[row]);
-                    let mut entries: Vec<(u32, f64)> =
-                        if k > 0 { dofs.iter().enumerate().map(|(c, &d)| (d, o[m + c * m + row])).collect() } else { vec![] };
+                    let mut entries: Vec<(u32, f64)> = if k > 0 {
+                        dofs.iter()
+                            .enumerate()
+                            .map(|(c, &d)| (d, o[m + c * m + row]))
+                            .collect()
+                    } else {
+                        vec![]
+                    };
                     entries.sort_by_key(|p| p.0);
                     let mut last: Option<u32> = None;
                     for (d, v) in entries {
@@ -678,17 +838,34 @@ impl MeshEnergy<'_> {
                 }
             }
         }
-        Ok((r, SparseMatrix { nrows, ncols: self.ndofs, row_ptr, col_idx, values }))
+        Ok((
+            r,
+            SparseMatrix {
+                nrows,
+                ncols: self.ndofs,
+                row_ptr,
+                col_idx,
+                values,
+            },
+        ))
     }
 
     /// Times `what` (`energy`, `grad`, `hessian` = energy + gradient + Hessian
     /// values, `hvp`, `spmv` = one product with the Hessian assembled before
     /// timing) at `x` after `warmup` evaluations: `runs` timed evaluations.
-    pub fn bench(&self, what: &str, x: &[f64], warmup: usize, runs: usize) -> Result<Timing, EnergyError> {
+    pub fn bench(
+        &self,
+        what: &str,
+        x: &[f64],
+        warmup: usize,
+        runs: usize,
+    ) -> Result<Timing, EnergyError> {
         let n = self.ndofs;
         let mut g = vec![0.0; n];
         let mut h = vec![0.0; self.nnz()];
-        let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5).collect();
+        let v: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
+            .collect();
         let mut out = vec![0.0; n];
         if what == "spmv" {
             self.hessian(x, &mut g, &mut h, false)?;
@@ -701,7 +878,10 @@ impl MeshEnergy<'_> {
                 "hvp" => me.hvp(x, &v, &mut out),
                 "spmv" => match &me.pairs {
                     Some(p) => {
-                        let (pat, vals) = p.pattern.merge_values(&h).map_err(|e| EnergyError::Host(e.to_string()))?;
+                        let (pat, vals) = p
+                            .pattern
+                            .merge_values(&h)
+                            .map_err(|e| EnergyError::Host(e.to_string()))?;
                         pat.spmv(&vals, &v, &mut out);
                         Ok(())
                     }
@@ -710,7 +890,9 @@ impl MeshEnergy<'_> {
                         Ok(())
                     }
                 },
-                _ => Err(EnergyError::Host(format!("unknown benchmark `{what}` (energy, grad, hessian, hvp, spmv)"))),
+                _ => Err(EnergyError::Host(format!(
+                    "unknown benchmark `{what}` (energy, grad, hessian, hvp, spmv)"
+                ))),
             }
         };
         for _ in 0..warmup {
@@ -728,6 +910,11 @@ impl MeshEnergy<'_> {
         } else {
             0.5 * (times[times.len() / 2 - 1] + times[times.len() / 2])
         };
-        Ok(Timing { median_ms: median, min_ms: times[0], max_ms: times[times.len() - 1], runs: times.len() })
+        Ok(Timing {
+            median_ms: median,
+            min_ms: times[0],
+            max_ms: times[times.len() - 1],
+            runs: times.len(),
+        })
     }
 }

@@ -26,7 +26,10 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{BinaryOp, Dim, Function, FuncRef, Literal, Module, OpId, OpKind, ScalarKind, Type, UnaryOp, ValueId};
+use crate::ir::{
+    BinaryOp, Dim, FuncRef, Function, Literal, Module, OpId, OpKind, ScalarKind, Type, UnaryOp,
+    ValueId,
+};
 
 struct Folder<'f> {
     f: &'f mut Function,
@@ -45,7 +48,10 @@ struct Folder<'f> {
 
 fn rank1_len(t: &Type) -> Option<usize> {
     match t {
-        Type::Tensor { elem: ScalarKind::F64, shape } if shape.len() == 1 => match shape[0] {
+        Type::Tensor {
+            elem: ScalarKind::F64,
+            shape,
+        } if shape.len() == 1 => match shape[0] {
             Dim::Fixed(n) if n <= 64 => Some(n as usize),
             _ => None,
         },
@@ -85,7 +91,9 @@ impl Folder<'_> {
     /// Records constants and known components of a kept op.
     fn note(&mut self, id: OpId) {
         let op = &self.f.ops[id];
-        let Some(&res) = op.results.first() else { return };
+        let Some(&res) = op.results.first() else {
+            return;
+        };
         match &op.kind {
             OpKind::Const(Literal::F64(x)) => {
                 self.fconst.insert(res, *x);
@@ -254,25 +262,39 @@ impl Folder<'_> {
         };
         match op.kind {
             OpKind::TupleGet(i) => {
-                if let Some(c) = self.comps.get(&op.operands[0]).and_then(|c| c.get(i as usize)).copied() {
+                if let Some(c) = self
+                    .comps
+                    .get(&op.operands[0])
+                    .and_then(|c| c.get(i as usize))
+                    .copied()
+                {
                     return replace(self, c);
                 }
             }
             OpKind::Extract(i) => {
-                if let Some(c) = self.comps.get(&op.operands[0]).and_then(|c| c.get(i as usize)).copied() {
+                if let Some(c) = self
+                    .comps
+                    .get(&op.operands[0])
+                    .and_then(|c| c.get(i as usize))
+                    .copied()
+                {
                     return replace(self, c);
                 }
             }
             OpKind::Index if op.operands.len() == 2 => {
-                if let (Some(c), Some(&i)) = (self.comps.get(&op.operands[0]), self.iconst.get(&op.operands[1]))
-                    && let Some(&v) = usize::try_from(i).ok().and_then(|i| c.get(i))
+                if let (Some(c), Some(&i)) = (
+                    self.comps.get(&op.operands[0]),
+                    self.iconst.get(&op.operands[1]),
+                ) && let Some(&v) = usize::try_from(i).ok().and_then(|i| c.get(i))
                 {
                     return replace(self, v);
                 }
             }
             OpKind::Insert if op.operands.len() == 3 => {
-                if let (Some(c), Some(&i)) = (self.comps.get(&op.operands[0]).cloned(), self.iconst.get(&op.operands[2]))
-                    && let Ok(i) = usize::try_from(i)
+                if let (Some(c), Some(&i)) = (
+                    self.comps.get(&op.operands[0]).cloned(),
+                    self.iconst.get(&op.operands[2]),
+                ) && let Ok(i) = usize::try_from(i)
                     && i < c.len()
                     && *self.f.ty(op.operands[1]) == Type::F64
                 {
@@ -305,8 +327,14 @@ impl Folder<'_> {
             }
             OpKind::Binary(b) if rank1_len(&rty).is_some() && !b.is_comparison() => {
                 let n = rank1_len(&rty).unwrap_or(0);
-                if let (Some(p), Some(q)) = (self.parts(op.operands[0], n), self.parts(op.operands[1], n)) {
-                    let c: Vec<ValueId> = p.into_iter().zip(q).map(|(x, y)| self.scalar_binary(b, x, y)).collect();
+                if let (Some(p), Some(q)) =
+                    (self.parts(op.operands[0], n), self.parts(op.operands[1], n))
+                {
+                    let c: Vec<ValueId> = p
+                        .into_iter()
+                        .zip(q)
+                        .map(|(x, y)| self.scalar_binary(b, x, y))
+                        .collect();
                     self.comps.insert(res, c);
                 }
             }
@@ -332,7 +360,10 @@ impl Folder<'_> {
                 }
             }
             OpKind::Binary(b) if rty == Type::BOOL && b.is_comparison() => {
-                if let (Some(&x), Some(&y)) = (self.fconst.get(&op.operands[0]), self.fconst.get(&op.operands[1])) {
+                if let (Some(&x), Some(&y)) = (
+                    self.fconst.get(&op.operands[0]),
+                    self.fconst.get(&op.operands[1]),
+                ) {
                     let v = match b {
                         BinaryOp::Eq => x == y,
                         BinaryOp::Ne => x != y,
@@ -410,4 +441,3 @@ pub fn fold(module: &mut Module, f: FuncRef) -> bool {
     }
     changed
 }
-

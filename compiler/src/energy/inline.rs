@@ -8,7 +8,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::ad::show::reachable;
-use crate::ir::{BinaryOp, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, Type, ValueId};
+use crate::ir::{
+    BinaryOp, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, Type, ValueId,
+};
 
 /// Rounds of inlining (each inlines the calls present at its start).
 const MAX_ROUNDS: usize = 32;
@@ -17,7 +19,10 @@ const MAX_ROUNDS: usize = 32;
 /// and cleans up. Errors are defects (invalid IR after the rewrite).
 pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
     for _ in 0..MAX_ROUNDS {
-        let mut func = std::mem::replace(&mut module.functions[f], Function::new("", &[], Type::unit()));
+        let mut func = std::mem::replace(
+            &mut module.functions[f],
+            Function::new("", &[], Type::unit()),
+        );
         let mut map = HashMap::new();
         let mut body = std::mem::take(&mut func.body);
         let changed = inline_region(module, &mut func, &mut body, &mut map);
@@ -32,7 +37,12 @@ pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
     }
     square_pows(&mut module.functions[f]);
     let clean = |module: &mut Module| {
-        crate::passes::cleanup(module, f).map_err(|errs| errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+        crate::passes::cleanup(module, f).map_err(|errs| {
+            errs.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
     };
     clean(module)?;
     for _ in 0..8 {
@@ -46,17 +56,26 @@ pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
 }
 
 fn is_recursive(module: &Module, c: FuncRef) -> bool {
-    let Some(func) = module.functions.get(c) else { return true };
+    let Some(func) = module.functions.get(c) else {
+        return true;
+    };
     let mut callees: HashSet<FuncRef> = HashSet::new();
     for (_, op) in func.ops.iter() {
         if let OpKind::Call(g) = op.kind {
             callees.insert(g);
         }
     }
-    callees.iter().any(|&g| g == c || reachable(module, g).contains(&c))
+    callees
+        .iter()
+        .any(|&g| g == c || reachable(module, g).contains(&c))
 }
 
-fn inline_region(module: &Module, f: &mut Function, r: &mut Region, map: &mut HashMap<ValueId, ValueId>) -> bool {
+fn inline_region(
+    module: &Module,
+    f: &mut Function,
+    r: &mut Region,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> bool {
     let mut changed = false;
     let mut out = Vec::with_capacity(r.ops.len());
     for &id in &r.ops {
@@ -100,7 +119,11 @@ fn copy_ops(
 ) {
     for &id in ops {
         let op = &src.ops[id];
-        let operands = op.operands.iter().map(|v| local.get(v).copied().unwrap_or(*v)).collect();
+        let operands = op
+            .operands
+            .iter()
+            .map(|v| local.get(v).copied().unwrap_or(*v))
+            .collect();
         let types: Vec<Type> = op.results.iter().map(|&v| src.ty(v).clone()).collect();
         let nid = f.new_op(op.kind.clone(), operands, types, span);
         for (&old, &new) in op.results.iter().zip(&f.ops[nid].results.clone()) {
@@ -108,15 +131,27 @@ fn copy_ops(
         }
         let mut regions = Vec::new();
         for r in &op.regions {
-            let args: Vec<ValueId> = r.args.iter().map(|&a| {
-                let n = f.new_value(src.ty(a).clone());
-                local.insert(a, n);
-                n
-            }).collect();
+            let args: Vec<ValueId> = r
+                .args
+                .iter()
+                .map(|&a| {
+                    let n = f.new_value(src.ty(a).clone());
+                    local.insert(a, n);
+                    n
+                })
+                .collect();
             let mut inner = Vec::new();
             copy_ops(src, &r.ops, f, local, &mut inner, span);
-            let yields = r.yields.iter().map(|v| local.get(v).copied().unwrap_or(*v)).collect();
-            regions.push(Region { args, ops: inner, yields });
+            let yields = r
+                .yields
+                .iter()
+                .map(|v| local.get(v).copied().unwrap_or(*v))
+                .collect();
+            regions.push(Region {
+                args,
+                ops: inner,
+                yields,
+            });
         }
         f.ops[nid].regions = regions;
         out.push(nid);
@@ -141,7 +176,15 @@ pub(crate) fn substitute(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
             *y = resolve(map, *y);
         }
         for &id in &r.ops {
-            let mut op = std::mem::replace(&mut f.ops[id], Op { kind: OpKind::Tuple, operands: vec![], results: vec![], regions: vec![] });
+            let mut op = std::mem::replace(
+                &mut f.ops[id],
+                Op {
+                    kind: OpKind::Tuple,
+                    operands: vec![],
+                    results: vec![],
+                    regions: vec![],
+                },
+            );
             for x in &mut op.operands {
                 *x = resolve(map, *x);
             }

@@ -36,7 +36,11 @@ pub enum Source {
     Dof { field: usize, at: usize, dim: usize },
     /// A data field (index into the data decls) at the element (`None`) or at
     /// the element's vertex `Some(k)`, `slots` values.
-    Data { field: usize, vertex: Option<u8>, slots: usize },
+    Data {
+        field: usize,
+        vertex: Option<u8>,
+        slots: usize,
+    },
     /// A param (index into the param decls); `int` for an `i64` param.
     Param { param: usize, int: bool },
 }
@@ -71,7 +75,10 @@ pub struct TermKernels {
 fn slots_of(t: &Type) -> Option<usize> {
     match t {
         Type::Scalar(ScalarKind::F64 | ScalarKind::I64) => Some(1),
-        Type::Tensor { elem: ScalarKind::F64, shape } => {
+        Type::Tensor {
+            elem: ScalarKind::F64,
+            shape,
+        } => {
             let mut n = 1;
             for d in shape {
                 match d {
@@ -86,7 +93,10 @@ fn slots_of(t: &Type) -> Option<usize> {
 }
 
 fn ad_err(term: &str, e: AdError) -> EnergyError {
-    EnergyError::Kernel { term: term.to_string(), message: e.to_string() }
+    EnergyError::Kernel {
+        term: term.to_string(),
+        message: e.to_string(),
+    }
 }
 
 /// Builds the kernels of a term. `is_energy` picks gradient/Hessian/HVP kernels,
@@ -123,7 +133,10 @@ fn build_with(
     is_energy: bool,
     derivatives: bool,
 ) -> Result<TermKernels, EnergyError> {
-    let unsupported = |what: String| EnergyError::Unsupported { term: term.name.clone(), what };
+    let unsupported = |what: String| EnergyError::Unsupported {
+        term: term.name.clone(),
+        what,
+    };
     use crate::front::StencilKind as S;
     let nverts = match term.stencil {
         S::Vertex | S::Edge | S::Face | S::Diamond => term.stencil.vertex_count(),
@@ -132,13 +145,18 @@ fn build_with(
             if !is_energy && derivatives {
                 return Err(unsupported("residuals on `ring` elements".to_string()));
             }
-            let (ring, dof_fields) = super::ring::build_with(module, term, dofs, data, params, derivatives)?;
+            let (ring, dof_fields) =
+                super::ring::build_with(module, term, dofs, data, params, derivatives)?;
             return Ok(TermKernels {
                 name: term.name.clone(),
                 nverts: 0,
                 dof_fields,
                 k: 0,
-                m: if derivatives { 1 } else { slots_of(&term.ret.ir_type()).unwrap_or(1) },
+                m: if derivatives {
+                    1
+                } else {
+                    slots_of(&term.ret.ir_type()).unwrap_or(1)
+                },
                 others: Vec::new(),
                 other_slots: 0,
                 local: ring.value,
@@ -164,7 +182,13 @@ fn build_with(
     let dim_of = |f: usize| slots_of(&dofs[f].ty.ir_type()).unwrap_or(1);
     // Entities per element of a field: the stencil's vertices, or its faces.
     let nfaces = super::layout::faces_per_element(term.stencil);
-    let entities = |f: usize| if dofs[f].stencil == S::Face { nfaces } else { nverts };
+    let entities = |f: usize| {
+        if dofs[f].stencil == S::Face {
+            nfaces
+        } else {
+            nverts
+        }
+    };
     let k: usize = dof_fields.iter().map(|&f| entities(f) * dim_of(f)).sum();
     let field_base = |f: usize| -> usize {
         let mut off = 0;
@@ -176,7 +200,11 @@ fn build_with(
         }
         off
     };
-    let m = if is_energy { 1 } else { slots_of(&term.ret.ir_type()).unwrap_or(1) };
+    let m = if is_energy {
+        1
+    } else {
+        slots_of(&term.ret.ir_type()).unwrap_or(1)
+    };
 
     // The kernel's parameters and how each term input is formed.
     let src = module.functions[term.func].clone();
@@ -192,31 +220,57 @@ fn build_with(
                 (S::Vertex, InputAt::Element, S::Vertex) => 0,
                 (S::Face, InputAt::Element, S::Face) => 0,
                 (S::Face, InputAt::Face(k), S::Diamond) => *k as usize,
-                _ => return Err(unsupported(format!("reading dof `{}` at {:?}", inp.field, inp.at))),
+                _ => {
+                    return Err(unsupported(format!(
+                        "reading dof `{}` at {:?}",
+                        inp.field, inp.at
+                    )));
+                }
             };
             let dim = dim_of(f);
-            input_src.push(Source::Dof { field: f, at: field_base(f) + at * dim, dim });
+            input_src.push(Source::Dof {
+                field: f,
+                at: field_base(f) + at * dim,
+                dim,
+            });
             continue;
         }
-        let slots = slots_of(&ty).ok_or_else(|| unsupported(format!("input `{}` of type {}", inp.field, inp.ty)))?;
+        let slots = slots_of(&ty)
+            .ok_or_else(|| unsupported(format!("input `{}` of type {}", inp.field, inp.ty)))?;
         let s = match inp.at {
             InputAt::Param => {
-                let p = params.iter().position(|p| p.name == inp.field).ok_or_else(|| unsupported(format!("param `{}`", inp.field)))?;
-                Source::Param { param: p, int: ty == Type::I64 }
+                let p = params
+                    .iter()
+                    .position(|p| p.name == inp.field)
+                    .ok_or_else(|| unsupported(format!("param `{}`", inp.field)))?;
+                Source::Param {
+                    param: p,
+                    int: ty == Type::I64,
+                }
             }
             InputAt::Element | InputAt::Vertex(_) => {
                 if ty == Type::I64 {
                     return Err(unsupported(format!("integer data `{}`", inp.field)));
                 }
-                let d = data.iter().position(|d| d.name == inp.field).ok_or_else(|| unsupported(format!("data `{}`", inp.field)))?;
+                let d = data
+                    .iter()
+                    .position(|d| d.name == inp.field)
+                    .ok_or_else(|| unsupported(format!("data `{}`", inp.field)))?;
                 let vertex = match inp.at {
                     InputAt::Vertex(v) => Some(v),
                     _ => None,
                 };
-                Source::Data { field: d, vertex, slots }
+                Source::Data {
+                    field: d,
+                    vertex,
+                    slots,
+                }
             }
             InputAt::Face(_) => {
-                return Err(unsupported(format!("face data `{}` read through `e.f0`/`e.f1` (read it in a `face` term)", inp.field)));
+                return Err(unsupported(format!(
+                    "face data `{}` read through `e.f0`/`e.f1` (read it in a `face` term)",
+                    inp.field
+                )));
             }
             InputAt::Neighbours | InputAt::NeighbourCount => {
                 return Err(unsupported("one-ring inputs".to_string()));
@@ -226,10 +280,13 @@ fn build_with(
         others.push(s);
         other_types.push(ty);
     }
-    let other_slots = others.iter().map(|s| match s {
-        Source::Data { slots, .. } => *slots,
-        _ => 1,
-    }).sum();
+    let other_slots = others
+        .iter()
+        .map(|s| match s {
+            Source::Data { slots, .. } => *slots,
+            _ => 1,
+        })
+        .sum();
 
     // local(z, o…) = T(inputs rebuilt from z)
     // z is a tuple of k scalars: any k keeps flat slots, and each scalar's
@@ -246,9 +303,16 @@ fn build_with(
     for s in &input_src {
         match s {
             Source::Dof { at, dim, .. } => {
-                let comps: Vec<ValueId> =
-                    (0..*dim).map(|c| e.op(OpKind::TupleGet((*at + c) as u32), vec![params_v[0]])).collect::<Result<_, _>>().map_err(|x| ad_err(&term.name, x))?;
-                let v = if *dim == 1 { comps[0] } else { e.op(OpKind::Pack, comps).map_err(|x| ad_err(&term.name, x))? };
+                let comps: Vec<ValueId> = (0..*dim)
+                    .map(|c| e.op(OpKind::TupleGet((*at + c) as u32), vec![params_v[0]]))
+                    .collect::<Result<_, _>>()
+                    .map_err(|x| ad_err(&term.name, x))?;
+                let v = if *dim == 1 {
+                    comps[0]
+                } else {
+                    e.op(OpKind::Pack, comps)
+                        .map_err(|x| ad_err(&term.name, x))?
+                };
                 args.push(v);
             }
             _ => {
@@ -260,7 +324,10 @@ fn build_with(
     let id = e.push(OpKind::Call(term.func), args, vec![src.ret.clone()]);
     let r = e.results(id)[0];
     let local = module.add_function(e.finish(r));
-    super::inline::inline_all(module, local).map_err(|m| EnergyError::Kernel { term: term.name.clone(), message: m })?;
+    super::inline::inline_all(module, local).map_err(|m| EnergyError::Kernel {
+        term: term.name.clone(),
+        message: m,
+    })?;
     let mut active = vec![false; ptypes.len()];
     active[0] = true;
 
@@ -290,15 +357,25 @@ fn build_with(
         out.hvp = Some(super::derive::grad_hvp(module, local, &active).map_err(err)?);
         for (j, s) in out.others.clone().iter().enumerate() {
             if let Source::Param { param, int: false } = s {
-                out.mixed.push((*param, super::derive::grad_mixed(module, local, 1 + j).map_err(err)?));
+                out.mixed.push((
+                    *param,
+                    super::derive::grad_mixed(module, local, 1 + j).map_err(err)?,
+                ));
             }
         }
     } else {
         out.jac = Some(super::derive::value_jac(module, local, &active, k).map_err(err)?);
     }
     let mixed: Vec<FuncRef> = out.mixed.iter().map(|m| m.1).collect();
-    for f in [out.grad, out.hess, out.hvp, out.jac].into_iter().flatten().chain(mixed) {
-        super::inline::inline_all(module, f).map_err(|m| EnergyError::Kernel { term: term.name.clone(), message: m })?;
+    for f in [out.grad, out.hess, out.hvp, out.jac]
+        .into_iter()
+        .flatten()
+        .chain(mixed)
+    {
+        super::inline::inline_all(module, f).map_err(|m| EnergyError::Kernel {
+            term: term.name.clone(),
+            message: m,
+        })?;
     }
     Ok(out)
 }

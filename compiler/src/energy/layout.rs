@@ -36,10 +36,16 @@ pub struct LocalField {
 /// Each element's faces for a stencil that reaches faces (see [`faces_per_element`]).
 pub fn element_faces(topo: &Topology, s: Stencil) -> Option<ElementList> {
     match s {
-        Stencil::Face => Some(ElementList::fixed(1, (0..topo.faces.len() as u32).collect())),
-        Stencil::Diamond => {
-            Some(ElementList::fixed(2, (0..topo.diamonds.len()).flat_map(|d| topo.diamond_faces(d)).collect()))
-        }
+        Stencil::Face => Some(ElementList::fixed(
+            1,
+            (0..topo.faces.len() as u32).collect(),
+        )),
+        Stencil::Diamond => Some(ElementList::fixed(
+            2,
+            (0..topo.diamonds.len())
+                .flat_map(|d| topo.diamond_faces(d))
+                .collect(),
+        )),
         _ => None,
     }
 }
@@ -47,21 +53,32 @@ pub fn element_faces(topo: &Topology, s: Stencil) -> Option<ElementList> {
 /// Each element's local dofs (global indices) in the order of the module docs.
 /// `faces` is the element → faces list; it is needed only when a field lives
 /// on faces (`None` there gives an empty field, which the front end rules out).
-pub fn term_dofs(verts: &ElementList, faces: Option<&ElementList>, fields: &[LocalField]) -> ElementList {
+pub fn term_dofs(
+    verts: &ElementList,
+    faces: Option<&ElementList>,
+    fields: &[LocalField],
+) -> ElementList {
     if !fields.iter().any(|f| f.on_faces) {
         let plain: Vec<Field> = fields.iter().map(|f| f.field).collect();
         return element_dofs(verts, &plain);
     }
     let nf = faces.and_then(|f| f.arity()).unwrap_or(0);
     let nv = verts.arity().unwrap_or(0);
-    let k: usize = fields.iter().map(|f| f.field.dim * if f.on_faces { nf } else { nv }).sum();
+    let k: usize = fields
+        .iter()
+        .map(|f| f.field.dim * if f.on_faces { nf } else { nv })
+        .sum();
     if k == 0 {
         return ElementList::ragged(vec![0; verts.len() + 1], Vec::new());
     }
     let mut out = Vec::with_capacity(verts.len() * k);
     for e in 0..verts.len() {
         for f in fields {
-            let ents: &[u32] = if f.on_faces { faces.map_or(&[], |l| l.get(e)) } else { verts.get(e) };
+            let ents: &[u32] = if f.on_faces {
+                faces.map_or(&[], |l| l.get(e))
+            } else {
+                verts.get(e)
+            };
             for &i in ents {
                 for c in 0..f.field.dim {
                     out.push((f.field.offset + f.field.dim * i as usize + c) as u32);
@@ -83,8 +100,14 @@ mod tests {
         let verts = ElementList::fixed(2, vec![0, 1, 1, 2]);
         let faces = ElementList::fixed(1, vec![3, 4]);
         let fields = [
-            LocalField { field: Field { offset: 0, dim: 2 }, on_faces: false },
-            LocalField { field: Field { offset: 10, dim: 1 }, on_faces: true },
+            LocalField {
+                field: Field { offset: 0, dim: 2 },
+                on_faces: false,
+            },
+            LocalField {
+                field: Field { offset: 10, dim: 1 },
+                on_faces: true,
+            },
         ];
         let d = term_dofs(&verts, Some(&faces), &fields);
         assert_eq!(d.get(0), &[0, 1, 2, 3, 13]);

@@ -124,13 +124,14 @@ pub mod bind;
 pub mod contact;
 pub mod derive;
 pub mod eval;
+pub mod first_touch;
 pub mod fold;
 pub mod inline;
 pub mod kernels;
 pub mod layout;
 pub mod objective;
-pub mod program;
 pub mod pairs;
+pub mod program;
 pub mod ring;
 pub mod ring_eval;
 pub mod state;
@@ -164,8 +165,13 @@ pub enum EnergyError {
 impl fmt::Display for EnergyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EnergyError::Unsupported { term, what } => write!(f, "term `{term}`: {what} not supported by the CPU evaluator"),
-            EnergyError::Kernel { term, message } => write!(f, "term `{term}`: cannot build its kernels: {message}"),
+            EnergyError::Unsupported { term, what } => write!(
+                f,
+                "term `{term}`: {what} not supported by the CPU evaluator"
+            ),
+            EnergyError::Kernel { term, message } => {
+                write!(f, "term `{term}`: cannot build its kernels: {message}")
+            }
             EnergyError::Backend(m) => write!(f, "code generation failed: {m}"),
             EnergyError::Mesh(m) => write!(f, "mesh: {m}"),
             EnergyError::Host(m) => write!(f, "{m}"),

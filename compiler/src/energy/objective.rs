@@ -56,12 +56,25 @@ impl<'p> MeshObjective<'p> {
             None
         } else {
             let (_, j) = energy.jacobian(x0)?;
-            Some(JacobianPattern { rows: j.nrows, cols: j.ncols, row_ptr: j.row_ptr, col_idx: j.col_idx })
+            Some(JacobianPattern {
+                rows: j.nrows,
+                cols: j.ncols,
+                row_ptr: j.row_ptr,
+                col_idx: j.col_idx,
+            })
         };
         let n = energy.ndofs();
         let nnz = energy.nnz();
         let contact = Contact::from_program(&energy)?;
-        let mut o = MeshObjective { energy, has_energies, jac_pattern, grad: vec![0.0; n], hess: vec![0.0; nnz], contact, merged: None };
+        let mut o = MeshObjective {
+            energy,
+            has_energies,
+            jac_pattern,
+            grad: vec![0.0; n],
+            hess: vec![0.0; nnz],
+            contact,
+            merged: None,
+        };
         o.sync(x0).map_err(|e| EnergyError::Host(e.to_string()))?;
         Ok(o)
     }
@@ -74,7 +87,11 @@ impl<'p> MeshObjective<'p> {
     /// Brings the pair list (broad phase) and the merged pattern up to date at `x`.
     fn sync(&mut self, x: &[f64]) -> Result<(), SolveError> {
         if x.len() != self.energy.ndofs() {
-            return Err(SolveError::Dimension { what: "x", expected: self.energy.ndofs(), found: x.len() });
+            return Err(SolveError::Dimension {
+                what: "x",
+                expected: self.energy.ndofs(),
+                found: x.len(),
+            });
         }
         let mut changed = false;
         if let Some(c) = &mut self.contact {
@@ -107,10 +124,14 @@ impl<'p> MeshObjective<'p> {
 
     /// The residuals and Jacobian values at `x`, checking the pattern.
     fn residual_parts(&self, x: &[f64]) -> Result<Option<(Vec<f64>, Vec<f64>)>, SolveError> {
-        let Some(p) = &self.jac_pattern else { return Ok(None) };
+        let Some(p) = &self.jac_pattern else {
+            return Ok(None);
+        };
         let (r, j) = self.energy.jacobian(x).map_err(err)?;
         if j.row_ptr != p.row_ptr || j.col_idx != p.col_idx {
-            return Err(SolveError::Objective("the residual Jacobian's pattern changed".into()));
+            return Err(SolveError::Objective(
+                "the residual Jacobian's pattern changed".into(),
+            ));
         }
         Ok(Some((r, j.values)))
     }
@@ -135,7 +156,12 @@ impl MeshEnergy<'_> {
     /// to 3) components per vertex, zero-padded; `None` when the program has no
     /// vertex dofs.
     pub fn positions_of(&self, x: &[f64]) -> Option<Vec<[f64; 3]>> {
-        let f = self.prog.decls.dofs.iter().position(|d| d.stencil == crate::front::StencilKind::Vertex)?;
+        let f = self
+            .prog
+            .decls
+            .dofs
+            .iter()
+            .position(|d| d.stencil == crate::front::StencilKind::Vertex)?;
         let dim = super::bind::type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1);
         let off = self.dof_offsets[f];
         Some(
@@ -164,7 +190,11 @@ impl Objective for MeshObjective<'_> {
 
     fn value(&mut self, x: &[f64]) -> Result<f64, SolveError> {
         self.sync(x)?;
-        let mut e = if self.has_energies { self.energy.energy(x).map_err(err)? } else { 0.0 };
+        let mut e = if self.has_energies {
+            self.energy.energy(x).map_err(err)?
+        } else {
+            0.0
+        };
         if let Some((r, _)) = self.residual_parts(x)? {
             e += 0.5 * r.iter().map(|v| v * v).sum::<f64>();
         }
@@ -182,7 +212,10 @@ impl Objective for MeshObjective<'_> {
         }
         if let Some((r, jv)) = self.residual_parts(x)? {
             e += 0.5 * r.iter().map(|v| v * v).sum::<f64>();
-            let p = self.jac_pattern.as_ref().expect("residual parts imply a pattern");
+            let p = self
+                .jac_pattern
+                .as_ref()
+                .expect("residual parts imply a pattern");
             p.mul_transpose(&jv, &r, &mut self.grad);
             for (g, s) in grad.iter_mut().zip(&self.grad) {
                 *g += s;
@@ -199,17 +232,28 @@ impl Objective for MeshObjective<'_> {
         }
     }
 
-    fn hessian_values(&mut self, x: &[f64], project_psd: bool, values: &mut [f64]) -> Result<(), SolveError> {
+    fn hessian_values(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
         if self.jac_pattern.is_some() {
-            return Err(SolveError::Unsupported("Hessian values (the program has residual terms)"));
+            return Err(SolveError::Unsupported(
+                "Hessian values (the program has residual terms)",
+            ));
         }
         self.sync(x)?;
         self.hess.resize(self.energy.nnz(), 0.0);
-        self.energy.hessian(x, &mut self.grad, &mut self.hess, project_psd).map_err(err)?;
+        self.energy
+            .hessian(x, &mut self.grad, &mut self.hess, project_psd)
+            .map_err(err)?;
         if self.energy.pair_arity() > 0 {
             let (p, merged) = self.energy.hessian_csr(&self.hess).map_err(err)?;
             if Some(&p) != self.merged.as_ref() || values.len() != merged.len() {
-                return Err(SolveError::Objective("the Hessian pattern changed without a new evaluation".into()));
+                return Err(SolveError::Objective(
+                    "the Hessian pattern changed without a new evaluation".into(),
+                ));
             }
             for (v, h) in values.iter_mut().zip(&merged) {
                 *v += h;
@@ -231,7 +275,10 @@ impl Objective for MeshObjective<'_> {
             }
         }
         if let Some((_, jv)) = self.residual_parts(x)? {
-            let p = self.jac_pattern.as_ref().expect("residual parts imply a pattern");
+            let p = self
+                .jac_pattern
+                .as_ref()
+                .expect("residual parts imply a pattern");
             let mut jx = vec![0.0; p.rows];
             p.mul(&jv, v, &mut jx);
             p.mul_transpose(&jv, &jx, &mut self.grad);
@@ -248,7 +295,9 @@ impl Objective for MeshObjective<'_> {
         }
         self.sync(x)?;
         self.hess.resize(self.energy.nnz(), 0.0);
-        self.energy.hessian(x, &mut self.grad, &mut self.hess, true).map_err(err)?;
+        self.energy
+            .hessian(x, &mut self.grad, &mut self.hess, true)
+            .map_err(err)?;
         let (p, vals) = self.energy.hessian_csr(&self.hess).map_err(err)?;
         for (i, o) in out.iter_mut().enumerate() {
             if let Some(k) = p.find(i, i as u32) {
@@ -274,13 +323,22 @@ impl Objective for MeshObjective<'_> {
     }
 
     fn residuals(&mut self, x: &[f64], r: &mut [f64]) -> Result<(), SolveError> {
-        let (res, _) = self.residual_parts(x)?.ok_or(SolveError::Unsupported("residuals (the program has no residual terms)"))?;
+        let (res, _) = self.residual_parts(x)?.ok_or(SolveError::Unsupported(
+            "residuals (the program has no residual terms)",
+        ))?;
         r.copy_from_slice(&res);
         Ok(())
     }
 
-    fn residuals_jacobian(&mut self, x: &[f64], r: &mut [f64], jac: &mut [f64]) -> Result<(), SolveError> {
-        let (res, jv) = self.residual_parts(x)?.ok_or(SolveError::Unsupported("residuals (the program has no residual terms)"))?;
+    fn residuals_jacobian(
+        &mut self,
+        x: &[f64],
+        r: &mut [f64],
+        jac: &mut [f64],
+    ) -> Result<(), SolveError> {
+        let (res, jv) = self.residual_parts(x)?.ok_or(SolveError::Unsupported(
+            "residuals (the program has no residual terms)",
+        ))?;
         r.copy_from_slice(&res);
         jac.copy_from_slice(&jv);
         Ok(())

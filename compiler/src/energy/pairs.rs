@@ -42,17 +42,33 @@ impl PairState {
         dof_offsets: &[usize],
         nv: usize,
     ) -> Result<Option<PairState>, EnergyError> {
-        let pair_terms: Vec<usize> =
-            (0..prog.energies.len()).filter(|&i| prog.decls.energies[i].stencil == StencilKind::Pair).collect();
-        if let Some(d) = prog.decls.residuals.iter().find(|d| d.stencil == StencilKind::Pair) {
-            return Err(EnergyError::Unsupported { term: d.name.clone(), what: "residuals on pairs".into() });
+        let pair_terms: Vec<usize> = (0..prog.energies.len())
+            .filter(|&i| prog.decls.energies[i].stencil == StencilKind::Pair)
+            .collect();
+        if let Some(d) = prog
+            .decls
+            .residuals
+            .iter()
+            .find(|d| d.stencil == StencilKind::Pair)
+        {
+            return Err(EnergyError::Unsupported {
+                term: d.name.clone(),
+                what: "residuals on pairs".into(),
+            });
         }
         if pair_terms.is_empty() {
             return Ok(None);
         }
         let dim = |f: usize| type_slots(&prog.decls.dofs[f].ty).unwrap_or(1);
-        let arity = pair_terms.iter().map(|&i| prog.energies[i].nverts).max().unwrap_or(1);
-        let mut fields: Vec<usize> = pair_terms.iter().flat_map(|&i| prog.energies[i].dof_fields.clone()).collect();
+        let arity = pair_terms
+            .iter()
+            .map(|&i| prog.energies[i].nverts)
+            .max()
+            .unwrap_or(1);
+        let mut fields: Vec<usize> = pair_terms
+            .iter()
+            .flat_map(|&i| prog.energies[i].dof_fields.clone())
+            .collect();
         fields.sort_unstable();
         fields.dedup();
         // Pair-local position of (field, vertex, component).
@@ -69,8 +85,14 @@ impl PairState {
         let mut terms = Vec::new();
         for &i in &pair_terms {
             let t: &TermKernels = &prog.energies[i];
-            if t.others.iter().any(|s| matches!(s, Source::Data { vertex: None, .. })) {
-                return Err(EnergyError::Unsupported { term: t.name.clone(), what: "data on pairs".into() });
+            if t.others
+                .iter()
+                .any(|s| matches!(s, Source::Data { vertex: None, .. }))
+            {
+                return Err(EnergyError::Unsupported {
+                    term: t.name.clone(),
+                    what: "data on pairs".into(),
+                });
             }
             let mut map = Vec::with_capacity(t.k);
             for &f in &t.dof_fields {
@@ -82,9 +104,19 @@ impl PairState {
             }
             terms.push((i, map));
         }
-        let pfields = fields.iter().map(|&f| Field { offset: dof_offsets[f], dim: dim(f) }).collect();
+        let pfields = fields
+            .iter()
+            .map(|&f| Field {
+                offset: dof_offsets[f],
+                dim: dim(f),
+            })
+            .collect();
         let pattern = PairPattern::new(base.clone(), pfields, nv, arity).map_err(sparse_err)?;
-        Ok(Some(PairState { pattern, terms, arity }))
+        Ok(Some(PairState {
+            pattern,
+            terms,
+            arity,
+        }))
     }
 }
 
@@ -95,18 +127,26 @@ impl MeshEnergy<'_> {
     }
 
     fn pair_state(&mut self) -> Result<&mut PairState, EnergyError> {
-        self.pairs.as_mut().ok_or_else(|| EnergyError::Host("the program has no pair terms".into()))
+        self.pairs
+            .as_mut()
+            .ok_or_else(|| EnergyError::Host("the program has no pair terms".into()))
     }
 
     /// Adds a pair of [`MeshEnergy::pair_arity`] vertex ids; the Hessian pattern
     /// gains its entries incrementally.
     pub fn add_pair(&mut self, vertices: &[u32]) -> Result<PairId, EnergyError> {
-        self.pair_state()?.pattern.add_pair(vertices).map_err(sparse_err)
+        self.pair_state()?
+            .pattern
+            .add_pair(vertices)
+            .map_err(sparse_err)
     }
 
     /// Removes a live pair (entries only it needed leave the pattern).
     pub fn remove_pair(&mut self, id: PairId) -> Result<(), EnergyError> {
-        self.pair_state()?.pattern.remove_pair(id).map_err(sparse_err)
+        self.pair_state()?
+            .pattern
+            .remove_pair(id)
+            .map_err(sparse_err)
     }
 
     /// The Hessian's pattern with the live pairs' entries (the pattern of
@@ -120,8 +160,14 @@ impl MeshEnergy<'_> {
 
     /// The live pairs: (id, vertices), in id order.
     pub fn pairs(&self) -> Vec<(PairId, Vec<u32>)> {
-        let Some(p) = &self.pairs else { return Vec::new() };
-        p.pattern.pair_ids().into_iter().filter_map(|id| p.pattern.pair(id).map(|(v, _, _)| (id, v.to_vec()))).collect()
+        let Some(p) = &self.pairs else {
+            return Vec::new();
+        };
+        p.pattern
+            .pair_ids()
+            .into_iter()
+            .filter_map(|id| p.pattern.pair(id).map(|(v, _, _)| (id, v.to_vec())))
+            .collect()
     }
 
     /// Replaces the pair list by `pairs` (flat, [`MeshEnergy::pair_arity`] ids
@@ -133,10 +179,15 @@ impl MeshEnergy<'_> {
         let st = self.pair_state()?;
         let a = st.arity;
         if !pairs.len().is_multiple_of(a) {
-            return Err(EnergyError::Host(format!("pairs: {} ids is not a multiple of the arity {a}", pairs.len())));
+            return Err(EnergyError::Host(format!(
+                "pairs: {} ids is not a multiple of the arity {a}",
+                pairs.len()
+            )));
         }
         if let Some(v) = pairs.iter().find(|&&v| v as usize >= nv) {
-            return Err(EnergyError::Host(format!("pairs: vertex {v} is out of range ({nv} vertices)")));
+            return Err(EnergyError::Host(format!(
+                "pairs: vertex {v} is out of range ({nv} vertices)"
+            )));
         }
         let mut want: std::collections::HashMap<&[u32], usize> = std::collections::HashMap::new();
         for p in pairs.chunks(a) {

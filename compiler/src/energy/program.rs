@@ -1,8 +1,8 @@
 //! [`EnergyProgram`]: a compiled program's energy and residual terms with their
 //! per-element kernels, JIT-compiled once.
 
-use super::kernels::{self, TermKernels};
 use super::EnergyError;
+use super::kernels::{self, TermKernels};
 use crate::back::cranelift::JitModule;
 use crate::front::{Compiled, MeshDecls};
 use crate::ir::Module;
@@ -45,23 +45,55 @@ impl EnergyProgram {
         let d = &compiled.mesh;
         let mut energies = Vec::new();
         for t in &d.energies {
-            energies.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, true)?);
+            energies.push(kernels::build(
+                &mut module,
+                t,
+                &d.dofs,
+                &d.data,
+                &d.params,
+                true,
+            )?);
         }
         let mut residuals = Vec::new();
         for t in &d.residuals {
-            residuals.push(kernels::build(&mut module, t, &d.dofs, &d.data, &d.params, false)?);
+            residuals.push(kernels::build(
+                &mut module,
+                t,
+                &d.dofs,
+                &d.data,
+                &d.params,
+                false,
+            )?);
         }
         let mut updates = Vec::new();
         for u in &d.updates {
-            updates.push(kernels::build_value(&mut module, &u.term, &d.dofs, &d.data, &d.params)?);
+            updates.push(kernels::build_value(
+                &mut module,
+                &u.term,
+                &d.dofs,
+                &d.data,
+                &d.params,
+            )?);
         }
         let (specs, batches) = super::batched::specs(&module, &energies, d);
-        let jit = JitModule::compile_with_batches(&module, &specs).map_err(|e| EnergyError::Backend(e.to_string()))?;
-        Ok(EnergyProgram { module, jit, decls: d.clone(), energies, residuals, batches, updates })
+        let jit = JitModule::compile_with_batches(&module, &specs)
+            .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        Ok(EnergyProgram {
+            module,
+            jit,
+            decls: d.clone(),
+            energies,
+            residuals,
+            batches,
+            updates,
+        })
     }
 
     /// A direct caller of a kernel.
-    pub(crate) fn raw_caller(&self, f: crate::ir::FuncRef) -> Result<crate::back::cranelift::RawCaller<'_>, mad_runtime::RtError> {
+    pub(crate) fn raw_caller(
+        &self,
+        f: crate::ir::FuncRef,
+    ) -> Result<crate::back::cranelift::RawCaller<'_>, mad_runtime::RtError> {
         self.jit.raw_caller(f)
     }
 
@@ -72,8 +104,9 @@ impl EnergyProgram {
 
     /// The CLIF of the batched loops after Cranelift's optimizer (`madc emit clif`).
     pub fn batch_clif(&self) -> Result<String, EnergyError> {
-        let text = crate::back::cranelift::clif_text_with_batches(&self.module, &self.batch_specs())
-            .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        let text =
+            crate::back::cranelift::clif_text_with_batches(&self.module, &self.batch_specs())
+                .map_err(|e| EnergyError::Backend(e.to_string()))?;
         Ok(match text.find("; batched ") {
             Some(at) => text[at..].to_string(),
             None => String::new(),

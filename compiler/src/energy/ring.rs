@@ -20,11 +20,11 @@
 //! over the ring `[v, n₀, …, n_{m-1}]`: per dof field the term reads (declaration
 //! order), the center then the neighbours in ring order, then components.
 
+use crate::ad::emit::Emitter;
 use crate::ad::forward::jvp_active;
 use crate::ad::vjp;
-use crate::ad::emit::Emitter;
-use crate::front::mesh::{FieldDecl, InputAt, TermDecl};
 use crate::front::ParamDecl;
+use crate::front::mesh::{FieldDecl, InputAt, TermDecl};
 use crate::ir::{FuncRef, Function, Module, OpKind, Type};
 
 use super::EnergyError;
@@ -33,10 +33,18 @@ use super::EnergyError;
 #[derive(Clone, Debug, PartialEq)]
 pub enum RingInput {
     /// Dof field `field` (`dim` components) at the center or at every neighbour.
-    Dof { field: usize, nbrs: bool, dim: usize },
+    Dof {
+        field: usize,
+        nbrs: bool,
+        dim: usize,
+    },
     /// Data field `field` (`slots` values per entry) at the ring (per vertex,
     /// `Element`), the center (`Vertex(0)`) or every neighbour (`Neighbours`).
-    Data { field: usize, at: InputAt, slots: usize },
+    Data {
+        field: usize,
+        at: InputAt,
+        slots: usize,
+    },
     /// The valence.
     Count,
     /// A param; `int` for an `i64` param.
@@ -92,8 +100,14 @@ pub fn build_with(
     params: &[ParamDecl],
     derivatives: bool,
 ) -> Result<(RingKernels, Vec<usize>), EnergyError> {
-    let unsupported = |what: String| EnergyError::Unsupported { term: term.name.clone(), what };
-    let kernel_err = |m: String| EnergyError::Kernel { term: term.name.clone(), message: m };
+    let unsupported = |what: String| EnergyError::Unsupported {
+        term: term.name.clone(),
+        what,
+    };
+    let kernel_err = |m: String| EnergyError::Kernel {
+        term: term.name.clone(),
+        message: m,
+    };
     let mut inputs = Vec::new();
     let mut dof_fields = Vec::new();
     for inp in &term.inputs {
@@ -104,31 +118,59 @@ pub fn build_with(
         }
         if let Some(f) = dofs.iter().position(|d| d.name == inp.field) {
             if dofs[f].stencil != crate::front::StencilKind::Vertex {
-                return Err(unsupported(format!("dofs on `{}` elements", dofs[f].stencil.name())));
+                return Err(unsupported(format!(
+                    "dofs on `{}` elements",
+                    dofs[f].stencil.name()
+                )));
             }
             let nbrs = match inp.at {
                 InputAt::Vertex(0) => false,
                 InputAt::Neighbours => true,
-                _ => return Err(unsupported(format!("reading dof `{}` other than at `e.v0` or `e.nbrs[i]`", inp.field))),
+                _ => {
+                    return Err(unsupported(format!(
+                        "reading dof `{}` other than at `e.v0` or `e.nbrs[i]`",
+                        inp.field
+                    )));
+                }
             };
-            let dim = slots(&dofs[f].ty).ok_or_else(|| unsupported(format!("dof `{}` of type {}", inp.field, dofs[f].ty)))?;
+            let dim = slots(&dofs[f].ty).ok_or_else(|| {
+                unsupported(format!("dof `{}` of type {}", inp.field, dofs[f].ty))
+            })?;
             if !dof_fields.contains(&f) {
                 dof_fields.push(f);
             }
-            inputs.push(RingInput::Dof { field: f, nbrs, dim });
+            inputs.push(RingInput::Dof {
+                field: f,
+                nbrs,
+                dim,
+            });
             continue;
         }
         if inp.at == InputAt::Param {
-            let p = params.iter().position(|p| p.name == inp.field).ok_or_else(|| unsupported(format!("param `{}`", inp.field)))?;
-            inputs.push(RingInput::Param { param: p, int: ty == Type::I64 });
+            let p = params
+                .iter()
+                .position(|p| p.name == inp.field)
+                .ok_or_else(|| unsupported(format!("param `{}`", inp.field)))?;
+            inputs.push(RingInput::Param {
+                param: p,
+                int: ty == Type::I64,
+            });
             continue;
         }
-        let d = data.iter().position(|d| d.name == inp.field).ok_or_else(|| unsupported(format!("data `{}`", inp.field)))?;
+        let d = data
+            .iter()
+            .position(|d| d.name == inp.field)
+            .ok_or_else(|| unsupported(format!("data `{}`", inp.field)))?;
         if !is_float(&ty) {
             return Err(unsupported(format!("integer data `{}`", inp.field)));
         }
-        let s = slots(&data[d].ty).ok_or_else(|| unsupported(format!("data `{}` of type {}", inp.field, data[d].ty)))?;
-        inputs.push(RingInput::Data { field: d, at: inp.at.clone(), slots: s });
+        let s = slots(&data[d].ty)
+            .ok_or_else(|| unsupported(format!("data `{}` of type {}", inp.field, data[d].ty)))?;
+        inputs.push(RingInput::Data {
+            field: d,
+            at: inp.at.clone(),
+            slots: s,
+        });
     }
     dof_fields.sort_unstable();
 
@@ -144,7 +186,17 @@ pub fn build_with(
     super::inline::inline_all(module, value).map_err(kernel_err)?;
     if !derivatives {
         let adjoint = vec![None; ptypes.len()];
-        return Ok((RingKernels { inputs, adjoint, value, grad: value, hvp: value, mixed: Vec::new() }, dof_fields));
+        return Ok((
+            RingKernels {
+                inputs,
+                adjoint,
+                value,
+                grad: value,
+                hvp: value,
+                mixed: Vec::new(),
+            },
+            dof_fields,
+        ));
     }
 
     let ad = |x: crate::ad::AdError| kernel_err(x.to_string());
@@ -161,7 +213,10 @@ pub fn build_with(
         }
     }
     // Masks over grad's parameters (P…, r̄).
-    let mut dof_mask: Vec<bool> = inputs.iter().map(|i| matches!(i, RingInput::Dof { .. })).collect();
+    let mut dof_mask: Vec<bool> = inputs
+        .iter()
+        .map(|i| matches!(i, RingInput::Dof { .. }))
+        .collect();
     dof_mask.push(false);
     let hvp = jvp_active(module, grad, 1, &dof_mask).map_err(ad)?;
     super::inline::inline_all(module, hvp).map_err(kernel_err)?;
@@ -175,5 +230,15 @@ pub fn build_with(
             mixed.push((*param, f));
         }
     }
-    Ok((RingKernels { inputs, adjoint, value, grad, hvp, mixed }, dof_fields))
+    Ok((
+        RingKernels {
+            inputs,
+            adjoint,
+            value,
+            grad,
+            hvp,
+            mixed,
+        },
+        dof_fields,
+    ))
 }

@@ -12,9 +12,9 @@ use mad_runtime::linalg::sym_eigen::project_psd;
 use mad_runtime::{Tensor, Value};
 use rayon::prelude::*;
 
+use super::EnergyError;
 use super::bind::MeshEnergy;
 use super::ring::{RingInput, RingKernels};
-use super::EnergyError;
 use crate::back::cranelift::ValueCaller;
 use crate::front::SurfaceType;
 use crate::front::mesh::InputAt;
@@ -27,7 +27,9 @@ pub(crate) const RING_CHUNK: usize = 1024;
 pub(crate) enum RingKind<'a> {
     Value,
     Grad,
-    Hess { project: bool },
+    Hess {
+        project: bool,
+    },
     Hvp(&'a [f64]),
     /// ∂²E/∂z∂θ with the kernel of param `.0`.
     Mixed(usize),
@@ -46,7 +48,10 @@ pub(crate) struct RingOut {
 fn value_of(ty: &SurfaceType, vals: &[f64]) -> Value {
     match ty {
         SurfaceType::F64 => Value::F64(vals[0]),
-        SurfaceType::Mat(r, c) => Value::Tensor(Tensor::from_f64(vec![*r as usize, *c as usize], vals.to_vec()).unwrap_or_else(|| Tensor::vector(vals.to_vec()))),
+        SurfaceType::Mat(r, c) => Value::Tensor(
+            Tensor::from_f64(vec![*r as usize, *c as usize], vals.to_vec())
+                .unwrap_or_else(|| Tensor::vector(vals.to_vec())),
+        ),
         _ => Value::Tensor(Tensor::vector(vals.to_vec())),
     }
 }
@@ -60,7 +65,9 @@ fn slice_of(ty: &SurfaceType, n: usize, vals: Vec<f64>) -> Value {
         _ => shape.push(vals.len() / n.max(1)),
     }
     let len = vals.len();
-    Value::Tensor(Tensor::from_f64(shape, vals).unwrap_or_else(|| Tensor::from_f64(vec![len], Vec::new()).unwrap_or(Tensor::vector(Vec::new()))))
+    Value::Tensor(Tensor::from_f64(shape, vals).unwrap_or_else(|| {
+        Tensor::from_f64(vec![len], Vec::new()).unwrap_or(Tensor::vector(Vec::new()))
+    }))
 }
 
 /// The float values of a scalar or tensor value.
@@ -93,7 +100,13 @@ impl MeshEnergy<'_> {
     }
 
     /// The term function's arguments for ring element `e`, from the local vector `z`.
-    pub(crate) fn ring_args(&self, t: &super::kernels::TermKernels, r: &RingKernels, verts: &[u32], z: &[f64]) -> Vec<Value> {
+    pub(crate) fn ring_args(
+        &self,
+        t: &super::kernels::TermKernels,
+        r: &RingKernels,
+        verts: &[u32],
+        z: &[f64],
+    ) -> Vec<Value> {
         let n = verts.len() - 1;
         let decls = &self.prog.decls;
         r.inputs
@@ -113,14 +126,25 @@ impl MeshEnergy<'_> {
                     let vals = self.data[*field].as_deref().unwrap_or(&[]);
                     let at_vertex = |v: u32| &vals[v as usize * slots..(v as usize + 1) * slots];
                     match at {
-                        InputAt::Neighbours => slice_of(ty, n, verts[1..].iter().flat_map(|&v| at_vertex(v).to_vec()).collect()),
+                        InputAt::Neighbours => slice_of(
+                            ty,
+                            n,
+                            verts[1..]
+                                .iter()
+                                .flat_map(|&v| at_vertex(v).to_vec())
+                                .collect(),
+                        ),
                         _ => value_of(ty, at_vertex(verts[0])),
                     }
                 }
                 RingInput::Count => Value::I64(n as i64),
                 RingInput::Param { param, int } => {
                     let p = self.params[*param];
-                    if *int { Value::I64(p as i64) } else { Value::F64(p) }
+                    if *int {
+                        Value::I64(p as i64)
+                    } else {
+                        Value::F64(p)
+                    }
                 }
             })
             .collect()
@@ -128,8 +152,18 @@ impl MeshEnergy<'_> {
 
     /// Writes the dof adjoints (or their tangents) of `res` (a `(value, p̄…)` tuple)
     /// into the local vector `out`.
-    fn ring_scatter(&self, t: &super::kernels::TermKernels, r: &RingKernels, n: usize, res: &Value, out: &mut [f64]) -> Result<(), EnergyError> {
-        let bad = || EnergyError::Kernel { term: t.name.clone(), message: "unexpected ring kernel result".into() };
+    fn ring_scatter(
+        &self,
+        t: &super::kernels::TermKernels,
+        r: &RingKernels,
+        n: usize,
+        res: &Value,
+        out: &mut [f64],
+    ) -> Result<(), EnergyError> {
+        let bad = || EnergyError::Kernel {
+            term: t.name.clone(),
+            message: "unexpected ring kernel result".into(),
+        };
         out.fill(0.0);
         for (i, inp) in r.inputs.iter().enumerate() {
             if let RingInput::Dof { field, nbrs, dim } = inp {
@@ -149,9 +183,20 @@ impl MeshEnergy<'_> {
     }
 
     /// Tangent arguments of the dof inputs from the local direction `v`.
-    fn ring_tangents(&self, t: &super::kernels::TermKernels, r: &RingKernels, verts: &[u32], v: &[f64]) -> Vec<Value> {
+    fn ring_tangents(
+        &self,
+        t: &super::kernels::TermKernels,
+        r: &RingKernels,
+        verts: &[u32],
+        v: &[f64],
+    ) -> Vec<Value> {
         let all = self.ring_args(t, r, verts, v);
-        r.inputs.iter().zip(all).filter(|(i, _)| matches!(i, RingInput::Dof { .. })).map(|(_, a)| a).collect()
+        r.inputs
+            .iter()
+            .zip(all)
+            .filter(|(i, _)| matches!(i, RingInput::Dof { .. }))
+            .map(|(_, a)| a)
+            .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -169,9 +214,17 @@ impl MeshEnergy<'_> {
         let k = dofs.len();
         let z: Vec<f64> = dofs.iter().map(|&d| x[d as usize]).collect();
         let args = self.ring_args(t, r, verts, &z);
-        let rt = |e: mad_runtime::RtError| EnergyError::Runtime(format!("term `{}`, element {}: {e}", t.name, verts[0]));
-        let bad = || EnergyError::Kernel { term: t.name.clone(), message: "unexpected ring kernel result".into() };
-        let mut out = RingOut { vec: vec![0.0; k], ..Default::default() };
+        let rt = |e: mad_runtime::RtError| {
+            EnergyError::Runtime(format!("term `{}`, element {}: {e}", t.name, verts[0]))
+        };
+        let bad = || EnergyError::Kernel {
+            term: t.name.clone(),
+            message: "unexpected ring kernel result".into(),
+        };
+        let mut out = RingOut {
+            vec: vec![0.0; k],
+            ..Default::default()
+        };
         let with_seed = |extra: Vec<Value>| {
             let mut a = args.clone();
             a.push(Value::F64(1.0));
@@ -189,11 +242,15 @@ impl MeshEnergy<'_> {
             }
             RingKind::Hvp(v) => {
                 let vl: Vec<f64> = dofs.iter().map(|&d| v[d as usize]).collect();
-                let res = calls[0].call(&with_seed(self.ring_tangents(t, r, verts, &vl))).map_err(rt)?;
+                let res = calls[0]
+                    .call(&with_seed(self.ring_tangents(t, r, verts, &vl)))
+                    .map_err(rt)?;
                 self.ring_scatter(t, r, n, part(&res, 1).ok_or_else(bad)?, &mut out.vec)?;
             }
             RingKind::Mixed(_) => {
-                let res = calls[0].call(&with_seed(vec![Value::F64(1.0)])).map_err(rt)?;
+                let res = calls[0]
+                    .call(&with_seed(vec![Value::F64(1.0)]))
+                    .map_err(rt)?;
                 self.ring_scatter(t, r, n, part(&res, 1).ok_or_else(bad)?, &mut out.vec)?;
             }
             RingKind::Hess { project } => {
@@ -203,7 +260,9 @@ impl MeshEnergy<'_> {
                 for s in 0..k {
                     unit.fill(0.0);
                     unit[s] = 1.0;
-                    let res = calls[0].call(&with_seed(self.ring_tangents(t, r, verts, &unit))).map_err(rt)?;
+                    let res = calls[0]
+                        .call(&with_seed(self.ring_tangents(t, r, verts, &unit)))
+                        .map_err(rt)?;
                     if s == 0 {
                         let primal = part(&res, 0).ok_or_else(bad)?;
                         out.value = part(primal, 0).and_then(Value::as_f64).ok_or_else(bad)?;
@@ -235,7 +294,10 @@ impl MeshEnergy<'_> {
         range: std::ops::Range<usize>,
     ) -> Result<Vec<RingOut>, EnergyError> {
         let t = &self.prog.energies[term];
-        let r = t.ring.as_ref().ok_or_else(|| EnergyError::Kernel { term: t.name.clone(), message: "not a ring term".into() })?;
+        let r = t.ring.as_ref().ok_or_else(|| EnergyError::Kernel {
+            term: t.name.clone(),
+            message: "not a ring term".into(),
+        })?;
         let b = &self.energies[term];
         let dofs = self.pattern.terms[term].dofs();
         let func = match kind {
@@ -244,13 +306,23 @@ impl MeshEnergy<'_> {
             RingKind::Hess { .. } | RingKind::Hvp(_) => r.hvp,
             RingKind::Mixed(p) => match r.mixed.iter().find(|m| m.0 == p) {
                 Some(m) => m.1,
-                None => return Ok(range.map(|e| RingOut { vec: vec![0.0; dofs.get(e).len()], ..Default::default() }).collect()),
+                None => {
+                    return Ok(range
+                        .map(|e| RingOut {
+                            vec: vec![0.0; dofs.get(e).len()],
+                            ..Default::default()
+                        })
+                        .collect());
+                }
             },
         };
         let prog = self.prog;
         let new_calls = || -> Result<Vec<ValueCaller<'_>>, EnergyError> {
             let be = |e: mad_runtime::RtError| EnergyError::Backend(e.to_string());
-            Ok(vec![prog.jit.value_caller(func).map_err(be)?, prog.jit.value_caller(r.value).map_err(be)?])
+            Ok(vec![
+                prog.jit.value_caller(func).map_err(be)?,
+                prog.jit.value_caller(r.value).map_err(be)?,
+            ])
         };
         let one = |calls: &mut Result<Vec<ValueCaller<'_>>, EnergyError>, e: usize| match calls {
             Ok(c) => self.ring_element(t, r, c, b.verts.get(e), dofs.get(e), x, kind),

@@ -19,38 +19,59 @@ use mad_runtime::sparse::{ElementList, Field, element_dofs};
 use mad_runtime::{Value, mesh::tutte::tutte_embedding};
 use rayon::prelude::*;
 
-use super::bind::{MeshEnergy, type_slots};
 use super::EnergyError;
+use super::bind::{MeshEnergy, type_slots};
 use crate::front::state::{Init, UpdateTarget};
 use crate::front::{StencilKind, SurfaceType};
 
 impl MeshEnergy<'_> {
     /// Values of a field of `n` elements × `slots` from an initializer.
-    pub(crate) fn init_values(&self, name: &str, init: &Init, stencil: StencilKind, ty: &SurfaceType, n: usize, slots: usize) -> Result<Vec<f64>, EnergyError> {
+    pub(crate) fn init_values(
+        &self,
+        name: &str,
+        init: &Init,
+        stencil: StencilKind,
+        ty: &SurfaceType,
+        n: usize,
+        slots: usize,
+    ) -> Result<Vec<f64>, EnergyError> {
         if let Some(why) = init.unfit(stencil, ty) {
             return Err(EnergyError::Host(format!("field `{name}`: {why}")));
         }
         let padded = |pts: &[[f64; 3]]| -> Vec<f64> {
-            pts.iter().flat_map(|p| (0..slots).map(move |c| if c < 3 { p[c] } else { 0.0 })).collect()
+            pts.iter()
+                .flat_map(|p| (0..slots).map(move |c| if c < 3 { p[c] } else { 0.0 }))
+                .collect()
         };
         match init {
             Init::Zeros => Ok(vec![0.0; n * slots]),
             Init::Positions => Ok(padded(&self.mesh.positions)),
             Init::Tutte => {
-                let uv = tutte_embedding(&self.mesh).map_err(|e| EnergyError::Mesh(format!("field `{name}`: {e}")))?;
+                let uv = tutte_embedding(&self.mesh)
+                    .map_err(|e| EnergyError::Mesh(format!("field `{name}`: {e}")))?;
                 Ok(uv.iter().flat_map(|q| [q[0], q[1]]).collect())
             }
             Init::File(path) => {
-                let is_npy = std::path::Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+                let is_npy = std::path::Path::new(path)
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
                 if is_npy {
-                    let bytes = std::fs::read(path).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
-                    let arr = mad_runtime::sparse::read_npy(&bytes).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
-                    return arr.into_field(n, slots).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")));
+                    let bytes = std::fs::read(path)
+                        .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                    let arr = mad_runtime::sparse::read_npy(&bytes)
+                        .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                    return arr
+                        .into_field(n, slots)
+                        .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")));
                 }
                 if stencil != StencilKind::Vertex {
-                    return Err(EnergyError::Host(format!("field `{name}` lives on {} elements: initialize it from a .npy file", stencil.name())));
+                    return Err(EnergyError::Host(format!(
+                        "field `{name}` lives on {} elements: initialize it from a .npy file",
+                        stencil.name()
+                    )));
                 }
-                let m = load_mesh(path).map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                let m = load_mesh(path)
+                    .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
                 if m.num_vertices() != n {
                     return Err(EnergyError::Host(format!(
                         "field `{name}`: {path} has {} vertices, the mesh has {n}",
@@ -74,7 +95,11 @@ impl MeshEnergy<'_> {
             self.dof_inits[f] = Some(init);
             return Ok(());
         }
-        let Some(s) = decls.states.iter().find(|s| decls.data[s.data].name == name) else {
+        let Some(s) = decls
+            .states
+            .iter()
+            .find(|s| decls.data[s.data].name == name)
+        else {
             return Err(EnergyError::Host(format!("no dof or state named `{name}`")));
         };
         let i = s.data;
@@ -105,7 +130,11 @@ impl MeshEnergy<'_> {
         for (f, d) in self.prog.decls.dofs.iter().enumerate() {
             let slots = type_slots(&d.ty).unwrap_or(1);
             let on_faces = d.stencil == StencilKind::Face;
-            let n = if on_faces { self.topology().faces.len() } else { self.num_vertices() };
+            let n = if on_faces {
+                self.topology().faces.len()
+            } else {
+                self.num_vertices()
+            };
             let init = match &self.dof_inits[f] {
                 Some(i) => i.clone(),
                 None if f == 0 && slots <= 3 && !on_faces => Init::Positions,
@@ -124,9 +153,15 @@ impl MeshEnergy<'_> {
     pub fn declared_x(&self) -> Result<Vec<f64>, EnergyError> {
         let mut x = self.default_x();
         for (f, d) in self.prog.decls.dofs.iter().enumerate() {
-            let Some(init) = &self.dof_inits[f] else { continue };
+            let Some(init) = &self.dof_inits[f] else {
+                continue;
+            };
             let slots = type_slots(&d.ty).unwrap_or(1);
-            let n = if d.stencil == StencilKind::Face { self.topology().faces.len() } else { self.num_vertices() };
+            let n = if d.stencil == StencilKind::Face {
+                self.topology().faces.len()
+            } else {
+                self.num_vertices()
+            };
             let vals = self.init_values(&d.name, init, d.stencil, &d.ty, n, slots)?;
             x[self.dof_offsets[f]..self.dof_offsets[f] + n * slots].copy_from_slice(&vals);
         }
@@ -136,7 +171,10 @@ impl MeshEnergy<'_> {
     /// The current values of a `state` field (`(n, slots)` row-major).
     pub fn state(&self, name: &str) -> Option<&[f64]> {
         let decls = &self.prog.decls;
-        let s = decls.states.iter().find(|s| decls.data[s.data].name == name)?;
+        let s = decls
+            .states
+            .iter()
+            .find(|s| decls.data[s.data].name == name)?;
         self.data[s.data].as_deref()
     }
 
@@ -153,7 +191,11 @@ impl MeshEnergy<'_> {
             return Ok(false);
         }
         if x.len() != self.ndofs {
-            return Err(EnergyError::Host(format!("x: expected {} values, found {}", self.ndofs, x.len())));
+            return Err(EnergyError::Host(format!(
+                "x: expected {} values, found {}",
+                self.ndofs,
+                x.len()
+            )));
         }
         self.check_data()?;
         let mut results = Vec::with_capacity(self.prog.updates.len());
@@ -161,7 +203,9 @@ impl MeshEnergy<'_> {
             results.push(self.eval_update(t, u.term.stencil, x)?);
         }
         let mut changed = false;
-        let same = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits())
+        };
         for (u, vals) in self.prog.decls.updates.iter().zip(results) {
             match u.target {
                 UpdateTarget::State(i) => {
@@ -179,22 +223,41 @@ impl MeshEnergy<'_> {
     }
 
     /// One update's values over its elements (`m` slots each).
-    fn eval_update(&self, t: &super::kernels::TermKernels, stencil: StencilKind, x: &[f64]) -> Result<Vec<f64>, EnergyError> {
-        let s = super::bind::runtime_stencil(stencil).ok_or_else(|| EnergyError::Unsupported { term: t.name.clone(), what: "updates on pairs".into() })?;
+    fn eval_update(
+        &self,
+        t: &super::kernels::TermKernels,
+        stencil: StencilKind,
+        x: &[f64],
+    ) -> Result<Vec<f64>, EnergyError> {
+        let s = super::bind::runtime_stencil(stencil).ok_or_else(|| EnergyError::Unsupported {
+            term: t.name.clone(),
+            what: "updates on pairs".into(),
+        })?;
         let verts = self.topo.elements(s);
         let fields: Vec<Field> = t
             .dof_fields
             .iter()
-            .map(|&f| Field { offset: self.dof_offsets[f], dim: type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1) })
+            .map(|&f| Field {
+                offset: self.dof_offsets[f],
+                dim: type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1),
+            })
             .collect();
         let dofs = element_dofs(&verts, &fields);
         let m = t.m;
         let n = verts.len();
-        let rt = |e: usize, err: mad_runtime::RtError| EnergyError::Runtime(format!("update `{}`, element {e}: {err}", t.name));
+        let rt = |e: usize, err: mad_runtime::RtError| {
+            EnergyError::Runtime(format!("update `{}`, element {e}: {err}", t.name))
+        };
         let outs: Vec<Result<Vec<f64>, EnergyError>> = if let Some(r) = &t.ring {
             let prog = self.prog;
-            let new_call = || prog.jit.value_caller(r.value).map_err(|e| EnergyError::Backend(e.to_string()));
-            let one = |call: &mut Result<crate::back::cranelift::ValueCaller<'_>, EnergyError>, e: usize| -> Result<Vec<f64>, EnergyError> {
+            let new_call = || {
+                prog.jit
+                    .value_caller(r.value)
+                    .map_err(|e| EnergyError::Backend(e.to_string()))
+            };
+            let one = |call: &mut Result<crate::back::cranelift::ValueCaller<'_>, EnergyError>,
+                       e: usize|
+             -> Result<Vec<f64>, EnergyError> {
                 let call = call.as_mut().map_err(|err| err.clone())?;
                 let z: Vec<f64> = dofs.get(e).iter().map(|&d| x[d as usize]).collect();
                 let args = self.ring_args(t, r, verts.get(e), &z);
@@ -205,12 +268,17 @@ impl MeshEnergy<'_> {
                     _ => Vec::new(),
                 };
                 if vals.len() != m {
-                    return Err(EnergyError::Kernel { term: t.name.clone(), message: format!("update value has {} slots, expected {m}", vals.len()) });
+                    return Err(EnergyError::Kernel {
+                        term: t.name.clone(),
+                        message: format!("update value has {} slots, expected {m}", vals.len()),
+                    });
                 }
                 Ok(vals)
             };
             match &self.pool {
-                Some(pool) => pool.install(|| (0..n).into_par_iter().map_init(new_call, one).collect()),
+                Some(pool) => {
+                    pool.install(|| (0..n).into_par_iter().map_init(new_call, one).collect())
+                }
                 None => {
                     let mut c = new_call();
                     (0..n).map(|e| one(&mut c, e)).collect()
@@ -220,13 +288,20 @@ impl MeshEnergy<'_> {
             let nargs = t.k.max(1) + t.other_slots;
             let prog = self.prog;
             let new_call = || -> Result<crate::back::cranelift::RawCaller<'_>, EnergyError> {
-                let c = prog.raw_caller(t.local).map_err(|e| EnergyError::Backend(e.to_string()))?;
+                let c = prog
+                    .raw_caller(t.local)
+                    .map_err(|e| EnergyError::Backend(e.to_string()))?;
                 if c.arg_slots() != nargs || c.result_slots() != m {
-                    return Err(EnergyError::Kernel { term: t.name.clone(), message: "unexpected update kernel slots".into() });
+                    return Err(EnergyError::Kernel {
+                        term: t.name.clone(),
+                        message: "unexpected update kernel slots".into(),
+                    });
                 }
                 Ok(c)
             };
-            let one = |call: &mut Result<crate::back::cranelift::RawCaller<'_>, EnergyError>, e: usize| -> Result<Vec<f64>, EnergyError> {
+            let one = |call: &mut Result<crate::back::cranelift::RawCaller<'_>, EnergyError>,
+                       e: usize|
+             -> Result<Vec<f64>, EnergyError> {
                 let call = call.as_mut().map_err(|err| err.clone())?;
                 let mut args = vec![0.0; nargs];
                 self.gather_plain(t, &verts, &dofs, x, e, &mut args);
@@ -235,7 +310,9 @@ impl MeshEnergy<'_> {
                 Ok(res)
             };
             match &self.pool {
-                Some(pool) => pool.install(|| (0..n).into_par_iter().map_init(new_call, one).collect()),
+                Some(pool) => {
+                    pool.install(|| (0..n).into_par_iter().map_init(new_call, one).collect())
+                }
                 None => {
                     let mut c = new_call();
                     (0..n).map(|e| one(&mut c, e)).collect()
@@ -251,7 +328,15 @@ impl MeshEnergy<'_> {
 
     /// The kernel arguments of element `e` of a fixed-stencil term: its local
     /// dofs, then its data and params.
-    fn gather_plain(&self, t: &super::kernels::TermKernels, verts: &ElementList, dofs: &ElementList, x: &[f64], e: usize, args: &mut [f64]) {
+    fn gather_plain(
+        &self,
+        t: &super::kernels::TermKernels,
+        verts: &ElementList,
+        dofs: &ElementList,
+        x: &[f64],
+        e: usize,
+        args: &mut [f64],
+    ) {
         for (a, &d) in dofs.get(e).iter().enumerate() {
             args[a] = x[d as usize];
         }
@@ -265,19 +350,31 @@ impl MeshEnergy<'_> {
     /// `x`, or a state): its first (up to 3) components, zero-padded.
     pub fn field_positions(&self, x: &[f64], name: &str) -> Result<Vec<[f64; 3]>, EnergyError> {
         let decls = &self.prog.decls;
-        let (vals, slots): (&[f64], usize) = if let Some(f) = decls.dofs.iter().position(|d| d.name == name) {
-            let slots = type_slots(&decls.dofs[f].ty).unwrap_or(1);
-            let off = self.dof_offsets[f];
-            (&x[off..off + slots * self.num_vertices()], slots)
-        } else if let Some(s) = decls.states.iter().find(|s| decls.data[s.data].name == name) {
-            let d = &decls.data[s.data];
-            if d.stencil != StencilKind::Vertex {
-                return Err(EnergyError::Host(format!("state `{name}` does not live on vertices")));
-            }
-            (self.data[s.data].as_deref().unwrap_or(&[]), type_slots(&d.ty).unwrap_or(1))
-        } else {
-            return Err(EnergyError::Host(format!("no dof or state named `{name}` to write as positions")));
-        };
+        let (vals, slots): (&[f64], usize) =
+            if let Some(f) = decls.dofs.iter().position(|d| d.name == name) {
+                let slots = type_slots(&decls.dofs[f].ty).unwrap_or(1);
+                let off = self.dof_offsets[f];
+                (&x[off..off + slots * self.num_vertices()], slots)
+            } else if let Some(s) = decls
+                .states
+                .iter()
+                .find(|s| decls.data[s.data].name == name)
+            {
+                let d = &decls.data[s.data];
+                if d.stencil != StencilKind::Vertex {
+                    return Err(EnergyError::Host(format!(
+                        "state `{name}` does not live on vertices"
+                    )));
+                }
+                (
+                    self.data[s.data].as_deref().unwrap_or(&[]),
+                    type_slots(&d.ty).unwrap_or(1),
+                )
+            } else {
+                return Err(EnergyError::Host(format!(
+                    "no dof or state named `{name}` to write as positions"
+                )));
+            };
         Ok((0..self.num_vertices())
             .map(|i| {
                 let mut p = [0.0; 3];

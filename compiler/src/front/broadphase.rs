@@ -84,21 +84,46 @@ pub fn check(g: &mut Front, decls: &MeshDecls) -> Option<Broadphase> {
     let items = std::mem::take(&mut g.items.broadphases);
     let mut result = None;
     for (k, (file, module, item)) in items.iter().enumerate() {
-        let ItemKind::Broadphase { keyword, kinds, within, distance } = &item.kind else { continue };
+        let ItemKind::Broadphase {
+            keyword,
+            kinds,
+            within,
+            distance,
+        } = &item.kind
+        else {
+            continue;
+        };
         let bad = |g: &mut Front, detail: String, help: Option<String>, span| {
             g.error(ErrorKind::BadBroadphase { detail, help }, *file, span)
         };
         if keyword.node != "broadphase" {
-            let help = Some(format!("write `broadphase KIND within DISTANCE;` with KIND one of {KINDS}"));
-            bad(g, format!("`{}` does not start a declaration", keyword.node), help, keyword.span);
+            let help = Some(format!(
+                "write `broadphase KIND within DISTANCE;` with KIND one of {KINDS}"
+            ));
+            bad(
+                g,
+                format!("`{}` does not start a declaration", keyword.node),
+                help,
+                keyword.span,
+            );
             continue;
         }
         if within.node != "within" {
-            bad(g, format!("expected `within`, found `{}`", within.node), None, within.span);
+            bad(
+                g,
+                format!("expected `within`, found `{}`", within.node),
+                None,
+                within.span,
+            );
             continue;
         }
         if k > 0 {
-            bad(g, "there is already a broadphase declaration".into(), None, item.span);
+            bad(
+                g,
+                "there is already a broadphase declaration".into(),
+                None,
+                item.span,
+            );
             continue;
         }
         let mut ok = true;
@@ -106,20 +131,35 @@ pub fn check(g: &mut Front, decls: &MeshDecls) -> Option<Broadphase> {
         for kind in kinds {
             match PairKind::from_name(&kind.node) {
                 Some(p) if parsed.contains(&p) => {
-                    bad(g, format!("`{}` is listed twice", kind.node), None, kind.span);
+                    bad(
+                        g,
+                        format!("`{}` is listed twice", kind.node),
+                        None,
+                        kind.span,
+                    );
                     ok = false;
                 }
                 Some(p) => {
                     if let Some(q) = parsed.first().filter(|q| q.arity() != p.arity()) {
                         let help = Some("all pair terms share one list of tuples of one size; use separate files".into());
-                        let detail = format!("`{}` pairs have {} vertices but the kinds before have {}", kind.node, p.arity(), q.arity());
+                        let detail = format!(
+                            "`{}` pairs have {} vertices but the kinds before have {}",
+                            kind.node,
+                            p.arity(),
+                            q.arity()
+                        );
                         bad(g, detail, help, kind.span);
                         ok = false;
                     }
                     parsed.push(p);
                 }
                 None => {
-                    bad(g, format!("unknown pair kind `{}`", kind.node), Some(format!("kinds are {KINDS}")), kind.span);
+                    bad(
+                        g,
+                        format!("unknown pair kind `{}`", kind.node),
+                        Some(format!("kinds are {KINDS}")),
+                        kind.span,
+                    );
                     ok = false;
                 }
             }
@@ -131,25 +171,48 @@ pub fn check(g: &mut Front, decls: &MeshDecls) -> Option<Broadphase> {
         let dist = match param {
             Some(p) if p.ty == SurfaceType::F64 => Some(Distance::Param(p.name.clone())),
             Some(p) => {
-                bad(g, format!("param `{}` is {}, the distance needs an f64", p.name, p.ty), None, distance.span);
+                bad(
+                    g,
+                    format!("param `{}` is {}, the distance needs an f64", p.name, p.ty),
+                    None,
+                    distance.span,
+                );
                 None
             }
             None => match g.eval_const(distance, Some(ScalarKind::F64), *file, *module) {
                 Some(Literal::F64(x)) if x > 0.0 && x.is_finite() => Some(Distance::Value(x)),
                 Some(_) => {
-                    bad(g, "the distance must be a positive f64".into(), None, distance.span);
+                    bad(
+                        g,
+                        "the distance must be a positive f64".into(),
+                        None,
+                        distance.span,
+                    );
                     None
                 }
                 None => None,
             },
         };
-        if !decls.energies.iter().any(|t| t.stencil == StencilKind::Pair) {
-            let help = Some("declare an `energy NAME(e: pair) { ... }` term for the pairs to feed".into());
-            bad(g, "the file has no `pair` energy term".into(), help, keyword.span);
+        if !decls
+            .energies
+            .iter()
+            .any(|t| t.stencil == StencilKind::Pair)
+        {
+            let help =
+                Some("declare an `energy NAME(e: pair) { ... }` term for the pairs to feed".into());
+            bad(
+                g,
+                "the file has no `pair` energy term".into(),
+                help,
+                keyword.span,
+            );
             ok = false;
         }
         if let (true, Some(distance)) = (ok, dist) {
-            result = Some(Broadphase { kinds: parsed, distance });
+            result = Some(Broadphase {
+                kinds: parsed,
+                distance,
+            });
         }
     }
     result

@@ -39,7 +39,10 @@ pub fn generate(g: &mut Front) {
         while i < pending.len() {
             let Some(tf) = g.target_fref(&pending[i].key.target) else {
                 let p = pending.remove(i);
-                g.bugs.push(format!("no function for the operand of `{}`", g.deriv_name(&p.key, false)));
+                g.bugs.push(format!(
+                    "no function for the operand of `{}`",
+                    g.deriv_name(&p.key, false)
+                ));
                 failed.insert(p.func);
                 unfilled.remove(&p.func);
                 progressed = true;
@@ -99,7 +102,15 @@ fn report(g: &mut Front, p: &PendingDeriv, e: AdError) {
                 Some(file) => (file, span),
                 None => (p.file, p.span),
             };
-            g.error(ErrorKind::ReverseLoop { op, site_file: p.file, site: p.span }, file, span);
+            g.error(
+                ErrorKind::ReverseLoop {
+                    op,
+                    site_file: p.file,
+                    site: p.span,
+                },
+                file,
+                span,
+            );
         }
         AdError::SctImpossible { function, span, .. } => {
             let item = source_item(g, &function);
@@ -109,13 +120,33 @@ fn report(g: &mut Front, p: &PendingDeriv, e: AdError) {
                 Some(file) => (file, span),
                 None => (p.file, p.span),
             };
-            g.error(ErrorKind::SctImpossible { op, func, site_file: p.file, site: p.span }, file, span);
+            g.error(
+                ErrorKind::SctImpossible {
+                    op,
+                    func,
+                    site_file: p.file,
+                    site: p.span,
+                },
+                file,
+                span,
+            );
         }
         AdError::Signature { message, .. } => {
             let func = g.target_name(&p.key.target);
-            g.error(ErrorKind::DiffSignature { op, func, detail: message }, p.file, p.span);
+            g.error(
+                ErrorKind::DiffSignature {
+                    op,
+                    func,
+                    detail: message,
+                },
+                p.file,
+                p.span,
+            );
         }
-        AdError::Internal(m) => g.bugs.push(format!("differentiating `{}`: {m}", g.deriv_name(&p.key, false))),
+        AdError::Internal(m) => g.bugs.push(format!(
+            "differentiating `{}`: {m}",
+            g.deriv_name(&p.key, false)
+        )),
     }
 }
 
@@ -124,14 +155,19 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
     let before = m.functions.len();
     let ph = m.functions[p.func].clone();
     let src_types = m.functions[tf].param_types();
-    let floats: Vec<usize> = (0..src_types.len()).filter(|&i| tangent_type(&src_types[i]).is_some()).collect();
+    let floats: Vec<usize> = (0..src_types.len())
+        .filter(|&i| tangent_type(&src_types[i]).is_some())
+        .collect();
     let wrapper = || Function::new(ph.name.clone(), &ph.param_types(), ph.ret.clone());
     let mut body = match p.key.op {
         DiffOp::Grad => {
             let d = ad::grad(m, tf)?;
             match p.key.arg {
                 Some(a) if floats.len() > 1 => {
-                    let k = floats.iter().position(|&i| i == a).ok_or_else(|| sig_err(m, tf, "not a float argument"))?;
+                    let k = floats
+                        .iter()
+                        .position(|&i| i == a)
+                        .ok_or_else(|| sig_err(m, tf, "not a float argument"))?;
                     let (mut e, out) = call_all(m, wrapper(), d);
                     let r = e.op(OpKind::TupleGet(k as u32), vec![out])?;
                     e.finish(r)
@@ -151,7 +187,11 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
             for k in 0..floats.len() {
                 adj.push(e.op(OpKind::TupleGet(k as u32 + 1), vec![out])?);
             }
-            let adj = if adj.len() == 1 { adj[0] } else { e.op(OpKind::Tuple, adj)? };
+            let adj = if adj.len() == 1 {
+                adj[0]
+            } else {
+                e.op(OpKind::Tuple, adj)?
+            };
             let r = e.op(OpKind::Tuple, vec![value, adj])?;
             e.finish(r)
         }
@@ -165,13 +205,21 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
     };
     body.name = ph.name.clone();
     if body.param_types() != ph.param_types() || body.ret != ph.ret {
-        return Err(AdError::Internal(format!("the derivative of `{}` does not have the operator's signature", ph.name)));
+        return Err(AdError::Internal(format!(
+            "the derivative of `{}` does not have the operator's signature",
+            ph.name
+        )));
     }
     m.functions[p.func] = body;
     let created: Vec<FuncRef> = m.functions.iter().map(|(h, _)| h).skip(before).collect();
     let clean = |m: &mut Module, f: FuncRef| {
         crate::passes::cleanup(m, f).map_err(|errs| {
-            AdError::Internal(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+            AdError::Internal(
+                errs.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
         })
     };
     for f in created {
@@ -184,7 +232,10 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
 }
 
 fn sig_err(m: &Module, tf: FuncRef, message: &str) -> AdError {
-    AdError::Signature { function: m.functions[tf].name.clone(), message: message.to_string() }
+    AdError::Signature {
+        function: m.functions[tf].name.clone(),
+        message: message.to_string(),
+    }
 }
 
 /// Starts `func`'s body with a call of `d` on all of `func`'s parameters.
@@ -208,9 +259,17 @@ fn to_matrix(e: &mut Emitter, t: ValueId) -> Result<ValueId, AdError> {
     let outer_args = e.begin_region(&[Type::I64, dyn_t.clone()]);
     let inner_args = e.begin_region(&[Type::I64, dyn_t.clone()]);
     let x = e.op(OpKind::Index, vec![t, outer_args[0], inner_args[0]])?;
-    let next = e.op(OpKind::Insert, vec![inner_args[1], x, outer_args[0], inner_args[0]])?;
+    let next = e.op(
+        OpKind::Insert,
+        vec![inner_args[1], x, outer_args[0], inner_args[0]],
+    )?;
     let inner: Region = e.end_region(vec![next]);
-    let id = e.push_with_regions(OpKind::For, vec![lo, cols, outer_args[1]], vec![dyn_t.clone()], vec![inner]);
+    let id = e.push_with_regions(
+        OpKind::For,
+        vec![lo, cols, outer_args[1]],
+        vec![dyn_t.clone()],
+        vec![inner],
+    );
     let row_done = e.results(id)[0];
     let outer = e.end_region(vec![row_done]);
     let id = e.push_with_regions(OpKind::For, vec![lo, rows, m0], vec![dyn_t], vec![outer]);
@@ -219,10 +278,19 @@ fn to_matrix(e: &mut Emitter, t: ValueId) -> Result<ValueId, AdError> {
 
 /// The fixed shape of a float parameter a Jacobian is taken over.
 fn fixed_shape(m: &Module, tf: FuncRef, t: &Type) -> Result<Vec<u64>, AdError> {
-    let bad = || sig_err(m, tf, &format!("`jacobian` needs f64 arguments of fixed size, found {t}"));
+    let bad = || {
+        sig_err(
+            m,
+            tf,
+            &format!("`jacobian` needs f64 arguments of fixed size, found {t}"),
+        )
+    };
     match t {
         Type::Scalar(ScalarKind::F64) => Ok(vec![]),
-        Type::Tensor { elem: ScalarKind::F64, shape } => shape
+        Type::Tensor {
+            elem: ScalarKind::F64,
+            shape,
+        } => shape
             .iter()
             .map(|d| match d {
                 Dim::Fixed(n) => Ok(*n),
@@ -253,13 +321,21 @@ fn multi_indices(shape: &[u64]) -> Vec<Vec<u64>> {
 
 /// `jacobian(f)`: one forward pass of `f$jvp{n}` seeded with the unit vectors of
 /// the `n` flattened float inputs; column `s` of the result is tangent `s`.
-fn jacobian_body(m: &mut Module, tf: FuncRef, floats: &[usize], func: Function) -> Result<Function, AdError> {
+fn jacobian_body(
+    m: &mut Module,
+    tf: FuncRef,
+    floats: &[usize],
+    func: Function,
+) -> Result<Function, AdError> {
     let ptypes = m.functions[tf].param_types();
     let mut shapes = Vec::new();
     for &i in floats {
         shapes.push(fixed_shape(m, tf, &ptypes[i])?);
     }
-    let n: usize = shapes.iter().map(|s| s.iter().product::<u64>() as usize).sum();
+    let n: usize = shapes
+        .iter()
+        .map(|s| s.iter().product::<u64>() as usize)
+        .sum();
     let d = ad::jvp(m, tf, n)?;
     let params = func.params().to_vec();
     let mut e = Emitter::new(func);
@@ -267,7 +343,11 @@ fn jacobian_body(m: &mut Module, tf: FuncRef, floats: &[usize], func: Function) 
     let one = e.float(ScalarKind::F64, 1.0);
     let mut zeros = Vec::new();
     for (q, &i) in floats.iter().enumerate() {
-        zeros.push(if shapes[q].is_empty() { zero } else { e.full_like(zero, params[i])? });
+        zeros.push(if shapes[q].is_empty() {
+            zero
+        } else {
+            e.full_like(zero, params[i])?
+        });
     }
     let mut args = params.clone();
     for (k, shape) in shapes.iter().enumerate() {

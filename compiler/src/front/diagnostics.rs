@@ -10,26 +10,49 @@ use mad_grammar::span::Span;
 pub enum ErrorKind {
     /// E0100. A name that is not a local, an item, a builtin or in the prelude.
     /// Why: every name must be defined before it is used. Example: `nrom(v)`.
-    UnknownName { name: String, suggestion: Option<String> },
+    UnknownName {
+        name: String,
+        suggestion: Option<String>,
+    },
     /// E0101. An expression has a different type than its context requires.
     /// Why: there are no implicit conversions. Example: `let x: f64 = vec2(1.0, 2.0);`.
     TypeMismatch { expected: String, found: String },
     /// E0102. An operator applied to operand types it does not accept.
     /// Why: each operator has a fixed set of operand types. Example: `vec3(..) + vec2(..)`.
-    BadOperands { op: String, lhs: String, rhs: Option<String>, help: Option<String> },
+    BadOperands {
+        op: String,
+        lhs: String,
+        rhs: Option<String>,
+        help: Option<String>,
+    },
     /// E0103. A call with the wrong number of arguments.
     /// Why: parameters have no defaults. Example: `dot(a)`.
-    ArgCount { name: String, expected: String, found: usize },
+    ArgCount {
+        name: String,
+        expected: String,
+        found: usize,
+    },
     /// E0104. No overload of a function accepts the argument types.
     /// Why: a call picks the overload whose parameter types match exactly. Example: `norm(1.0)`.
-    NoOverload { name: String, args: String, candidates: Vec<String> },
+    NoOverload {
+        name: String,
+        args: String,
+        candidates: Vec<String>,
+    },
     /// E0104 as well. More than one overload matches once literal arguments adapt.
     /// Why: a call must pick exactly one overload. Example: `f(1, 2)` with
     /// `f(x: f64, n: i64)` and `f(n: i64, x: f64)`.
-    AmbiguousCall { name: String, args: String, candidates: Vec<String> },
+    AmbiguousCall {
+        name: String,
+        args: String,
+        candidates: Vec<String>,
+    },
     /// E0105. Assignment to a variable declared without `mut` (or to a parameter).
     /// Why: variables are immutable unless declared `let mut`. Example: `let x = 1; x = 2;`.
-    AssignImmutable { name: String, declared: Option<Span> },
+    AssignImmutable {
+        name: String,
+        declared: Option<Span>,
+    },
     /// E0106. `break` or `continue` outside a loop.
     /// Why: they leave or restart the enclosing loop. Example: `fn f() { break; }`.
     OutsideLoop { what: &'static str },
@@ -71,7 +94,11 @@ pub enum ErrorKind {
     /// E0116. An energy term whose body is not an `f64`, or a residual whose body
     /// does not have its declared type. Why: energies are summed into one scalar objective.
     /// Example: `energy e(v: vertex) { vec2(1.0, 2.0) }`.
-    TermType { term: &'static str, expected: String, found: String },
+    TermType {
+        term: &'static str,
+        expected: String,
+        found: String,
+    },
     /// E0117. A `dof`, `data` or `param` declaration with a stencil or value type it cannot have.
     /// Why: unknowns live on vertices or faces and are f64 or vec2..vec4; params are f64 or i64.
     /// Example: `dof x: edge -> vec3;`.
@@ -100,15 +127,24 @@ pub enum ErrorKind {
     /// E0144. A dof or state initializer that is not `positions`, `zeros`, `tutte` or a
     /// file name string, or `tutte` on a field that is not a `vertex -> vec2` dof.
     /// Why: the runtime computes the initial values. Example: `dof u: vertex -> vec3 = tutte;`.
-    BadInit { detail: String, help: Option<String> },
+    BadInit {
+        detail: String,
+        help: Option<String>,
+    },
     /// E0145. A `state` or `update` item that is malformed: an update of a name that is not a
     /// state or dof, on a stencil that does not match it, a second update of one field, or a
     /// leading word other than `state`/`update`. Example: `update k(e: vertex) { 1.0 }` (k a param).
-    BadUpdate { detail: String, help: Option<String> },
+    BadUpdate {
+        detail: String,
+        help: Option<String>,
+    },
     /// E0146. A `broadphase KIND[, KIND] within EXPR;` declaration with an unknown kind,
     /// a distance that is not a positive constant or an f64 param, a second declaration,
     /// or no `pair` term to feed. Example: `broadphase face_face within 0.1;`.
-    BadBroadphase { detail: String, help: Option<String> },
+    BadBroadphase {
+        detail: String,
+        help: Option<String>,
+    },
     /// E0123. A tuple pattern that does not match the value's shape.
     /// Why: `let (a, b) = e;` needs a 2-tuple. Example: `let (a, b) = 1.0;`.
     PatternMismatch { expected: String, found: String },
@@ -134,7 +170,11 @@ pub enum ErrorKind {
     /// recompute region by region. The error is reported at the loop; `site` is where
     /// the operator was applied. Example: `grad(grad(f))` of a function with
     /// `while s < 10.0 { s = s * x; }` (`hessian(f)`, forward over reverse, works).
-    ReverseLoop { op: String, site_file: usize, site: Span },
+    ReverseLoop {
+        op: String,
+        site_file: usize,
+        site: Span,
+    },
     /// E0152. A differentiation operator applied to something that is not a function
     /// (or an operator application), or an operator not immediately called.
     /// Why: operators transform functions, and `grad(f)` is only meaningful when called,
@@ -145,7 +185,11 @@ pub enum ErrorKind {
     /// floating-point argument, `hessian`/`jacobian` over arguments of dynamic size,
     /// `grad(f, i)` of an argument that does not exist or is not floating-point.
     /// Why: each operator has a fixed shape of result. Example: `grad(f)` of `fn f(x: f64) -> vec2`.
-    DiffSignature { op: String, func: String, detail: String },
+    DiffSignature {
+        op: String,
+        func: String,
+        detail: String,
+    },
     /// E0154. A derivative needed to compute the function it differentiates (e.g. `f`
     /// calls `grad(f)`). Why: the derivative of `f` is generated from `f`'s complete body.
     /// Example: `fn f(x: f64) -> f64 { grad(f)(x) }`.
@@ -156,15 +200,20 @@ pub enum ErrorKind {
     /// trip count, which such a loop does not know in advance. Reported at the loop;
     /// `site` is where the operator was applied. Example: `@ad(sct) fn f(x: f64) -> f64`
     /// with `while s < 10.0 { s = s * 2.0; }`, then `grad(f)`.
-    SctImpossible { op: String, func: String, site_file: usize, site: Span },
+    SctImpossible {
+        op: String,
+        func: String,
+        site_file: usize,
+        site: Span,
+    },
 }
 
 /// Every code the front end can report.
 pub const ALL_CODES: [&str; 37] = [
-    "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109", "E0110", "E0111",
-    "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119", "E0120", "E0121", "E0122", "E0123",
-    "E0124", "E0125", "E0126", "E0127", "E0128", "E0151", "E0152", "E0153", "E0154",
-    "E0155", "E0144", "E0145", "E0146",
+    "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109",
+    "E0110", "E0111", "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119",
+    "E0120", "E0121", "E0122", "E0123", "E0124", "E0125", "E0126", "E0127", "E0128", "E0151",
+    "E0152", "E0153", "E0154", "E0155", "E0144", "E0145", "E0146",
 ];
 
 impl ErrorKind {
@@ -218,15 +267,26 @@ impl ErrorKind {
             ErrorKind::TypeMismatch { expected, found } => {
                 format!("mismatched types: expected {expected}, found {found}")
             }
-            ErrorKind::BadOperands { op, lhs, rhs: Some(rhs), .. } => match op.as_str() {
+            ErrorKind::BadOperands {
+                op,
+                lhs,
+                rhs: Some(rhs),
+                ..
+            } => match op.as_str() {
                 "+" => format!("cannot add {lhs} and {rhs}"),
                 "-" => format!("cannot subtract {rhs} from {lhs}"),
                 "*" => format!("cannot multiply {lhs} by {rhs}"),
                 "/" => format!("cannot divide {lhs} by {rhs}"),
                 _ => format!("cannot apply `{op}` to {lhs} and {rhs}"),
             },
-            ErrorKind::BadOperands { op, lhs, rhs: None, .. } => format!("cannot apply unary `{op}` to {lhs}"),
-            ErrorKind::ArgCount { name, expected, found } => {
+            ErrorKind::BadOperands {
+                op, lhs, rhs: None, ..
+            } => format!("cannot apply unary `{op}` to {lhs}"),
+            ErrorKind::ArgCount {
+                name,
+                expected,
+                found,
+            } => {
                 format!("`{name}` expects {expected} argument(s), found {found}")
             }
             ErrorKind::AmbiguousCall { name, args, .. } => {
@@ -235,7 +295,9 @@ impl ErrorKind {
             ErrorKind::NoOverload { name, args, .. } => {
                 format!("no overload of `{name}` takes arguments ({args})")
             }
-            ErrorKind::AssignImmutable { name, .. } => format!("cannot assign twice to immutable variable `{name}`"),
+            ErrorKind::AssignImmutable { name, .. } => {
+                format!("cannot assign twice to immutable variable `{name}`")
+            }
             ErrorKind::OutsideLoop { what } => format!("`{what}` outside of a loop"),
             ErrorKind::UnknownType { name } => format!("unknown type `{name}`"),
             ErrorKind::UnknownField { field, ty } => format!("no field `{field}` on type {ty}"),
@@ -251,7 +313,11 @@ impl ErrorKind {
             ErrorKind::BadCast { from, to } => format!("cannot cast {from} as {to}"),
             ErrorKind::NotConstant { what } => format!("{what} must be a constant expression"),
             ErrorKind::UnknownAttribute { name, .. } => format!("unknown attribute `@{name}`"),
-            ErrorKind::TermType { term, expected, found } => {
+            ErrorKind::TermType {
+                term,
+                expected,
+                found,
+            } => {
                 format!("{term} body must have type {expected}, found {found}")
             }
             ErrorKind::BadMeshDecl { what, .. } => what.clone(),
@@ -263,7 +329,9 @@ impl ErrorKind {
             ErrorKind::BadSolveBlock { detail } => format!("invalid solve block: {detail}"),
             ErrorKind::BadInit { detail, .. } => format!("invalid initializer: {detail}"),
             ErrorKind::BadUpdate { detail, .. } => format!("invalid state or update: {detail}"),
-            ErrorKind::BadBroadphase { detail, .. } => format!("invalid broadphase declaration: {detail}"),
+            ErrorKind::BadBroadphase { detail, .. } => {
+                format!("invalid broadphase declaration: {detail}")
+            }
             ErrorKind::PatternMismatch { expected, found } => {
                 format!("pattern mismatch: the pattern expects {expected}, the value is {found}")
             }
@@ -275,14 +343,22 @@ impl ErrorKind {
             ErrorKind::BadElementType { ty } => format!("{ty} cannot be an array element"),
             ErrorKind::HandleMisuse { detail } => detail.clone(),
             ErrorKind::ReverseLoop { op, .. } => {
-                format!("`{op}`: cannot differentiate the taped derivative of this loop in reverse mode again")
+                format!(
+                    "`{op}`: cannot differentiate the taped derivative of this loop in reverse mode again"
+                )
             }
             ErrorKind::SctImpossible { func, .. } => {
-                format!("`@ad(sct)` on `{func}` is impossible: reverse mode through this loop needs the tape")
+                format!(
+                    "`@ad(sct)` on `{func}` is impossible: reverse mode through this loop needs the tape"
+                )
             }
             ErrorKind::NotDiffTarget { op, detail } => format!("`{op}` needs a function: {detail}"),
-            ErrorKind::DiffSignature { op, func, detail } => format!("cannot apply `{op}` to `{func}`: {detail}"),
-            ErrorKind::DiffCycle { name } => format!("`{name}` is needed to compute the function it differentiates"),
+            ErrorKind::DiffSignature { op, func, detail } => {
+                format!("cannot apply `{op}` to `{func}`: {detail}")
+            }
+            ErrorKind::DiffCycle { name } => {
+                format!("`{name}` is needed to compute the function it differentiates")
+            }
         }
     }
 
@@ -290,8 +366,14 @@ impl ErrorKind {
     fn label(&self) -> String {
         match self {
             ErrorKind::UnknownName { .. } => "not found".into(),
-            ErrorKind::TypeMismatch { expected, found } => format!("expected {expected}, found {found}"),
-            ErrorKind::BadOperands { lhs, rhs: Some(rhs), .. } => format!("{lhs} and {rhs}"),
+            ErrorKind::TypeMismatch { expected, found } => {
+                format!("expected {expected}, found {found}")
+            }
+            ErrorKind::BadOperands {
+                lhs,
+                rhs: Some(rhs),
+                ..
+            } => format!("{lhs} and {rhs}"),
             ErrorKind::BadOperands { lhs, rhs: None, .. } => format!("operand is {lhs}"),
             ErrorKind::ArgCount { expected, .. } => format!("expected {expected} argument(s)"),
             ErrorKind::NoOverload { args, .. } => format!("called with ({args})"),
@@ -301,7 +383,9 @@ impl ErrorKind {
             ErrorKind::UnknownType { .. } => "not a type".into(),
             ErrorKind::UnknownField { .. } => "unknown field".into(),
             ErrorKind::NotCallable { .. } => "called here".into(),
-            ErrorKind::ReturnMismatch { expected, found } => format!("expected {expected}, found {found}"),
+            ErrorKind::ReturnMismatch { expected, found } => {
+                format!("expected {expected}, found {found}")
+            }
             ErrorKind::Duplicate { .. } => "defined again here".into(),
             ErrorKind::Reserved { .. } => "reserved name".into(),
             ErrorKind::BadIndex { .. } => "bad index".into(),
@@ -325,8 +409,12 @@ impl ErrorKind {
             ErrorKind::StringValue => "string literal".into(),
             ErrorKind::BadElementType { .. } => "invalid element type".into(),
             ErrorKind::HandleMisuse { .. } => "element handle".into(),
-            ErrorKind::ReverseLoop { .. } => "the reverse-mode derivative of this loop uses the tape".into(),
-            ErrorKind::SctImpossible { .. } => "the trip count of this loop depends on the data".into(),
+            ErrorKind::ReverseLoop { .. } => {
+                "the reverse-mode derivative of this loop uses the tape".into()
+            }
+            ErrorKind::SctImpossible { .. } => {
+                "the trip count of this loop depends on the data".into()
+            }
             ErrorKind::NotDiffTarget { .. } => "not a function".into(),
             ErrorKind::DiffSignature { .. } => "cannot be differentiated this way".into(),
             ErrorKind::DiffCycle { .. } => "depends on itself".into(),
@@ -404,16 +492,34 @@ pub struct FrontError {
 
 impl FrontError {
     pub fn to_diagnostic(&self) -> Diagnostic<usize> {
-        let mut labels = vec![Label::primary(self.file, self.span.range()).with_message(self.kind.label())];
+        let mut labels =
+            vec![Label::primary(self.file, self.span.range()).with_message(self.kind.label())];
         match &self.kind {
             ErrorKind::Duplicate { first, .. } => {
-                labels.push(Label::secondary(self.file, first.range()).with_message("first defined here"));
+                labels.push(
+                    Label::secondary(self.file, first.range()).with_message("first defined here"),
+                );
             }
-            ErrorKind::AssignImmutable { declared: Some(d), .. } => {
+            ErrorKind::AssignImmutable {
+                declared: Some(d), ..
+            } => {
                 labels.push(Label::secondary(self.file, d.range()).with_message("declared here"));
             }
-            ErrorKind::ReverseLoop { op, site_file, site } | ErrorKind::SctImpossible { op, site_file, site, .. } => {
-                labels.push(Label::secondary(*site_file, site.range()).with_message(format!("differentiated by `{op}` here")));
+            ErrorKind::ReverseLoop {
+                op,
+                site_file,
+                site,
+            }
+            | ErrorKind::SctImpossible {
+                op,
+                site_file,
+                site,
+                ..
+            } => {
+                labels.push(
+                    Label::secondary(*site_file, site.range())
+                        .with_message(format!("differentiated by `{op}` here")),
+                );
             }
             _ => {}
         }
@@ -421,7 +527,13 @@ impl FrontError {
             .with_code(self.kind.code())
             .with_message(self.kind.message())
             .with_labels(labels)
-            .with_notes(self.kind.help().into_iter().map(|h| format!("help: {h}")).collect())
+            .with_notes(
+                self.kind
+                    .help()
+                    .into_iter()
+                    .map(|h| format!("help: {h}"))
+                    .collect(),
+            )
     }
 }
 
@@ -440,7 +552,9 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 v = v.min(d[i - 2][j - 2] + 1);
             }

@@ -3,7 +3,7 @@
 //! `use` imports, and lookup of single names and `a::b::c` paths.
 
 use super::diagnostics::{ErrorKind, FrontError};
-use super::types::{SurfaceType, StencilKind, named_type};
+use super::types::{StencilKind, SurfaceType, named_type};
 use crate::ir::FuncRef;
 use mad_grammar::ast;
 use mad_grammar::span::Span;
@@ -94,9 +94,17 @@ pub struct MeshItem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum MeshItemKind {
-    Dof { stencil: Option<StencilKind>, ty: SurfaceType },
-    Data { stencil: Option<StencilKind>, ty: SurfaceType },
-    Param { ty: SurfaceType },
+    Dof {
+        stencil: Option<StencilKind>,
+        ty: SurfaceType,
+    },
+    Data {
+        stencil: Option<StencilKind>,
+        ty: SurfaceType,
+    },
+    Param {
+        ty: SurfaceType,
+    },
     Energy,
     Residual,
 }
@@ -154,7 +162,11 @@ impl Items {
             globs: Vec::new(),
         });
         let id = self.modules.len() - 1;
-        self.modules[parent].items.entry(name.to_string()).or_default().push(Def::Mod(id));
+        self.modules[parent]
+            .items
+            .entry(name.to_string())
+            .or_default()
+            .push(Def::Mod(id));
         id
     }
 
@@ -179,23 +191,41 @@ impl Items {
             if !matches!(item.kind, ast::ItemKind::Fn(_)) {
                 for a in &item.attrs {
                     let help = Some("attributes apply to `fn` items only".to_string());
-                    self.error(ErrorKind::UnknownAttribute { name: a.name.node.clone(), help }, file, a.span);
+                    self.error(
+                        ErrorKind::UnknownAttribute {
+                            name: a.name.node.clone(),
+                            help,
+                        },
+                        file,
+                        a.span,
+                    );
                 }
             }
             match &item.kind {
                 ast::ItemKind::Fn(decl) => {
-                    let params: Vec<SurfaceType> =
-                        decl.params.iter().map(|p| self.resolve_type(&p.ty, file)).collect();
+                    let params: Vec<SurfaceType> = decl
+                        .params
+                        .iter()
+                        .map(|p| self.resolve_type(&p.ty, file))
+                        .collect();
                     let ret = match &decl.ret {
                         Some(t) => self.resolve_type(t, file),
                         None => SurfaceType::unit(),
                     };
-                    let mut typed: Vec<(Span, &SurfaceType)> =
-                        decl.params.iter().zip(&params).map(|(p, t)| (p.ty.span, t)).collect();
+                    let mut typed: Vec<(Span, &SurfaceType)> = decl
+                        .params
+                        .iter()
+                        .zip(&params)
+                        .map(|(p, t)| (p.ty.span, t))
+                        .collect();
                     if let Some(t) = &decl.ret {
                         typed.push((t.span, &ret));
                     }
-                    let bad: Vec<Span> = typed.into_iter().filter(|(_, t)| has_stencil(t)).map(|(s, _)| s).collect();
+                    let bad: Vec<Span> = typed
+                        .into_iter()
+                        .filter(|(_, t)| has_stencil(t))
+                        .map(|(s, _)| s)
+                        .collect();
                     for span in bad {
                         let detail =
                             "functions cannot take or return element handles; pass the values read with them".to_string();
@@ -236,16 +266,25 @@ impl Items {
                     self.define(module, name, Def::Const(idx), file);
                 }
                 ast::ItemKind::State { keyword, .. } | ast::ItemKind::Update { keyword, .. }
-                    if keyword.node != if matches!(item.kind, ast::ItemKind::State { .. }) { "state" } else { "update" } =>
+                    if keyword.node
+                        != if matches!(item.kind, ast::ItemKind::State { .. }) {
+                            "state"
+                        } else {
+                            "update"
+                        } =>
                 {
                     let detail = format!("`{}` is not an item keyword", keyword.node);
                     let help = Some("mesh items start with dof, data, state, param, energy, residual, update, objective or solve".into());
                     self.error(ErrorKind::BadUpdate { detail, help }, file, keyword.span);
                 }
                 ast::ItemKind::Update { .. } => self.updates.push((file, item.clone())),
-                ast::ItemKind::Dof { name, stencil, ty, .. }
+                ast::ItemKind::Dof {
+                    name, stencil, ty, ..
+                }
                 | ast::ItemKind::Data { name, stencil, ty }
-                | ast::ItemKind::State { name, stencil, ty, .. } => {
+                | ast::ItemKind::State {
+                    name, stencil, ty, ..
+                } => {
                     let st = self.resolve_stencil(stencil, file);
                     let ty = self.resolve_type(ty, file);
                     let kind = if matches!(item.kind, ast::ItemKind::Dof { .. }) {
@@ -259,15 +298,22 @@ impl Items {
                     let ty = self.resolve_type(ty, file);
                     self.add_mesh(module, name, MeshItemKind::Param { ty }, file, item);
                 }
-                ast::ItemKind::Energy { name, .. } => self.add_mesh(module, name, MeshItemKind::Energy, file, item),
+                ast::ItemKind::Energy { name, .. } => {
+                    self.add_mesh(module, name, MeshItemKind::Energy, file, item)
+                }
                 ast::ItemKind::Residual { name, .. } => {
                     self.add_mesh(module, name, MeshItemKind::Residual, file, item)
                 }
-                ast::ItemKind::Objective { value } => self.objectives.push((file, value.clone(), item.span)),
-                ast::ItemKind::Solve { keyword, entries } => {
-                    self.solves.push((file, keyword.clone(), entries.clone(), item.span))
+                ast::ItemKind::Objective { value } => {
+                    self.objectives.push((file, value.clone(), item.span))
                 }
-                ast::ItemKind::Broadphase { .. } => self.broadphases.push((file, module, item.clone())),
+                ast::ItemKind::Solve { keyword, entries } => {
+                    self.solves
+                        .push((file, keyword.clone(), entries.clone(), item.span))
+                }
+                ast::ItemKind::Broadphase { .. } => {
+                    self.broadphases.push((file, module, item.clone()))
+                }
             }
         }
         // Imports are resolved after every module's items are known.
@@ -275,14 +321,34 @@ impl Items {
 
     fn new_module_checked(&mut self, name: &ast::Ident, parent: ModId, file: usize) -> ModId {
         if let Some(first) = self.first_span_of(parent, &name.node) {
-            self.error(ErrorKind::Duplicate { name: name.node.clone(), first }, file, name.span);
+            self.error(
+                ErrorKind::Duplicate {
+                    name: name.node.clone(),
+                    first,
+                },
+                file,
+                name.span,
+            );
         }
         self.new_module(&name.node, parent, file)
     }
 
-    fn add_mesh(&mut self, module: ModId, name: &ast::Ident, kind: MeshItemKind, file: usize, item: &ast::Item) {
+    fn add_mesh(
+        &mut self,
+        module: ModId,
+        name: &ast::Ident,
+        kind: MeshItemKind,
+        file: usize,
+        item: &ast::Item,
+    ) {
         let idx = self.mesh.len();
-        self.mesh.push(MeshItem { name: name.node.clone(), kind, file, span: name.span, item: item.clone() });
+        self.mesh.push(MeshItem {
+            name: name.node.clone(),
+            kind,
+            file,
+            span: name.span,
+            item: item.clone(),
+        });
         self.define(module, name, Def::Mesh(idx), file);
     }
 
@@ -297,7 +363,10 @@ impl Items {
 
     fn first_span_of(&self, module: ModId, name: &str) -> Option<Span> {
         let defs = self.modules[module].items.get(name)?;
-        defs.iter().find_map(|d| self.def_span(*d)).or(Some(Span::default())).filter(|_| !defs.is_empty())
+        defs.iter()
+            .find_map(|d| self.def_span(*d))
+            .or(Some(Span::default()))
+            .filter(|_| !defs.is_empty())
     }
 
     /// Adds a definition, reporting a duplicate unless it is a new overload.
@@ -305,10 +374,20 @@ impl Items {
         if matches!(def, Def::Fn(_) | Def::Const(_))
             && crate::front::lower::builtins::DIFF_OPERATORS.contains(&name.node.as_str())
         {
-            self.error(ErrorKind::Reserved { name: name.node.clone() }, file, name.span);
+            self.error(
+                ErrorKind::Reserved {
+                    name: name.node.clone(),
+                },
+                file,
+                name.span,
+            );
             return;
         }
-        let existing = self.modules[module].items.get(&name.node).cloned().unwrap_or_default();
+        let existing = self.modules[module]
+            .items
+            .get(&name.node)
+            .cloned()
+            .unwrap_or_default();
         for e in &existing {
             let clash = match (*e, def) {
                 (Def::Fn(a), Def::Fn(b)) => self.fns[a].params == self.fns[b].params,
@@ -316,11 +395,22 @@ impl Items {
             };
             if clash {
                 let first = self.def_span(*e).unwrap_or_default();
-                self.error(ErrorKind::Duplicate { name: name.node.clone(), first }, file, name.span);
+                self.error(
+                    ErrorKind::Duplicate {
+                        name: name.node.clone(),
+                        first,
+                    },
+                    file,
+                    name.span,
+                );
                 return;
             }
         }
-        self.modules[module].items.entry(name.node.clone()).or_default().push(def);
+        self.modules[module]
+            .items
+            .entry(name.node.clone())
+            .or_default()
+            .push(def);
     }
 
     /// Gives every function its unique IR name.
@@ -334,7 +424,12 @@ impl Items {
                 let tys: Vec<String> = f
                     .params
                     .iter()
-                    .map(|t| t.to_string().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect())
+                    .map(|t| {
+                        t.to_string()
+                            .chars()
+                            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                            .collect()
+                    })
                     .collect();
                 format!("{}${}", f.qual, tys.join("$"))
             } else {
@@ -346,7 +441,13 @@ impl Items {
     pub fn resolve_stencil(&mut self, name: &ast::Ident, file: usize) -> Option<StencilKind> {
         let k = StencilKind::from_name(&name.node);
         if k.is_none() {
-            self.error(ErrorKind::UnknownStencil { name: name.node.clone() }, file, name.span);
+            self.error(
+                ErrorKind::UnknownStencil {
+                    name: name.node.clone(),
+                },
+                file,
+                name.span,
+            );
         }
         k
     }
@@ -404,8 +505,9 @@ impl Items {
     }
 
     fn child_modules_in_order(&self, module: ModId) -> Vec<ModId> {
-        let mut c: Vec<ModId> =
-            (0..self.modules.len()).filter(|&m| self.modules[m].parent == Some(module)).collect();
+        let mut c: Vec<ModId> = (0..self.modules.len())
+            .filter(|&m| self.modules[m].parent == Some(module))
+            .collect();
         c.sort();
         c
     }
@@ -413,7 +515,13 @@ impl Items {
     fn resolve_use(&mut self, module: ModId, file: usize, tree: &ast::UseTree) {
         let Some(target) = self.resolve_module_path(module, &tree.prefix) else {
             let path: Vec<&str> = tree.prefix.iter().map(|i| i.node.as_str()).collect();
-            self.error(ErrorKind::UnresolvedImport { path: path.join("::") }, file, tree.span);
+            self.error(
+                ErrorKind::UnresolvedImport {
+                    path: path.join("::"),
+                },
+                file,
+                tree.span,
+            );
             return;
         };
         let names: Vec<&ast::Ident> = match &tree.kind {
@@ -427,12 +535,22 @@ impl Items {
         for n in names {
             match self.modules[target].items.get(&n.node).cloned() {
                 Some(defs) => {
-                    self.modules[module].uses.entry(n.node.clone()).or_default().extend(defs);
+                    self.modules[module]
+                        .uses
+                        .entry(n.node.clone())
+                        .or_default()
+                        .extend(defs);
                 }
                 None => {
                     let mut path: Vec<&str> = tree.prefix.iter().map(|i| i.node.as_str()).collect();
                     path.push(&n.node);
-                    self.error(ErrorKind::UnresolvedImport { path: path.join("::") }, file, n.span);
+                    self.error(
+                        ErrorKind::UnresolvedImport {
+                            path: path.join("::"),
+                        },
+                        file,
+                        n.span,
+                    );
                 }
             }
         }
@@ -450,10 +568,14 @@ impl Items {
     }
 
     fn child(&self, m: ModId, name: &str) -> Option<ModId> {
-        self.modules[m].items.get(name)?.iter().find_map(|d| match d {
-            Def::Mod(c) => Some(*c),
-            _ => None,
-        })
+        self.modules[m]
+            .items
+            .get(name)?
+            .iter()
+            .find_map(|d| match d {
+                Def::Mod(c) => Some(*c),
+                _ => None,
+            })
     }
 
     fn lookup_module(&self, from: ModId, name: &str) -> Option<ModId> {
@@ -517,7 +639,9 @@ impl Items {
     pub fn lookup_path(&self, from: ModId, path: &[ast::Ident]) -> Option<Vec<Def>> {
         let (last, prefix) = path.split_last()?;
         if prefix.is_empty() {
-            return self.lookup_local_items(from, &last.node).or_else(|| self.lookup_prelude(&last.node));
+            return self
+                .lookup_local_items(from, &last.node)
+                .or_else(|| self.lookup_prelude(&last.node));
         }
         let m = self.resolve_module_path(from, prefix)?;
         self.modules[m].items.get(&last.node).cloned()

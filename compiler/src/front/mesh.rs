@@ -80,7 +80,13 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
     for i in 0..g.items.mesh.len() {
         let (name, kind, file, span, item) = {
             let m = &g.items.mesh[i];
-            (m.name.clone(), m.kind.clone(), m.file, m.span, m.item.clone())
+            (
+                m.name.clone(),
+                m.kind.clone(),
+                m.file,
+                m.span,
+                m.item.clone(),
+            )
         };
         match kind {
             MeshItemKind::Dof { stencil, ty } => {
@@ -91,7 +97,10 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     let help = Some("a dof lives on `vertex` or `face`".to_string());
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
-                let ok = matches!(ty, SurfaceType::F64 | SurfaceType::Vec(_) | SurfaceType::Error);
+                let ok = matches!(
+                    ty,
+                    SurfaceType::F64 | SurfaceType::Vec(_) | SurfaceType::Error
+                );
                 if !ok {
                     let what = format!("dof `{name}` cannot have type {ty}");
                     let help = Some("a dof is f64, vec2, vec3 or vec4".to_string());
@@ -99,7 +108,9 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 }
                 if let Some(stencil) = stencil {
                     let init = match &item.kind {
-                        ast::ItemKind::Dof { init: Some(e), .. } => super::state::check_init(g, e, stencil, &ty, file),
+                        ast::ItemKind::Dof { init: Some(e), .. } => {
+                            super::state::check_init(g, e, stencil, &ty, file)
+                        }
                         _ => None,
                     };
                     out.dof_inits.push(init);
@@ -107,7 +118,11 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 }
             }
             MeshItemKind::Data { stencil, ty } => {
-                let ok = ty.is_number() || matches!(ty, SurfaceType::Vec(_) | SurfaceType::Mat(..) | SurfaceType::Error);
+                let ok = ty.is_number()
+                    || matches!(
+                        ty,
+                        SurfaceType::Vec(_) | SurfaceType::Mat(..) | SurfaceType::Error
+                    );
                 if !ok {
                     let what = format!("data `{name}` cannot have type {ty}");
                     let help = Some("data is a number, a vec or a mat".to_string());
@@ -115,8 +130,13 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 }
                 if let Some(stencil) = stencil {
                     if let ast::ItemKind::State { init, .. } = &item.kind {
-                        let init = init.as_ref().and_then(|e| super::state::check_init(g, e, stencil, &ty, file));
-                        out.states.push(super::state::StateDecl { data: out.data.len(), init });
+                        let init = init
+                            .as_ref()
+                            .and_then(|e| super::state::check_init(g, e, stencil, &ty, file));
+                        out.states.push(super::state::StateDecl {
+                            data: out.data.len(),
+                            init,
+                        });
                     }
                     out.data.push(FieldDecl { name, stencil, ty });
                 }
@@ -129,13 +149,22 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
                 let default = match &item.kind {
-                    ast::ItemKind::Param { default: Some(e), .. } if ok && !ty.is_error() => {
+                    ast::ItemKind::Param {
+                        default: Some(e), ..
+                    } if ok && !ty.is_error() => {
                         let v = g.eval_const(e, ty.scalar(), file, ROOT);
                         match v {
                             Some(l) if Some(l.kind()) == ty.scalar() => Some(l),
                             Some(l) => {
                                 let found = SurfaceType::from_scalar(l.kind()).to_string();
-                                g.error(ErrorKind::TypeMismatch { expected: ty.to_string(), found }, file, e.span);
+                                g.error(
+                                    ErrorKind::TypeMismatch {
+                                        expected: ty.to_string(),
+                                        found,
+                                    },
+                                    file,
+                                    e.span,
+                                );
                                 None
                             }
                             None => None,
@@ -147,12 +176,30 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
             }
             MeshItemKind::Energy | MeshItemKind::Residual => {
                 let (elem, stencil, body, ret, is_energy) = match &item.kind {
-                    ast::ItemKind::Energy { elem, stencil, body, .. } => {
-                        (elem.clone(), stencil.clone(), body.clone(), SurfaceType::F64, true)
-                    }
-                    ast::ItemKind::Residual { elem, stencil, ret, body, .. } => {
+                    ast::ItemKind::Energy {
+                        elem,
+                        stencil,
+                        body,
+                        ..
+                    } => (
+                        elem.clone(),
+                        stencil.clone(),
+                        body.clone(),
+                        SurfaceType::F64,
+                        true,
+                    ),
+                    ast::ItemKind::Residual {
+                        elem,
+                        stencil,
+                        ret,
+                        body,
+                        ..
+                    } => {
                         let r = g.items.resolve_type(ret, file);
-                        if !matches!(r, SurfaceType::F64 | SurfaceType::Vec(_) | SurfaceType::Error) {
+                        if !matches!(
+                            r,
+                            SurfaceType::F64 | SurfaceType::Vec(_) | SurfaceType::Error
+                        ) {
                             let what = format!("residual `{name}` cannot have type {r}");
                             let help = Some("a residual is f64 or vec2..vec4".to_string());
                             g.error(ErrorKind::BadMeshDecl { what, help }, file, ret.span);
@@ -161,11 +208,19 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     }
                     _ => continue,
                 };
-                let Some(st) = g.items.resolve_stencil(&stencil, file) else { continue };
+                let Some(st) = g.items.resolve_stencil(&stencil, file) else {
+                    continue;
+                };
                 let prefix = if is_energy { "energy" } else { "residual" };
                 let term = lower_term_as(g, &name, prefix, &elem, st, &body, &ret, file);
                 let (func, inputs) = term;
-                let decl = TermDecl { name, stencil: st, ret, func, inputs };
+                let decl = TermDecl {
+                    name,
+                    stencil: st,
+                    ret,
+                    func,
+                    inputs,
+                };
                 if is_energy {
                     out.energies.push(decl);
                 } else {
@@ -222,13 +277,22 @@ pub(crate) fn lower_term_as(
 
 impl FnCx<'_, '_> {
     /// A term body: like a function body, but a wrong type is E0116.
-    fn term_body(&mut self, body: &ast::Block, ret: &SurfaceType, term: &'static str) -> crate::ir::ValueId {
+    fn term_body(
+        &mut self,
+        body: &ast::Block,
+        ret: &SurfaceType,
+        term: &'static str,
+    ) -> crate::ir::ValueId {
         let before = self.g.items.errors.len();
         let v = self.function_body(body, ret);
         // Re-label the body's return-type error as a term type error.
         for e in &mut self.g.items.errors[before..] {
             if let ErrorKind::ReturnMismatch { expected, found } = &e.kind {
-                e.kind = ErrorKind::TermType { term, expected: expected.clone(), found: found.clone() };
+                e.kind = ErrorKind::TermType {
+                    term,
+                    expected: expected.clone(),
+                    found: found.clone(),
+                };
             }
         }
         v
@@ -245,16 +309,25 @@ fn objective(g: &mut Front, e: &Expr, file: usize) -> Option<ObjExpr> {
         ExprKind::Float(x) => Some(ObjExpr::Num(*x)),
         ExprKind::Path(p) if p.len() == 1 => {
             let n = &p[0].node;
-            match g.items.lookup_local_items(ROOT, n).and_then(|d| d.first().copied()) {
+            match g
+                .items
+                .lookup_local_items(ROOT, n)
+                .and_then(|d| d.first().copied())
+            {
                 Some(Def::Mesh(i)) => match g.items.mesh[i].kind {
                     MeshItemKind::Energy => Some(ObjExpr::Energy(n.clone())),
-                    MeshItemKind::Param { ty: SurfaceType::F64 } => Some(ObjExpr::Param(n.clone())),
+                    MeshItemKind::Param {
+                        ty: SurfaceType::F64,
+                    } => Some(ObjExpr::Param(n.clone())),
                     _ => bad(g, e.span, format!("`{n}` is not an energy or an f64 param")),
                 },
                 _ => bad(g, e.span, format!("`{n}` is not an energy or an f64 param")),
             }
         }
-        ExprKind::Unary { op: UnOp::Neg, operand } => Some(ObjExpr::Neg(Box::new(objective(g, operand, file)?))),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            operand,
+        } => Some(ObjExpr::Neg(Box::new(objective(g, operand, file)?))),
         ExprKind::Binary { op, lhs, rhs } if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
             let a = objective(g, lhs, file);
             let b = objective(g, rhs, file);
@@ -265,7 +338,10 @@ fn objective(g: &mut Front, e: &Expr, file: usize) -> Option<ObjExpr> {
                 _ => ObjExpr::Mul(a, b),
             })
         }
-        _ => bad(g, e.span, "only energies, f64 params, numbers, `+`, `-` and `*` are allowed".to_string()),
+        _ => bad(
+            g,
+            e.span,
+            "only energies, f64 params, numbers, `+`, `-` and `*` are allowed".to_string(),
+        ),
     }
 }
-

@@ -16,6 +16,7 @@
 //! assert_eq!(c.functions[0].to_string(), "fn sq(x: f64) -> f64");
 //! ```
 
+pub mod broadphase;
 pub mod derive;
 pub mod diagnostics;
 pub mod items;
@@ -23,7 +24,6 @@ pub mod lower;
 pub mod mesh;
 pub mod solve;
 pub mod state;
-pub mod broadphase;
 pub mod stdlib;
 pub mod types;
 
@@ -89,10 +89,17 @@ impl Compiled {
 /// Compiles the file `file_id` of `files`. The standard library's sources are
 /// added to `files` (so diagnostics in them can be rendered). Returns every
 /// parse, name, type and declaration error found.
-pub fn compile(files: &mut SourceFiles, file_id: usize) -> Result<Compiled, Vec<Diagnostic<usize>>> {
+pub fn compile(
+    files: &mut SourceFiles,
+    file_id: usize,
+) -> Result<Compiled, Vec<Diagnostic<usize>>> {
     let src = match files.get(file_id) {
         Ok(f) => f.source().clone(),
-        Err(e) => return Err(vec![Diagnostic::error().with_message(format!("no source file {file_id}: {e}"))]),
+        Err(e) => {
+            return Err(vec![
+                Diagnostic::error().with_message(format!("no source file {file_id}: {e}")),
+            ]);
+        }
     };
     let mut diags = Vec::new();
     let (user, parse_diags) = mad_grammar::parse(&src, file_id);
@@ -107,8 +114,10 @@ pub fn compile(files: &mut SourceFiles, file_id: usize) -> Result<Compiled, Vec<
     if !diags.is_empty() {
         return Err(diags);
     }
-    let std_refs: Vec<(&str, usize, &mad_grammar::ast::File)> =
-        std_files.iter().map(|(m, id, ast)| (*m, *id, ast)).collect();
+    let std_refs: Vec<(&str, usize, &mad_grammar::ast::File)> = std_files
+        .iter()
+        .map(|(m, id, ast)| (*m, *id, ast))
+        .collect();
     check_and_lower(file_id, &user, &std_refs)
 }
 
@@ -133,7 +142,9 @@ pub fn check_and_lower(
     it.assign_ir_names();
     let mut g = lower::Front::new(it);
     // User functions first, in source order, so their FuncRefs come first.
-    let user_fns: Vec<usize> = (0..g.items.fns.len()).filter(|&i| g.items.fns[i].user).collect();
+    let user_fns: Vec<usize> = (0..g.items.fns.len())
+        .filter(|&i| g.items.fns[i].user)
+        .collect();
     for &i in &user_fns {
         g.fref(i);
     }
@@ -154,13 +165,20 @@ pub fn check_and_lower(
         return Err(errs.iter().map(FrontError::to_diagnostic).collect());
     }
     if !g.bugs.is_empty() {
-        return Err(g.bugs.iter().map(|m| Diagnostic::bug().with_message(m.clone())).collect());
+        return Err(g
+            .bugs
+            .iter()
+            .map(|m| Diagnostic::bug().with_message(m.clone()))
+            .collect());
     }
     if let Err(errs) = ir::validate::validate_module(&g.module) {
         return Err(errs
             .iter()
             .map(|e| {
-                Diagnostic::bug().with_message(format!("the front end produced invalid IR: {}: {}", e.function, e.message))
+                Diagnostic::bug().with_message(format!(
+                    "the front end produced invalid IR: {}: {}",
+                    e.function, e.message
+                ))
             })
             .collect());
     }
@@ -177,5 +195,9 @@ pub fn check_and_lower(
             })
         })
         .collect();
-    Ok(Compiled { module: g.module, functions, mesh })
+    Ok(Compiled {
+        module: g.module,
+        functions,
+        mesh,
+    })
 }

@@ -85,7 +85,10 @@ fn literal(e: &Expr) -> Option<Value> {
         ExprKind::Bool(b) => Value::Bool(*b),
         ExprKind::Str(s) => Value::Str(s.clone()),
         ExprKind::Path(p) if p.len() == 1 => Value::Name(p[0].node.clone()),
-        ExprKind::Unary { op: UnOp::Neg, operand } => match literal(operand)? {
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            operand,
+        } => match literal(operand)? {
             Value::Int(i) => Value::Int(-i),
             Value::Num(x) => Value::Num(-x),
             _ => return None,
@@ -109,9 +112,18 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
     let blocks = std::mem::take(&mut g.items.solves);
     let mut result = None;
     for (k, (file, keyword, entries, span)) in blocks.iter().enumerate() {
-        let bad = |g: &mut Front, detail: String, span| g.error(ErrorKind::BadSolveBlock { detail }, *file, span);
+        let bad = |g: &mut Front, detail: String, span| {
+            g.error(ErrorKind::BadSolveBlock { detail }, *file, span)
+        };
         if keyword.node != "solve" {
-            bad(g, format!("`{}` is not an item; the only block item is `solve {{ ... }}`", keyword.node), keyword.span);
+            bad(
+                g,
+                format!(
+                    "`{}` is not an item; the only block item is `solve {{ ... }}`",
+                    keyword.node
+                ),
+                keyword.span,
+            );
             continue;
         }
         if k > 0 {
@@ -127,7 +139,14 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
             }
             seen.push(&key.node);
             let Some(v) = literal(value) else {
-                bad(g, format!("`{}` needs a literal value (a string, number, bool or array of integers)", key.node), value.span);
+                bad(
+                    g,
+                    format!(
+                        "`{}` needs a literal value (a string, number, bool or array of integers)",
+                        key.node
+                    ),
+                    value.span,
+                );
                 continue;
             };
             let text = |v: Value| match v {
@@ -148,7 +167,10 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 "out" => text(v).map(|t| s.out = Some(t)).is_some(),
                 "plot" => text(v).map(|t| s.plot = Some(t)).is_some(),
                 "out_field" => text(v).map(|t| s.out_field = Some(t)).is_some(),
-                "step" => number(&v).filter(|x| *x > 0.0 && x.is_finite()).map(|x| s.step = Some(x)).is_some(),
+                "step" => number(&v)
+                    .filter(|x| *x > 0.0 && x.is_finite())
+                    .map(|x| s.step = Some(x))
+                    .is_some(),
                 "solver" => match text(v) {
                     Some(t) if mad_runtime::solve::Solver::from_name(&t).is_some() => {
                         s.solver = Some(t);
@@ -157,9 +179,18 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                     _ => false,
                 },
                 "max_iters" => count(&v).map(|n| s.max_iters = Some(n)).is_some(),
-                "steps" => count(&v).filter(|&n| n > 0).map(|n| s.steps = Some(n)).is_some(),
-                "tol" => number(&v).filter(|x| *x >= 0.0 && x.is_finite()).map(|x| s.tol = Some(x)).is_some(),
-                "dt" => number(&v).filter(|x| *x > 0.0 && x.is_finite()).map(|x| s.dt = Some(x)).is_some(),
+                "steps" => count(&v)
+                    .filter(|&n| n > 0)
+                    .map(|n| s.steps = Some(n))
+                    .is_some(),
+                "tol" => number(&v)
+                    .filter(|x| *x >= 0.0 && x.is_finite())
+                    .map(|x| s.tol = Some(x))
+                    .is_some(),
+                "dt" => number(&v)
+                    .filter(|x| *x > 0.0 && x.is_finite())
+                    .map(|x| s.dt = Some(x))
+                    .is_some(),
                 "project_psd" => match v {
                     Value::Bool(b) => {
                         s.project_psd = Some(b);
@@ -183,7 +214,11 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                     _ => false,
                 },
                 other => {
-                    bad(g, format!("unknown setting `{other}` (one of: {})", KEYS.join(", ")), key.span);
+                    bad(
+                        g,
+                        format!("unknown setting `{other}` (one of: {})", KEYS.join(", ")),
+                        key.span,
+                    );
                     continue;
                 }
             };
@@ -208,5 +243,17 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
 }
 
 /// The keys a `solve` block accepts.
-pub const KEYS: [&str; 12] =
-    ["mesh", "solver", "max_iters", "tol", "project_psd", "steps", "dt", "fix", "out", "plot", "step", "out_field"];
+pub const KEYS: [&str; 12] = [
+    "mesh",
+    "solver",
+    "max_iters",
+    "tol",
+    "project_psd",
+    "steps",
+    "dt",
+    "fix",
+    "out",
+    "plot",
+    "step",
+    "out_field",
+];

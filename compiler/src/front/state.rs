@@ -45,10 +45,19 @@ impl Init {
     pub fn unfit(&self, stencil: StencilKind, ty: &SurfaceType) -> Option<String> {
         match self {
             Init::Tutte if stencil != StencilKind::Vertex || *ty != SurfaceType::Vec(2) => {
-                Some(format!("`tutte` fills `vertex -> vec2` fields, not `{} -> {ty}`", stencil.name()))
+                Some(format!(
+                    "`tutte` fills `vertex -> vec2` fields, not `{} -> {ty}`",
+                    stencil.name()
+                ))
             }
-            Init::Positions if stencil != StencilKind::Vertex || !matches!(ty, SurfaceType::F64 | SurfaceType::Vec(_)) => {
-                Some(format!("`positions` fills vertex fields of type f64 or vecN, not `{} -> {ty}`", stencil.name()))
+            Init::Positions
+                if stencil != StencilKind::Vertex
+                    || !matches!(ty, SurfaceType::F64 | SurfaceType::Vec(_)) =>
+            {
+                Some(format!(
+                    "`positions` fills vertex fields of type f64 or vecN, not `{} -> {ty}`",
+                    stencil.name()
+                ))
             }
             _ => None,
         }
@@ -80,10 +89,18 @@ pub struct UpdateDecl {
 }
 
 /// Checks an initializer expression for a field.
-pub fn check_init(g: &mut Front, e: &Expr, stencil: StencilKind, ty: &SurfaceType, file: usize) -> Option<Init> {
+pub fn check_init(
+    g: &mut Front,
+    e: &Expr,
+    stencil: StencilKind,
+    ty: &SurfaceType,
+    file: usize,
+) -> Option<Init> {
     let init = match &e.kind {
         ExprKind::Str(s) => Init::File(s.clone()),
-        ExprKind::Path(p) if p.len() == 1 && Init::NAMES.contains(&p[0].node.as_str()) => Init::parse(&p[0].node),
+        ExprKind::Path(p) if p.len() == 1 && Init::NAMES.contains(&p[0].node.as_str()) => {
+            Init::parse(&p[0].node)
+        }
         ExprKind::Path(p) if p.len() == 1 => {
             let detail = format!("unknown initializer `{}`", p[0].node);
             let help = Some("an initializer is `positions`, `zeros`, `tutte` or a file name string such as \"start.obj\"".into());
@@ -92,7 +109,9 @@ pub fn check_init(g: &mut Front, e: &Expr, stencil: StencilKind, ty: &SurfaceTyp
         }
         _ => {
             let detail = "an initializer is a name or a file name string".to_string();
-            let help = Some("write `positions`, `zeros`, `tutte` or a string such as \"start.npy\"".into());
+            let help = Some(
+                "write `positions`, `zeros`, `tutte` or a string such as \"start.npy\"".into(),
+            );
             g.error(ErrorKind::BadInit { detail, help }, file, e.span);
             return None;
         }
@@ -112,23 +131,54 @@ pub fn check_updates(g: &mut Front, dofs: &[FieldDecl], data: &[FieldDecl]) -> V
     let items = std::mem::take(&mut g.items.updates);
     let mut out: Vec<UpdateDecl> = Vec::new();
     for (file, item) in &items {
-        let ast::ItemKind::Update { name, elem, stencil, body, .. } = &item.kind else { continue };
-        let bad = |g: &mut Front, detail: String, help: Option<String>, span| g.error(ErrorKind::BadUpdate { detail, help }, *file, span);
-        let def = g.items.lookup_local_items(ROOT, &name.node).and_then(|d| d.first().copied());
+        let ast::ItemKind::Update {
+            name,
+            elem,
+            stencil,
+            body,
+            ..
+        } = &item.kind
+        else {
+            continue;
+        };
+        let bad = |g: &mut Front, detail: String, help: Option<String>, span| {
+            g.error(ErrorKind::BadUpdate { detail, help }, *file, span)
+        };
+        let def = g
+            .items
+            .lookup_local_items(ROOT, &name.node)
+            .and_then(|d| d.first().copied());
         let target = match def {
             Some(Def::Mesh(i)) => match (&g.items.mesh[i].kind, &g.items.mesh[i].item.kind) {
-                (MeshItemKind::Dof { .. }, _) => dofs.iter().position(|d| d.name == name.node).map(UpdateTarget::Dof),
-                (MeshItemKind::Data { .. }, ast::ItemKind::State { .. }) => {
-                    data.iter().position(|d| d.name == name.node).map(UpdateTarget::State)
-                }
+                (MeshItemKind::Dof { .. }, _) => dofs
+                    .iter()
+                    .position(|d| d.name == name.node)
+                    .map(UpdateTarget::Dof),
+                (MeshItemKind::Data { .. }, ast::ItemKind::State { .. }) => data
+                    .iter()
+                    .position(|d| d.name == name.node)
+                    .map(UpdateTarget::State),
                 _ => {
-                    let help = Some(format!("declare it as `state {}: STENCIL -> T;` to recompute it", name.node));
-                    bad(g, format!("`{}` is not a state or a dof", name.node), help, name.span);
+                    let help = Some(format!(
+                        "declare it as `state {}: STENCIL -> T;` to recompute it",
+                        name.node
+                    ));
+                    bad(
+                        g,
+                        format!("`{}` is not a state or a dof", name.node),
+                        help,
+                        name.span,
+                    );
                     continue;
                 }
             },
             _ => {
-                bad(g, format!("there is no state or dof named `{}`", name.node), None, name.span);
+                bad(
+                    g,
+                    format!("there is no state or dof named `{}`", name.node),
+                    None,
+                    name.span,
+                );
                 continue;
             }
         };
@@ -137,20 +187,57 @@ pub fn check_updates(g: &mut Front, dofs: &[FieldDecl], data: &[FieldDecl]) -> V
             UpdateTarget::Dof(i) => &dofs[i],
             UpdateTarget::State(i) => &data[i],
         };
-        let Some(st) = g.items.resolve_stencil(stencil, *file) else { continue };
-        let fits = st == field.stencil || (st == StencilKind::Ring && field.stencil == StencilKind::Vertex);
+        let Some(st) = g.items.resolve_stencil(stencil, *file) else {
+            continue;
+        };
+        let fits = st == field.stencil
+            || (st == StencilKind::Ring && field.stencil == StencilKind::Vertex);
         if !fits {
-            let help = Some(format!("an update of a `{}` field runs on `{}`{}", field.stencil.name(), field.stencil.name(), if field.stencil == StencilKind::Vertex { " or `ring`" } else { "" }));
-            bad(g, format!("`{}` lives on {} elements, the update runs on {}", field.name, field.stencil.name(), st.name()), help, stencil.span);
+            let help = Some(format!(
+                "an update of a `{}` field runs on `{}`{}",
+                field.stencil.name(),
+                field.stencil.name(),
+                if field.stencil == StencilKind::Vertex {
+                    " or `ring`"
+                } else {
+                    ""
+                }
+            ));
+            bad(
+                g,
+                format!(
+                    "`{}` lives on {} elements, the update runs on {}",
+                    field.name,
+                    field.stencil.name(),
+                    st.name()
+                ),
+                help,
+                stencil.span,
+            );
             continue;
         }
         if out.iter().any(|u| u.target == target) {
-            bad(g, format!("`{}` already has an update", name.node), None, name.span);
+            bad(
+                g,
+                format!("`{}` already has an update", name.node),
+                None,
+                name.span,
+            );
             continue;
         }
         let ret = field.ty.clone();
-        let (func, inputs) = super::mesh::lower_term_as(g, &name.node, "update", elem, st, body, &ret, *file);
-        out.push(UpdateDecl { target, term: TermDecl { name: name.node.clone(), stencil: st, ret, func, inputs } });
+        let (func, inputs) =
+            super::mesh::lower_term_as(g, &name.node, "update", elem, st, body, &ret, *file);
+        out.push(UpdateDecl {
+            target,
+            term: TermDecl {
+                name: name.node.clone(),
+                stencil: st,
+                ret,
+                func,
+                inputs,
+            },
+        });
     }
     out
 }

@@ -3,7 +3,19 @@
 
 /// `(module name, file name, source)` of every standard library module.
 pub const MODULES: [(&str, &str, &str); 3] = [
-    ("vec", "<std>/vec.mad", include_str!("../../../stdlib/vec.mad")),
-    ("mat", "<std>/mat.mad", include_str!("../../../stdlib/mat.mad")),
-    ("math", "<std>/math.mad", include_str!("../../../stdlib/math.mad")),
+    (
+        "vec",
+        "<std>/vec.mad",
+        include_str!("../../../stdlib/vec.mad"),
+    ),
+    (
+        "mat",
+        "<std>/mat.mad",
+        include_str!("../../../stdlib/mat.mad"),
+    ),
+    (
+        "math",
+        "<std>/math.mad",
+        include_str!("../../../stdlib/math.mad"),
+    ),
 ];

@@ -140,9 +140,10 @@ impl SurfaceType {
     /// The scalar kind of a scalar, or the element kind of a tensor.
     pub fn elem_kind(&self) -> Option<ScalarKind> {
         match self {
-            SurfaceType::Vec(_) | SurfaceType::Mat(..) | SurfaceType::Vector | SurfaceType::Matrix => {
-                Some(ScalarKind::F64)
-            }
+            SurfaceType::Vec(_)
+            | SurfaceType::Mat(..)
+            | SurfaceType::Vector
+            | SurfaceType::Matrix => Some(ScalarKind::F64),
             SurfaceType::Array(t, _) | SurfaceType::Slice(t) => t.elem_kind(),
             other => other.scalar(),
         }
@@ -275,7 +276,10 @@ impl SurfaceType {
             SurfaceType::Bool => Type::BOOL,
             SurfaceType::Tuple(ts) => Type::Tuple(ts.iter().map(SurfaceType::ir_type).collect()),
             SurfaceType::Str | SurfaceType::Error => Type::unit(),
-            t => Type::Tensor { elem: t.elem_kind().unwrap_or(ScalarKind::F64), shape: t.ir_shape() },
+            t => Type::Tensor {
+                elem: t.elem_kind().unwrap_or(ScalarKind::F64),
+                shape: t.ir_shape(),
+            },
         }
     }
 }
@@ -373,8 +377,17 @@ mod tests {
         assert_eq!(arr.to_string(), "[vec3; 4]");
         assert_eq!(arr.ir_type(), Type::tensor(ScalarKind::F64, &[4, 3]));
         let sl = SurfaceType::Slice(Box::new(SurfaceType::I64));
-        assert_eq!(sl.ir_type(), Type::Tensor { elem: ScalarKind::I64, shape: vec![Dim::Dyn] });
-        assert_eq!(SurfaceType::Mat(2, 3).ir_type(), Type::tensor(ScalarKind::F64, &[2, 3]));
+        assert_eq!(
+            sl.ir_type(),
+            Type::Tensor {
+                elem: ScalarKind::I64,
+                shape: vec![Dim::Dyn]
+            }
+        );
+        assert_eq!(
+            SurfaceType::Mat(2, 3).ir_type(),
+            Type::tensor(ScalarKind::F64, &[2, 3])
+        );
         assert_eq!(SurfaceType::unit().ir_type(), Type::unit());
         let t = SurfaceType::Tuple(vec![SurfaceType::F64]);
         assert_eq!(t.to_string(), "(f64,)");

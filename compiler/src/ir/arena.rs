@@ -13,7 +13,10 @@ pub struct Handle<T> {
 
 impl<T> Handle<T> {
     pub fn from_index(index: usize) -> Self {
-        Handle { index: index as u32, _marker: PhantomData }
+        Handle {
+            index: index as u32,
+            _marker: PhantomData,
+        }
     }
     pub fn index(self) -> usize {
         self.index as usize
@@ -83,7 +86,10 @@ impl<T> Arena<T> {
         self.items.get(h.index())
     }
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
-        self.items.iter().enumerate().map(|(i, t)| (Handle::from_index(i), t))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Handle::from_index(i), t))
     }
 }
 

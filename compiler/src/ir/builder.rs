@@ -28,7 +28,11 @@ impl<'f> Builder<'f> {
     /// Starts building `func`'s body (its arguments are kept; its ops are appended to).
     pub fn new(func: &'f mut Function) -> Builder<'f> {
         let body = std::mem::take(&mut func.body);
-        Builder { func, stack: vec![body], span: Span::default() }
+        Builder {
+            func,
+            stack: vec![body],
+            span: Span::default(),
+        }
     }
 
     /// The span given to the ops created from now on.
@@ -43,7 +47,11 @@ impl<'f> Builder<'f> {
     /// Appends an op to the current region.
     pub fn op(&mut self, kind: OpKind, operands: Vec<ValueId>, result_types: Vec<Type>) -> OpId {
         let id = self.func.new_op(kind, operands, result_types, self.span);
-        self.stack.last_mut().expect("builder has a current region").ops.push(id);
+        self.stack
+            .last_mut()
+            .expect("builder has a current region")
+            .ops
+            .push(id);
         id
     }
 
@@ -76,8 +84,15 @@ impl<'f> Builder<'f> {
 
     /// Opens a nested region with arguments of the given types; returns them.
     pub fn begin_region(&mut self, arg_types: &[Type]) -> Vec<ValueId> {
-        let args: Vec<ValueId> = arg_types.iter().map(|t| self.func.new_value(t.clone())).collect();
-        self.stack.push(Region { args: args.clone(), ops: Vec::new(), yields: Vec::new() });
+        let args: Vec<ValueId> = arg_types
+            .iter()
+            .map(|t| self.func.new_value(t.clone()))
+            .collect();
+        self.stack.push(Region {
+            args: args.clone(),
+            ops: Vec::new(),
+            yields: Vec::new(),
+        });
         args
     }
 

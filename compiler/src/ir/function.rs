@@ -76,7 +76,10 @@ impl Function {
             ad_mode: None,
             source_file: None,
         };
-        f.body.args = params.iter().map(|t| f.values.append(ValueData { ty: t.clone() })).collect();
+        f.body.args = params
+            .iter()
+            .map(|t| f.values.append(ValueData { ty: t.clone() }))
+            .collect();
         f
     }
 
@@ -85,7 +88,11 @@ impl Function {
     }
 
     pub fn param_types(&self) -> Vec<Type> {
-        self.body.args.iter().map(|&v| self.values[v].ty.clone()).collect()
+        self.body
+            .args
+            .iter()
+            .map(|&v| self.values[v].ty.clone())
+            .collect()
     }
 
     pub fn ty(&self, v: ValueId) -> &Type {
@@ -97,9 +104,23 @@ impl Function {
     }
 
     /// Adds an op to the arena (not to any region) with fresh result values.
-    pub fn new_op(&mut self, kind: OpKind, operands: Vec<ValueId>, result_types: Vec<Type>, span: Span) -> OpId {
-        let results = result_types.into_iter().map(|t| self.new_value(t)).collect();
-        let id = self.ops.append(Op { kind, operands, results, regions: Vec::new() });
+    pub fn new_op(
+        &mut self,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        result_types: Vec<Type>,
+        span: Span,
+    ) -> OpId {
+        let results = result_types
+            .into_iter()
+            .map(|t| self.new_value(t))
+            .collect();
+        let id = self.ops.append(Op {
+            kind,
+            operands,
+            results,
+            regions: Vec::new(),
+        });
         self.op_spans.push(span);
         id
     }
@@ -126,6 +147,9 @@ impl Module {
 
     /// The first function with this exact name.
     pub fn find(&self, name: &str) -> Option<FuncRef> {
-        self.functions.iter().find(|(_, f)| f.name == name).map(|(h, _)| h)
+        self.functions
+            .iter()
+            .find(|(_, f)| f.name == name)
+            .map(|(h, _)| h)
     }
 }

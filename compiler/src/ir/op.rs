@@ -144,7 +144,14 @@ impl OpKind {
 
     /// Ops with an effect beyond their results (never removed by DCE).
     pub fn has_side_effect(&self) -> bool {
-        matches!(self, OpKind::Print | OpKind::PrintStr(_) | OpKind::Call(_) | OpKind::TapePush | OpKind::TapePop)
+        matches!(
+            self,
+            OpKind::Print
+                | OpKind::PrintStr(_)
+                | OpKind::Call(_)
+                | OpKind::TapePush
+                | OpKind::TapePop
+        )
     }
 
     /// The run-time tape ops.

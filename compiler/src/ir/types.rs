@@ -22,7 +22,10 @@ pub enum Dim {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
     Scalar(ScalarKind),
-    Tensor { elem: ScalarKind, shape: Vec<Dim> },
+    Tensor {
+        elem: ScalarKind,
+        shape: Vec<Dim>,
+    },
     /// A tuple; the empty tuple is the unit type.
     Tuple(Vec<Type>),
 }
@@ -39,7 +42,10 @@ impl Type {
 
     /// A tensor of fixed extents.
     pub fn tensor(elem: ScalarKind, shape: &[u64]) -> Type {
-        Type::Tensor { elem, shape: shape.iter().map(|&n| Dim::Fixed(n)).collect() }
+        Type::Tensor {
+            elem,
+            shape: shape.iter().map(|&n| Dim::Fixed(n)).collect(),
+        }
     }
 
     /// The scalar kind of a scalar or the element kind of a tensor.

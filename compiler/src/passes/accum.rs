@@ -49,7 +49,9 @@ fn is_plus_zero_full(f: &Function, d: &HashMap<ValueId, OpId>, v: ValueId) -> bo
     if op.kind != OpKind::Full || !matches!(f.ty(v), Type::Tensor { elem, .. } if elem.is_float()) {
         return false;
     }
-    let Some(&c) = d.get(&op.operands[0]) else { return false };
+    let Some(&c) = d.get(&op.operands[0]) else {
+        return false;
+    };
     match f.ops[c].kind {
         OpKind::Const(Literal::F64(x)) => x.to_bits() == 0,
         OpKind::Const(Literal::F32(x)) => x.to_bits() == 0,
@@ -95,7 +97,13 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 continue;
             }
             let (a, b) = (f.ops[add].operands[0], f.ops[add].operands[1]);
-            let (acc_left, x) = if a == arg { (true, b) } else if b == arg { (false, a) } else { continue };
+            let (acc_left, x) = if a == arg {
+                (true, b)
+            } else if b == arg {
+                (false, a)
+            } else {
+                continue;
+            };
             if x == arg || f.ty(y) != f.ty(arg) || f.ty(x) != f.ty(arg) {
                 continue;
             }
@@ -105,11 +113,20 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 continue;
             }
             let value = iop.operands[1];
-            let Type::Tensor { shape, .. } = f.ty(arg) else { continue };
+            let Type::Tensor { shape, .. } = f.ty(arg) else {
+                continue;
+            };
             if iop.operands.len() - 2 != shape.len() || !matches!(f.ty(value), Type::Scalar(_)) {
                 continue;
             }
-            plans.push(Plan { for_id: id, k, add, acc_left, value, idx: iop.operands[2..].to_vec() });
+            plans.push(Plan {
+                for_id: id,
+                k,
+                add,
+                acc_left,
+                value,
+                idx: iop.operands[2..].to_vec(),
+            });
         }
     }
     let changed = !plans.is_empty();
@@ -122,7 +139,11 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
         idx_ops.extend(&p.idx);
         let get = f.new_op(OpKind::Index, idx_ops, vec![elem_ty.clone()], span);
         let old = f.ops[get].results[0];
-        let terms = if p.acc_left { vec![old, p.value] } else { vec![p.value, old] };
+        let terms = if p.acc_left {
+            vec![old, p.value]
+        } else {
+            vec![p.value, old]
+        };
         let sum = f.new_op(OpKind::Binary(BinaryOp::Add), terms, vec![elem_ty], span);
         let s = f.ops[sum].results[0];
         let mut put_ops = vec![arg, s];

@@ -22,7 +22,10 @@ fn has_effect(module: &Module, f: &Function, id: OpId) -> bool {
         OpKind::Call(g) => super::dce::may_print(module, g),
         _ => false,
     };
-    own || op.regions.iter().any(|r| r.ops.iter().any(|&o| has_effect(module, f, o)))
+    own || op
+        .regions
+        .iter()
+        .any(|r| r.ops.iter().any(|&o| has_effect(module, f, o)))
 }
 
 /// Marks the values used by the ops of `r` that are live given `live` (values
@@ -68,7 +71,10 @@ fn needed(module: &Module, f: &Function, id: OpId, used: &HashSet<ValueId>) -> V
     let n = op.results.len();
     let mut keep: Vec<bool> = op.results.iter().map(|v| used.contains(v)).collect();
     loop {
-        let mut live: HashSet<ValueId> = (0..n).filter(|&k| keep[k]).map(|k| body.yields[k]).collect();
+        let mut live: HashSet<ValueId> = (0..n)
+            .filter(|&k| keep[k])
+            .map(|k| body.yields[k])
+            .collect();
         mark(module, f, body, &mut live);
         let mut grew = false;
         for k in 0..n {

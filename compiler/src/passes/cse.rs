@@ -9,12 +9,21 @@ use crate::ir::{Function, Region, ValueId};
 
 type Key = (String, Vec<ValueId>);
 
-fn region(f: &Function, r: &Region, scopes: &mut Vec<HashMap<Key, Vec<ValueId>>>, map: &mut HashMap<ValueId, ValueId>) {
+fn region(
+    f: &Function,
+    r: &Region,
+    scopes: &mut Vec<HashMap<Key, Vec<ValueId>>>,
+    map: &mut HashMap<ValueId, ValueId>,
+) {
     scopes.push(HashMap::new());
     for &id in &r.ops {
         let op = &f.ops[id];
         if op.regions.is_empty() && !op.kind.has_side_effect() {
-            let operands: Vec<ValueId> = op.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+            let operands: Vec<ValueId> = op
+                .operands
+                .iter()
+                .map(|v| *map.get(v).unwrap_or(v))
+                .collect();
             // Types are part of the key: `tensor.full` declares its result type.
             let tys: Vec<String> = op.results.iter().map(|&v| f.ty(v).to_string()).collect();
             let key = (format!("{:?} {}", op.kind, tys.join(",")), operands);
@@ -24,7 +33,10 @@ fn region(f: &Function, r: &Region, scopes: &mut Vec<HashMap<Key, Vec<ValueId>>>
                 }
                 continue;
             }
-            scopes.last_mut().expect("scope").insert(key, op.results.clone());
+            scopes
+                .last_mut()
+                .expect("scope")
+                .insert(key, op.results.clone());
         }
         for nr in &op.regions {
             region(f, nr, scopes, map);

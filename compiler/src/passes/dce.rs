@@ -13,7 +13,9 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
         if !seen.insert(f) {
             return false;
         }
-        let Some(func) = module.functions.get(f) else { return true };
+        let Some(func) = module.functions.get(f) else {
+            return true;
+        };
         func.ops.iter().any(|(_, op)| match op.kind {
             OpKind::Print | OpKind::PrintStr(_) => true,
             OpKind::Call(g) => walk(module, g, seen),
@@ -30,11 +32,20 @@ fn effectful(module: &Module, f: &Function, op: &crate::ir::Op) -> bool {
     match &op.kind {
         OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
         OpKind::Call(g) => may_print(module, *g),
-        _ => op.regions.iter().any(|r| r.ops.iter().any(|&id| effectful(module, f, &f.ops[id]))),
+        _ => op
+            .regions
+            .iter()
+            .any(|r| r.ops.iter().any(|&id| effectful(module, f, &f.ops[id]))),
     }
 }
 
-fn mark(module: &Module, f: &Function, r: &Region, live: &mut HashSet<ValueId>, dead: &mut HashSet<OpId>) {
+fn mark(
+    module: &Module,
+    f: &Function,
+    r: &Region,
+    live: &mut HashSet<ValueId>,
+    dead: &mut HashSet<OpId>,
+) {
     live.extend(r.yields.iter().copied());
     for &id in r.ops.iter().rev() {
         let op = &f.ops[id];

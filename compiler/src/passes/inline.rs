@@ -23,7 +23,9 @@ fn reaches(module: &Module, from: FuncRef, targets: &[FuncRef]) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![from];
     while let Some(g) = stack.pop() {
-        let Some(func) = module.functions.get(g) else { return true };
+        let Some(func) = module.functions.get(g) else {
+            return true;
+        };
         for (_, op) in func.ops.iter() {
             if let OpKind::Call(h) = op.kind {
                 if targets.contains(&h) {
@@ -47,7 +49,12 @@ fn live_ops(f: &Function, r: &Region, out: &mut usize) {
     }
 }
 
-fn copy_region(dst: &mut Function, src: &Function, r: &Region, map: &mut HashMap<ValueId, ValueId>) -> Region {
+fn copy_region(
+    dst: &mut Function,
+    src: &Function,
+    r: &Region,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> Region {
     let args = r
         .args
         .iter()
@@ -60,8 +67,16 @@ fn copy_region(dst: &mut Function, src: &Function, r: &Region, map: &mut HashMap
     let mut ops = Vec::with_capacity(r.ops.len());
     for &id in &r.ops {
         let op = &src.ops[id];
-        let operands = op.operands.iter().map(|v| map.get(v).copied().unwrap_or(*v)).collect();
-        let regions: Vec<Region> = op.regions.iter().map(|nr| copy_region(dst, src, nr, map)).collect();
+        let operands = op
+            .operands
+            .iter()
+            .map(|v| map.get(v).copied().unwrap_or(*v))
+            .collect();
+        let regions: Vec<Region> = op
+            .regions
+            .iter()
+            .map(|nr| copy_region(dst, src, nr, map))
+            .collect();
         let types = op.results.iter().map(|&v| src.ty(v).clone()).collect();
         let span: Span = src.span(id);
         let nid = dst.new_op(op.kind.clone(), operands, types, span);
@@ -71,7 +86,11 @@ fn copy_region(dst: &mut Function, src: &Function, r: &Region, map: &mut HashMap
         }
         ops.push(nid);
     }
-    let yields = r.yields.iter().map(|v| map.get(v).copied().unwrap_or(*v)).collect();
+    let yields = r
+        .yields
+        .iter()
+        .map(|v| map.get(v).copied().unwrap_or(*v))
+        .collect();
     Region { args, ops, yields }
 }
 
@@ -105,7 +124,11 @@ fn inline_region(
                 vmap.insert(p, a);
             }
             let result = op.results[0];
-            let body = Region { args: Vec::new(), ops: callee.body.ops.clone(), yields: callee.body.yields.clone() };
+            let body = Region {
+                args: Vec::new(),
+                ops: callee.body.ops.clone(),
+                yields: callee.body.yields.clone(),
+            };
             let copied = copy_region(f, callee, &body, &mut vmap);
             // Copied ops keep the callee's spans: a function made by the compiler
             // (no source of its own) takes the callee's file, so errors in the
@@ -142,13 +165,21 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
                     live_ops(callee, &callee.body, &mut n);
                 }
                 size.insert(g, n);
-                ok.insert(g, module.functions.get(g).is_some() && n <= MAX_INLINE_OPS && !reaches(module, g, &[g, f]));
+                ok.insert(
+                    g,
+                    module.functions.get(g).is_some()
+                        && n <= MAX_INLINE_OPS
+                        && !reaches(module, g, &[g, f]),
+                );
             }
         }
         if !ok.values().any(|&b| b) {
             break;
         }
-        let mut func = std::mem::replace(&mut module.functions[f], Function::new("", &[], crate::ir::Type::Tuple(vec![])));
+        let mut func = std::mem::replace(
+            &mut module.functions[f],
+            Function::new("", &[], crate::ir::Type::Tuple(vec![])),
+        );
         let mut body = std::mem::take(&mut func.body);
         let mut map = HashMap::new();
         let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);
@@ -188,7 +219,9 @@ pub fn inline_operator_calls(module: &mut Module, f: FuncRef) -> bool {
                 && module.functions.get(g).is_some_and(|callee| {
                     let mut n = 0;
                     live_ops(callee, &callee.body, &mut n);
-                    is_operator_function(&callee.name) && callee.source_file == caller_file && n <= MAX_INLINE_OPS
+                    is_operator_function(&callee.name)
+                        && callee.source_file == caller_file
+                        && n <= MAX_INLINE_OPS
                 })
                 && !reaches(module, g, &[g, f]);
             ok.insert(g, eligible);
@@ -197,7 +230,10 @@ pub fn inline_operator_calls(module: &mut Module, f: FuncRef) -> bool {
     if !ok.values().any(|&b| b) {
         return false;
     }
-    let mut func = std::mem::replace(&mut module.functions[f], Function::new("", &[], crate::ir::Type::Tuple(vec![])));
+    let mut func = std::mem::replace(
+        &mut module.functions[f],
+        Function::new("", &[], crate::ir::Type::Tuple(vec![])),
+    );
     let mut body = std::mem::take(&mut func.body);
     let mut map = HashMap::new();
     let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);

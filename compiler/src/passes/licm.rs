@@ -82,7 +82,13 @@ fn is_float(t: &Type) -> bool {
 /// Whether op `id` may run before its loop: no regions, no effect, cannot fail, scalar results.
 fn movable(f: &Function, id: OpId) -> bool {
     let op = &f.ops[id];
-    if !op.regions.is_empty() || op.results.is_empty() || !op.results.iter().all(|&v| matches!(f.ty(v), Type::Scalar(_))) {
+    if !op.regions.is_empty()
+        || op.results.is_empty()
+        || !op
+            .results
+            .iter()
+            .all(|&v| matches!(f.ty(v), Type::Scalar(_)))
+    {
         return false;
     }
     let operand_float = |k: usize| op.operands.get(k).is_some_and(|&v| is_float(f.ty(v)));
@@ -91,7 +97,10 @@ fn movable(f: &Function, id: OpId) -> bool {
         OpKind::Unary(_) => operand_float(0),
         OpKind::Binary(b) => {
             operand_float(0)
-                || !matches!(b, BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2)
+                || !matches!(
+                    b,
+                    BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2
+                )
         }
         OpKind::Cast(to) => matches!(to, ScalarKind::F64 | ScalarKind::F32),
         _ => false,
@@ -130,10 +139,16 @@ mod tests {
         let (h, _) = m.functions.iter().next().unwrap();
         let f = &mut m.functions[h];
         assert!(hoist(f));
-        assert_eq!(body_kinds(f, &f.body), vec!["const", "const", "const", "div", "scf.for"]);
+        assert_eq!(
+            body_kinds(f, &f.body),
+            vec!["const", "const", "const", "div", "scf.for"]
+        );
         let lp = f.body.ops[4];
         // The integer division (may fail) and everything reading the index stay.
-        assert_eq!(body_kinds(f, &f.ops[lp].regions[0]), vec!["div", "tensor.index", "mul", "add"]);
+        assert_eq!(
+            body_kinds(f, &f.ops[lp].regions[0]),
+            vec!["div", "tensor.index", "mul", "add"]
+        );
         assert!(!hoist(f));
     }
 }

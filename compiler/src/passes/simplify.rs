@@ -22,10 +22,19 @@ use super::subst;
 use crate::ir::{BinaryOp, Function, Literal, OpKind, Region, Type, UnaryOp, ValueId};
 
 fn const_of(f: &Function, consts: &HashMap<ValueId, f64>, v: ValueId) -> Option<f64> {
-    consts.get(&v).copied().filter(|_| f.ty(v).scalar_kind().is_some_and(|k| k.is_float()))
+    consts
+        .get(&v)
+        .copied()
+        .filter(|_| f.ty(v).scalar_kind().is_some_and(|k| k.is_float()))
 }
 
-fn collect(f: &Function, r: &Region, consts: &mut HashMap<ValueId, f64>, defs: &mut HashMap<ValueId, crate::ir::OpId>, order: &mut Vec<crate::ir::OpId>) {
+fn collect(
+    f: &Function,
+    r: &Region,
+    consts: &mut HashMap<ValueId, f64>,
+    defs: &mut HashMap<ValueId, crate::ir::OpId>,
+    order: &mut Vec<crate::ir::OpId>,
+) {
     for &id in &r.ops {
         order.push(id);
         let op = &f.ops[id];
@@ -65,7 +74,9 @@ pub fn simplify(f: &mut Function) -> bool {
     let mut folded = Vec::new();
     let mut folded_bool = Vec::new();
     let bool_const = |v: ValueId| {
-        (*f.ty(v) == Type::Scalar(crate::ir::ScalarKind::Bool)).then(|| consts.get(&v).map(|&x| x != 0.0)).flatten()
+        (*f.ty(v) == Type::Scalar(crate::ir::ScalarKind::Bool))
+            .then(|| consts.get(&v).map(|&x| x != 0.0))
+            .flatten()
     };
     for id in ids {
         let op = &f.ops[id];
@@ -79,7 +90,11 @@ pub fn simplify(f: &mut Function) -> bool {
         match op.kind {
             OpKind::Binary(b) => {
                 let (a, bb) = (op.operands[0], op.operands[1]);
-                if scalar && let (Some(x), Some(z)) = (c(a), c(bb)) && !b.is_comparison() && !b.is_logical() {
+                if scalar
+                    && let (Some(x), Some(z)) = (c(a), c(bb))
+                    && !b.is_comparison()
+                    && !b.is_logical()
+                {
                     folded.push((id, b.f64(x, z)));
                     continue;
                 }
@@ -105,7 +120,10 @@ pub fn simplify(f: &mut Function) -> bool {
             }
             OpKind::Unary(u) => {
                 let x = op.operands[0];
-                if scalar && let Some(v) = c(x) && u != UnaryOp::Not {
+                if scalar
+                    && let Some(v) = c(x)
+                    && u != UnaryOp::Not
+                {
                     folded.push((id, u.f64(v)));
                     continue;
                 }

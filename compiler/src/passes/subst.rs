@@ -20,7 +20,15 @@ fn region(f: &mut Function, r: &mut Region, map: &HashMap<ValueId, ValueId>) {
         *y = resolve(map, *y);
     }
     for &id in &r.ops.clone() {
-        let mut op = std::mem::replace(&mut f.ops[id], crate::ir::Op { kind: crate::ir::OpKind::Tuple, operands: vec![], results: vec![], regions: vec![] });
+        let mut op = std::mem::replace(
+            &mut f.ops[id],
+            crate::ir::Op {
+                kind: crate::ir::OpKind::Tuple,
+                operands: vec![],
+                results: vec![],
+                regions: vec![],
+            },
+        );
         for x in &mut op.operands {
             *x = resolve(map, *x);
         }

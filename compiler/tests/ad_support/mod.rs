@@ -101,7 +101,11 @@ pub fn fd_hessian(g: &dyn Fn(&[f64]) -> f64, x: &[f64], h: f64) -> Vec<Vec<f64>>
     (0..n)
         .map(|i| {
             (0..n)
-                .map(|j| (at(i, 1.0, j, 1.0) - at(i, 1.0, j, -1.0) - at(i, -1.0, j, 1.0) + at(i, -1.0, j, -1.0)) / (4.0 * h * h))
+                .map(|j| {
+                    (at(i, 1.0, j, 1.0) - at(i, 1.0, j, -1.0) - at(i, -1.0, j, 1.0)
+                        + at(i, -1.0, j, -1.0))
+                        / (4.0 * h * h)
+                })
                 .collect()
         })
         .collect()
@@ -112,9 +116,16 @@ pub fn close(a: f64, b: f64, tol: f64) -> bool {
 }
 
 pub fn assert_close_vec(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths differ: {got:?} vs {want:?}");
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{what}: lengths differ: {got:?} vs {want:?}"
+    );
     for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(close(*a, *b, tol), "{what}[{i}]: got {a}, want {b}\n got  {got:?}\n want {want:?}");
+        assert!(
+            close(*a, *b, tol),
+            "{what}[{i}]: got {a}, want {b}\n got  {got:?}\n want {want:?}"
+        );
     }
 }
 
@@ -145,7 +156,9 @@ pub fn reverse_grad(m: &mut Module, f: FuncRef, args: &[Value]) -> Vec<f64> {
     let mut a = args.to_vec();
     a.push(Value::F64(1.0));
     let out = run(m, v, &a);
-    let Value::Tuple(items) = out else { panic!("vjp returns a tuple") };
+    let Value::Tuple(items) = out else {
+        panic!("vjp returns a tuple")
+    };
     items[1..].iter().flat_map(flat).collect()
 }
 
@@ -161,12 +174,16 @@ pub fn forward_grad(m: &mut Module, f: FuncRef, args: &[Value]) -> Vec<f64> {
         let mut k = 0;
         for fa in &float_args {
             let len = float_len(fa);
-            let seed: Vec<f64> = (0..len).map(|q| if k + q == s { 1.0 } else { 0.0 }).collect();
+            let seed: Vec<f64> = (0..len)
+                .map(|q| if k + q == s { 1.0 } else { 0.0 })
+                .collect();
             k += len;
             a.push(with_floats(fa, &mut seed.into_iter()));
         }
     }
     let out = run(m, j, &a);
-    let Value::Tuple(items) = out else { panic!("jvp returns a tuple") };
+    let Value::Tuple(items) = out else {
+        panic!("jvp returns a tuple")
+    };
     items[1..].iter().map(|t| flat(t)[0]).collect()
 }

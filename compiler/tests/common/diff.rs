@@ -35,8 +35,20 @@ impl Gen {
         self.next() % n.max(1)
     }
     pub fn f64(&mut self) -> f64 {
-        const SPECIAL: [f64; 12] =
-            [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e-310, 1e300, -3.0];
+        const SPECIAL: [f64; 12] = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e-310,
+            1e300,
+            -3.0,
+        ];
         match self.below(10) {
             0..=2 => SPECIAL[self.below(SPECIAL.len() as u64) as usize],
             3 => f64::from_bits(self.next()),
@@ -68,13 +80,18 @@ pub fn gen_args(params: &[Type], seed: u64, small_ints: bool) -> Vec<Value> {
     let mut g = Gen::new(seed, small_ints);
     let base = g.below(5) as usize;
     let mut syms = HashMap::new();
-    params.iter().map(|t| gen_value(t, &mut g, base, &mut syms)).collect()
+    params
+        .iter()
+        .map(|t| gen_value(t, &mut g, base, &mut syms))
+        .collect()
 }
 
 fn gen_value(t: &Type, g: &mut Gen, base: usize, syms: &mut HashMap<String, usize>) -> Value {
     match t {
         Type::Scalar(k) => g.scalar(*k),
-        Type::Tuple(items) => Value::Tuple(items.iter().map(|t| gen_value(t, g, base, syms)).collect()),
+        Type::Tuple(items) => {
+            Value::Tuple(items.iter().map(|t| gen_value(t, g, base, syms)).collect())
+        }
         Type::Tensor { elem, shape } => {
             let shape: Vec<usize> = shape
                 .iter()
@@ -85,19 +102,31 @@ fn gen_value(t: &Type, g: &mut Gen, base: usize, syms: &mut HashMap<String, usiz
                         *syms.entry(s.clone()).or_insert(v)
                     }
                     Dim::Dyn => {
-                        if g.below(6) == 0 { g.below(5) as usize } else { base }
+                        if g.below(6) == 0 {
+                            g.below(5) as usize
+                        } else {
+                            base
+                        }
                     }
                 })
                 .collect();
             let n: usize = shape.iter().product();
             let vals: Vec<Value> = (0..n).map(|_| g.scalar(*elem)).collect();
             let data = match elem {
-                ScalarKind::F64 => TensorData::F64(vals.iter().map(|v| v.as_f64().unwrap()).collect()),
-                ScalarKind::F32 => {
-                    TensorData::F32(vals.iter().map(|v| if let Value::F32(x) = v { *x } else { 0.0 }).collect())
+                ScalarKind::F64 => {
+                    TensorData::F64(vals.iter().map(|v| v.as_f64().unwrap()).collect())
                 }
-                ScalarKind::I64 => TensorData::I64(vals.iter().map(|v| v.as_i64().unwrap()).collect()),
-                ScalarKind::Bool => TensorData::Bool(vals.iter().map(|v| v.as_bool().unwrap()).collect()),
+                ScalarKind::F32 => TensorData::F32(
+                    vals.iter()
+                        .map(|v| if let Value::F32(x) = v { *x } else { 0.0 })
+                        .collect(),
+                ),
+                ScalarKind::I64 => {
+                    TensorData::I64(vals.iter().map(|v| v.as_i64().unwrap()).collect())
+                }
+                ScalarKind::Bool => {
+                    TensorData::Bool(vals.iter().map(|v| v.as_bool().unwrap()).collect())
+                }
             };
             Value::Tensor(Tensor { shape, data })
         }
@@ -119,7 +148,9 @@ pub fn same(a: &Value, b: &Value) -> bool {
                 && x.data.len() == y.data.len()
                 && (0..x.data.len()).all(|i| same(&x.data.get(i), &y.data.get(i)))
         }
-        (Value::Tuple(xs), Value::Tuple(ys)) => xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same(x, y)),
+        (Value::Tuple(xs), Value::Tuple(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same(x, y))
+        }
         _ => a == b,
     }
 }
@@ -175,7 +206,11 @@ pub fn diff_module(m: &Module, cases: u32, what: &str, small_ints: bool) {
     let jit = JitModule::compile(m).unwrap_or_else(|e| panic!("{e}\n{what}"));
     for (h, f) in m.functions.iter() {
         let params = f.param_types();
-        let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+        let mut runner = TestRunner::new(Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        });
         runner
             .run(&any::<u64>(), |seed| {
                 let args = gen_args(&params, seed, small_ints);

@@ -11,7 +11,11 @@ use mad_grammar::ast::*;
 /// Parses and returns the S-expression form of a file with no diagnostics.
 pub fn parse_ok(src: &str) -> File {
     let (file, diags) = mad_grammar::parse(src, 0);
-    assert!(diags.is_empty(), "unexpected diagnostics:\n{}", render(src, &diags));
+    assert!(
+        diags.is_empty(),
+        "unexpected diagnostics:\n{}",
+        render(src, &diags)
+    );
     file
 }
 
@@ -49,7 +53,10 @@ pub fn render(src: &str, diags: &[Diagnostic<usize>]) -> String {
 /// The codes of the diagnostics of `src`.
 pub fn codes(src: &str) -> Vec<String> {
     let (_, diags) = mad_grammar::parse(src, 0);
-    diags.iter().map(|d| d.code.clone().unwrap_or_default()).collect()
+    diags
+        .iter()
+        .map(|d| d.code.clone().unwrap_or_default())
+        .collect()
 }
 
 fn op(op: BinOp) -> &'static str {
@@ -98,18 +105,36 @@ pub fn sexpr(e: &Expr) -> String {
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Str(s) => format!("{s:?}"),
-        ExprKind::Path(p) => p.iter().map(|i| i.node.as_str()).collect::<Vec<_>>().join("::"),
-        ExprKind::Binary { op: o, lhs, rhs } => format!("({} {} {})", op(*o), sexpr(lhs), sexpr(rhs)),
-        ExprKind::Unary { op: UnOp::Neg, operand } => format!("(neg {})", sexpr(operand)),
-        ExprKind::Unary { op: UnOp::Not, operand } => format!("(not {})", sexpr(operand)),
+        ExprKind::Path(p) => p
+            .iter()
+            .map(|i| i.node.as_str())
+            .collect::<Vec<_>>()
+            .join("::"),
+        ExprKind::Binary { op: o, lhs, rhs } => {
+            format!("({} {} {})", op(*o), sexpr(lhs), sexpr(rhs))
+        }
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            operand,
+        } => format!("(neg {})", sexpr(operand)),
+        ExprKind::Unary {
+            op: UnOp::Not,
+            operand,
+        } => format!("(not {})", sexpr(operand)),
         ExprKind::Cast { expr, ty: t } => format!("(as {} {})", sexpr(expr), ty(t)),
-        ExprKind::Call { callee, args } => format!("(call {} [{}])", sexpr(callee), list(args, sexpr)),
-        ExprKind::Index { base, indices } => format!("(index {} [{}])", sexpr(base), list(indices, sexpr)),
+        ExprKind::Call { callee, args } => {
+            format!("(call {} [{}])", sexpr(callee), list(args, sexpr))
+        }
+        ExprKind::Index { base, indices } => {
+            format!("(index {} [{}])", sexpr(base), list(indices, sexpr))
+        }
         ExprKind::Field { base, name } => format!("(. {} {})", sexpr(base), name.node),
         ExprKind::TupleField { base, index, .. } => format!("(. {} {index})", sexpr(base)),
         ExprKind::Tuple(es) => format!("(tuple {})", list(es, sexpr)),
         ExprKind::Array(es) => format!("(array {})", list(es, sexpr)),
-        ExprKind::ArrayRepeat { value, count } => format!("(repeat {} {})", sexpr(value), sexpr(count)),
+        ExprKind::ArrayRepeat { value, count } => {
+            format!("(repeat {} {})", sexpr(value), sexpr(count))
+        }
         ExprKind::Block(b) => block(b),
         ExprKind::If { cond, then, else_ } => match else_ {
             Some(e) => format!("(if {} {} {})", sexpr(cond), block(then), sexpr(e)),
@@ -129,19 +154,41 @@ pub fn block(b: &Block) -> String {
 
 pub fn stmt(s: &Stmt) -> String {
     match &s.kind {
-        StmtKind::Let { pat: p, mutable, ty: t, value } => format!(
+        StmtKind::Let {
+            pat: p,
+            mutable,
+            ty: t,
+            value,
+        } => format!(
             "(let{} {}{} {})",
             if *mutable { " mut" } else { "" },
             pat(p),
-            t.as_ref().map(|t| format!(": {}", ty(t))).unwrap_or_default(),
+            t.as_ref()
+                .map(|t| format!(": {}", ty(t)))
+                .unwrap_or_default(),
             sexpr(value)
         ),
-        StmtKind::Assign { place, op: o, value } => {
-            format!("({}= {} {})", o.map(op).unwrap_or(""), sexpr(place), sexpr(value))
+        StmtKind::Assign {
+            place,
+            op: o,
+            value,
+        } => {
+            format!(
+                "({}= {} {})",
+                o.map(op).unwrap_or(""),
+                sexpr(place),
+                sexpr(value)
+            )
         }
         StmtKind::Expr(e) => format!("(expr {})", sexpr(e)),
         StmtKind::For { var, lo, hi, body } => {
-            format!("(for {} {} {} {})", var.node, sexpr(lo), sexpr(hi), block(body))
+            format!(
+                "(for {} {} {} {})",
+                var.node,
+                sexpr(lo),
+                sexpr(hi),
+                block(body)
+            )
         }
         StmtKind::While { cond, body } => format!("(while {} {})", sexpr(cond), block(body)),
         StmtKind::Break => "(break)".to_string(),
@@ -176,25 +223,62 @@ pub fn item(i: &Item) -> String {
             };
             format!("(use [{prefix}] {kind})")
         }
-        ItemKind::Const { name, ty: t, value } => format!("(const {} {} {})", name.node, ty(t), sexpr(value)),
-        ItemKind::Dof { name, stencil, ty: t, init } => format!(
+        ItemKind::Const { name, ty: t, value } => {
+            format!("(const {} {} {})", name.node, ty(t), sexpr(value))
+        }
+        ItemKind::Dof {
+            name,
+            stencil,
+            ty: t,
+            init,
+        } => format!(
             "(dof {} {} {}{})",
             name.node,
             stencil.node,
             ty(t),
-            init.as_ref().map(|d| format!(" {}", sexpr(d))).unwrap_or_default()
+            init.as_ref()
+                .map(|d| format!(" {}", sexpr(d)))
+                .unwrap_or_default()
         ),
-        ItemKind::Data { name, stencil, ty: t } => format!("(data {} {} {})", name.node, stencil.node, ty(t)),
-        ItemKind::Param { name, ty: t, default } => format!(
+        ItemKind::Data {
+            name,
+            stencil,
+            ty: t,
+        } => format!("(data {} {} {})", name.node, stencil.node, ty(t)),
+        ItemKind::Param {
+            name,
+            ty: t,
+            default,
+        } => format!(
             "(param {} {}{})",
             name.node,
             ty(t),
-            default.as_ref().map(|d| format!(" {}", sexpr(d))).unwrap_or_default()
+            default
+                .as_ref()
+                .map(|d| format!(" {}", sexpr(d)))
+                .unwrap_or_default()
         ),
-        ItemKind::Energy { name, elem, stencil, body } => {
-            format!("(energy {} {}: {} {})", name.node, elem.node, stencil.node, block(body))
+        ItemKind::Energy {
+            name,
+            elem,
+            stencil,
+            body,
+        } => {
+            format!(
+                "(energy {} {}: {} {})",
+                name.node,
+                elem.node,
+                stencil.node,
+                block(body)
+            )
         }
-        ItemKind::Residual { name, elem, stencil, ret, body } => format!(
+        ItemKind::Residual {
+            name,
+            elem,
+            stencil,
+            ret,
+            body,
+        } => format!(
             "(residual {} {}: {} {} {})",
             name.node,
             elem.node,
@@ -203,24 +287,59 @@ pub fn item(i: &Item) -> String {
             block(body)
         ),
         ItemKind::Objective { value } => format!("(objective {})", sexpr(value)),
-        ItemKind::State { keyword, name, stencil, ty: t, init } => format!(
+        ItemKind::State {
+            keyword,
+            name,
+            stencil,
+            ty: t,
+            init,
+        } => format!(
             "({} {} {} {}{})",
             keyword.node,
             name.node,
             stencil.node,
             ty(t),
-            init.as_ref().map(|d| format!(" {}", sexpr(d))).unwrap_or_default()
+            init.as_ref()
+                .map(|d| format!(" {}", sexpr(d)))
+                .unwrap_or_default()
         ),
-        ItemKind::Update { keyword, name, elem, stencil, body } => {
-            format!("({} {} {}: {} {})", keyword.node, name.node, elem.node, stencil.node, block(body))
+        ItemKind::Update {
+            keyword,
+            name,
+            elem,
+            stencil,
+            body,
+        } => {
+            format!(
+                "({} {} {}: {} {})",
+                keyword.node,
+                name.node,
+                elem.node,
+                stencil.node,
+                block(body)
+            )
         }
         ItemKind::Solve { keyword, entries } => {
-            let es: Vec<String> = entries.iter().map(|(k, v)| format!("({} {})", k.node, sexpr(v))).collect();
+            let es: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("({} {})", k.node, sexpr(v)))
+                .collect();
             format!("({} {})", keyword.node, es.join(" "))
         }
-        ItemKind::Broadphase { keyword, kinds, within, distance } => {
+        ItemKind::Broadphase {
+            keyword,
+            kinds,
+            within,
+            distance,
+        } => {
             let ks: Vec<&str> = kinds.iter().map(|k| k.node.as_str()).collect();
-            format!("({} ({}) {} {})", keyword.node, ks.join(" "), within.node, sexpr(distance))
+            format!(
+                "({} ({}) {} {})",
+                keyword.node,
+                ks.join(" "),
+                within.node,
+                sexpr(distance)
+            )
         }
     };
     format!("{attrs}{kind}")
@@ -346,8 +465,12 @@ pub fn depth(f: &File) -> usize {
                     push(N::Expr(base));
                     indices.iter().for_each(|a| push(N::Expr(a)));
                 }
-                ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => push(N::Expr(base)),
-                ExprKind::Tuple(es) | ExprKind::Array(es) => es.iter().for_each(|a| push(N::Expr(a))),
+                ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => {
+                    push(N::Expr(base))
+                }
+                ExprKind::Tuple(es) | ExprKind::Array(es) => {
+                    es.iter().for_each(|a| push(N::Expr(a)))
+                }
                 ExprKind::ArrayRepeat { value, count } => {
                     push(N::Expr(value));
                     push(N::Expr(count));
@@ -367,4 +490,3 @@ pub fn depth(f: &File) -> usize {
     }
     max
 }
-

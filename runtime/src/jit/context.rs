@@ -65,7 +65,13 @@ impl HeapTensor {
         for (d, n) in dims.iter_mut().zip(&tensor.shape) {
             *d = *n as u64;
         }
-        HeapTensor { data, numel: tensor.data.len() as u64, rank: tensor.shape.len() as u64, dims, tensor }
+        HeapTensor {
+            data,
+            numel: tensor.data.len() as u64,
+            rank: tensor.shape.len() as u64,
+            dims,
+            tensor,
+        }
     }
 }
 
@@ -100,7 +106,8 @@ pub const OFFSET_SITE: i32 = std::mem::offset_of!(JitContext<'static>, site) as 
 /// No source site is known.
 pub const NO_SITE: u64 = u64::MAX;
 pub const OFFSET_STACK_LIMIT: i32 = std::mem::offset_of!(JitContext<'static>, stack_limit) as i32;
-pub const OFFSET_PENDING_INDEX: i32 = std::mem::offset_of!(JitContext<'static>, pending_index) as i32;
+pub const OFFSET_PENDING_INDEX: i32 =
+    std::mem::offset_of!(JitContext<'static>, pending_index) as i32;
 /// The `has_error` value of an index error recorded inline (details in
 /// `pending_index`); any other nonzero value means an error recorded through
 /// [`JitContext::set_error`].
@@ -109,7 +116,11 @@ pub const INLINE_INDEX_ERROR: u64 = 2;
 impl<'a> JitContext<'a> {
     /// A fresh context; `stack_limit` is the lowest stack address compiled code may reach
     /// (0: unchecked).
-    pub fn new(layouts: &'a [FlatLayout], descs: &'a [ApplyDesc], stack_limit: u64) -> JitContext<'a> {
+    pub fn new(
+        layouts: &'a [FlatLayout],
+        descs: &'a [ApplyDesc],
+        stack_limit: u64,
+    ) -> JitContext<'a> {
         JitContext {
             has_error: 0,
             depth: 0,
@@ -130,7 +141,13 @@ impl<'a> JitContext<'a> {
     fn pending(&self) -> Option<(RtError, Option<u64>)> {
         (self.has_error == INLINE_INDEX_ERROR && self.error.is_none()).then(|| {
             let [index, len, site] = self.pending_index;
-            (RtError::IndexOutOfBounds { index: index as i64, len: len as i64 }, (site != NO_SITE).then_some(site))
+            (
+                RtError::IndexOutOfBounds {
+                    index: index as i64,
+                    len: len as i64,
+                },
+                (site != NO_SITE).then_some(site),
+            )
         })
     }
 

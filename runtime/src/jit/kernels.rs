@@ -14,7 +14,10 @@ use crate::value::{Tensor, TensorData, Value};
 /// `out = a · b` for row-major `a` (m×k) and `b` (k×n); `out` has m·n entries.
 /// Each entry is `((0 + a[i,0]·b[0,j]) + a[i,1]·b[1,j]) + …`, in that order.
 pub fn matmul_f64(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, out: &mut [f64]) {
-    assert!(a.len() == m * k && b.len() == k * n && out.len() == m * n, "matmul_f64: extents");
+    assert!(
+        a.len() == m * k && b.len() == k * n && out.len() == m * n,
+        "matmul_f64: extents"
+    );
     for i in 0..m {
         let row = &mut out[i * n..(i + 1) * n];
         row.fill(0.0);
@@ -46,11 +49,17 @@ fn f64_scalar(a: &Arg<'_>) -> Option<f64> {
 }
 
 fn tensor(shape: Vec<usize>, v: Vec<f64>) -> Option<Value> {
-    Some(Value::Tensor(Tensor { shape, data: TensorData::F64(v) }))
+    Some(Value::Tensor(Tensor {
+        shape,
+        data: TensorData::F64(v),
+    }))
 }
 
 fn arith(op: BinaryOp) -> bool {
-    matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div)
+    matches!(
+        op,
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+    )
 }
 
 /// The result of `op` on `args` computed on `f64` data, or `None` where the
@@ -86,17 +95,23 @@ pub fn fast(op: &TensorOp, args: &[Arg<'_>]) -> Option<Value> {
             let mut shape = Vec::with_capacity(dims.len());
             for d in dims {
                 match d {
-                    Arg::Scalar(Value::I64(n)) if (0..=1 << 20).contains(n) => shape.push(*n as usize),
+                    Arg::Scalar(Value::I64(n)) if (0..=1 << 20).contains(n) => {
+                        shape.push(*n as usize)
+                    }
                     _ => return None,
                 }
             }
-            let total = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n)).filter(|&t| t <= 1 << 26)?;
+            let total = shape
+                .iter()
+                .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+                .filter(|&t| t <= 1 << 26)?;
             tensor(shape, vec![x; total])
         }
         (TensorOp::Binary(op), [a, b]) if arith(*op) => match (f64_tensor(a), f64_tensor(b)) {
-            (Some((sa, va)), Some((sb, vb))) if sa == sb => {
-                tensor(sa.to_vec(), va.iter().zip(vb).map(|(x, y)| op.f64(*x, *y)).collect())
-            }
+            (Some((sa, va)), Some((sb, vb))) if sa == sb => tensor(
+                sa.to_vec(),
+                va.iter().zip(vb).map(|(x, y)| op.f64(*x, *y)).collect(),
+            ),
             (Some((sa, va)), None) => {
                 let y = f64_scalar(b)?;
                 tensor(sa.to_vec(), va.iter().map(|x| op.f64(*x, y)).collect())
@@ -136,7 +151,10 @@ mod tests {
     use crate::jit::tensor::apply_general as apply;
 
     fn t(shape: Vec<usize>, v: Vec<f64>) -> Arg<'static> {
-        Arg::Tensor(std::borrow::Cow::Owned(Tensor { shape, data: TensorData::F64(v) }))
+        Arg::Tensor(std::borrow::Cow::Owned(Tensor {
+            shape,
+            data: TensorData::F64(v),
+        }))
     }
 
     fn same(a: &Value, b: &Value) -> bool {
@@ -153,24 +171,65 @@ mod tests {
     #[test]
     fn matmul_by_hand() {
         let mut out = [0.0; 4];
-        matmul_f64(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2, 2, 2, &mut out);
+        matmul_f64(
+            &[1.0, 2.0, 3.0, 4.0],
+            &[5.0, 6.0, 7.0, 8.0],
+            2,
+            2,
+            2,
+            &mut out,
+        );
         assert_eq!(out, [19.0, 22.0, 43.0, 50.0]);
     }
 
     #[test]
     fn fast_paths_agree_with_the_general_path_bit_for_bit() {
-        let a: Vec<f64> = (0..12).map(|k| (0.7 * k as f64).sin() * 1e3_f64.powi(k % 3)).collect();
-        let b: Vec<f64> = (0..12).map(|k| (0.3 * k as f64 + 1.0).cos() - 0.5).collect();
+        let a: Vec<f64> = (0..12)
+            .map(|k| (0.7 * k as f64).sin() * 1e3_f64.powi(k % 3))
+            .collect();
+        let b: Vec<f64> = (0..12)
+            .map(|k| (0.3 * k as f64 + 1.0).cos() - 0.5)
+            .collect();
         let cases: Vec<(TensorOp, Vec<Arg<'static>>)> = vec![
-            (TensorOp::MatMul, vec![t(vec![3, 4], a.clone()), t(vec![4, 3], b.clone())]),
-            (TensorOp::MatMul, vec![t(vec![3, 4], a.clone()), t(vec![4], b[..4].to_vec())]),
+            (
+                TensorOp::MatMul,
+                vec![t(vec![3, 4], a.clone()), t(vec![4, 3], b.clone())],
+            ),
+            (
+                TensorOp::MatMul,
+                vec![t(vec![3, 4], a.clone()), t(vec![4], b[..4].to_vec())],
+            ),
             (TensorOp::Transpose, vec![t(vec![3, 4], a.clone())]),
             (TensorOp::Sum, vec![t(vec![12], a.clone())]),
-            (TensorOp::Full, vec![Arg::Scalar(Value::F64(-0.0)), Arg::Scalar(Value::I64(2)), Arg::Scalar(Value::I64(3))]),
-            (TensorOp::Binary(BinaryOp::Div), vec![t(vec![12], a.clone()), t(vec![12], b.clone())]),
-            (TensorOp::Binary(BinaryOp::Sub), vec![Arg::Scalar(Value::F64(2.5)), t(vec![12], b.clone())]),
-            (TensorOp::Binary(BinaryOp::Mul), vec![t(vec![12], a.clone()), Arg::Scalar(Value::F64(-3.0))]),
-            (TensorOp::Insert, vec![t(vec![3, 4], a.clone()), Arg::Scalar(Value::F64(9.0)), Arg::Scalar(Value::I64(2)), Arg::Scalar(Value::I64(1))]),
+            (
+                TensorOp::Full,
+                vec![
+                    Arg::Scalar(Value::F64(-0.0)),
+                    Arg::Scalar(Value::I64(2)),
+                    Arg::Scalar(Value::I64(3)),
+                ],
+            ),
+            (
+                TensorOp::Binary(BinaryOp::Div),
+                vec![t(vec![12], a.clone()), t(vec![12], b.clone())],
+            ),
+            (
+                TensorOp::Binary(BinaryOp::Sub),
+                vec![Arg::Scalar(Value::F64(2.5)), t(vec![12], b.clone())],
+            ),
+            (
+                TensorOp::Binary(BinaryOp::Mul),
+                vec![t(vec![12], a.clone()), Arg::Scalar(Value::F64(-3.0))],
+            ),
+            (
+                TensorOp::Insert,
+                vec![
+                    t(vec![3, 4], a.clone()),
+                    Arg::Scalar(Value::F64(9.0)),
+                    Arg::Scalar(Value::I64(2)),
+                    Arg::Scalar(Value::I64(1)),
+                ],
+            ),
         ];
         for (op, args) in &cases {
             let fast = fast(op, args).expect("fast path taken");
@@ -183,8 +242,19 @@ mod tests {
     fn errors_are_left_to_the_general_path() {
         let a = t(vec![2, 2], vec![1.0; 4]);
         assert!(fast(&TensorOp::MatMul, &[a.clone(), t(vec![3, 1], vec![1.0; 3])]).is_none());
-        let idx = [a.clone(), Arg::Scalar(Value::F64(1.0)), Arg::Scalar(Value::I64(2)), Arg::Scalar(Value::I64(0))];
+        let idx = [
+            a.clone(),
+            Arg::Scalar(Value::F64(1.0)),
+            Arg::Scalar(Value::I64(2)),
+            Arg::Scalar(Value::I64(0)),
+        ];
         assert!(fast(&TensorOp::Insert, &idx).is_none());
-        assert!(fast(&TensorOp::Binary(BinaryOp::Add), &[a, t(vec![4], vec![1.0; 4])]).is_none());
+        assert!(
+            fast(
+                &TensorOp::Binary(BinaryOp::Add),
+                &[a, t(vec![4], vec![1.0; 4])]
+            )
+            .is_none()
+        );
     }
 }

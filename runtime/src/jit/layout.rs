@@ -20,7 +20,10 @@ pub enum FlatLayout {
     /// A static tensor kept as one slot per element.
     Small { elem: ScalarKind, shape: Vec<usize> },
     /// A tensor in the arena: one pointer slot. `None` extents are known only at run time.
-    Heap { elem: ScalarKind, shape: Vec<Option<usize>> },
+    Heap {
+        elem: ScalarKind,
+        shape: Vec<Option<usize>>,
+    },
     /// The concatenation of the parts' slots.
     Tuple(Vec<FlatLayout>),
 }
@@ -50,7 +53,9 @@ pub fn slot_to_scalar(k: ScalarKind, s: u64) -> Value {
 pub fn data_from_slots(k: ScalarKind, slots: &[u64]) -> TensorData {
     match k {
         ScalarKind::F64 => TensorData::F64(slots.iter().map(|&s| f64::from_bits(s)).collect()),
-        ScalarKind::F32 => TensorData::F32(slots.iter().map(|&s| f32::from_bits(s as u32)).collect()),
+        ScalarKind::F32 => {
+            TensorData::F32(slots.iter().map(|&s| f32::from_bits(s as u32)).collect())
+        }
         ScalarKind::I64 => TensorData::I64(slots.iter().map(|&s| s as i64).collect()),
         ScalarKind::Bool => TensorData::Bool(slots.iter().map(|&s| s & 0xff != 0).collect()),
     }
@@ -70,9 +75,15 @@ pub fn data_to_slots(d: &TensorData, out: &mut Vec<u64>) {
 /// computed because an error was recorded first).
 pub fn empty_tensor(k: ScalarKind, rank: usize) -> Tensor {
     if rank == 0 {
-        return Tensor { shape: Vec::new(), data: data_from_slots(k, &[0]) };
+        return Tensor {
+            shape: Vec::new(),
+            data: data_from_slots(k, &[0]),
+        };
     }
-    Tensor { shape: vec![0; rank], data: data_from_slots(k, &[]) }
+    Tensor {
+        shape: vec![0; rank],
+        data: data_from_slots(k, &[]),
+    }
 }
 
 /// One operand of a routine: a scalar, or a tensor (borrowed from the arena or
@@ -101,17 +112,30 @@ impl FlatLayout {
                 if t.kind() == *elem && t.shape == *shape {
                     Ok(())
                 } else {
-                    Err(format!("expected a {} tensor of shape {shape:?}, got {} {:?}", elem.name(), t.kind().name(), t.shape))
+                    Err(format!(
+                        "expected a {} tensor of shape {shape:?}, got {} {:?}",
+                        elem.name(),
+                        t.kind().name(),
+                        t.shape
+                    ))
                 }
             }
             (FlatLayout::Heap { elem, shape }, Value::Tensor(t)) => {
                 let fits = t.kind() == *elem
                     && t.shape.len() == shape.len()
-                    && t.shape.iter().zip(shape).all(|(n, d)| d.is_none_or(|d| d == *n));
+                    && t.shape
+                        .iter()
+                        .zip(shape)
+                        .all(|(n, d)| d.is_none_or(|d| d == *n));
                 if fits {
                     Ok(())
                 } else {
-                    Err(format!("expected a {} tensor of shape {shape:?}, got {} {:?}", elem.name(), t.kind().name(), t.shape))
+                    Err(format!(
+                        "expected a {} tensor of shape {shape:?}, got {} {:?}",
+                        elem.name(),
+                        t.kind().name(),
+                        t.shape
+                    ))
                 }
             }
             (FlatLayout::Tuple(items), Value::Tuple(vs)) if items.len() == vs.len() => {
@@ -159,17 +183,26 @@ impl FlatLayout {
                 let mut part = slots[(*pos).min(end)..end].to_vec();
                 part.resize(n, 0);
                 *pos += n;
-                Value::Tensor(Tensor { shape: shape.clone(), data: data_from_slots(*elem, &part) })
+                Value::Tensor(Tensor {
+                    shape: shape.clone(),
+                    data: data_from_slots(*elem, &part),
+                })
             }
             FlatLayout::Heap { elem, shape } => {
                 let s = slots.get(*pos).copied().unwrap_or(0);
                 *pos += 1;
                 let t = unsafe { heap_ref(s) };
-                Value::Tensor(t.cloned().unwrap_or_else(|| empty_tensor(*elem, shape.len())))
+                Value::Tensor(
+                    t.cloned()
+                        .unwrap_or_else(|| empty_tensor(*elem, shape.len())),
+                )
             }
-            FlatLayout::Tuple(items) => {
-                Value::Tuple(items.iter().map(|l| unsafe { l.rebuild_at(slots, pos) }).collect())
-            }
+            FlatLayout::Tuple(items) => Value::Tuple(
+                items
+                    .iter()
+                    .map(|l| unsafe { l.rebuild_at(slots, pos) })
+                    .collect(),
+            ),
         }
     }
 
@@ -179,12 +212,17 @@ impl FlatLayout {
     /// As [`FlatLayout::rebuild`]; the borrow lasts as long as the arena is not reset.
     pub unsafe fn arg<'t>(&self, slots: &[u64]) -> Arg<'t> {
         match self {
-            FlatLayout::Scalar(k) => Arg::Scalar(slot_to_scalar(*k, slots.first().copied().unwrap_or(0))),
-            FlatLayout::Heap { elem, shape } => match unsafe { heap_ref(slots.first().copied().unwrap_or(0)) } {
-                Some(t) => Arg::Tensor(Cow::Borrowed(t)),
-                None => Arg::Tensor(Cow::Owned(empty_tensor(*elem, shape.len()))),
-            },
-            FlatLayout::Small { .. } | FlatLayout::Tuple(_) => match unsafe { self.rebuild(slots) } {
+            FlatLayout::Scalar(k) => {
+                Arg::Scalar(slot_to_scalar(*k, slots.first().copied().unwrap_or(0)))
+            }
+            FlatLayout::Heap { elem, shape } => {
+                match unsafe { heap_ref(slots.first().copied().unwrap_or(0)) } {
+                    Some(t) => Arg::Tensor(Cow::Borrowed(t)),
+                    None => Arg::Tensor(Cow::Owned(empty_tensor(*elem, shape.len()))),
+                }
+            }
+            FlatLayout::Small { .. } | FlatLayout::Tuple(_) => match unsafe { self.rebuild(slots) }
+            {
                 Value::Tensor(t) => Arg::Tensor(Cow::Owned(t)),
                 other => Arg::Scalar(other),
             },
@@ -197,7 +235,11 @@ impl FlatLayout {
 /// # Safety
 /// `s` must be 0 or a pointer returned by [`JitContext::alloc`] of a live arena.
 pub unsafe fn heap_ref<'t>(s: u64) -> Option<&'t Tensor> {
-    if s == 0 { None } else { Some(unsafe { &(*(s as *const super::context::HeapTensor)).tensor }) }
+    if s == 0 {
+        None
+    } else {
+        Some(unsafe { &(*(s as *const super::context::HeapTensor)).tensor })
+    }
 }
 
 #[cfg(test)]
@@ -208,13 +250,22 @@ mod tests {
     fn round_trips_through_slots() {
         let layout = FlatLayout::Tuple(vec![
             FlatLayout::Scalar(ScalarKind::F32),
-            FlatLayout::Small { elem: ScalarKind::I64, shape: vec![2] },
-            FlatLayout::Heap { elem: ScalarKind::F64, shape: vec![None] },
+            FlatLayout::Small {
+                elem: ScalarKind::I64,
+                shape: vec![2],
+            },
+            FlatLayout::Heap {
+                elem: ScalarKind::F64,
+                shape: vec![None],
+            },
             FlatLayout::Scalar(ScalarKind::Bool),
         ]);
         let v = Value::Tuple(vec![
             Value::F32(-1.5),
-            Value::Tensor(Tensor { shape: vec![2], data: TensorData::I64(vec![3, -4]) }),
+            Value::Tensor(Tensor {
+                shape: vec![2],
+                data: TensorData::I64(vec![3, -4]),
+            }),
             Value::Tensor(Tensor::vector(vec![1.0, 2.0, 3.0])),
             Value::Bool(true),
         ]);
@@ -229,11 +280,18 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_shapes_and_kinds() {
-        let l = FlatLayout::Heap { elem: ScalarKind::F64, shape: vec![None, Some(3)] };
+        let l = FlatLayout::Heap {
+            elem: ScalarKind::F64,
+            shape: vec![None, Some(3)],
+        };
         let ok = Value::Tensor(Tensor::from_f64(vec![1, 3], vec![0.0; 3]).unwrap());
         let bad = Value::Tensor(Tensor::from_f64(vec![3, 1], vec![0.0; 3]).unwrap());
         assert!(l.check(&ok).is_ok());
         assert!(l.check(&bad).is_err());
-        assert!(FlatLayout::Scalar(ScalarKind::F64).check(&Value::I64(1)).is_err());
+        assert!(
+            FlatLayout::Scalar(ScalarKind::F64)
+                .check(&Value::I64(1))
+                .is_err()
+        );
     }
 }

@@ -91,8 +91,12 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_min_f64", mad_min_f64),
         ("mad_max_f64", mad_max_f64),
     ];
-    let g1: [(&str, extern "C" fn(f32) -> f32); 4] =
-        [("floorf", floorf), ("ceilf", ceilf), ("truncf", truncf), ("nearbyintf", nearbyintf)];
+    let g1: [(&str, extern "C" fn(f32) -> f32); 4] = [
+        ("floorf", floorf),
+        ("ceilf", ceilf),
+        ("truncf", truncf),
+        ("nearbyintf", nearbyintf),
+    ];
     let mut out: Vec<(&'static str, *const u8)> = Vec::new();
     out.extend(f1.iter().map(|(n, f)| (*n, *f as *const u8)));
     out.extend(f2.iter().map(|(n, f)| (*n, *f as *const u8)));

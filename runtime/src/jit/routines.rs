@@ -14,7 +14,9 @@ fn guarded(ctx: &mut JitContext<'_>, f: impl FnOnce(&mut JitContext<'_>) -> Resu
     match catch_unwind(AssertUnwindSafe(|| f(ctx))) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => ctx.set_error(e),
-        Err(_) => ctx.set_error(RtError::Other("internal error in a run-time routine".into())),
+        Err(_) => ctx.set_error(RtError::Other(
+            "internal error in a run-time routine".into(),
+        )),
     }
 }
 
@@ -22,7 +24,12 @@ fn guarded(ctx: &mut JitContext<'_>, f: impl FnOnce(&mut JitContext<'_>) -> Resu
 ///
 /// # Safety
 /// `args` and `results` must hold the slot counts of the descriptor's layouts.
-pub unsafe extern "C" fn mad_rt_apply(ctx: &mut JitContext<'_>, desc: u32, args: *const u64, results: *mut u64) {
+pub unsafe extern "C" fn mad_rt_apply(
+    ctx: &mut JitContext<'_>,
+    desc: u32,
+    args: *const u64,
+    results: *mut u64,
+) {
     let Some(d) = ctx.desc(desc) else {
         ctx.set_error(RtError::Other(format!("internal: unknown op site {desc}")));
         return;
@@ -131,7 +138,12 @@ pub extern "C" fn mad_rt_arena_mark(ctx: &mut JitContext<'_>) -> u64 {
 ///
 /// # Safety
 /// `keep` must hold `n` words; no live value may refer to a freed tensor.
-pub unsafe extern "C" fn mad_rt_arena_release(ctx: &mut JitContext<'_>, mark: u64, keep: *const u64, n: i64) {
+pub unsafe extern "C" fn mad_rt_arena_release(
+    ctx: &mut JitContext<'_>,
+    mark: u64,
+    keep: *const u64,
+    n: i64,
+) {
     let keep = unsafe { std::slice::from_raw_parts(keep, n.max(0) as usize) };
     ctx.release_since(mark as usize, keep);
 }
@@ -150,7 +162,9 @@ pub extern "C" fn mad_rt_error_recursion(ctx: &mut JitContext<'_>) {
 
 /// Records a shape mismatch of a small tensor built from run-time extents.
 pub extern "C" fn mad_rt_error_extent(ctx: &mut JitContext<'_>, got: i64, want: i64) {
-    ctx.set_error(RtError::ShapeMismatch(format!("tensor.full: extent {got} where the type says {want}")));
+    ctx.set_error(RtError::ShapeMismatch(format!(
+        "tensor.full: extent {got} where the type says {want}"
+    )));
 }
 
 /// Integer power (wrapping); a negative exponent records an error and gives 0.
@@ -172,7 +186,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_rt_print_str", mad_rt_print_str as *const u8),
         ("mad_rt_error_div_zero", mad_rt_error_div_zero as *const u8),
         ("mad_rt_error_index", mad_rt_error_index as *const u8),
-        ("mad_rt_error_recursion", mad_rt_error_recursion as *const u8),
+        (
+            "mad_rt_error_recursion",
+            mad_rt_error_recursion as *const u8,
+        ),
         ("mad_rt_error_extent", mad_rt_error_extent as *const u8),
         ("mad_rt_ipow", mad_rt_ipow as *const u8),
         ("mad_rt_tape_push", mad_rt_tape_push as *const u8),
@@ -183,4 +200,3 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
     out.extend(super::math::symbols());
     out
 }
-

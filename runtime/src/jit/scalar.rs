@@ -29,7 +29,9 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RtError> {
         }
         (&Value::F32(a), &Value::F32(b)) if !op.is_logical() => Ok(Value::F32(op.f32(a, b))),
         (&Value::I64(a), &Value::I64(b)) if op.is_comparison() => Ok(Value::Bool(op.cmp_i64(a, b))),
-        (&Value::I64(a), &Value::I64(b)) if !op.is_logical() && !op.float_only() => op.i64(a, b).map(Value::I64),
+        (&Value::I64(a), &Value::I64(b)) if !op.is_logical() && !op.float_only() => {
+            op.i64(a, b).map(Value::I64)
+        }
         (&Value::Bool(a), &Value::Bool(b)) => match op {
             BinaryOp::And => Ok(Value::Bool(a && b)),
             BinaryOp::Or => Ok(Value::Bool(a || b)),
@@ -86,14 +88,26 @@ mod tests {
 
     #[test]
     fn integer_division_by_zero_is_an_error() {
-        assert_eq!(binary(BinaryOp::Div, &Value::I64(1), &Value::I64(0)), Err(RtError::DivByZero));
-        assert_eq!(binary(BinaryOp::Div, &Value::I64(i64::MIN), &Value::I64(-1)), Ok(Value::I64(i64::MIN)));
+        assert_eq!(
+            binary(BinaryOp::Div, &Value::I64(1), &Value::I64(0)),
+            Err(RtError::DivByZero)
+        );
+        assert_eq!(
+            binary(BinaryOp::Div, &Value::I64(i64::MIN), &Value::I64(-1)),
+            Ok(Value::I64(i64::MIN))
+        );
     }
 
     #[test]
     fn casts_follow_rust_as() {
-        assert_eq!(cast(&Value::F64(f64::NAN), ScalarKind::I64), Ok(Value::I64(0)));
-        assert_eq!(cast(&Value::F64(1e300), ScalarKind::I64), Ok(Value::I64(i64::MAX)));
+        assert_eq!(
+            cast(&Value::F64(f64::NAN), ScalarKind::I64),
+            Ok(Value::I64(0))
+        );
+        assert_eq!(
+            cast(&Value::F64(1e300), ScalarKind::I64),
+            Ok(Value::I64(i64::MAX))
+        );
         assert_eq!(cast(&Value::Bool(true), ScalarKind::I64), Ok(Value::I64(1)));
         assert!(cast(&Value::Bool(true), ScalarKind::F32).is_err());
         assert!(cast(&Value::I64(-3), ScalarKind::Bool).is_err());
@@ -101,8 +115,14 @@ mod tests {
 
     #[test]
     fn bool_logic_and_bad_operands() {
-        assert_eq!(binary(BinaryOp::And, &Value::Bool(true), &Value::Bool(false)), Ok(Value::Bool(false)));
-        assert_eq!(binary(BinaryOp::Ne, &Value::Bool(false), &Value::Bool(true)), Ok(Value::Bool(true)));
+        assert_eq!(
+            binary(BinaryOp::And, &Value::Bool(true), &Value::Bool(false)),
+            Ok(Value::Bool(false))
+        );
+        assert_eq!(
+            binary(BinaryOp::Ne, &Value::Bool(false), &Value::Bool(true)),
+            Ok(Value::Bool(true))
+        );
         assert!(binary(BinaryOp::Lt, &Value::Bool(false), &Value::Bool(true)).is_err());
         assert!(binary(BinaryOp::Add, &Value::Bool(true), &Value::Bool(false)).is_err());
         assert!(unary(UnaryOp::Sqrt, &Value::I64(4)).is_err());

@@ -49,10 +49,14 @@ pub fn data_from_values(k: ScalarKind, vs: &[Value]) -> TensorData {
     match k {
         ScalarKind::F64 => TensorData::F64(vs.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect()),
         ScalarKind::F32 => TensorData::F32(
-            vs.iter().map(|v| if let Value::F32(x) = v { *x } else { 0.0 }).collect(),
+            vs.iter()
+                .map(|v| if let Value::F32(x) = v { *x } else { 0.0 })
+                .collect(),
         ),
         ScalarKind::I64 => TensorData::I64(vs.iter().map(|v| v.as_i64().unwrap_or(0)).collect()),
-        ScalarKind::Bool => TensorData::Bool(vs.iter().map(|v| v.as_bool().unwrap_or(false)).collect()),
+        ScalarKind::Bool => {
+            TensorData::Bool(vs.iter().map(|v| v.as_bool().unwrap_or(false)).collect())
+        }
     }
 }
 
@@ -60,13 +64,24 @@ fn elements(t: &Tensor) -> impl Iterator<Item = Value> + '_ {
     (0..t.data.len()).map(|i| t.data.get(i))
 }
 
-fn map_tensor(t: &Tensor, k: ScalarKind, f: impl FnMut(Value) -> Result<Value, RtError>) -> Result<Tensor, RtError> {
+fn map_tensor(
+    t: &Tensor,
+    k: ScalarKind,
+    f: impl FnMut(Value) -> Result<Value, RtError>,
+) -> Result<Tensor, RtError> {
     let vs: Vec<Value> = elements(t).map(f).collect::<Result<_, _>>()?;
-    Ok(Tensor { shape: t.shape.clone(), data: data_from_values(k, &vs) })
+    Ok(Tensor {
+        shape: t.shape.clone(),
+        data: data_from_values(k, &vs),
+    })
 }
 
 fn result_kind(op: BinaryOp, k: ScalarKind) -> ScalarKind {
-    if op.is_comparison() { ScalarKind::Bool } else { k }
+    if op.is_comparison() {
+        ScalarKind::Bool
+    } else {
+        k
+    }
 }
 
 fn unary(op: UnaryOp, x: &Arg<'_>) -> Result<Value, RtError> {
@@ -80,21 +95,33 @@ fn binary(op: BinaryOp, a: &Arg<'_>, b: &Arg<'_>) -> Result<Value, RtError> {
     match (a, b) {
         (Arg::Scalar(a), Arg::Scalar(b)) => scalar::binary(op, a, b),
         (Arg::Tensor(t), Arg::Scalar(s)) => {
-            map_tensor(t, result_kind(op, t.kind()), |v| scalar::binary(op, &v, s)).map(Value::Tensor)
+            map_tensor(t, result_kind(op, t.kind()), |v| scalar::binary(op, &v, s))
+                .map(Value::Tensor)
         }
         (Arg::Scalar(s), Arg::Tensor(t)) => {
-            map_tensor(t, result_kind(op, t.kind()), |v| scalar::binary(op, s, &v)).map(Value::Tensor)
+            map_tensor(t, result_kind(op, t.kind()), |v| scalar::binary(op, s, &v))
+                .map(Value::Tensor)
         }
         (Arg::Tensor(x), Arg::Tensor(y)) => {
             if x.shape != y.shape {
-                return Err(RtError::ShapeMismatch(format!("`{}` of shapes {:?} and {:?}", op.name(), x.shape, y.shape)));
+                return Err(RtError::ShapeMismatch(format!(
+                    "`{}` of shapes {:?} and {:?}",
+                    op.name(),
+                    x.shape,
+                    y.shape
+                )));
             }
             if x.kind() != y.kind() {
                 return Err(RtError::BadOperand(op.name()));
             }
-            let vs: Vec<Value> =
-                elements(x).zip(elements(y)).map(|(a, b)| scalar::binary(op, &a, &b)).collect::<Result<_, _>>()?;
-            Ok(Value::Tensor(Tensor { shape: x.shape.clone(), data: data_from_values(result_kind(op, x.kind()), &vs) }))
+            let vs: Vec<Value> = elements(x)
+                .zip(elements(y))
+                .map(|(a, b)| scalar::binary(op, &a, &b))
+                .collect::<Result<_, _>>()?;
+            Ok(Value::Tensor(Tensor {
+                shape: x.shape.clone(),
+                data: data_from_values(result_kind(op, x.kind()), &vs),
+            }))
         }
     }
 }
@@ -120,19 +147,29 @@ fn slice(t: &Tensor, offset: usize, shape: &[usize]) -> Value {
     }
     let n: usize = shape.iter().product();
     let vs: Vec<Value> = (offset..offset + n).map(|i| t.data.get(i)).collect();
-    Value::Tensor(Tensor { shape: shape.to_vec(), data: data_from_values(t.kind(), &vs) })
+    Value::Tensor(Tensor {
+        shape: shape.to_vec(),
+        data: data_from_values(t.kind(), &vs),
+    })
 }
 
 /// The row-major offset of `t[idx..]`, checking each index against its axis.
 fn offset_of(t: &Tensor, idx: &[i64]) -> Result<usize, RtError> {
     if idx.len() > t.shape.len() {
-        return Err(RtError::ShapeMismatch(format!("{} indices into a tensor of rank {}", idx.len(), t.shape.len())));
+        return Err(RtError::ShapeMismatch(format!(
+            "{} indices into a tensor of rank {}",
+            idx.len(),
+            t.shape.len()
+        )));
     }
     let mut off = 0usize;
     for (axis, &i) in idx.iter().enumerate() {
         let len = t.shape[axis];
         if i < 0 || i as u64 >= len as u64 {
-            return Err(RtError::IndexOutOfBounds { index: i, len: len as i64 });
+            return Err(RtError::IndexOutOfBounds {
+                index: i,
+                len: len as i64,
+            });
         }
         off = off * len + i as usize;
     }
@@ -165,7 +202,10 @@ pub fn sum_values(k: ScalarKind, terms: impl Iterator<Item = Value>) -> Value {
 
 fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
     if a.shape.len() != 2 || !(1..=2).contains(&b.shape.len()) || a.shape[1] != b.shape[0] {
-        return Err(RtError::ShapeMismatch(format!("`tensor.matmul` of shapes {:?} and {:?}", a.shape, b.shape)));
+        return Err(RtError::ShapeMismatch(format!(
+            "`tensor.matmul` of shapes {:?} and {:?}",
+            a.shape, b.shape
+        )));
     }
     if !a.kind().is_float() || a.kind() != b.kind() {
         return Err(RtError::BadOperand("tensor.matmul"));
@@ -179,8 +219,15 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
             out.push(sum_values(a.kind(), terms));
         }
     }
-    let shape = if b.shape.len() == 2 { vec![m, n] } else { vec![m] };
-    Ok(Value::Tensor(Tensor { shape, data: data_from_values(a.kind(), &out) }))
+    let shape = if b.shape.len() == 2 {
+        vec![m, n]
+    } else {
+        vec![m]
+    };
+    Ok(Value::Tensor(Tensor {
+        shape,
+        data: data_from_values(a.kind(), &out),
+    }))
 }
 
 /// Computes one op on its operands.
@@ -207,7 +254,10 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
         TensorOp::Pack => {
             let first = args.first().ok_or(RtError::BadOperand("tensor.pack"))?;
             let (kind, inner): (ScalarKind, Vec<usize>) = match first {
-                Arg::Scalar(v) => (scalar::kind_of(v).ok_or(RtError::BadOperand("tensor.pack"))?, Vec::new()),
+                Arg::Scalar(v) => (
+                    scalar::kind_of(v).ok_or(RtError::BadOperand("tensor.pack"))?,
+                    Vec::new(),
+                ),
                 Arg::Tensor(t) => (t.kind(), t.shape.clone()),
             };
             let mut vs = Vec::new();
@@ -215,11 +265,16 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 match a {
                     Arg::Scalar(v) if inner.is_empty() => vs.push(v.clone()),
                     Arg::Scalar(_) => {
-                        return Err(RtError::ShapeMismatch(format!("`tensor.pack` of shapes {inner:?} and []")));
+                        return Err(RtError::ShapeMismatch(format!(
+                            "`tensor.pack` of shapes {inner:?} and []"
+                        )));
                     }
                     Arg::Tensor(t) => {
                         if t.shape != inner {
-                            return Err(RtError::ShapeMismatch(format!("`tensor.pack` of shapes {inner:?} and {:?}", t.shape)));
+                            return Err(RtError::ShapeMismatch(format!(
+                                "`tensor.pack` of shapes {inner:?} and {:?}",
+                                t.shape
+                            )));
                         }
                         vs.extend(elements(t));
                     }
@@ -227,7 +282,10 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             }
             let mut shape = vec![args.len()];
             shape.extend(inner);
-            Ok(Value::Tensor(Tensor { shape, data: data_from_values(kind, &vs) }))
+            Ok(Value::Tensor(Tensor {
+                shape,
+                data: data_from_values(kind, &vs),
+            }))
         }
         TensorOp::Full => {
             let v = match args.first() {
@@ -238,15 +296,21 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             for i in 1..args.len() {
                 let n = i64_arg(args, i, "tensor.full")?;
                 if n < 0 {
-                    return Err(RtError::Other(format!("`tensor.full` with negative extent {n}")));
+                    return Err(RtError::Other(format!(
+                        "`tensor.full` with negative extent {n}"
+                    )));
                 }
                 shape.push(n as usize);
             }
             let total = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
-            let total =
-                total.filter(|&t| t <= 1 << 40).ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
+            let total = total
+                .filter(|&t| t <= 1 << 40)
+                .ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
             let kind = scalar::kind_of(&v).ok_or(RtError::BadOperand("tensor.full"))?;
-            Ok(Value::Tensor(Tensor { shape, data: data_from_values(kind, &vec![v; total]) }))
+            Ok(Value::Tensor(Tensor {
+                shape,
+                data: data_from_values(kind, &vec![v; total]),
+            }))
         }
         TensorOp::Extract(i) => {
             let t = tensor_arg(args, 0, "tensor.extract")?;
@@ -256,13 +320,17 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
         }
         TensorOp::Index => {
             let t = tensor_arg(args, 0, "tensor.index")?;
-            let idx: Vec<i64> = (1..args.len()).map(|i| i64_arg(args, i, "tensor.index")).collect::<Result<_, _>>()?;
+            let idx: Vec<i64> = (1..args.len())
+                .map(|i| i64_arg(args, i, "tensor.index"))
+                .collect::<Result<_, _>>()?;
             let off = offset_of(t, &idx)?;
             Ok(slice(t, off, &t.shape[idx.len()..]))
         }
         TensorOp::Insert => {
             let t = tensor_arg(args, 0, "tensor.insert")?;
-            let idx: Vec<i64> = (2..args.len()).map(|i| i64_arg(args, i, "tensor.insert")).collect::<Result<_, _>>()?;
+            let idx: Vec<i64> = (2..args.len())
+                .map(|i| i64_arg(args, i, "tensor.insert"))
+                .collect::<Result<_, _>>()?;
             let off = offset_of(t, &idx)?;
             let inner = &t.shape[idx.len()..];
             let vs: Vec<Value> = match args.get(1) {
@@ -275,7 +343,9 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                     )));
                 }
                 Some(Arg::Scalar(_)) => {
-                    return Err(RtError::ShapeMismatch(format!("`tensor.insert` of shape [] into a slot of shape {inner:?}")));
+                    return Err(RtError::ShapeMismatch(format!(
+                        "`tensor.insert` of shape [] into a slot of shape {inner:?}"
+                    )));
                 }
                 _ => return Err(RtError::BadOperand("tensor.insert")),
             };
@@ -283,7 +353,10 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             for (j, v) in vs.into_iter().enumerate() {
                 all[off + j] = v;
             }
-            Ok(Value::Tensor(Tensor { shape: t.shape.clone(), data: data_from_values(t.kind(), &all) }))
+            Ok(Value::Tensor(Tensor {
+                shape: t.shape.clone(),
+                data: data_from_values(t.kind(), &all),
+            }))
         }
         TensorOp::DimOf(axis) => {
             let t = tensor_arg(args, 0, "tensor.dim")?;
@@ -292,15 +365,27 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             })?;
             Ok(Value::I64(*n as i64))
         }
-        TensorOp::MatMul => matmul(tensor_arg(args, 0, "tensor.matmul")?, tensor_arg(args, 1, "tensor.matmul")?),
+        TensorOp::MatMul => matmul(
+            tensor_arg(args, 0, "tensor.matmul")?,
+            tensor_arg(args, 1, "tensor.matmul")?,
+        ),
         TensorOp::Transpose => {
             let t = tensor_arg(args, 0, "tensor.transpose")?;
             if t.shape.len() != 2 {
-                return Err(RtError::ShapeMismatch(format!("`tensor.transpose` of shape {:?}", t.shape)));
+                return Err(RtError::ShapeMismatch(format!(
+                    "`tensor.transpose` of shape {:?}",
+                    t.shape
+                )));
             }
             let (m, n) = (t.shape[0], t.shape[1]);
-            let vs: Vec<Value> = (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).map(|(i, j)| t.data.get(i * n + j)).collect();
-            Ok(Value::Tensor(Tensor { shape: vec![n, m], data: data_from_values(t.kind(), &vs) }))
+            let vs: Vec<Value> = (0..n)
+                .flat_map(|j| (0..m).map(move |i| (i, j)))
+                .map(|(i, j)| t.data.get(i * n + j))
+                .collect();
+            Ok(Value::Tensor(Tensor {
+                shape: vec![n, m],
+                data: data_from_values(t.kind(), &vs),
+            }))
         }
         TensorOp::Sum => {
             let t = tensor_arg(args, 0, "tensor.sum")?;
@@ -313,29 +398,54 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
 }
 
 /// Writes `v` as the slots of `layout` (small tensors must have the layout's shape).
-pub fn write_result(v: Value, layout: &FlatLayout, alloc: &mut dyn FnMut(Tensor) -> u64, out: &mut Vec<u64>) -> Result<(), RtError> {
+pub fn write_result(
+    v: Value,
+    layout: &FlatLayout,
+    alloc: &mut dyn FnMut(Tensor) -> u64,
+    out: &mut Vec<u64>,
+) -> Result<(), RtError> {
     match (layout, v) {
-        (FlatLayout::Scalar(k), v) if scalar::kind_of(&v) == Some(*k) => out.push(super::layout::scalar_to_slot(&v)),
+        (FlatLayout::Scalar(k), v) if scalar::kind_of(&v) == Some(*k) => {
+            out.push(super::layout::scalar_to_slot(&v))
+        }
         (FlatLayout::Small { elem, shape }, Value::Tensor(t)) if t.kind() == *elem => {
             if t.shape != *shape {
                 return Err(shape_err("result", shape, &t.shape));
             }
             super::layout::data_to_slots(&t.data, out);
         }
-        (FlatLayout::Small { elem, shape }, v) if shape.is_empty() && scalar::kind_of(&v) == Some(*elem) => {
+        (FlatLayout::Small { elem, shape }, v)
+            if shape.is_empty() && scalar::kind_of(&v) == Some(*elem) =>
+        {
             out.push(super::layout::scalar_to_slot(&v))
         }
         (FlatLayout::Heap { elem, shape }, Value::Tensor(t)) if t.kind() == *elem => {
-            let fits = t.shape.len() == shape.len() && t.shape.iter().zip(shape).all(|(n, d)| d.is_none_or(|d| d == *n));
+            let fits = t.shape.len() == shape.len()
+                && t.shape
+                    .iter()
+                    .zip(shape)
+                    .all(|(n, d)| d.is_none_or(|d| d == *n));
             if !fits {
-                return Err(RtError::ShapeMismatch(format!("result: {shape:?} vs {:?}", t.shape)));
+                return Err(RtError::ShapeMismatch(format!(
+                    "result: {shape:?} vs {:?}",
+                    t.shape
+                )));
             }
             out.push(alloc(t));
         }
-        (FlatLayout::Heap { elem, shape }, v) if shape.is_empty() && scalar::kind_of(&v) == Some(*elem) => {
-            out.push(alloc(Tensor { shape: Vec::new(), data: data_from_values(*elem, &[v]) }))
+        (FlatLayout::Heap { elem, shape }, v)
+            if shape.is_empty() && scalar::kind_of(&v) == Some(*elem) =>
+        {
+            out.push(alloc(Tensor {
+                shape: Vec::new(),
+                data: data_from_values(*elem, &[v]),
+            }))
         }
-        _ => return Err(RtError::Other("internal: result does not fit its layout".into())),
+        _ => {
+            return Err(RtError::Other(
+                "internal: result does not fit its layout".into(),
+            ));
+        }
     }
     Ok(())
 }
@@ -355,9 +465,16 @@ mod tests {
 
     #[test]
     fn elementwise_and_broadcast() {
-        let r = apply(&TensorOp::Binary(BinaryOp::Mul), &[vecf(&[1.0, 2.0]), Arg::Scalar(Value::F64(3.0))]).unwrap();
+        let r = apply(
+            &TensorOp::Binary(BinaryOp::Mul),
+            &[vecf(&[1.0, 2.0]), Arg::Scalar(Value::F64(3.0))],
+        )
+        .unwrap();
         assert_eq!(r, Value::Tensor(Tensor::vector(vec![3.0, 6.0])));
-        let e = apply(&TensorOp::Binary(BinaryOp::Add), &[vecf(&[1.0]), vecf(&[1.0, 2.0])]);
+        let e = apply(
+            &TensorOp::Binary(BinaryOp::Add),
+            &[vecf(&[1.0]), vecf(&[1.0, 2.0])],
+        );
         assert!(matches!(e, Err(RtError::ShapeMismatch(_))));
     }
 
@@ -366,12 +483,27 @@ mod tests {
         let a = owned(Tensor::from_f64(vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap());
         let r = apply(&TensorOp::MatMul, &[a.clone(), vecf(&[1.0, 1.0])]).unwrap();
         assert_eq!(r, Value::Tensor(Tensor::vector(vec![3.0, 7.0])));
-        let r = apply(&TensorOp::Index, &[a.clone(), Arg::Scalar(Value::I64(1)), Arg::Scalar(Value::I64(0))]).unwrap();
+        let r = apply(
+            &TensorOp::Index,
+            &[
+                a.clone(),
+                Arg::Scalar(Value::I64(1)),
+                Arg::Scalar(Value::I64(0)),
+            ],
+        )
+        .unwrap();
         assert_eq!(r, Value::F64(3.0));
         let e = apply(&TensorOp::Index, &[a.clone(), Arg::Scalar(Value::I64(2))]);
         assert_eq!(e, Err(RtError::IndexOutOfBounds { index: 2, len: 2 }));
-        let r = apply(&TensorOp::Insert, &[a, vecf(&[9.0, 8.0]), Arg::Scalar(Value::I64(0))]).unwrap();
-        assert_eq!(r, Value::Tensor(Tensor::from_f64(vec![2, 2], vec![9.0, 8.0, 3.0, 4.0]).unwrap()));
+        let r = apply(
+            &TensorOp::Insert,
+            &[a, vecf(&[9.0, 8.0]), Arg::Scalar(Value::I64(0))],
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            Value::Tensor(Tensor::from_f64(vec![2, 2], vec![9.0, 8.0, 3.0, 4.0]).unwrap())
+        );
     }
 
     #[test]

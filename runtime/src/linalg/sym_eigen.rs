@@ -118,7 +118,11 @@ fn jacobi(a: &[f64], k: usize, w: &mut PsdWork) {
     // Stable insertion sort (k is small): no allocation.
     for i in 1..k {
         let mut j = i;
-        while j > 0 && m[idx[j - 1] * k + idx[j - 1]].total_cmp(&m[idx[j] * k + idx[j]]).is_gt() {
+        while j > 0
+            && m[idx[j - 1] * k + idx[j - 1]]
+                .total_cmp(&m[idx[j] * k + idx[j]])
+                .is_gt()
+        {
             idx.swap(j - 1, j);
             j -= 1;
         }
@@ -177,7 +181,9 @@ pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWor
     }
     for i in 0..k {
         for j in i..k {
-            let s: f64 = (0..k).map(|c| v[i * k + idx[c]] * lam[c] * v[j * k + idx[c]]).sum();
+            let s: f64 = (0..k)
+                .map(|c| v[i * k + idx[c]] * lam[c] * v[j * k + idx[c]])
+                .sum();
             block[i * k + j] = s;
             block[j * k + i] = s;
         }
@@ -265,7 +271,11 @@ fn project_fixed<const K: usize>(block: &mut [f64], eps: f64) -> bool {
     }
     for i in 1..K {
         let mut j = i;
-        while j > 0 && m[idx[j - 1]][idx[j - 1]].total_cmp(&m[idx[j]][idx[j]]).is_gt() {
+        while j > 0
+            && m[idx[j - 1]][idx[j - 1]]
+                .total_cmp(&m[idx[j]][idx[j]])
+                .is_gt()
+        {
             idx.swap(j - 1, j);
             j -= 1;
         }

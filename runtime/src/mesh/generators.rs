@@ -296,10 +296,21 @@ pub fn two_copies(one: &Mesh, gap: f64) -> Result<Mesh, String> {
     let mut positions = Vec::with_capacity(2 * n);
     for dx in [-shift, shift] {
         positions.extend(one.positions.iter().map(|p| {
-            [(p[0] - c[0]) / radius + dx, (p[1] - c[1]) / radius, (p[2] - c[2]) / radius]
+            [
+                (p[0] - c[0]) / radius + dx,
+                (p[1] - c[1]) / radius,
+                (p[2] - c[2]) / radius,
+            ]
         }));
     }
     let mut triangles = one.triangles.clone();
-    triangles.extend(one.triangles.iter().map(|t| [t[0] + n as u32, t[1] + n as u32, t[2] + n as u32]));
-    Ok(Mesh { positions, triangles })
+    triangles.extend(
+        one.triangles
+            .iter()
+            .map(|t| [t[0] + n as u32, t[1] + n as u32, t[2] + n as u32]),
+    );
+    Ok(Mesh {
+        positions,
+        triangles,
+    })
 }

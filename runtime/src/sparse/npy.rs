@@ -30,7 +30,10 @@ impl fmt::Display for NpyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NpyError::Format(m) => write!(f, "not a valid .npy file: {m}"),
-            NpyError::Dtype(d) => write!(f, ".npy dtype is {d}, expected float64 ('<f8') or 4/8-byte integers"),
+            NpyError::Dtype(d) => write!(
+                f,
+                ".npy dtype is {d}, expected float64 ('<f8') or 4/8-byte integers"
+            ),
             NpyError::Shape(m) => write!(f, ".npy shape: {m}"),
             NpyError::Io(m) => write!(f, "{m}"),
         }
@@ -138,7 +141,11 @@ pub fn read_npy(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         .try_fold(1usize, |a, &b| a.checked_mul(b))
         .ok_or_else(|| fmt("shape overflows"))?;
     let body = &bytes[hstart + hlen..];
-    if body.len() != count.checked_mul(width).ok_or_else(|| fmt("shape overflows"))? {
+    if body.len()
+        != count
+            .checked_mul(width)
+            .ok_or_else(|| fmt("shape overflows"))?
+    {
         return Err(NpyError::Format(format!(
             "{} data bytes for {count} {descr} values",
             body.len()

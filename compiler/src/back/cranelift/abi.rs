@@ -18,16 +18,19 @@ pub fn function_signature(f: &Function, cc: CallConv) -> Signature {
     let mut sig = Signature::new(cc);
     sig.params.push(AbiParam::new(PTR));
     for t in f.param_types() {
-        sig.params.extend(clif_types(&t).into_iter().map(AbiParam::new));
+        sig.params
+            .extend(clif_types(&t).into_iter().map(AbiParam::new));
     }
-    sig.returns.extend(clif_types(&f.ret).into_iter().map(AbiParam::new));
+    sig.returns
+        .extend(clif_types(&f.ret).into_iter().map(AbiParam::new));
     sig
 }
 
 /// The signature of a trampoline: `(ctx, args, results)`.
 pub fn trampoline_signature(cc: CallConv) -> Signature {
     let mut sig = Signature::new(cc);
-    sig.params.extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
+    sig.params
+        .extend([AbiParam::new(PTR), AbiParam::new(PTR), AbiParam::new(PTR)]);
     sig
 }
 

@@ -24,7 +24,10 @@
 //! [`batchable`]. Run-time errors inside the kernel are recorded in the
 //! context as usual; [`BatchCaller::run`] returns the first one.
 
-use cranelift_codegen::ir::{AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Value, condcodes::FloatCC, condcodes::IntCC, types};
+use cranelift_codegen::ir::{
+    AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Value, condcodes::FloatCC,
+    condcodes::IntCC, types,
+};
 use cranelift_codegen::isa::CallConv;
 use mad_runtime::RtError;
 use mad_runtime::jit::JitContext;
@@ -59,7 +62,11 @@ pub enum BatchInput {
     /// `slots` values of data array `array` (of [`BatchFrame::data`]) at the
     /// element itself (`vertex: None`) or at its stencil vertex `Some(v)`
     /// (through [`BatchFrame::verts`]).
-    Data { array: usize, vertex: Option<u8>, slots: usize },
+    Data {
+        array: usize,
+        vertex: Option<u8>,
+        slots: usize,
+    },
     /// Loop-invariant slots of [`BatchFrame::consts`] starting at `at` (params).
     Const { at: usize },
 }
@@ -148,7 +155,11 @@ fn region_ok(f: &ir::Function, r: &Region) -> bool {
         let op = &f.ops[id];
         let plain = !matches!(
             op.kind,
-            OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop
+            OpKind::Call(_)
+                | OpKind::Print
+                | OpKind::PrintStr(_)
+                | OpKind::TapePush
+                | OpKind::TapePop
         ) && !op.kind.is_tape();
         plain && op.regions.iter().all(|r| region_ok(f, r))
     })
@@ -157,13 +168,19 @@ fn region_ok(f: &ir::Function, r: &Region) -> bool {
 /// Whether `f` can be inlined into a batched loop as `kind` with k local dofs:
 /// its body is plain scalar code and its signature matches the kind.
 pub fn batchable(f: &ir::Function, kind: BatchKind, k: usize, ninputs: usize) -> bool {
-    if k == 0 || f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty))) || !region_ok(f, &f.body) {
+    if k == 0
+        || f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty)))
+        || !region_ok(f, &f.body)
+    {
         return false;
     }
     let z = Type::Tuple(vec![Type::F64; k]);
     let params = f.param_types();
     let extra = usize::from(kind == BatchKind::Hvp);
-    if params.len() != 1 + ninputs + extra || params[0] != z || (extra == 1 && params[1 + ninputs] != z) {
+    if params.len() != 1 + ninputs + extra
+        || params[0] != z
+        || (extra == 1 && params[1 + ninputs] != z)
+    {
         return false;
     }
     let nret = clif_types(&f.ret).len();
@@ -195,42 +212,90 @@ impl FnLower<'_, '_> {
         let x = load_ptr(self, F_X);
         let dofs = load_ptr(self, F_DOFS);
         let weight = self.b.ins().load(types::F64, t, frame, F_WEIGHT);
-        let needs_verts = spec.inputs.iter().any(|i| matches!(i, BatchInput::Data { vertex: Some(_), .. }));
-        let verts = if needs_verts { Some(load_ptr(self, F_VERTS)) } else { None };
+        let needs_verts = spec.inputs.iter().any(|i| {
+            matches!(
+                i,
+                BatchInput::Data {
+                    vertex: Some(_),
+                    ..
+                }
+            )
+        });
+        let verts = if needs_verts {
+            Some(load_ptr(self, F_VERTS))
+        } else {
+            None
+        };
         let (grad, hess, v, out, slots) = match spec.kind {
             BatchKind::Value => (None, None, None, None, None),
             BatchKind::Grad => (Some(load_ptr(self, F_GRAD)), None, None, None, None),
-            BatchKind::Hess => {
-                (Some(load_ptr(self, F_GRAD)), Some(load_ptr(self, F_HESS)), None, None, Some(load_ptr(self, F_SLOTS)))
-            }
-            BatchKind::Hvp => (None, None, Some(load_ptr(self, F_V)), Some(load_ptr(self, F_OUT)), None),
+            BatchKind::Hess => (
+                Some(load_ptr(self, F_GRAD)),
+                Some(load_ptr(self, F_HESS)),
+                None,
+                None,
+                Some(load_ptr(self, F_SLOTS)),
+            ),
+            BatchKind::Hvp => (
+                None,
+                None,
+                Some(load_ptr(self, F_V)),
+                Some(load_ptr(self, F_OUT)),
+                None,
+            ),
             BatchKind::HessBlock => (Some(load_ptr(self, F_GRAD)), None, None, None, None),
         };
-        let blocks = if spec.kind == BatchKind::HessBlock { Some(load_ptr(self, F_OUT)) } else { None };
+        let blocks = if spec.kind == BatchKind::HessBlock {
+            Some(load_ptr(self, F_OUT))
+        } else {
+            None
+        };
         // Loop invariants: params and data base pointers.
         let params = f.param_types();
         if params.len() < 1 + spec.inputs.len() {
-            return Err(super::lower::unsupported("batched kernel has too few parameters"));
+            return Err(super::lower::unsupported(
+                "batched kernel has too few parameters",
+            ));
         }
         let consts = load_ptr(self, F_CONSTS);
         let data = load_ptr(self, F_DATA);
         enum Pre {
-            Data { base: Value, vertex: Option<u8>, slots: usize, tys: Vec<types::Type> },
+            Data {
+                base: Value,
+                vertex: Option<u8>,
+                slots: usize,
+                tys: Vec<types::Type>,
+            },
             Const(Vec<Value>),
         }
         let mut pre = Vec::new();
         for (i, input) in spec.inputs.iter().enumerate() {
             let tys = clif_types(&params[1 + i]);
             match *input {
-                BatchInput::Data { array, vertex, slots } => {
+                BatchInput::Data {
+                    array,
+                    vertex,
+                    slots,
+                } => {
                     if tys.len() != slots || tys.iter().any(|t| *t != types::F64) {
-                        return Err(super::lower::unsupported("batched data input of the wrong layout"));
+                        return Err(super::lower::unsupported(
+                            "batched data input of the wrong layout",
+                        ));
                     }
                     let base = self.b.ins().load(PTR, t, data, 8 * array as i32);
-                    pre.push(Pre::Data { base, vertex, slots, tys });
+                    pre.push(Pre::Data {
+                        base,
+                        vertex,
+                        slots,
+                        tys,
+                    });
                 }
                 BatchInput::Const { at } => {
-                    let vals = tys.iter().enumerate().map(|(j, ty)| self.b.ins().load(*ty, t, consts, 8 * (at + j) as i32)).collect();
+                    let vals = tys
+                        .iter()
+                        .enumerate()
+                        .map(|(j, ty)| self.b.ins().load(*ty, t, consts, 8 * (at + j) as i32))
+                        .collect();
                     pre.push(Pre::Const(vals));
                 }
             }
@@ -246,7 +311,13 @@ impl FnLower<'_, '_> {
         self.b.ins().brif(is_one, unit_b, &[], weighted_b, &[]);
         for (weighted, entry_b) in [(false, unit_b), (true, weighted_b)] {
             self.b.switch_to_block(entry_b);
-            let scale = |me: &mut Self, v: Value| if weighted { me.b.ins().fmul(weight, v) } else { v };
+            let scale = |me: &mut Self, v: Value| {
+                if weighted {
+                    me.b.ins().fmul(weight, v)
+                } else {
+                    v
+                }
+            };
             let header = self.b.create_block();
             let body = self.b.create_block();
             let exit = self.b.create_block();
@@ -254,13 +325,17 @@ impl FnLower<'_, '_> {
             self.b.append_block_param(header, types::F64);
             self.b.append_block_param(exit, types::F64);
             let zero = self.b.ins().f64const(0.0);
-            self.b.ins().jump(header, &[BlockArg::Value(start), BlockArg::Value(zero)]);
+            self.b
+                .ins()
+                .jump(header, &[BlockArg::Value(start), BlockArg::Value(zero)]);
 
             self.b.switch_to_block(header);
             let hp = self.b.block_params(header).to_vec();
             let (e, acc) = (hp[0], hp[1]);
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, e, end);
-            self.b.ins().brif(more, body, &[], exit, &[BlockArg::Value(acc)]);
+            self.b
+                .ins()
+                .brif(more, body, &[], exit, &[BlockArg::Value(acc)]);
 
             self.b.switch_to_block(body);
             // Gather z (and the HVP direction) through the dof indices.
@@ -278,12 +353,19 @@ impl FnLower<'_, '_> {
             for p in &pre {
                 match p {
                     Pre::Const(vals) => args.extend(vals),
-                    Pre::Data { base, vertex, slots, tys } => {
+                    Pre::Data {
+                        base,
+                        vertex,
+                        slots,
+                        tys,
+                    } => {
                         let ent = match vertex {
                             None => e,
                             Some(vx) => {
                                 let vrow = self.b.ins().imul_imm_s(e, 4 * spec.nverts as i64);
-                                let vp = verts.ok_or_else(|| super::lower::unsupported("vertex table missing"))?;
+                                let vp = verts.ok_or_else(|| {
+                                    super::lower::unsupported("vertex table missing")
+                                })?;
                                 let vr = self.b.ins().iadd(vp, vrow);
                                 self.b.ins().uload32(t, vr, 4 * *vx as i32)
                             }
@@ -334,7 +416,9 @@ impl FnLower<'_, '_> {
                     run_of.extend((0..len).map(|c| (r, c)));
                 }
                 if run_of.len() != k {
-                    return Err(super::lower::unsupported("batched Hessian runs do not cover the local dofs"));
+                    return Err(super::lower::unsupported(
+                        "batched Hessian runs do not cover the local dofs",
+                    ));
                 }
                 let srow = self.b.ins().imul_imm_s(e, 4 * (k * nr) as i64);
                 let srow = self.b.ins().iadd(sl, srow);
@@ -368,7 +452,11 @@ impl FnLower<'_, '_> {
                     for a in 0..=b {
                         let val = res[1 + k + b * k + a];
                         let wv = scale(self, val);
-                        let pairs: &[usize] = if a == b { &[a * k + b] } else { &[a * k + b, b * k + a] };
+                        let pairs: &[usize] = if a == b {
+                            &[a * k + b]
+                        } else {
+                            &[a * k + b, b * k + a]
+                        };
                         for &s in pairs {
                             let slot = self.b.ins().uload32(t, srow, 4 * s as i32);
                             let off = self.b.ins().ishl_imm_u(slot, 3);
@@ -401,7 +489,9 @@ impl FnLower<'_, '_> {
                 }
             }
             let next = self.b.ins().iadd_imm_s(e, 1);
-            self.b.ins().jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
+            self.b
+                .ins()
+                .jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
 
             self.b.switch_to_block(exit);
             let sum = self.b.block_params(exit)[0];

@@ -26,11 +26,21 @@ impl FnLower<'_, '_> {
     }
 
     fn region<'r>(&self, op: &'r Op, i: usize) -> Result<&'r Region, JitError> {
-        op.regions.get(i).ok_or_else(|| unsupported(format!("`{}` is missing a region", op.kind.name())))
+        op.regions
+            .get(i)
+            .ok_or_else(|| unsupported(format!("`{}` is missing a region", op.kind.name())))
     }
 
-    pub fn lower_call(&mut self, callee: FuncRef, args: &[ValueId], results: &[ValueId]) -> Result<(), JitError> {
-        let id = *self.user_ids.get(callee.index()).ok_or_else(|| unsupported("call of an unknown function"))?;
+    pub fn lower_call(
+        &mut self,
+        callee: FuncRef,
+        args: &[ValueId],
+        results: &[ValueId],
+    ) -> Result<(), JitError> {
+        let id = *self
+            .user_ids
+            .get(callee.index())
+            .ok_or_else(|| unsupported("call of an unknown function"))?;
         let fr = match self.user_refs.get(&callee.index()) {
             Some(fr) => *fr,
             None => {
@@ -40,7 +50,10 @@ impl FnLower<'_, '_> {
                 fr
             }
         };
-        let callee_f = self.module_funcs.get(callee).ok_or_else(|| unsupported("call of an unknown function"))?;
+        let callee_f = self
+            .module_funcs
+            .get(callee)
+            .ok_or_else(|| unsupported("call of an unknown function"))?;
         let params = callee_f.param_types();
         let ret = callee_f.ret.clone();
         let mut all = vec![self.ctx];
@@ -73,7 +86,11 @@ impl FnLower<'_, '_> {
     }
 
     pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
-        let cond = self.get1(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?;
+        let cond = self.get1(
+            *op.operands
+                .first()
+                .ok_or_else(|| unsupported("scf.if needs a condition"))?,
+        )?;
         let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);
         let then_b = self.b.create_block();
         let else_b = self.b.create_block();
@@ -95,7 +112,9 @@ impl FnLower<'_, '_> {
     }
 
     pub fn lower_for(&mut self, op: &Op) -> Result<(), JitError> {
-        let [lo, hi, ref init @ ..] = op.operands[..] else { return Err(unsupported("scf.for needs bounds")) };
+        let [lo, hi, ref init @ ..] = op.operands[..] else {
+            return Err(unsupported("scf.for needs bounds"));
+        };
         let body = self.region(op, 0)?;
         let (lo, hi) = (self.get1(lo)?, self.get1(hi)?);
         let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
@@ -129,7 +148,9 @@ impl FnLower<'_, '_> {
         } else {
             more
         };
-        self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
+        self.b
+            .ins()
+            .brif(go, body_b, &[], exit, &Self::block_args(&carried));
 
         self.b.switch_to_block(body_b);
         let mut arg_tys = vec![Type::I64];
@@ -168,10 +189,17 @@ impl FnLower<'_, '_> {
         let carried = self.b.block_params(header).to_vec();
         self.set_many_from(&cond_r.args, &result_tys, &carried)?;
         self.lower_ops(&cond_r.ops)?;
-        let c = self.get1(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?;
+        let c = self.get1(
+            *cond_r
+                .yields
+                .first()
+                .ok_or_else(|| unsupported("scf.while condition yields nothing"))?,
+        )?;
         let ok = self.no_error();
         let go = self.b.ins().band(c, ok);
-        self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
+        self.b
+            .ins()
+            .brif(go, body_b, &[], exit, &Self::block_args(&carried));
 
         self.b.switch_to_block(body_b);
         self.set_many_from(&body.args, &result_tys, &carried)?;
@@ -195,10 +223,22 @@ impl FnLower<'_, '_> {
         self.ctx = params[0];
         self.bind_args(&f.body.args, &params[1..])?;
 
-        let depth = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_DEPTH);
-        let limit = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_STACK_LIMIT);
+        let depth = self
+            .b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_DEPTH);
+        let limit = self.b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            self.ctx,
+            OFFSET_STACK_LIMIT,
+        );
         let sp = self.b.ins().get_stack_pointer(types::I64);
-        let too_deep = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_CALL_DEPTH as i64);
+        let too_deep = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedGreaterThanOrEqual,
+            depth,
+            MAX_CALL_DEPTH as i64,
+        );
         let too_low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
         let limits = self.b.ins().bor(too_deep, too_low);
         // Once an error is recorded, calls return at once (the result is discarded).
@@ -218,13 +258,20 @@ impl FnLower<'_, '_> {
 
         self.b.switch_to_block(body_b);
         let deeper = self.b.ins().iadd_imm_s(depth, 1);
-        self.b.ins().store(MemFlagsData::trusted(), deeper, self.ctx, OFFSET_DEPTH);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), deeper, self.ctx, OFFSET_DEPTH);
         self.lower_ops(&f.body.ops)?;
         let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
         if ret.len() != ret_tys.len() {
-            return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
+            return Err(unsupported(format!(
+                "`{}` yields a value of the wrong type",
+                f.name
+            )));
         }
-        self.b.ins().store(MemFlagsData::trusted(), depth, self.ctx, OFFSET_DEPTH);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), depth, self.ctx, OFFSET_DEPTH);
         self.b.ins().return_(&ret);
         Ok(())
     }

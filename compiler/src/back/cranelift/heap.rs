@@ -8,7 +8,9 @@
 //! these loads never fault; the bounds check has already recorded the error.
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
-use mad_runtime::jit::context::{HEAP_INLINE_RANK, HEAP_OFFSET_DATA, HEAP_OFFSET_DIMS, HEAP_OFFSET_NUMEL, HEAP_ZEROS};
+use mad_runtime::jit::context::{
+    HEAP_INLINE_RANK, HEAP_OFFSET_DATA, HEAP_OFFSET_DIMS, HEAP_OFFSET_NUMEL, HEAP_ZEROS,
+};
 use mad_runtime::jit::layout::FlatLayout;
 
 use super::JitError;
@@ -56,16 +58,28 @@ impl FnLower<'_, '_> {
 
     /// Extent of `axis` (< [`HEAP_INLINE_RANK`]) read from the header.
     fn heap_extent(&mut self, header: Value, axis: usize) -> Value {
-        self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_DIMS + 8 * axis as i32)
+        self.b.ins().load(
+            types::I64,
+            heap_flags(),
+            header,
+            HEAP_OFFSET_DIMS + 8 * axis as i32,
+        )
     }
 
     /// `tensor.index` of a heap tensor down to one element, inline. Returns
     /// `false` (emitting nothing) when the op is not of that form.
     pub fn try_heap_index(&mut self, op: &Op) -> Result<bool, JitError> {
-        let (Some(&t), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(false) };
-        let FlatLayout::Heap { elem, shape } = flat_layout(self.ty(t)) else { return Ok(false) };
+        let (Some(&t), Some(&r)) = (op.operands.first(), op.results.first()) else {
+            return Ok(false);
+        };
+        let FlatLayout::Heap { elem, shape } = flat_layout(self.ty(t)) else {
+            return Ok(false);
+        };
         let idx = &op.operands[1..];
-        if !matches!(self.ty(r), Type::Scalar(_)) || idx.len() != shape.len() || shape.len() > HEAP_INLINE_RANK {
+        if !matches!(self.ty(r), Type::Scalar(_))
+            || idx.len() != shape.len()
+            || shape.len() > HEAP_INLINE_RANK
+        {
             return Ok(false);
         }
         let view = match self.heap_views.get(&t) {
@@ -86,7 +100,11 @@ impl FnLower<'_, '_> {
         let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
         let addr = self.b.ins().iadd(view.base, bytes);
         // A tensor updated in place ([`super::inplace`]) is not read-only.
-        let flags = if self.inplace.mutable.contains(&t) { MemFlagsData::trusted() } else { heap_flags() };
+        let flags = if self.inplace.mutable.contains(&t) {
+            MemFlagsData::trusted()
+        } else {
+            heap_flags()
+        };
         let v = self.b.ins().load(clif_kind(elem), flags, addr, 0);
         self.set(r, vec![v]);
         Ok(true)
@@ -98,9 +116,17 @@ impl FnLower<'_, '_> {
     pub fn heap_view(&mut self, t: ValueId, rank: usize) -> Result<HeapView, JitError> {
         let slot = self.get1(t)?;
         let header = self.heap_header(slot);
-        let extents = (0..rank.min(HEAP_INLINE_RANK)).map(|axis| self.heap_extent(header, axis)).collect();
-        let data = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_DATA);
-        let numel = self.b.ins().load(types::I64, heap_flags(), header, HEAP_OFFSET_NUMEL);
+        let extents = (0..rank.min(HEAP_INLINE_RANK))
+            .map(|axis| self.heap_extent(header, axis))
+            .collect();
+        let data = self
+            .b
+            .ins()
+            .load(types::I64, heap_flags(), header, HEAP_OFFSET_DATA);
+        let numel = self
+            .b
+            .ins()
+            .load(types::I64, heap_flags(), header, HEAP_OFFSET_NUMEL);
         let empty = self.b.ins().icmp_imm_s(IntCC::Equal, numel, 0);
         let zeros = self.zeros_addr();
         let base = self.b.ins().select(empty, zeros, data);
@@ -109,8 +135,12 @@ impl FnLower<'_, '_> {
 
     /// `tensor.dim` of a heap tensor, inline.
     pub fn try_heap_dim(&mut self, op: &Op, axis: u32) -> Result<bool, JitError> {
-        let (Some(&t), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(false) };
-        let FlatLayout::Heap { shape, .. } = flat_layout(self.ty(t)) else { return Ok(false) };
+        let (Some(&t), Some(&r)) = (op.operands.first(), op.results.first()) else {
+            return Ok(false);
+        };
+        let FlatLayout::Heap { shape, .. } = flat_layout(self.ty(t)) else {
+            return Ok(false);
+        };
         let axis = axis as usize;
         if axis >= shape.len() || axis >= HEAP_INLINE_RANK {
             return Ok(false);

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::{AbiParam, Function, FuncRef, Signature, types};
+use cranelift_codegen::ir::{AbiParam, FuncRef, Function, Signature, types};
 use cranelift_codegen::isa::CallConv;
 use cranelift_jit::JITBuilder;
 use cranelift_module::{FuncId, Linkage, Module};
@@ -70,9 +70,13 @@ impl Routine {
         let (params, rets): (Vec<types::Type>, Vec<types::Type>) = match self {
             Routine::Apply => (vec![PTR, types::I32, PTR, PTR], vec![]),
             Routine::Print => (vec![PTR, types::I32, PTR], vec![]),
-            Routine::PrintStr | Routine::TapePush | Routine::TapePop => (vec![PTR, PTR, types::I64], vec![]),
+            Routine::PrintStr | Routine::TapePush | Routine::TapePop => {
+                (vec![PTR, PTR, types::I64], vec![])
+            }
             Routine::ErrorDivZero | Routine::ErrorRecursion => (vec![PTR], vec![]),
-            Routine::ErrorIndex | Routine::ErrorExtent => (vec![PTR, types::I64, types::I64], vec![]),
+            Routine::ErrorIndex | Routine::ErrorExtent => {
+                (vec![PTR, types::I64, types::I64], vec![])
+            }
             Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),
             Routine::ArenaMark => (vec![PTR], vec![types::I64]),
             Routine::ArenaRelease => (vec![PTR, types::I64, PTR, types::I64], vec![]),
@@ -114,7 +118,9 @@ impl Imports {
             Some(id) => *id,
             None => {
                 let sig = r.signature(module.isa().default_call_conv());
-                let id = module.declare_function(r.symbol(), Linkage::Import, &sig).map_err(|e| e.to_string())?;
+                let id = module
+                    .declare_function(r.symbol(), Linkage::Import, &sig)
+                    .map_err(|e| e.to_string())?;
                 self.declared.insert(r, id);
                 id
             }

@@ -72,13 +72,20 @@ fn reads_only(f: &Function, id: OpId, a: ValueId) -> bool {
         OpKind::DimOf(_) => true,
         _ => !op.operands.contains(&a),
     };
-    ok_here && op.regions.iter().all(|r| !r.yields.contains(&a) && r.ops.iter().all(|&o| reads_only(f, o, a)))
+    ok_here
+        && op
+            .regions
+            .iter()
+            .all(|r| !r.yields.contains(&a) && r.ops.iter().all(|&o| reads_only(f, o, a)))
 }
 
 fn uses_value(f: &Function, id: OpId, a: ValueId) -> bool {
     let op = &f.ops[id];
     op.operands.contains(&a)
-        || op.regions.iter().any(|r| r.yields.contains(&a) || r.ops.iter().any(|&o| uses_value(f, o, a)))
+        || op
+            .regions
+            .iter()
+            .any(|r| r.yields.contains(&a) || r.ops.iter().any(|&o| uses_value(f, o, a)))
 }
 
 fn for_ops(f: &Function, r: &Region, out: &mut Vec<OpId>) {
@@ -104,13 +111,17 @@ pub fn analyze(f: &Function) -> InPlace {
     for id in fors {
         let op = &f.ops[id];
         let n = op.results.len();
-        let Some(body) = op.regions.first() else { continue };
+        let Some(body) = op.regions.first() else {
+            continue;
+        };
         if op.operands.len() != n + 2 || body.args.len() != n + 1 || body.yields.len() != n {
             continue;
         }
         for k in 0..n {
             let (init, a, y) = (op.operands[k + 2], body.args[k + 1], body.yields[k]);
-            let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[a].ty) else { continue };
+            let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[a].ty) else {
+                continue;
+            };
             if shape.len() > HEAP_INLINE_RANK
                 || uses.get(&init) != Some(&1)
                 || uses.get(&y) != Some(&1)
@@ -120,7 +131,9 @@ pub fn analyze(f: &Function) -> InPlace {
             }
             let Some(&ins) = d.get(&y) else { continue };
             let iop = &f.ops[ins];
-            let Some(pos) = body.ops.iter().position(|&o| o == ins) else { continue };
+            let Some(pos) = body.ops.iter().position(|&o| o == ins) else {
+                continue;
+            };
             if iop.kind != OpKind::Insert
                 || iop.operands.len() != shape.len() + 2
                 || iop.operands[0] != a
@@ -147,11 +160,16 @@ impl FnLower<'_, '_> {
     pub fn lower_inplace_insert(&mut self, op: &Op) -> Result<(), JitError> {
         let (t, v, r) = (op.operands[0], op.operands[1], op.results[0]);
         let FlatLayout::Heap { elem, .. } = flat_layout(self.ty(t)) else {
-            return Err(super::lower::unsupported("in-place insert of a non-heap tensor"));
+            return Err(super::lower::unsupported(
+                "in-place insert of a non-heap tensor",
+            ));
         };
         let slot = self.get1(t)?;
         let x = self.get1(v)?;
-        let zeros = self.b.ins().iconst(types::I64, mad_runtime::jit::context::HEAP_ZEROS.as_ptr() as i64);
+        let zeros = self.b.ins().iconst(
+            types::I64,
+            mad_runtime::jit::context::HEAP_ZEROS.as_ptr() as i64,
+        );
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, slot, 0);
         let header = self.b.ins().select(null, zeros, slot);
         let mut off = self.b.ins().iconst(types::I64, 0);
@@ -159,7 +177,12 @@ impl FnLower<'_, '_> {
         for (axis, &iv) in op.operands[2..].iter().enumerate() {
             let i = self.get1(iv)?;
             let flags = MemFlagsData::trusted().with_readonly().with_can_move();
-            let n = self.b.ins().load(types::I64, flags, header, HEAP_OFFSET_DIMS + 8 * axis as i32);
+            let n = self.b.ins().load(
+                types::I64,
+                flags,
+                header,
+                HEAP_OFFSET_DIMS + 8 * axis as i32,
+            );
             let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
             self.error_if(oob, Routine::ErrorIndex, &[i, n])?;
             bad = self.b.ins().bor(bad, oob);
@@ -171,7 +194,10 @@ impl FnLower<'_, '_> {
         self.b.ins().brif(bad, cont, &[], store_b, &[]);
         self.b.switch_to_block(store_b);
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
-        let data = self.b.ins().load(types::I64, flags, header, HEAP_OFFSET_DATA);
+        let data = self
+            .b
+            .ins()
+            .load(types::I64, flags, header, HEAP_OFFSET_DATA);
         let bytes = self.b.ins().imul_imm_s(off, super::heap::elem_size(elem));
         let addr = self.b.ins().iadd(data, bytes);
         self.b.ins().store(MemFlagsData::trusted(), x, addr, 0);

@@ -21,7 +21,10 @@
 
 use std::collections::HashSet;
 
-use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, StackSlotData, StackSlotKind, Value, ValueDef};
+use cranelift_codegen::ir::{
+    InstBuilder, InstructionData, MemFlagsData, Opcode, StackSlotData, StackSlotKind, Value,
+    ValueDef,
+};
 use mad_runtime::jit::context::HEAP_INLINE_RANK;
 use mad_runtime::jit::layout::FlatLayout;
 
@@ -72,8 +75,15 @@ fn reads_in(f: &Function, r: &Region, operands: &mut Vec<ValueId>, indexed: &mut
 pub fn needs_poll(f: &Function, r: &Region) -> bool {
     r.ops.iter().any(|&id| {
         let op = &f.ops[id];
-        matches!(op.kind, OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_) | OpKind::While | OpKind::TapePush | OpKind::TapePop)
-            || op.regions.iter().any(|nr| needs_poll(f, nr))
+        matches!(
+            op.kind,
+            OpKind::Call(_)
+                | OpKind::Print
+                | OpKind::PrintStr(_)
+                | OpKind::While
+                | OpKind::TapePush
+                | OpKind::TapePop
+        ) || op.regions.iter().any(|nr| needs_poll(f, nr))
     })
 }
 
@@ -84,9 +94,16 @@ impl FnLower<'_, '_> {
         match dfg.value_def(v) {
             ValueDef::Result(inst, _) => !matches!(
                 dfg.insts[inst],
-                InstructionData::UnaryImm { opcode: Opcode::Iconst, .. }
-                    | InstructionData::UnaryIeee64 { opcode: Opcode::F64const, .. }
-                    | InstructionData::UnaryIeee32 { opcode: Opcode::F32const, .. }
+                InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    ..
+                } | InstructionData::UnaryIeee64 {
+                    opcode: Opcode::F64const,
+                    ..
+                } | InstructionData::UnaryIeee32 {
+                    opcode: Opcode::F32const,
+                    ..
+                }
             ),
             _ => false,
         }
@@ -107,11 +124,19 @@ impl FnLower<'_, '_> {
         let mut pinned: Vec<Value> = Vec::new();
         let mut seen_t = HashSet::new();
         for t in indexed {
-            if inside.contains(&t) || self.heap_views.contains_key(&t) || !seen_t.insert(t) || self.inplace.mutable.contains(&t) {
+            if inside.contains(&t)
+                || self.heap_views.contains_key(&t)
+                || !seen_t.insert(t)
+                || self.inplace.mutable.contains(&t)
+            {
                 continue;
             }
-            let FlatLayout::Heap { shape, .. } = flat_layout(self.ty(t)) else { continue };
-            if shape.len() > HEAP_INLINE_RANK || self.vals.get(t.index()).is_none_or(|v| v.is_none()) {
+            let FlatLayout::Heap { shape, .. } = flat_layout(self.ty(t)) else {
+                continue;
+            };
+            if shape.len() > HEAP_INLINE_RANK
+                || self.vals.get(t.index()).is_none_or(|v| v.is_none())
+            {
                 continue;
             }
             let view = self.heap_view(t, shape.len())?;
@@ -125,7 +150,9 @@ impl FnLower<'_, '_> {
             if inside.contains(&v) || !seen.insert(v) {
                 continue;
             }
-            let Some(Some(slots)) = self.vals.get(v.index()) else { continue };
+            let Some(Some(slots)) = self.vals.get(v.index()) else {
+                continue;
+            };
             for &s in slots.clone().iter() {
                 if self.computed(s) {
                     pinned.push(s);
@@ -136,10 +163,19 @@ impl FnLower<'_, '_> {
         pinned.retain(|v| unique.insert(*v));
         pinned.truncate(MAX_PINNED);
         if !pinned.is_empty() {
-            let ss = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * pinned.len() as u32, 3));
-            let addr = self.b.ins().stack_addr(cranelift_codegen::ir::types::I64, ss, 0);
+            let ss = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                8 * pinned.len() as u32,
+                3,
+            ));
+            let addr = self
+                .b
+                .ins()
+                .stack_addr(cranelift_codegen::ir::types::I64, ss, 0);
             for (k, v) in pinned.into_iter().enumerate() {
-                self.b.ins().store(MemFlagsData::trusted(), v, addr, 8 * k as i32);
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), v, addr, 8 * k as i32);
             }
         }
         Ok(added)

@@ -37,8 +37,15 @@ pub fn flat_layout(ty: &Type) -> FlatLayout {
                 })
                 .collect();
             match fixed {
-                Some(s) if s.iter().try_fold(1u64, |a, &n| a.checked_mul(n as u64)).is_some_and(|n| n <= SCALARIZE_MAX) => {
-                    FlatLayout::Small { elem: *elem, shape: s }
+                Some(s)
+                    if s.iter()
+                        .try_fold(1u64, |a, &n| a.checked_mul(n as u64))
+                        .is_some_and(|n| n <= SCALARIZE_MAX) =>
+                {
+                    FlatLayout::Small {
+                        elem: *elem,
+                        shape: s,
+                    }
                 }
                 _ => FlatLayout::Heap {
                     elem: *elem,
@@ -60,9 +67,10 @@ pub fn flat_layout(ty: &Type) -> FlatLayout {
 pub fn slot_types(l: &FlatLayout, out: &mut Vec<types::Type>) {
     match l {
         FlatLayout::Scalar(k) => out.push(clif_kind(*k)),
-        FlatLayout::Small { elem, shape } => {
-            out.extend(std::iter::repeat_n(clif_kind(*elem), shape.iter().product()))
-        }
+        FlatLayout::Small { elem, shape } => out.extend(std::iter::repeat_n(
+            clif_kind(*elem),
+            shape.iter().product(),
+        )),
         FlatLayout::Heap { .. } => out.push(types::I64),
         FlatLayout::Tuple(items) => items.iter().for_each(|i| slot_types(i, out)),
     }
@@ -80,7 +88,16 @@ pub fn clif_types(ty: &Type) -> Vec<types::Type> {
 pub fn same_repr(a: &FlatLayout, b: &FlatLayout) -> bool {
     match (a, b) {
         (FlatLayout::Scalar(x), FlatLayout::Scalar(y)) => x == y,
-        (FlatLayout::Small { elem: e1, shape: s1 }, FlatLayout::Small { elem: e2, shape: s2 }) => e1 == e2 && s1 == s2,
+        (
+            FlatLayout::Small {
+                elem: e1,
+                shape: s1,
+            },
+            FlatLayout::Small {
+                elem: e2,
+                shape: s2,
+            },
+        ) => e1 == e2 && s1 == s2,
         (FlatLayout::Heap { elem: e1, .. }, FlatLayout::Heap { elem: e2, .. }) => e1 == e2,
         (FlatLayout::Tuple(xs), FlatLayout::Tuple(ys)) => {
             xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_repr(x, y))
@@ -114,9 +131,18 @@ mod tests {
     #[test]
     fn small_static_tensors_are_scalarized() {
         assert_eq!(clif_types(&Type::tensor(ScalarKind::F64, &[3])).len(), 3);
-        assert_eq!(clif_types(&Type::tensor(ScalarKind::F64, &[8, 8])).len(), 64);
-        assert_eq!(clif_types(&Type::tensor(ScalarKind::F64, &[65])), vec![types::I64]);
-        let dynamic = Type::Tensor { elem: ScalarKind::F32, shape: vec![Dim::Dyn] };
+        assert_eq!(
+            clif_types(&Type::tensor(ScalarKind::F64, &[8, 8])).len(),
+            64
+        );
+        assert_eq!(
+            clif_types(&Type::tensor(ScalarKind::F64, &[65])),
+            vec![types::I64]
+        );
+        let dynamic = Type::Tensor {
+            elem: ScalarKind::F32,
+            shape: vec![Dim::Dyn],
+        };
         assert!(matches!(flat_layout(&dynamic), FlatLayout::Heap { .. }));
         let t = Type::Tuple(vec![Type::BOOL, Type::tensor(ScalarKind::I64, &[2])]);
         assert_eq!(clif_types(&t), vec![types::I8, types::I64, types::I64]);

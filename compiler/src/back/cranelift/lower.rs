@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{
-    BlockArg, FuncRef, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, condcodes::IntCC, types,
+    BlockArg, FuncRef, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+    condcodes::IntCC, types,
 };
 use cranelift_frontend::FunctionBuilder;
 use cranelift_jit::JITModule;
@@ -87,17 +88,28 @@ impl<'a, 'b> FnLower<'a, 'b> {
         self.vals
             .get(v.index())
             .and_then(|x| x.clone())
-            .ok_or_else(|| unsupported(format!("value {v:?} used before it is defined in `{}`", self.f.name)))
+            .ok_or_else(|| {
+                unsupported(format!(
+                    "value {v:?} used before it is defined in `{}`",
+                    self.f.name
+                ))
+            })
     }
 
     /// The single slot of a scalar value.
     pub fn get1(&self, v: ValueId) -> Result<Value, JitError> {
-        self.get(v)?.first().copied().ok_or_else(|| unsupported(format!("value {v:?} is not a scalar")))
+        self.get(v)?
+            .first()
+            .copied()
+            .ok_or_else(|| unsupported(format!("value {v:?} is not a scalar")))
     }
 
     /// Operand `i` of `op`.
     pub fn operand(&self, op: &ir::Op, i: usize) -> Result<ValueId, JitError> {
-        op.operands.get(i).copied().ok_or_else(|| unsupported(format!("`{}` is missing operand {i}", op.kind.name())))
+        op.operands
+            .get(i)
+            .copied()
+            .ok_or_else(|| unsupported(format!("`{}` is missing operand {i}", op.kind.name())))
     }
 
     pub fn set(&mut self, v: ValueId, slots: Vec<Value>) {
@@ -112,7 +124,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
         let mut pos = 0;
         for &r in results {
             let n = clif_types(self.ty(r)).len();
-            let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("result slot count mismatch"))?;
+            let part = slots
+                .get(pos..pos + n)
+                .ok_or_else(|| unsupported("result slot count mismatch"))?;
             self.set(r, part.to_vec());
             pos += n;
         }
@@ -146,14 +160,22 @@ impl<'a, 'b> FnLower<'a, 'b> {
     pub fn store_site(&mut self) {
         let site = self.site_id();
         let v = self.b.ins().iconst(types::I64, site);
-        self.b.ins().store(MemFlagsData::trusted(), v, self.ctx, mad_runtime::jit::context::OFFSET_SITE);
+        self.b.ins().store(
+            MemFlagsData::trusted(),
+            v,
+            self.ctx,
+            mad_runtime::jit::context::OFFSET_SITE,
+        );
     }
 
     /// The site-table index of the current op's source position (or `NO_SITE`).
     fn site_id(&mut self) -> i64 {
         match (self.f.source_file, self.cur_op) {
             (Some(file), Some(op)) if self.f.span(op) != Default::default() => {
-                self.tables.sites.push(crate::back::interp::ErrorSite { file, span: self.f.span(op) });
+                self.tables.sites.push(crate::back::interp::ErrorSite {
+                    file,
+                    span: self.f.span(op),
+                });
                 (self.tables.sites.len() - 1) as i64
             }
             _ => mad_runtime::jit::context::NO_SITE as i64,
@@ -169,19 +191,33 @@ impl<'a, 'b> FnLower<'a, 'b> {
         if let (Routine::ErrorIndex, &[index, len]) = (r, args) {
             // Recorded inline (no call, so values live across the check stay in
             // registers): the first error wins, as in `JitContext::set_error`.
-            use mad_runtime::jit::context::{INLINE_INDEX_ERROR, OFFSET_HAS_ERROR, OFFSET_PENDING_INDEX};
+            use mad_runtime::jit::context::{
+                INLINE_INDEX_ERROR, OFFSET_HAS_ERROR, OFFSET_PENDING_INDEX,
+            };
             let record = self.b.create_block();
             self.b.set_cold_block(record);
-            let flag = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_HAS_ERROR);
+            let flag = self.b.ins().load(
+                types::I64,
+                MemFlagsData::trusted(),
+                self.ctx,
+                OFFSET_HAS_ERROR,
+            );
             self.b.ins().brif(flag, cont, &[], record, &[]);
             self.b.switch_to_block(record);
             let site = self.site_id();
             let site = self.b.ins().iconst(types::I64, site);
             let code = self.b.ins().iconst(types::I64, INLINE_INDEX_ERROR as i64);
             for (k, v) in [index, len, site].into_iter().enumerate() {
-                self.b.ins().store(MemFlagsData::trusted(), v, self.ctx, OFFSET_PENDING_INDEX + 8 * k as i32);
+                self.b.ins().store(
+                    MemFlagsData::trusted(),
+                    v,
+                    self.ctx,
+                    OFFSET_PENDING_INDEX + 8 * k as i32,
+                );
             }
-            self.b.ins().store(MemFlagsData::trusted(), code, self.ctx, OFFSET_HAS_ERROR);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), code, self.ctx, OFFSET_HAS_ERROR);
             self.b.ins().jump(cont, &[]);
             self.b.switch_to_block(cont);
             return Ok(());
@@ -197,14 +233,23 @@ impl<'a, 'b> FnLower<'a, 'b> {
 
     /// 1 (`i8`) when no run-time error is recorded.
     pub fn no_error(&mut self) -> Value {
-        let flag = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, mad_runtime::jit::context::OFFSET_HAS_ERROR);
+        let flag = self.b.ins().load(
+            types::I64,
+            MemFlagsData::trusted(),
+            self.ctx,
+            mad_runtime::jit::context::OFFSET_HAS_ERROR,
+        );
         self.b.ins().icmp_imm_s(IntCC::Equal, flag, 0)
     }
 
     /// A stack buffer of `n` 8-byte slots (at least one); returns its address.
     pub fn buffer(&mut self, n: usize) -> Value {
         let size = 8 * n.max(1) as u32;
-        let ss = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 3));
+        let ss = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            size,
+            3,
+        ));
         self.b.ins().stack_addr(types::I64, ss, 0)
     }
 
@@ -212,13 +257,22 @@ impl<'a, 'b> FnLower<'a, 'b> {
     pub fn spill(&mut self, vals: &[Value], min_slots: usize) -> Value {
         let addr = self.buffer(vals.len().max(min_slots));
         for (i, v) in vals.iter().enumerate() {
-            self.b.ins().store(MemFlagsData::trusted(), *v, addr, 8 * i as i32);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), *v, addr, 8 * i as i32);
         }
         addr
     }
 
     pub fn load_slots(&mut self, addr: Value, tys: &[types::Type]) -> Vec<Value> {
-        tys.iter().enumerate().map(|(i, t)| self.b.ins().load(*t, MemFlagsData::trusted(), addr, 8 * i as i32)).collect()
+        tys.iter()
+            .enumerate()
+            .map(|(i, t)| {
+                self.b
+                    .ins()
+                    .load(*t, MemFlagsData::trusted(), addr, 8 * i as i32)
+            })
+            .collect()
     }
 
     pub fn zero(&mut self, t: types::Type) -> Value {
@@ -253,7 +307,12 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     /// Hands an op site to the run time: operands and result go through stack buffers.
-    pub fn apply(&mut self, op: TensorOp, operands: &[ValueId], result: ValueId) -> Result<(), JitError> {
+    pub fn apply(
+        &mut self,
+        op: TensorOp,
+        operands: &[ValueId],
+        result: ValueId,
+    ) -> Result<(), JitError> {
         let args = operands.iter().map(|&v| flat_layout(self.ty(v))).collect();
         let input = self.get_many(operands)?;
         let out = self.apply_slots(op, args, &input, flat_layout(self.ty(result)))?;
@@ -283,7 +342,12 @@ impl<'a, 'b> FnLower<'a, 'b> {
 
     /// Converts slots of a value of type `from` to the layout of the compatible type `to`
     /// (a small tensor to a heap tensor or back, part by part in tuples).
-    pub fn coerce(&mut self, slots: Vec<Value>, from: &Type, to: &Type) -> Result<Vec<Value>, JitError> {
+    pub fn coerce(
+        &mut self,
+        slots: Vec<Value>,
+        from: &Type,
+        to: &Type,
+    ) -> Result<Vec<Value>, JitError> {
         let (lf, lt) = (flat_layout(from), flat_layout(to));
         if same_repr(&lf, &lt) {
             return Ok(slots);
@@ -294,7 +358,10 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 let mut pos = 0;
                 for (x, y) in xs.iter().zip(ys) {
                     let n = clif_types(x).len();
-                    let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("tuple slot count mismatch"))?.to_vec();
+                    let part = slots
+                        .get(pos..pos + n)
+                        .ok_or_else(|| unsupported("tuple slot count mismatch"))?
+                        .to_vec();
                     out.extend(self.coerce(part, x, y)?);
                     pos += n;
                 }
@@ -303,7 +370,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
             (Type::Tensor { elem, .. }, Type::Tensor { elem: e2, .. }) if elem == e2 => {
                 self.apply_slots(TensorOp::Cast(*elem), vec![lf], &slots, lt)
             }
-            _ => Err(unsupported(format!("a value of type {from} where {to} is expected"))),
+            _ => Err(unsupported(format!(
+                "a value of type {from} where {to} is expected"
+            ))),
         }
     }
 
@@ -327,14 +396,22 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     /// Binds `vs` (of types `vs`' own) from slots laid out for `tys`.
-    pub fn set_many_from(&mut self, vs: &[ValueId], tys: &[Type], slots: &[Value]) -> Result<(), JitError> {
+    pub fn set_many_from(
+        &mut self,
+        vs: &[ValueId],
+        tys: &[Type],
+        slots: &[Value],
+    ) -> Result<(), JitError> {
         if vs.len() != tys.len() {
             return Err(unsupported("value count does not match the expected types"));
         }
         let mut pos = 0;
         for (&v, t) in vs.iter().zip(tys) {
             let n = clif_types(t).len();
-            let part = slots.get(pos..pos + n).ok_or_else(|| unsupported("slot count mismatch"))?.to_vec();
+            let part = slots
+                .get(pos..pos + n)
+                .ok_or_else(|| unsupported("slot count mismatch"))?
+                .to_vec();
             let to = self.ty(v);
             let conv = self.coerce(part, t, to)?;
             self.set(v, conv);
@@ -344,13 +421,19 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     fn touches_heap(&self, op: &ir::Op) -> bool {
-        op.operands.iter().chain(&op.results).any(|&v| has_heap(&flat_layout(self.ty(v))))
+        op.operands
+            .iter()
+            .chain(&op.results)
+            .any(|&v| has_heap(&flat_layout(self.ty(v))))
     }
 
     fn one_result(&self, op: &ir::Op) -> Result<ValueId, JitError> {
         match op.results.as_slice() {
             [r] => Ok(*r),
-            _ => Err(unsupported(format!("`{}` must have one result", op.kind.name()))),
+            _ => Err(unsupported(format!(
+                "`{}` must have one result",
+                op.kind.name()
+            ))),
         }
     }
 
@@ -418,7 +501,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Binary(bop) => {
                 let r = self.one_result(op)?;
-                let [a, b] = op.operands[..] else { return Err(unsupported("binary op needs two operands")) };
+                let [a, b] = op.operands[..] else {
+                    return Err(unsupported("binary op needs two operands"));
+                };
                 self.elementwise_binary(*bop, a, b, r)?;
             }
             OpKind::Cast(k) => {
@@ -427,11 +512,17 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Select => {
                 let r = self.one_result(op)?;
-                let [c, a, b] = op.operands[..] else { return Err(unsupported("select needs three operands")) };
+                let [c, a, b] = op.operands[..] else {
+                    return Err(unsupported("select needs three operands"));
+                };
                 let c = self.get1(c)?;
                 let rt = self.ty(r);
                 let (a, b) = (self.get_as(a, rt)?, self.get_as(b, rt)?);
-                let out = a.iter().zip(&b).map(|(x, y)| self.select_slot(c, *x, *y)).collect();
+                let out = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(x, y)| self.select_slot(c, *x, *y))
+                    .collect();
                 self.set(r, out);
             }
             OpKind::Pack => {
@@ -464,7 +555,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::MatMul => {
                 let r = self.one_result(op)?;
-                let [a, b] = op.operands[..] else { return Err(unsupported("matmul needs two operands")) };
+                let [a, b] = op.operands[..] else {
+                    return Err(unsupported("matmul needs two operands"));
+                };
                 self.small_matmul(a, b, r)?;
             }
             OpKind::Transpose => {
@@ -477,14 +570,18 @@ impl<'a, 'b> FnLower<'a, 'b> {
             }
             OpKind::Tuple => {
                 let r = self.one_result(op)?;
-                let Type::Tuple(items) = self.ty(r) else { return Err(unsupported("tuple of a non-tuple type")) };
+                let Type::Tuple(items) = self.ty(r) else {
+                    return Err(unsupported("tuple of a non-tuple type"));
+                };
                 let slots = self.get_many_as(&op.operands, items)?;
                 self.set(r, slots);
             }
             OpKind::TupleGet(i) => {
                 let r = self.one_result(op)?;
                 let t = self.operand(op, 0)?;
-                let Type::Tuple(items) = self.ty(t) else { return Err(unsupported("tuple.get of a non-tuple")) };
+                let Type::Tuple(items) = self.ty(t) else {
+                    return Err(unsupported("tuple.get of a non-tuple"));
+                };
                 let i = *i as usize;
                 if i >= items.len() {
                     return Err(unsupported("tuple.get index out of range"));

@@ -9,8 +9,8 @@
 //! is trusted for [`RAW_STACK_BUDGET`] bytes: deeper recursion reports
 //! [`RtError::RecursionLimit`] instead of overflowing.
 
-use mad_runtime::jit::{FlatLayout, JitContext};
 use mad_runtime::RtError;
+use mad_runtime::jit::{FlatLayout, JitContext};
 
 use super::abi::Trampoline;
 use super::host::JitModule;
@@ -41,7 +41,9 @@ impl JitModule {
     pub fn raw_caller(&self, f: ir::FuncRef) -> Result<RawCaller<'_>, RtError> {
         let (tramp, params, ret) = self.entry_parts(f)?;
         if !params.iter().all(is_flat) || !is_flat(ret) {
-            return Err(RtError::Other("a direct call needs scalar or small-tensor parameters and result".into()));
+            return Err(RtError::Other(
+                "a direct call needs scalar or small-tensor parameters and result".into(),
+            ));
         }
         let n_args: usize = params.iter().map(FlatLayout::slots).sum();
         Ok(RawCaller {
@@ -85,8 +87,18 @@ impl RawCaller<'_> {
         // (the trampoline writes at most `n_results` slots, at least one is present),
         // and the context lives as long as the module borrowed by `self`.
         let mut one = [0u64; 1];
-        let out: *mut u64 = if self.n_results == 0 { one.as_mut_ptr() } else { results.as_mut_ptr() };
-        unsafe { (self.tramp)(&mut self.ctx as *mut JitContext<'_> as *mut u8, self.args.as_ptr(), out) };
+        let out: *mut u64 = if self.n_results == 0 {
+            one.as_mut_ptr()
+        } else {
+            results.as_mut_ptr()
+        };
+        unsafe {
+            (self.tramp)(
+                &mut self.ctx as *mut JitContext<'_> as *mut u8,
+                self.args.as_ptr(),
+                out,
+            )
+        };
         let err = self.ctx.take_error();
         self.ctx.reset();
         match err {
@@ -101,7 +113,9 @@ impl RawCaller<'_> {
         // SAFETY (of the casts): f64 and u64 have the same size and alignment,
         // and every bit pattern is valid for both.
         let a = unsafe { std::slice::from_raw_parts(args.as_ptr() as *const u64, args.len()) };
-        let r = unsafe { std::slice::from_raw_parts_mut(results.as_mut_ptr() as *mut u64, results.len()) };
+        let r = unsafe {
+            std::slice::from_raw_parts_mut(results.as_mut_ptr() as *mut u64, results.len())
+        };
         self.call(a, r)
     }
 

@@ -72,7 +72,10 @@ impl Summary {
                 }
             }
             if !changed {
-                return Summary { allocates: alloc, tapes_heap: tapes };
+                return Summary {
+                    allocates: alloc,
+                    tapes_heap: tapes,
+                };
             }
         }
     }

@@ -6,7 +6,10 @@
 //! Integer `/` and `%` never trap: a zero divisor records an error and divides
 //! by 1, and `i64::MIN / -1` wraps.
 
-use cranelift_codegen::ir::{InstBuilder, InstructionData, Opcode, Value, ValueDef, condcodes::FloatCC, condcodes::IntCC, types};
+use cranelift_codegen::ir::{
+    InstBuilder, InstructionData, Opcode, Value, ValueDef, condcodes::FloatCC, condcodes::IntCC,
+    types,
+};
 
 use super::JitError;
 use super::imports::Routine;
@@ -26,7 +29,12 @@ fn math1(op: UnaryOp) -> Option<&'static str> {
         UnaryOp::Sinh => "sinh",
         UnaryOp::Cosh => "cosh",
         UnaryOp::Tanh => "tanh",
-        UnaryOp::Neg | UnaryOp::Not | UnaryOp::Sqrt | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil => return None,
+        UnaryOp::Neg
+        | UnaryOp::Not
+        | UnaryOp::Sqrt
+        | UnaryOp::Abs
+        | UnaryOp::Floor
+        | UnaryOp::Ceil => return None,
     })
 }
 
@@ -80,18 +88,38 @@ impl FnLower<'_, '_> {
     }
 
     /// Calls an `f64` routine; `f32` operands are widened and the result rounded.
-    fn float_call(&mut self, k: ScalarKind, name: &'static str, args: &[Value]) -> Result<Value, JitError> {
+    fn float_call(
+        &mut self,
+        k: ScalarKind,
+        name: &'static str,
+        args: &[Value],
+    ) -> Result<Value, JitError> {
         let wide: Vec<Value> = if k == ScalarKind::F32 {
-            args.iter().map(|a| self.b.ins().fpromote(types::F64, *a)).collect()
+            args.iter()
+                .map(|a| self.b.ins().fpromote(types::F64, *a))
+                .collect()
         } else {
             args.to_vec()
         };
-        let r = if wide.len() == 1 { Routine::Math1(name) } else { Routine::Math2(name) };
+        let r = if wide.len() == 1 {
+            Routine::Math1(name)
+        } else {
+            Routine::Math2(name)
+        };
         let out = self.call_routine(r, &wide)?[0];
-        Ok(if k == ScalarKind::F32 { self.b.ins().fdemote(types::F32, out) } else { out })
+        Ok(if k == ScalarKind::F32 {
+            self.b.ins().fdemote(types::F32, out)
+        } else {
+            out
+        })
     }
 
-    pub fn scalar_unary(&mut self, op: UnaryOp, k: ScalarKind, x: Value) -> Result<Value, JitError> {
+    pub fn scalar_unary(
+        &mut self,
+        op: UnaryOp,
+        k: ScalarKind,
+        x: Value,
+    ) -> Result<Value, JitError> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
         Ok(match k {
             ScalarKind::F64 | ScalarKind::F32 => match op {
@@ -118,7 +146,13 @@ impl FnLower<'_, '_> {
         })
     }
 
-    pub fn scalar_binary(&mut self, op: BinaryOp, k: ScalarKind, a: Value, b: Value) -> Result<Value, JitError> {
+    pub fn scalar_binary(
+        &mut self,
+        op: BinaryOp,
+        k: ScalarKind,
+        a: Value,
+        b: Value,
+    ) -> Result<Value, JitError> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
         Ok(match k {
             ScalarKind::F64 | ScalarKind::F32 => match op {
@@ -170,7 +204,11 @@ impl FnLower<'_, '_> {
             && c != 0
             && c != -1
         {
-            return Ok(if div { self.b.ins().sdiv(a, b) } else { self.b.ins().srem(a, b) });
+            return Ok(if div {
+                self.b.ins().sdiv(a, b)
+            } else {
+                self.b.ins().srem(a, b)
+            });
         }
         let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, b, 0);
         self.error_if(is_zero, Routine::ErrorDivZero, &[])?;
@@ -192,15 +230,25 @@ impl FnLower<'_, '_> {
     /// The value of `v` when it is an integer constant.
     fn iconst_value(&self, v: Value) -> Option<i64> {
         let dfg = &self.b.func.dfg;
-        let ValueDef::Result(inst, 0) = dfg.value_def(v) else { return None };
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return None;
+        };
         match dfg.insts[inst] {
-            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits()),
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
             _ => None,
         }
     }
 
     /// `x as to` (see `mad_runtime::jit::scalar::cast`): between numbers, and `bool` to `i64`.
-    pub fn scalar_cast(&mut self, from: ScalarKind, to: ScalarKind, x: Value) -> Result<Value, JitError> {
+    pub fn scalar_cast(
+        &mut self,
+        from: ScalarKind,
+        to: ScalarKind,
+        x: Value,
+    ) -> Result<Value, JitError> {
         use ScalarKind::*;
         let ins = self.b.ins();
         Ok(match (from, to) {
@@ -211,7 +259,11 @@ impl FnLower<'_, '_> {
             (I64, F64 | F32) => ins.fcvt_from_sint(super::layout::clif_kind(to), x),
             (Bool, I64) => ins.uextend(types::I64, x),
             (_, Bool) | (Bool, F64 | F32) => {
-                return Err(unsupported(format!("cast from {} to {}", from.name(), to.name())));
+                return Err(unsupported(format!(
+                    "cast from {} to {}",
+                    from.name(),
+                    to.name()
+                )));
             }
         })
     }
@@ -237,7 +289,11 @@ impl FnLower<'_, '_> {
                 let v = |me: &mut Self, s: Value| me.b.ins().splat(types::F64X2, s);
                 let (pv, qv, xv, yv) = (v(self, p), v(self, q), v(self, x), v(self, y));
                 let mask = self.b.ins().fcmp(cond, pv, qv);
-                let mask = self.b.ins().bitcast(types::F64X2, MemFlagsData::new().with_endianness(Endianness::Little), mask);
+                let mask = self.b.ins().bitcast(
+                    types::F64X2,
+                    MemFlagsData::new().with_endianness(Endianness::Little),
+                    mask,
+                );
                 let r = self.b.ins().bitselect(mask, xv, yv);
                 self.b.ins().extractlane(r, 0)
             }

@@ -30,7 +30,9 @@ pub fn pairs(f: &Function, ops: &[OpId]) -> HashMap<OpId, OpId> {
     let mut out = HashMap::new();
     let mut paired = HashSet::new();
     for &id in ops {
-        let Some((x, is_sin)) = sin_or_cos(f, id) else { continue };
+        let Some((x, is_sin)) = sin_or_cos(f, id) else {
+            continue;
+        };
         if let Some(&other) = first.get(&(x, !is_sin))
             && paired.insert(other)
         {
@@ -55,8 +57,14 @@ impl FnLower<'_, '_> {
         let buf = self.buffer(2);
         let cos_addr = self.b.ins().iadd_imm_s(buf, 8);
         self.call_routine(Routine::SinCos, &[xv, buf, cos_addr])?;
-        let s = self.b.ins().load(types::F64, MemFlagsData::trusted(), buf, 0);
-        let c = self.b.ins().load(types::F64, MemFlagsData::trusted(), buf, 8);
+        let s = self
+            .b
+            .ins()
+            .load(types::F64, MemFlagsData::trusted(), buf, 0);
+        let c = self
+            .b
+            .ins()
+            .load(types::F64, MemFlagsData::trusted(), buf, 8);
         let (sin_op, cos_op) = if a_is_sin { (a, b) } else { (b, a) };
         self.set(f.ops[sin_op].results[0], vec![s]);
         self.set(f.ops[cos_op].results[0], vec![c]);

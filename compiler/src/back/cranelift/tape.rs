@@ -32,7 +32,10 @@ impl FnLower<'_, '_> {
                 let slots = self.load_slots(addr, &tys);
                 self.set_many(&op.results, &slots)
             }
-            _ => Err(unsupported(format!("`{}` is not a tape op", op.kind.name()))),
+            _ => Err(unsupported(format!(
+                "`{}` is not a tape op",
+                op.kind.name()
+            ))),
         }
     }
 }

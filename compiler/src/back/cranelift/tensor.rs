@@ -5,7 +5,9 @@
 //! bounds checks that record an error and clamp to 0), `dim`, `matmul`,
 //! `transpose` and `sum` (left to right from zero, as the run time).
 
-use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, condcodes::IntCC, types};
+use cranelift_codegen::ir::{
+    InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, condcodes::IntCC, types,
+};
 
 use super::JitError;
 use super::imports::Routine;
@@ -15,22 +17,38 @@ use crate::ir::{BinaryOp, ScalarKind, Type, UnaryOp, ValueId};
 
 impl FnLower<'_, '_> {
     fn kind(&self, v: ValueId) -> Result<ScalarKind, JitError> {
-        self.ty(v).scalar_kind().ok_or_else(|| unsupported("expected a scalar or tensor operand"))
+        self.ty(v)
+            .scalar_kind()
+            .ok_or_else(|| unsupported("expected a scalar or tensor operand"))
     }
 
     fn shape(&self, v: ValueId) -> Result<Vec<usize>, JitError> {
         small_shape(self.ty(v)).ok_or_else(|| unsupported("expected a small static tensor"))
     }
 
-    pub fn elementwise_unary(&mut self, op: UnaryOp, x: ValueId, r: ValueId) -> Result<(), JitError> {
+    pub fn elementwise_unary(
+        &mut self,
+        op: UnaryOp,
+        x: ValueId,
+        r: ValueId,
+    ) -> Result<(), JitError> {
         let k = self.kind(x)?;
         let xs = self.get(x)?;
-        let out = xs.iter().map(|v| self.scalar_unary(op, k, *v)).collect::<Result<_, _>>()?;
+        let out = xs
+            .iter()
+            .map(|v| self.scalar_unary(op, k, *v))
+            .collect::<Result<_, _>>()?;
         self.set(r, out);
         Ok(())
     }
 
-    pub fn elementwise_binary(&mut self, op: BinaryOp, a: ValueId, b: ValueId, r: ValueId) -> Result<(), JitError> {
+    pub fn elementwise_binary(
+        &mut self,
+        op: BinaryOp,
+        a: ValueId,
+        b: ValueId,
+        r: ValueId,
+    ) -> Result<(), JitError> {
         let k = self.kind(a)?;
         if self.kind(b)? != k {
             return Err(unsupported(format!("`{}` on mixed kinds", op.name())));
@@ -40,7 +58,10 @@ impl FnLower<'_, '_> {
         let b_scalar = matches!(self.ty(b), Type::Scalar(_));
         let n = if a_scalar { ys.len() } else { xs.len() };
         if !a_scalar && !b_scalar && xs.len() != ys.len() {
-            return Err(unsupported(format!("`{}` on tensors of different shapes", op.name())));
+            return Err(unsupported(format!(
+                "`{}` on tensors of different shapes",
+                op.name()
+            )));
         }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
@@ -52,17 +73,27 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 
-    pub fn elementwise_cast(&mut self, to: ScalarKind, x: ValueId, r: ValueId) -> Result<(), JitError> {
+    pub fn elementwise_cast(
+        &mut self,
+        to: ScalarKind,
+        x: ValueId,
+        r: ValueId,
+    ) -> Result<(), JitError> {
         let from = self.kind(x)?;
         let xs = self.get(x)?;
-        let out = xs.iter().map(|v| self.scalar_cast(from, to, *v)).collect::<Result<_, _>>()?;
+        let out = xs
+            .iter()
+            .map(|v| self.scalar_cast(from, to, *v))
+            .collect::<Result<_, _>>()?;
         self.set(r, out);
         Ok(())
     }
 
     pub fn small_full(&mut self, operands: &[ValueId], r: ValueId) -> Result<(), JitError> {
         let shape = self.shape(r)?;
-        let (&v, extents) = operands.split_first().ok_or_else(|| unsupported("tensor.full needs a value"))?;
+        let (&v, extents) = operands
+            .split_first()
+            .ok_or_else(|| unsupported("tensor.full needs a value"))?;
         if extents.len() != shape.len() {
             return Err(unsupported("tensor.full needs one extent per axis"));
         }
@@ -79,9 +110,13 @@ impl FnLower<'_, '_> {
 
     pub fn small_extract(&mut self, t: ValueId, i: u64, r: ValueId) -> Result<(), JitError> {
         let shape = self.shape(t)?;
-        let len = *shape.first().ok_or_else(|| unsupported("tensor.extract of a rank-0 tensor"))?;
+        let len = *shape
+            .first()
+            .ok_or_else(|| unsupported("tensor.extract of a rank-0 tensor"))?;
         if i >= len as u64 {
-            return Err(unsupported(format!("tensor.extract index {i} out of bounds for length {len}")));
+            return Err(unsupported(format!(
+                "tensor.extract index {i} out of bounds for length {len}"
+            )));
         }
         let inner: usize = shape[1..].iter().product();
         let start = i as usize * inner;
@@ -99,7 +134,10 @@ impl FnLower<'_, '_> {
         for (axis, &iv) in idx.iter().enumerate() {
             let i = self.get1(iv)?;
             let len = shape[axis] as i64;
-            let oob = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, i, len);
+            let oob = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, i, len);
             let lenv = self.b.ins().iconst(types::I64, len);
             self.error_if(oob, Routine::ErrorIndex, &[i, lenv])?;
             let zero = self.b.ins().iconst(types::I64, 0);
@@ -113,7 +151,11 @@ impl FnLower<'_, '_> {
 
     /// The element offset of `t[idx..]` when every index is a compile-time
     /// constant within its axis (no check, no stack buffer needed).
-    fn constant_offset(&mut self, shape: &[usize], idx: &[ValueId]) -> Result<Option<usize>, JitError> {
+    fn constant_offset(
+        &mut self,
+        shape: &[usize],
+        idx: &[ValueId],
+    ) -> Result<Option<usize>, JitError> {
         if idx.len() > shape.len() {
             return Ok(None);
         }
@@ -121,8 +163,16 @@ impl FnLower<'_, '_> {
         for (axis, &iv) in idx.iter().enumerate() {
             let i = self.get1(iv)?;
             let dfg = &self.b.func.dfg;
-            let ValueDef::Result(inst, 0) = dfg.value_def(i) else { return Ok(None) };
-            let InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } = dfg.insts[inst] else { return Ok(None) };
+            let ValueDef::Result(inst, 0) = dfg.value_def(i) else {
+                return Ok(None);
+            };
+            let InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } = dfg.insts[inst]
+            else {
+                return Ok(None);
+            };
             let c = imm.bits();
             if c < 0 || c as u64 >= shape[axis] as u64 {
                 return Ok(None);
@@ -141,24 +191,44 @@ impl FnLower<'_, '_> {
             return Ok(());
         }
         let elem = clif_kind(self.kind(t)?);
-        let inner: usize = shape.get(idx.len()..).map(|s| s.iter().product()).unwrap_or(1);
+        let inner: usize = shape
+            .get(idx.len()..)
+            .map(|s| s.iter().product())
+            .unwrap_or(1);
         let off = self.element_offset(&shape, idx)?;
         let slots = self.get(t)?;
         let base = self.spill(&slots, inner);
         let bytes = self.b.ins().imul_imm_s(off, 8);
         let addr = self.b.ins().iadd(base, bytes);
-        let out = (0..inner).map(|j| self.b.ins().load(elem, MemFlagsData::trusted(), addr, 8 * j as i32)).collect();
+        let out = (0..inner)
+            .map(|j| {
+                self.b
+                    .ins()
+                    .load(elem, MemFlagsData::trusted(), addr, 8 * j as i32)
+            })
+            .collect();
         self.set(r, out);
         Ok(())
     }
 
-    pub fn small_insert(&mut self, t: ValueId, v: ValueId, idx: &[ValueId], r: ValueId) -> Result<(), JitError> {
+    pub fn small_insert(
+        &mut self,
+        t: ValueId,
+        v: ValueId,
+        idx: &[ValueId],
+        r: ValueId,
+    ) -> Result<(), JitError> {
         let shape = self.shape(t)?;
         let elem = clif_kind(self.kind(t)?);
-        let inner: usize = shape.get(idx.len()..).map(|s| s.iter().product()).unwrap_or(1);
+        let inner: usize = shape
+            .get(idx.len()..)
+            .map(|s| s.iter().product())
+            .unwrap_or(1);
         let vs = self.get(v)?;
         if vs.len() != inner {
-            return Err(unsupported("tensor.insert value does not match the indexed part"));
+            return Err(unsupported(
+                "tensor.insert value does not match the indexed part",
+            ));
         }
         if let Some(off) = self.constant_offset(&shape, idx)? {
             let mut slots = self.get(t)?;
@@ -172,7 +242,9 @@ impl FnLower<'_, '_> {
         let bytes = self.b.ins().imul_imm_s(off, 8);
         let addr = self.b.ins().iadd(base, bytes);
         for (j, x) in vs.iter().enumerate() {
-            self.b.ins().store(MemFlagsData::trusted(), *x, addr, 8 * j as i32);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), *x, addr, 8 * j as i32);
         }
         let out = self.load_slots(base, &vec![elem; slots.len()]);
         self.set(r, out);
@@ -181,7 +253,9 @@ impl FnLower<'_, '_> {
 
     pub fn small_dim(&mut self, t: ValueId, axis: u32, r: ValueId) -> Result<(), JitError> {
         let shape = self.shape(t)?;
-        let n = *shape.get(axis as usize).ok_or_else(|| unsupported("tensor.dim axis out of range"))?;
+        let n = *shape
+            .get(axis as usize)
+            .ok_or_else(|| unsupported("tensor.dim axis out of range"))?;
         let v = self.b.ins().iconst(types::I64, n as i64);
         self.set(r, vec![v]);
         Ok(())
@@ -199,7 +273,9 @@ impl FnLower<'_, '_> {
     pub fn small_matmul(&mut self, a: ValueId, b: ValueId, r: ValueId) -> Result<(), JitError> {
         let (sa, sb) = (self.shape(a)?, self.shape(b)?);
         let k = self.kind(a)?;
-        let [m, kk] = sa[..] else { return Err(unsupported("matmul needs a matrix on the left")) };
+        let [m, kk] = sa[..] else {
+            return Err(unsupported("matmul needs a matrix on the left"));
+        };
         let n = match sb[..] {
             [k2, n] if k2 == kk => n,
             [k2] if k2 == kk => 1,
@@ -211,7 +287,12 @@ impl FnLower<'_, '_> {
             for j in 0..n {
                 let mut terms = Vec::with_capacity(kk);
                 for p in 0..kk {
-                    terms.push(self.scalar_binary(BinaryOp::Mul, k, xs[i * kk + p], ys[p * n + j])?);
+                    terms.push(self.scalar_binary(
+                        BinaryOp::Mul,
+                        k,
+                        xs[i * kk + p],
+                        ys[p * n + j],
+                    )?);
                 }
                 out.push(self.sum_terms(k, &terms)?);
             }
@@ -222,9 +303,14 @@ impl FnLower<'_, '_> {
 
     pub fn small_transpose(&mut self, t: ValueId, r: ValueId) -> Result<(), JitError> {
         let shape = self.shape(t)?;
-        let [m, n] = shape[..] else { return Err(unsupported("transpose needs a matrix")) };
+        let [m, n] = shape[..] else {
+            return Err(unsupported("transpose needs a matrix"));
+        };
         let xs = self.get(t)?;
-        let out = (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).map(|(i, j)| xs[i * n + j]).collect();
+        let out = (0..n)
+            .flat_map(|j| (0..m).map(move |i| (i, j)))
+            .map(|(i, j)| xs[i * n + j])
+            .collect();
         self.set(r, out);
         Ok(())
     }

@@ -43,10 +43,15 @@ impl ValueCaller<'_> {
     /// Calls with `args` (one per parameter, checked against its layout).
     pub fn call(&mut self, args: &[Value]) -> Result<Value, RtError> {
         if args.len() != self.params.len() {
-            return Err(RtError::Other(format!("{} argument(s) given, {} expected", args.len(), self.params.len())));
+            return Err(RtError::Other(format!(
+                "{} argument(s) given, {} expected",
+                args.len(),
+                self.params.len()
+            )));
         }
         for (i, (l, a)) in self.params.iter().zip(args).enumerate() {
-            l.check(a).map_err(|m| RtError::Other(format!("argument {i}: {m}")))?;
+            l.check(a)
+                .map_err(|m| RtError::Other(format!("argument {i}: {m}")))?;
         }
         self.slots.clear();
         for (l, a) in self.params.iter().zip(args) {
@@ -59,7 +64,13 @@ impl ValueCaller<'_> {
         self.ctx.stack_limit = here.saturating_sub(RAW_STACK_BUDGET) as u64;
         // SAFETY: `slots` and `results` hold the slot counts the trampoline loads
         // and stores; the context lives as long as the module borrowed by `self`.
-        unsafe { (self.tramp)(&mut self.ctx as *mut JitContext<'_> as *mut u8, self.slots.as_ptr(), self.results.as_mut_ptr()) };
+        unsafe {
+            (self.tramp)(
+                &mut self.ctx as *mut JitContext<'_> as *mut u8,
+                self.slots.as_ptr(),
+                self.results.as_mut_ptr(),
+            )
+        };
         let out = match self.ctx.take_error() {
             Some(e) => Err(e),
             // SAFETY: every heap slot of the result is null or points into the live arena

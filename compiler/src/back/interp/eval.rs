@@ -21,7 +21,10 @@ impl Machine<'_> {
             OpKind::If => self.eval_if(func, frame, op, operands)?,
             OpKind::For => self.eval_for(func, frame, op, operands)?,
             OpKind::While => self.eval_while(func, frame, op, operands)?,
-            OpKind::Call(f) => vec![self.call_function(*f, operands).inspect_err(|_| self.note_site(func, id))?],
+            OpKind::Call(f) => vec![
+                self.call_function(*f, operands)
+                    .inspect_err(|_| self.note_site(func, id))?,
+            ],
             OpKind::Print => vec![self.print(&operands)?],
             OpKind::TapePush => {
                 self.tape_push(func, op, &operands)?;
@@ -152,8 +155,6 @@ fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
         | OpKind::For
         | OpKind::While
         | OpKind::TapePush
-        | OpKind::TapePop => {
-            Err(RtError::Other(format!("`{name}` is not a simple op")))
-        }
+        | OpKind::TapePop => Err(RtError::Other(format!("`{name}` is not a simple op"))),
     }
 }

@@ -90,10 +90,12 @@ impl Interpreter {
         args: &[Value],
         out: &mut dyn std::io::Write,
     ) -> Result<Value, (RtError, Option<ErrorSite>)> {
-        let func = module
-            .functions
-            .get(f)
-            .ok_or_else(|| (RtError::Other(format!("function #{} does not exist", f.index())), None))?;
+        let func = module.functions.get(f).ok_or_else(|| {
+            (
+                RtError::Other(format!("function #{} does not exist", f.index())),
+                None,
+            )
+        })?;
         check_args(func, args).map_err(|m| (RtError::Other(m), None))?;
         let mut m = Machine {
             module,

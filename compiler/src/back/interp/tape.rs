@@ -111,25 +111,39 @@ fn pop_value(tape: &mut Tape, ty: &Type) -> Result<Value, RtError> {
             let mut dims = vec![0u64; shape.len()];
             tape.pop_block(&mut dims)?;
             let dims: Vec<usize> = dims.into_iter().map(|d| d as usize).collect();
-            let numel = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or_else(|| mismatch(ty))?;
+            let numel = dims
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| mismatch(ty))?;
             if numel > tape.len() {
                 return Err(mismatch(ty));
             }
             let mut words = vec![0u64; numel];
             tape.pop_block(&mut words)?;
             let data = match elem {
-                ScalarKind::F64 => TensorData::F64(words.iter().map(|&w| f64::from_bits(w)).collect()),
-                ScalarKind::F32 => TensorData::F32(words.iter().map(|&w| f32::from_bits(w as u32)).collect()),
+                ScalarKind::F64 => {
+                    TensorData::F64(words.iter().map(|&w| f64::from_bits(w)).collect())
+                }
+                ScalarKind::F32 => {
+                    TensorData::F32(words.iter().map(|&w| f32::from_bits(w as u32)).collect())
+                }
                 ScalarKind::I64 => TensorData::I64(words.iter().map(|&w| w as i64).collect()),
                 ScalarKind::Bool => TensorData::Bool(words.iter().map(|&w| w != 0).collect()),
             };
-            Tensor::new(dims, data).map(Value::Tensor).ok_or_else(|| mismatch(ty))
+            Tensor::new(dims, data)
+                .map(Value::Tensor)
+                .ok_or_else(|| mismatch(ty))
         }
     }
 }
 
 impl Machine<'_> {
-    pub(super) fn tape_push(&mut self, _func: &Function, _op: &Op, operands: &[Value]) -> Result<(), RtError> {
+    pub(super) fn tape_push(
+        &mut self,
+        _func: &Function,
+        _op: &Op,
+        operands: &[Value],
+    ) -> Result<(), RtError> {
         for v in operands {
             push_value(&mut self.tape, v);
         }

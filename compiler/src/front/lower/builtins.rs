@@ -13,9 +13,35 @@ use mad_grammar::span::Span;
 
 /// Names of the builtin functions.
 pub const BUILTINS: &[&str] = &[
-    "print", "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "abs",
-    "floor", "ceil", "atan2", "pow", "min", "max", "select", "len", "zeros", "ones", "hadamard", "sum",
-    "transpose", "rows", "cols",
+    "print",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "abs",
+    "floor",
+    "ceil",
+    "atan2",
+    "pow",
+    "min",
+    "max",
+    "select",
+    "len",
+    "zeros",
+    "ones",
+    "hadamard",
+    "sum",
+    "transpose",
+    "rows",
+    "cols",
 ];
 
 /// Reserved names of the differentiation operators.
@@ -42,16 +68,32 @@ impl FnCx<'_, '_> {
         };
         if !arity.contains(&args.len()) {
             self.lower_args_for_errors(args);
-            let expected = arity.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" or ");
-            self.error(ErrorKind::ArgCount { name: name.to_string(), expected, found: args.len() }, span);
+            let expected = arity
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(" or ");
+            self.error(
+                ErrorKind::ArgCount {
+                    name: name.to_string(),
+                    expected,
+                    found: args.len(),
+                },
+                span,
+            );
             return self.poison();
         }
         let _ = name_span;
         if name == "print" {
             if let ExprKind::Str(s) = &args[0].kind {
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::PrintStr(s.clone()), vec![], Type::unit());
-                return Tv { ty: SurfaceType::unit(), v };
+                let v = self
+                    .b
+                    .op1(OpKind::PrintStr(s.clone()), vec![], Type::unit());
+                return Tv {
+                    ty: SurfaceType::unit(),
+                    v,
+                };
             }
             let x = self.expr(&args[0], None);
             if x.ty.is_error() {
@@ -63,11 +105,18 @@ impl FnCx<'_, '_> {
             }
             self.b.set_span(span);
             let v = self.b.op1(OpKind::Print, vec![x.v], Type::unit());
-            return Tv { ty: SurfaceType::unit(), v };
+            return Tv {
+                ty: SurfaceType::unit(),
+                v,
+            };
         }
         if let Some(op) = unary_op(name) {
             let float_only = op.float_only();
-            let hint = if float_only { Some(SurfaceType::F64) } else { expected.cloned() };
+            let hint = if float_only {
+                Some(SurfaceType::F64)
+            } else {
+                expected.cloned()
+            };
             let x = self.expr(&args[0], hint.as_ref());
             if x.ty.is_error() {
                 return self.poison();
@@ -102,7 +151,9 @@ impl FnCx<'_, '_> {
                     return self.bad_builtin(name, &[a.ty, b.ty], span);
                 }
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::Binary(op), vec![a.v, b.v], a.ty.ir_type());
+                let v = self
+                    .b
+                    .op1(OpKind::Binary(op), vec![a.v, b.v], a.ty.ir_type());
                 Tv { ty: a.ty, v }
             }
             "select" => {
@@ -116,7 +167,9 @@ impl FnCx<'_, '_> {
                     return self.bad_builtin(name, &[SurfaceType::Bool, a.ty, b.ty], span);
                 }
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::Select, vec![c.v, a.v, b.v], a.ty.ir_type());
+                let v = self
+                    .b
+                    .op1(OpKind::Select, vec![c.v, a.v, b.v], a.ty.ir_type());
                 Tv { ty: a.ty, v }
             }
             "len" | "rows" | "cols" => {
@@ -137,11 +190,19 @@ impl FnCx<'_, '_> {
                     return self.bad_builtin(name, &[x.ty], span);
                 }
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::DimOf(u32::from(name == "cols")), vec![x.v], Type::I64);
-                Tv { ty: SurfaceType::I64, v }
+                let v = self.b.op1(
+                    OpKind::DimOf(u32::from(name == "cols")),
+                    vec![x.v],
+                    Type::I64,
+                );
+                Tv {
+                    ty: SurfaceType::I64,
+                    v,
+                }
             }
             "zeros" | "ones" => {
-                let mut ops = vec![self.konst(Literal::F64(if name == "ones" { 1.0 } else { 0.0 }))];
+                let mut ops =
+                    vec![self.konst(Literal::F64(if name == "ones" { 1.0 } else { 0.0 }))];
                 let mut ok = true;
                 for a in args {
                     let tv = self.expr(a, Some(&SurfaceType::I64));
@@ -152,7 +213,11 @@ impl FnCx<'_, '_> {
                 if !ok {
                     return self.poison();
                 }
-                let ty = if args.len() == 1 { SurfaceType::Vector } else { SurfaceType::Matrix };
+                let ty = if args.len() == 1 {
+                    SurfaceType::Vector
+                } else {
+                    SurfaceType::Matrix
+                };
                 self.b.set_span(span);
                 let v = self.b.op1(OpKind::Full, ops, ty.ir_type());
                 Tv { ty, v }
@@ -168,7 +233,10 @@ impl FnCx<'_, '_> {
                 let k = x.ty.elem_kind().unwrap_or(ScalarKind::F64);
                 self.b.set_span(span);
                 let v = self.b.op1(OpKind::Sum, vec![x.v], Type::Scalar(k));
-                Tv { ty: SurfaceType::from_scalar(k), v }
+                Tv {
+                    ty: SurfaceType::from_scalar(k),
+                    v,
+                }
             }
             "transpose" => {
                 let x = self.expr(&args[0], None);
@@ -214,8 +282,19 @@ impl FnCx<'_, '_> {
     }
 
     fn bad_builtin(&mut self, name: &str, tys: &[SurfaceType], span: Span) -> Tv {
-        let args = tys.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
-        self.error(ErrorKind::NoOverload { name: name.to_string(), args, candidates: builtin_signatures(name) }, span);
+        let args = tys
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.error(
+            ErrorKind::NoOverload {
+                name: name.to_string(),
+                args,
+                candidates: builtin_signatures(name),
+            },
+            span,
+        );
         self.poison()
     }
 }

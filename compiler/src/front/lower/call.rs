@@ -25,20 +25,35 @@ fn literal_fit(e: &Expr, t: &SurfaceType) -> Option<u32> {
 }
 
 impl FnCx<'_, '_> {
-    pub fn call(&mut self, callee: &Expr, args: &[Expr], span: Span, expected: Option<&SurfaceType>) -> Tv {
+    pub fn call(
+        &mut self,
+        callee: &Expr,
+        args: &[Expr],
+        span: Span,
+        expected: Option<&SurfaceType>,
+    ) -> Tv {
         let path = match &callee.kind {
             ExprKind::Path(p) => p,
-            ExprKind::Call { callee: op, args: op_args }
-                if matches!(&op.kind, ExprKind::Path(p) if p.len() == 1 && self.is_diff_operator(&p[0].node)) =>
+            ExprKind::Call {
+                callee: op,
+                args: op_args,
+            } if matches!(&op.kind, ExprKind::Path(p) if p.len() == 1 && self.is_diff_operator(&p[0].node)) =>
             {
-                let ExprKind::Path(p) = &op.kind else { return self.poison() };
+                let ExprKind::Path(p) = &op.kind else {
+                    return self.poison();
+                };
                 return self.diff_call(&p[0].node, op_args, callee.span, args, span);
             }
             ExprKind::Call { .. } => {
                 let c = self.expr(callee, None);
                 self.lower_args_for_errors(args);
                 if !c.ty.is_error() {
-                    self.error(ErrorKind::NotCallable { what: format!("a value of type {}", c.ty) }, callee.span);
+                    self.error(
+                        ErrorKind::NotCallable {
+                            what: format!("a value of type {}", c.ty),
+                        },
+                        callee.span,
+                    );
                 }
                 return self.poison();
             }
@@ -46,31 +61,53 @@ impl FnCx<'_, '_> {
                 let c = self.expr(callee, None);
                 self.lower_args_for_errors(args);
                 if !c.ty.is_error() {
-                    self.error(ErrorKind::NotCallable { what: format!("a value of type {}", c.ty) }, callee.span);
+                    self.error(
+                        ErrorKind::NotCallable {
+                            what: format!("a value of type {}", c.ty),
+                        },
+                        callee.span,
+                    );
                 }
                 return self.poison();
             }
         };
-        let name = path.iter().map(|i| i.node.as_str()).collect::<Vec<_>>().join("::");
+        let name = path
+            .iter()
+            .map(|i| i.node.as_str())
+            .collect::<Vec<_>>()
+            .join("::");
         if path.len() == 1 {
             let n = path[0].node.as_str();
             if let Some(pos) = self.env.lookup(n) {
                 let ty = self.env.get(pos).ty.clone();
                 self.lower_args_for_errors(args);
-                self.error(ErrorKind::NotCallable { what: format!("`{n}` (a variable of type {ty})") }, callee.span);
+                self.error(
+                    ErrorKind::NotCallable {
+                        what: format!("`{n}` (a variable of type {ty})"),
+                    },
+                    callee.span,
+                );
                 return self.poison();
             }
             if let Some(defs) = self.g.items.lookup_local_items(self.module, n) {
                 // A `use` of a library function keeps the prelude's overload set
                 // (the builtin `transpose` also takes a `matrix`).
-                let library = defs.iter().all(|d| matches!(d, Def::Fn(f) if !self.g.items.fns[*f].user));
+                let library = defs
+                    .iter()
+                    .all(|d| matches!(d, Def::Fn(f) if !self.g.items.fns[*f].user));
                 if !(library && super::builtins::BUILTINS.contains(&n)) {
                     return self.call_defs(&defs, &name, args, span, callee.span);
                 }
             }
             if super::builtins::DIFF_OPERATORS.contains(&n) {
                 let detail = format!("`{n}(f)` is a function: call it, as in `{n}(f)(x)`");
-                self.error(ErrorKind::NotDiffTarget { op: n.to_string(), detail }, span);
+                self.error(
+                    ErrorKind::NotDiffTarget {
+                        op: n.to_string(),
+                        detail,
+                    },
+                    span,
+                );
                 return self.poison();
             }
             if super::builtins::BUILTINS.contains(&n) {
@@ -110,7 +147,14 @@ impl FnCx<'_, '_> {
         }
     }
 
-    fn call_defs(&mut self, defs: &[Def], name: &str, args: &[Expr], span: Span, callee_span: Span) -> Tv {
+    fn call_defs(
+        &mut self,
+        defs: &[Def],
+        name: &str,
+        args: &[Expr],
+        span: Span,
+        callee_span: Span,
+    ) -> Tv {
         let fns: Vec<usize> = defs
             .iter()
             .filter_map(|d| match d {
@@ -134,7 +178,11 @@ impl FnCx<'_, '_> {
             if params.len() != args.len() {
                 self.lower_args_for_errors(args);
                 self.error(
-                    ErrorKind::ArgCount { name: name.to_string(), expected: params.len().to_string(), found: args.len() },
+                    ErrorKind::ArgCount {
+                        name: name.to_string(),
+                        expected: params.len().to_string(),
+                        found: args.len(),
+                    },
                     span,
                 );
                 return self.poison();
@@ -166,9 +214,21 @@ impl FnCx<'_, '_> {
     }
 
     /// Picks the overload whose parameter types match; literal arguments adapt.
-    fn resolve_overload(&mut self, fns: &[usize], name: &str, args: &[Expr], span: Span) -> Option<(usize, Vec<crate::ir::ValueId>)> {
-        let params: Vec<Vec<SurfaceType>> = fns.iter().map(|&f| self.g.items.fns[f].params.clone()).collect();
-        let descs: Vec<String> = fns.iter().map(|&f| self.g.items.fns[f].signature()).collect();
+    fn resolve_overload(
+        &mut self,
+        fns: &[usize],
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Option<(usize, Vec<crate::ir::ValueId>)> {
+        let params: Vec<Vec<SurfaceType>> = fns
+            .iter()
+            .map(|&f| self.g.items.fns[f].params.clone())
+            .collect();
+        let descs: Vec<String> = fns
+            .iter()
+            .map(|&f| self.g.items.fns[f].signature())
+            .collect();
         let (k, vals) = self.pick_overload(&params, descs, name, args, span)?;
         Some((fns[k], vals))
     }
@@ -186,7 +246,11 @@ impl FnCx<'_, '_> {
     ) -> Option<(usize, Vec<crate::ir::ValueId>)> {
         let mut pre: Vec<Option<Tv>> = Vec::new();
         for a in args {
-            pre.push(if is_literal(a) { None } else { Some(self.expr(a, None)) });
+            pre.push(if is_literal(a) {
+                None
+            } else {
+                Some(self.expr(a, None))
+            });
         }
         if pre.iter().flatten().any(|t| t.ty.is_error()) {
             return None;
@@ -211,7 +275,11 @@ impl FnCx<'_, '_> {
                 }
             }
             if ok {
-                if cost == 0 { exact.push(f) } else { adapted.push(f) }
+                if cost == 0 {
+                    exact.push(f)
+                } else {
+                    adapted.push(f)
+                }
             }
         }
         let arg_tys: Vec<String> = pre
@@ -227,13 +295,27 @@ impl FnCx<'_, '_> {
         if matches.len() > 1 {
             let mut candidates: Vec<String> = matches.iter().map(|&f| descs[f].clone()).collect();
             candidates.sort();
-            self.error(ErrorKind::AmbiguousCall { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);
+            self.error(
+                ErrorKind::AmbiguousCall {
+                    name: name.to_string(),
+                    args: arg_tys.join(", "),
+                    candidates,
+                },
+                span,
+            );
             return None;
         }
         let Some(&f) = matches.first() else {
             let mut candidates = descs;
             candidates.sort();
-            self.error(ErrorKind::NoOverload { name: name.to_string(), args: arg_tys.join(", "), candidates }, span);
+            self.error(
+                ErrorKind::NoOverload {
+                    name: name.to_string(),
+                    args: arg_tys.join(", "),
+                    candidates,
+                },
+                span,
+            );
             return None;
         };
         let params = cands[f].clone();
@@ -264,11 +346,29 @@ impl FnCx<'_, '_> {
     }
 
     /// `vec3(a, b, c)`, `mat2(a, b, c, d)`, `mat2::cols(..)`, `mat2::rows(..)`, `mat3::identity()`.
-    fn construct(&mut self, t: &SurfaceType, ctor: &str, args: &[Expr], span: Span, name_span: Span) -> Tv {
+    fn construct(
+        &mut self,
+        t: &SurfaceType,
+        ctor: &str,
+        args: &[Expr],
+        span: Span,
+        name_span: Span,
+    ) -> Tv {
         let count_err = |cx: &mut Self, n: usize| {
             cx.lower_args_for_errors(args);
-            let name = if ctor.is_empty() { t.to_string() } else { format!("{t}::{ctor}") };
-            cx.error(ErrorKind::ArgCount { name, expected: n.to_string(), found: args.len() }, span);
+            let name = if ctor.is_empty() {
+                t.to_string()
+            } else {
+                format!("{t}::{ctor}")
+            };
+            cx.error(
+                ErrorKind::ArgCount {
+                    name,
+                    expected: n.to_string(),
+                    found: args.len(),
+                },
+                span,
+            );
             cx.poison()
         };
         match (t, ctor) {
@@ -276,7 +376,9 @@ impl FnCx<'_, '_> {
                 if args.len() != *n as usize {
                     return count_err(self, *n as usize);
                 }
-                let Some(vals) = self.typed_args(args, &SurfaceType::F64) else { return self.poison() };
+                let Some(vals) = self.typed_args(args, &SurfaceType::F64) else {
+                    return self.poison();
+                };
                 self.b.set_span(span);
                 let v = self.b.op1(OpKind::Pack, vals, t.ir_type());
                 Tv { ty: t.clone(), v }
@@ -286,11 +388,15 @@ impl FnCx<'_, '_> {
                 if args.len() != r * c {
                     return count_err(self, r * c);
                 }
-                let Some(vals) = self.typed_args(args, &SurfaceType::F64) else { return self.poison() };
+                let Some(vals) = self.typed_args(args, &SurfaceType::F64) else {
+                    return self.poison();
+                };
                 self.b.set_span(span);
                 let row_ty = SurfaceType::Array(Box::new(SurfaceType::F64), c as u64).ir_type();
-                let rows: Vec<_> =
-                    vals.chunks(c).map(|ch| self.b.op1(OpKind::Pack, ch.to_vec(), row_ty.clone())).collect();
+                let rows: Vec<_> = vals
+                    .chunks(c)
+                    .map(|ch| self.b.op1(OpKind::Pack, ch.to_vec(), row_ty.clone()))
+                    .collect();
                 let v = self.b.op1(OpKind::Pack, rows, t.ir_type());
                 Tv { ty: t.clone(), v }
             }
@@ -300,8 +406,14 @@ impl FnCx<'_, '_> {
                 if args.len() != n as usize {
                     return count_err(self, n as usize);
                 }
-                let part = if len >= 2 { SurfaceType::Vec(len) } else { SurfaceType::F64 };
-                let Some(vals) = self.typed_args(args, &part) else { return self.poison() };
+                let part = if len >= 2 {
+                    SurfaceType::Vec(len)
+                } else {
+                    SurfaceType::F64
+                };
+                let Some(vals) = self.typed_args(args, &part) else {
+                    return self.poison();
+                };
                 self.b.set_span(span);
                 let packed_ty = if len >= 2 {
                     SurfaceType::Mat(n, len).ir_type()
@@ -314,11 +426,19 @@ impl FnCx<'_, '_> {
                     let ones: Vec<_> = (0..n)
                         .map(|i| {
                             let idx = self.i64c(i as i64);
-                            let x = self.b.op1(OpKind::Index, vec![v, idx], crate::ir::Type::F64);
-                            self.b.op1(OpKind::Pack, vec![x], SurfaceType::Array(Box::new(SurfaceType::F64), 1).ir_type())
+                            let x = self
+                                .b
+                                .op1(OpKind::Index, vec![v, idx], crate::ir::Type::F64);
+                            self.b.op1(
+                                OpKind::Pack,
+                                vec![x],
+                                SurfaceType::Array(Box::new(SurfaceType::F64), 1).ir_type(),
+                            )
                         })
                         .collect();
-                    v = self.b.op1(OpKind::Pack, ones, SurfaceType::Mat(n, 1).ir_type());
+                    v = self
+                        .b
+                        .op1(OpKind::Pack, ones, SurfaceType::Mat(n, 1).ir_type());
                 }
                 if !rows {
                     v = self.b.op1(OpKind::Transpose, vec![v], t.ir_type());
@@ -334,8 +454,9 @@ impl FnCx<'_, '_> {
                 let row_ty = SurfaceType::Array(Box::new(SurfaceType::F64), c as u64).ir_type();
                 let mut rows = Vec::new();
                 for i in 0..r {
-                    let xs: Vec<_> =
-                        (0..c).map(|j| self.konst(Literal::F64(if i == j { 1.0 } else { 0.0 }))).collect();
+                    let xs: Vec<_> = (0..c)
+                        .map(|j| self.konst(Literal::F64(if i == j { 1.0 } else { 0.0 })))
+                        .collect();
                     rows.push(self.b.op1(OpKind::Pack, xs, row_ty.clone()));
                 }
                 let v = self.b.op1(OpKind::Pack, rows, t.ir_type());

@@ -42,36 +42,61 @@ impl Front {
             return *v;
         }
         let c = &self.items.consts[idx];
-        let (file, module, span, value, ty) = (c.file, c.module, c.span, c.value.clone(), c.ty.clone());
+        let (file, module, span, value, ty) =
+            (c.file, c.module, c.span, c.value.clone(), c.ty.clone());
         if self.const_stack.contains(&idx) {
-            self.error(ErrorKind::NotConstant { what: "a constant defined in terms of itself" }, file, span);
+            self.error(
+                ErrorKind::NotConstant {
+                    what: "a constant defined in terms of itself",
+                },
+                file,
+                span,
+            );
             return None;
         }
         self.const_stack.push(idx);
         let kind = ty.scalar();
         if kind.is_none() && !ty.is_error() {
             self.error(
-                ErrorKind::TypeMismatch { expected: "a scalar type (f64, f32, i64, bool)".into(), found: ty.to_string() },
+                ErrorKind::TypeMismatch {
+                    expected: "a scalar type (f64, f32, i64, bool)".into(),
+                    found: ty.to_string(),
+                },
                 file,
                 span,
             );
         }
-        let v = kind.and_then(|k| self.eval_const(&value, Some(k), file, module)).and_then(|l| {
-            let found = SurfaceType::from_scalar(l.kind());
-            if Some(l.kind()) != kind {
-                self.error(ErrorKind::TypeMismatch { expected: ty.to_string(), found: found.to_string() }, file, value.span);
-                None
-            } else {
-                Some(l)
-            }
-        });
+        let v = kind
+            .and_then(|k| self.eval_const(&value, Some(k), file, module))
+            .and_then(|l| {
+                let found = SurfaceType::from_scalar(l.kind());
+                if Some(l.kind()) != kind {
+                    self.error(
+                        ErrorKind::TypeMismatch {
+                            expected: ty.to_string(),
+                            found: found.to_string(),
+                        },
+                        file,
+                        value.span,
+                    );
+                    None
+                } else {
+                    Some(l)
+                }
+            });
         self.const_stack.pop();
         self.const_values.insert(idx, v);
         v
     }
 
     /// Evaluates a constant expression; integer literals adapt to a float `expected`.
-    pub fn eval_const(&mut self, e: &Expr, expected: Option<ScalarKind>, file: usize, module: ModId) -> Option<Literal> {
+    pub fn eval_const(
+        &mut self,
+        e: &Expr,
+        expected: Option<ScalarKind>,
+        file: usize,
+        module: ModId,
+    ) -> Option<Literal> {
         let not_const = |g: &mut Front| {
             g.error(ErrorKind::NotConstant { what: "this value" }, file, e.span);
             None
@@ -87,7 +112,11 @@ impl Front {
                 _ => Literal::F64(*x),
             }),
             ExprKind::Bool(b) => Some(Literal::Bool(*b)),
-            ExprKind::Path(p) => match self.items.lookup_path(module, p).and_then(|d| d.first().copied()) {
+            ExprKind::Path(p) => match self
+                .items
+                .lookup_path(module, p)
+                .and_then(|d| d.first().copied())
+            {
                 Some(Def::Const(i)) => self.const_value(i),
                 _ => not_const(self),
             },
@@ -110,12 +139,22 @@ impl Front {
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let cmp = matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge);
-                let exp = if cmp || matches!(op, BinOp::And | BinOp::Or) { None } else { expected };
+                let cmp = matches!(
+                    op,
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+                );
+                let exp = if cmp || matches!(op, BinOp::And | BinOp::Or) {
+                    None
+                } else {
+                    expected
+                };
                 let mut a = self.eval_const(lhs, exp, file, module)?;
                 let mut b = self.eval_const(rhs, exp.or(Some(a.kind())), file, module)?;
                 // An integer literal next to a float adapts to it.
-                if a.kind() == ScalarKind::I64 && b.kind().is_float() && matches!(lhs.kind, ExprKind::Int(_)) {
+                if a.kind() == ScalarKind::I64
+                    && b.kind().is_float()
+                    && matches!(lhs.kind, ExprKind::Int(_))
+                {
                     a = cast(a, b.kind());
                 }
                 if *op == BinOp::Pow && a.kind().is_float() && b.kind() == ScalarKind::I64 {
@@ -133,16 +172,24 @@ impl Front {
                         BinaryOp::Ne => Some(Literal::Bool(x != y)),
                         _ => not_const(self),
                     },
-                    (Literal::I64(x), Literal::I64(y)) if bop.is_comparison() => Some(Literal::Bool(bop.cmp_i64(x, y))),
-                    (Literal::I64(x), Literal::I64(y)) if !bop.is_logical() => match bop.i64(x, y) {
-                        Ok(v) => Some(Literal::I64(v)),
-                        Err(_) => not_const(self),
-                    },
+                    (Literal::I64(x), Literal::I64(y)) if bop.is_comparison() => {
+                        Some(Literal::Bool(bop.cmp_i64(x, y)))
+                    }
+                    (Literal::I64(x), Literal::I64(y)) if !bop.is_logical() => {
+                        match bop.i64(x, y) {
+                            Ok(v) => Some(Literal::I64(v)),
+                            Err(_) => not_const(self),
+                        }
+                    }
                     (x, y) if x.kind().is_float() && bop.is_comparison() => {
                         Some(Literal::Bool(bop.cmp_f64(to_f64(x), to_f64(y))))
                     }
-                    (Literal::F64(x), Literal::F64(y)) if !bop.is_logical() => Some(Literal::F64(bop.f64(x, y))),
-                    (Literal::F32(x), Literal::F32(y)) if !bop.is_logical() => Some(Literal::F32(bop.f32(x, y))),
+                    (Literal::F64(x), Literal::F64(y)) if !bop.is_logical() => {
+                        Some(Literal::F64(bop.f64(x, y)))
+                    }
+                    (Literal::F32(x), Literal::F32(y)) if !bop.is_logical() => {
+                        Some(Literal::F32(bop.f32(x, y)))
+                    }
                     _ => not_const(self),
                 }
             }

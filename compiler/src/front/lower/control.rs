@@ -48,7 +48,10 @@ impl Arm<'_> {
 /// Whether a block ends with `return`, `break` or `continue` and has no value.
 pub fn block_diverges(b: &Block) -> bool {
     b.tail.is_none()
-        && matches!(b.stmts.last().map(|s| &s.kind), Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_)))
+        && matches!(
+            b.stmts.last().map(|s| &s.kind),
+            Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_))
+        )
 }
 
 /// What a piece of code may do to leave the current block early.
@@ -109,12 +112,10 @@ pub fn exits_stmt(s: &Stmt, depth: usize, out: &mut Exits) {
 }
 
 pub fn exits_expr(e: &Expr, depth: usize, out: &mut Exits) {
-    walk_expr(e, &mut |x| {
-        match &x.kind {
-            ExprKind::Block(b) => exits_block(b, depth, out),
-            ExprKind::If { then, .. } => exits_block(then, depth, out),
-            _ => {}
-        }
+    walk_expr(e, &mut |x| match &x.kind {
+        ExprKind::Block(b) => exits_block(b, depth, out),
+        ExprKind::If { then, .. } => exits_block(then, depth, out),
+        _ => {}
     });
 }
 
@@ -191,8 +192,9 @@ fn assigned_stmt(s: &Stmt, out: &mut Vec<String>) {
         StmtKind::Let { value, .. } => assigned_expr(value, out),
         StmtKind::Assign { place, value, .. } => {
             let mut root = place;
-            while let ExprKind::Index { base, .. } | ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } =
-                &root.kind
+            while let ExprKind::Index { base, .. }
+            | ExprKind::Field { base, .. }
+            | ExprKind::TupleField { base, .. } = &root.kind
             {
                 root = base;
             }
@@ -255,7 +257,10 @@ impl FnCx<'_, '_> {
     }
 
     fn carried_types(&self, carried: &[Pos]) -> Vec<Type> {
-        carried.iter().map(|&p| self.env.get(p).ty.ir_type()).collect()
+        carried
+            .iter()
+            .map(|&p| self.env.get(p).ty.ir_type())
+            .collect()
     }
 
     fn rebind(&mut self, carried: &[Pos], vals: &[ValueId]) {
@@ -276,7 +281,10 @@ impl FnCx<'_, '_> {
             }
             Arm::Bool(b) => {
                 let v = self.konst(Literal::Bool(*b));
-                Tv { ty: SurfaceType::Bool, v }
+                Tv {
+                    ty: SurfaceType::Bool,
+                    v,
+                }
             }
             Arm::Zero | Arm::Unit => self.unit(),
         }
@@ -297,7 +305,11 @@ impl FnCx<'_, '_> {
     ) -> Tv {
         let snapshot = self.carried_vals(&carried);
         let then_first = !then.diverges() || else_.diverges();
-        let (first, second) = if then_first { (&then, &else_) } else { (&else_, &then) };
+        let (first, second) = if then_first {
+            (&then, &else_)
+        } else {
+            (&else_, &then)
+        };
 
         self.b.begin_region(&[]);
         let t1 = self.arm(first, expected);
@@ -308,8 +320,16 @@ impl FnCx<'_, '_> {
         // `first` diverges only when both branches do (then the value is unit).
 
         self.b.begin_region(&[]);
-        let ty = if t1.ty.is_error() { expected.cloned().unwrap_or(SurfaceType::Error) } else { t1.ty.clone() };
-        let exp2 = if want_value && !first.diverges() { Some(ty.clone()) } else { expected.cloned() };
+        let ty = if t1.ty.is_error() {
+            expected.cloned().unwrap_or(SurfaceType::Error)
+        } else {
+            t1.ty.clone()
+        };
+        let exp2 = if want_value && !first.diverges() {
+            Some(ty.clone())
+        } else {
+            expected.cloned()
+        };
         let t2 = self.arm(second, exp2.as_ref());
         let mut result_ty = ty.clone();
         let v2 = if !want_value {
@@ -318,8 +338,11 @@ impl FnCx<'_, '_> {
             Some(self.zero(&ty))
         } else {
             if !t2.ty.compatible(&ty) {
-                let (then_ty, else_ty) =
-                    if then_first { (ty.to_string(), t2.ty.to_string()) } else { (t2.ty.to_string(), ty.to_string()) };
+                let (then_ty, else_ty) = if then_first {
+                    (ty.to_string(), t2.ty.to_string())
+                } else {
+                    (t2.ty.to_string(), ty.to_string())
+                };
                 self.error(ErrorKind::BranchMismatch { then_ty, else_ty }, else_span);
                 result_ty = SurfaceType::Error;
             }
@@ -335,21 +358,46 @@ impl FnCx<'_, '_> {
             let then_ty = if then_first { &t1.ty } else { &t2.ty };
             if !then_ty.is_unit() && !then_ty.is_error() {
                 let found = then_ty.to_string();
-                self.error(ErrorKind::BranchMismatch { then_ty: found, else_ty: "() (no `else`)".into() }, else_span);
+                self.error(
+                    ErrorKind::BranchMismatch {
+                        then_ty: found,
+                        else_ty: "() (no `else`)".into(),
+                    },
+                    else_span,
+                );
             }
         }
         let (then_r, else_r) = if then_first { (r1, r2) } else { (r2, r1) };
-        let mut types = if want_value { vec![result_ty.ir_type()] } else { vec![] };
+        let mut types = if want_value {
+            vec![result_ty.ir_type()]
+        } else {
+            vec![]
+        };
         types.extend(self.carried_types(&carried));
-        let op = self.b.op_with_regions(OpKind::If, vec![cond], types, vec![then_r, else_r]);
+        let op = self
+            .b
+            .op_with_regions(OpKind::If, vec![cond], types, vec![then_r, else_r]);
         let results = self.b.func.ops[op].results.clone();
         let off = usize::from(want_value);
         self.rebind(&carried, &results[off..]);
-        if want_value { Tv { ty: result_ty, v: results[0] } } else { self.unit() }
+        if want_value {
+            Tv {
+                ty: result_ty,
+                v: results[0],
+            }
+        } else {
+            self.unit()
+        }
     }
 
     /// `if` as an expression or statement.
-    pub fn if_expr(&mut self, cond: &Expr, then: &Block, else_: Option<&Expr>, expected: Option<&SurfaceType>) -> Tv {
+    pub fn if_expr(
+        &mut self,
+        cond: &Expr,
+        then: &Block,
+        else_: Option<&Expr>,
+        expected: Option<&SurfaceType>,
+    ) -> Tv {
         let c = self.expr(cond, Some(&SurfaceType::Bool));
         let c = self.expect(c, &SurfaceType::Bool, cond.span);
         let mut names = Vec::new();
@@ -359,8 +407,24 @@ impl FnCx<'_, '_> {
         }
         let carried = self.carried(&names);
         match else_ {
-            Some(e) => self.lower_if(c.v, Arm::Block(then), Arm::Expr(e), carried, expected, true, e.span),
-            None => self.lower_if(c.v, Arm::Block(then), Arm::Unit, carried, None, false, then.span),
+            Some(e) => self.lower_if(
+                c.v,
+                Arm::Block(then),
+                Arm::Expr(e),
+                carried,
+                expected,
+                true,
+                e.span,
+            ),
+            None => self.lower_if(
+                c.v,
+                Arm::Block(then),
+                Arm::Unit,
+                carried,
+                None,
+                false,
+                then.span,
+            ),
         }
     }
 
@@ -373,14 +437,39 @@ impl FnCx<'_, '_> {
         let carried = self.carried(&names);
         let bool_ty = SurfaceType::Bool;
         let t = if and {
-            self.lower_if(a.v, Arm::Expr(rhs), Arm::Bool(false), carried, Some(&bool_ty), true, rhs.span)
+            self.lower_if(
+                a.v,
+                Arm::Expr(rhs),
+                Arm::Bool(false),
+                carried,
+                Some(&bool_ty),
+                true,
+                rhs.span,
+            )
         } else {
-            self.lower_if(a.v, Arm::Bool(true), Arm::Expr(rhs), carried, Some(&bool_ty), true, rhs.span)
+            self.lower_if(
+                a.v,
+                Arm::Bool(true),
+                Arm::Expr(rhs),
+                carried,
+                Some(&bool_ty),
+                true,
+                rhs.span,
+            )
         };
         if !t.ty.compatible(&bool_ty) {
-            self.error(ErrorKind::TypeMismatch { expected: "bool".into(), found: t.ty.to_string() }, rhs.span);
+            self.error(
+                ErrorKind::TypeMismatch {
+                    expected: "bool".into(),
+                    found: t.ty.to_string(),
+                },
+                rhs.span,
+            );
         }
-        Tv { ty: SurfaceType::Bool, v: t.v }
+        Tv {
+            ty: SurfaceType::Bool,
+            v: t.v,
+        }
     }
 
     /// The disjunction of the exit flags in scope (`None` when there are none).
@@ -395,7 +484,9 @@ impl FnCx<'_, '_> {
                 let v = self.env.get(p).val;
                 acc = Some(match acc {
                     None => v,
-                    Some(a) => self.b.op1(OpKind::Binary(BinaryOp::Or), vec![a, v], Type::BOOL),
+                    Some(a) => self
+                        .b
+                        .op1(OpKind::Binary(BinaryOp::Or), vec![a, v], Type::BOOL),
                 });
             }
         }
@@ -403,15 +494,32 @@ impl FnCx<'_, '_> {
     }
 
     /// Runs the rest of a block only when no exit flag is set.
-    pub fn guarded_rest(&mut self, stmts: &[Stmt], tail: Option<&Expr>, expected: Option<&SurfaceType>) -> Tv {
+    pub fn guarded_rest(
+        &mut self,
+        stmts: &[Stmt],
+        tail: Option<&Expr>,
+        expected: Option<&SurfaceType>,
+    ) -> Tv {
         let Some(flag) = self.exit_flag(true) else {
             return self.stmts(stmts, tail, expected);
         };
         let mut names = Vec::new();
         assigned_stmts(stmts, tail, &mut names);
         let carried = self.carried(&names);
-        let span = stmts.first().map(|s| s.span).or(tail.map(|t| t.span)).unwrap_or_default();
-        self.lower_if(flag, Arm::Zero, Arm::Rest(stmts, tail), carried, expected, true, span)
+        let span = stmts
+            .first()
+            .map(|s| s.span)
+            .or(tail.map(|t| t.span))
+            .unwrap_or_default();
+        self.lower_if(
+            flag,
+            Arm::Zero,
+            Arm::Rest(stmts, tail),
+            carried,
+            expected,
+            true,
+            span,
+        )
     }
 
     fn set_flag(&mut self, name: &str) -> bool {
@@ -442,11 +550,21 @@ impl FnCx<'_, '_> {
         };
         if !tv.ty.compatible(&ret) {
             let sp = value.map(|e| e.span).unwrap_or(span);
-            self.error(ErrorKind::ReturnMismatch { expected: ret.to_string(), found: tv.ty.to_string() }, sp);
+            self.error(
+                ErrorKind::ReturnMismatch {
+                    expected: ret.to_string(),
+                    found: tv.ty.to_string(),
+                },
+                sp,
+            );
             return;
         }
         if let Some(p) = self.env.lookup(RET_VAL) {
-            let v = if tv.ty.is_error() { self.zero(&ret) } else { tv.v };
+            let v = if tv.ty.is_error() {
+                self.zero(&ret)
+            } else {
+                tv.v
+            };
             self.env.set(p, v);
         }
         self.set_flag(RET_FLAG);
@@ -485,7 +603,11 @@ impl FnCx<'_, '_> {
 
         let args = self.b.begin_region(&types);
         self.rebind(&carried, &args);
-        let exit = if exits.brk || exits.ret { self.exit_flag(false) } else { None };
+        let exit = if exits.brk || exits.ret {
+            self.exit_flag(false)
+        } else {
+            None
+        };
         let c = match exit {
             Some(flag) => {
                 let t = self.lower_if(
@@ -514,7 +636,9 @@ impl FnCx<'_, '_> {
 
         // The loop's span (for diagnostics about the loop) is its condition.
         self.b.set_span(cond.span);
-        let op = self.b.op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
+        let op = self
+            .b
+            .op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
         let results = self.b.func.ops[op].results.clone();
         self.rebind(&carried, &results);
         self.env.pop();
@@ -546,8 +670,13 @@ impl FnCx<'_, '_> {
             let body_r = self.b.end_region(yields);
             let mut operands = vec![lo_t.v, hi_t.v];
             operands.extend(init);
-            self.b.set_span(mad_grammar::span::Span { start: lo.span.start, end: hi.span.end });
-            let op = self.b.op_with_regions(OpKind::For, operands, types, vec![body_r]);
+            self.b.set_span(mad_grammar::span::Span {
+                start: lo.span.start,
+                end: hi.span.end,
+            });
+            let op = self
+                .b
+                .op_with_regions(OpKind::For, operands, types, vec![body_r]);
             let results = self.b.func.ops[op].results.clone();
             self.rebind(&carried, &results);
             return;
@@ -569,10 +698,16 @@ impl FnCx<'_, '_> {
         let args = self.b.begin_region(&types);
         self.rebind(&carried, &args);
         let i = self.local_val(COUNTER);
-        let mut c = self.b.op1(OpKind::Binary(BinaryOp::Lt), vec![i, hi_t.v], Type::BOOL);
+        let mut c = self
+            .b
+            .op1(OpKind::Binary(BinaryOp::Lt), vec![i, hi_t.v], Type::BOOL);
         if let Some(flag) = self.exit_flag(false) {
-            let not = self.b.op1(OpKind::Unary(UnaryOp::Not), vec![flag], Type::BOOL);
-            c = self.b.op1(OpKind::Binary(BinaryOp::And), vec![not, c], Type::BOOL);
+            let not = self
+                .b
+                .op1(OpKind::Unary(UnaryOp::Not), vec![flag], Type::BOOL);
+            c = self
+                .b
+                .op1(OpKind::Binary(BinaryOp::And), vec![not, c], Type::BOOL);
         }
         let cond_r = self.b.end_region(vec![c]);
 
@@ -584,22 +719,32 @@ impl FnCx<'_, '_> {
         self.loop_body(body, exits);
         self.env.pop();
         let one = self.i64c(1);
-        let next = self.b.op1(OpKind::Binary(BinaryOp::Add), vec![i, one], Type::I64);
+        let next = self
+            .b
+            .op1(OpKind::Binary(BinaryOp::Add), vec![i, one], Type::I64);
         if let Some(p) = self.env.lookup(COUNTER) {
             self.env.set(p, next);
         }
         let yields = self.carried_vals(&carried);
         let body_r = self.b.end_region(yields);
 
-        self.b.set_span(mad_grammar::span::Span { start: lo.span.start, end: hi.span.end });
-        let op = self.b.op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
+        self.b.set_span(mad_grammar::span::Span {
+            start: lo.span.start,
+            end: hi.span.end,
+        });
+        let op = self
+            .b
+            .op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
         let results = self.b.func.ops[op].results.clone();
         self.rebind(&carried, &results);
         self.env.pop();
     }
 
     fn local_val(&self, name: &str) -> ValueId {
-        let p = self.env.lookup(name).expect("hidden local declared by the loop lowering");
+        let p = self
+            .env
+            .lookup(name)
+            .expect("hidden local declared by the loop lowering");
         self.env.get(p).val
     }
 }

@@ -14,7 +14,7 @@ use super::{FnCx, Front, Tv};
 use crate::front::diagnostics::ErrorKind;
 use crate::front::items::Def;
 use crate::front::types::SurfaceType;
-use crate::ir::{Function, FuncRef, OpKind};
+use crate::ir::{FuncRef, Function, OpKind};
 use mad_grammar::ast::{Expr, ExprKind};
 use mad_grammar::span::Span;
 
@@ -88,10 +88,14 @@ pub fn tangent(t: &SurfaceType) -> Option<SurfaceType> {
     match t {
         SurfaceType::Tuple(items) => {
             let parts: Vec<Option<SurfaceType>> = items.iter().map(tangent).collect();
-            parts
-                .iter()
-                .any(Option::is_some)
-                .then(|| SurfaceType::Tuple(parts.into_iter().map(|p| p.unwrap_or_else(SurfaceType::unit)).collect()))
+            parts.iter().any(Option::is_some).then(|| {
+                SurfaceType::Tuple(
+                    parts
+                        .into_iter()
+                        .map(|p| p.unwrap_or_else(SurfaceType::unit))
+                        .collect(),
+                )
+            })
         }
         SurfaceType::Stencil(_) | SurfaceType::Str | SurfaceType::Error => None,
         _ => t.elem_kind().filter(|k| k.is_float()).map(|_| t.clone()),
@@ -112,7 +116,11 @@ pub fn fixed_f64_size(t: &SurfaceType) -> Option<u64> {
 
 /// One value, or a tuple of several.
 fn one_or_tuple(mut ts: Vec<SurfaceType>) -> SurfaceType {
-    if ts.len() == 1 { ts.remove(0) } else { SurfaceType::Tuple(ts) }
+    if ts.len() == 1 {
+        ts.remove(0)
+    } else {
+        SurfaceType::Tuple(ts)
+    }
 }
 
 /// Whether `t` is a result `jacobian` accepts: `f64` or a rank-1 `f64` tensor.
@@ -150,7 +158,10 @@ impl Front {
         match t {
             Target::Fn(i) => {
                 let f = &self.items.fns[*i];
-                Ok(Sig { params: f.params.clone(), ret: f.ret.clone() })
+                Ok(Sig {
+                    params: f.params.clone(),
+                    ret: f.ret.clone(),
+                })
             }
             Target::Deriv(k) => self.deriv_sig(k),
         }
@@ -159,10 +170,15 @@ impl Front {
     /// The signature of `op(target)`, or why the operator does not apply.
     pub fn deriv_sig(&self, k: &DerivKey) -> Result<Sig, String> {
         let Sig { params, ret } = self.target_sig(&k.target)?;
-        let floats: Vec<(usize, SurfaceType)> =
-            params.iter().enumerate().filter_map(|(i, p)| tangent(p).map(|t| (i, t))).collect();
+        let floats: Vec<(usize, SurfaceType)> = params
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| tangent(p).map(|t| (i, t)))
+            .collect();
         if floats.is_empty() {
-            return Err("it has no floating-point argument to differentiate with respect to".into());
+            return Err(
+                "it has no floating-point argument to differentiate with respect to".into(),
+            );
         }
         let fixed_inputs = || -> Result<u64, String> {
             let mut n = 0;
@@ -183,26 +199,41 @@ impl Front {
         let sig = match k.op {
             DiffOp::Grad => {
                 if ret != SurfaceType::F64 {
-                    return Err(format!("its result is {ret}, not f64; `grad` needs a scalar function"));
+                    return Err(format!(
+                        "its result is {ret}, not f64; `grad` needs a scalar function"
+                    ));
                 }
                 let ret = match k.arg {
                     None => one_or_tuple(floats.into_iter().map(|(_, t)| t).collect()),
                     Some(a) if a >= params.len() => {
-                        return Err(format!("it has {} argument(s), so there is no argument {a}", params.len()));
+                        return Err(format!(
+                            "it has {} argument(s), so there is no argument {a}",
+                            params.len()
+                        ));
                     }
                     Some(a) => match tangent(&params[a]) {
                         Some(t) => t,
-                        None => return Err(format!("argument {a} has type {}, which has no derivative", params[a])),
+                        None => {
+                            return Err(format!(
+                                "argument {a} has type {}, which has no derivative",
+                                params[a]
+                            ));
+                        }
                     },
                 };
                 Sig { params, ret }
             }
             DiffOp::Hessian => {
                 if ret != SurfaceType::F64 {
-                    return Err(format!("its result is {ret}, not f64; `hessian` needs a scalar function"));
+                    return Err(format!(
+                        "its result is {ret}, not f64; `hessian` needs a scalar function"
+                    ));
                 }
                 fixed_inputs()?;
-                Sig { params, ret: SurfaceType::Matrix }
+                Sig {
+                    params,
+                    ret: SurfaceType::Matrix,
+                }
             }
             DiffOp::Jacobian => {
                 if !jacobian_result(&ret) {
@@ -211,7 +242,10 @@ impl Front {
                     ));
                 }
                 fixed_inputs()?;
-                Sig { params, ret: SurfaceType::Matrix }
+                Sig {
+                    params,
+                    ret: SurfaceType::Matrix,
+                }
             }
             DiffOp::Jvp => {
                 let Some(rt) = tangent(&ret) else {
@@ -219,7 +253,10 @@ impl Front {
                 };
                 let mut ps = params.clone();
                 ps.extend(floats.into_iter().map(|(_, t)| t));
-                Sig { params: ps, ret: SurfaceType::Tuple(vec![ret, rt]) }
+                Sig {
+                    params: ps,
+                    ret: SurfaceType::Tuple(vec![ret, rt]),
+                }
             }
             DiffOp::Vjp => {
                 let Some(rt) = tangent(&ret) else {
@@ -228,7 +265,10 @@ impl Front {
                 let mut ps = params.clone();
                 ps.push(rt);
                 let adj = one_or_tuple(floats.into_iter().map(|(_, t)| t).collect());
-                Sig { params: ps, ret: SurfaceType::Tuple(vec![ret, adj]) }
+                Sig {
+                    params: ps,
+                    ret: SurfaceType::Tuple(vec![ret, adj]),
+                }
             }
         };
         Ok(sig)
@@ -253,7 +293,12 @@ impl Front {
         let func = Function::new(self.deriv_name(k, true), &params, sig.ret.ir_type());
         let f = self.module.add_function(func);
         self.derivs.insert(k.clone(), f);
-        self.pending_derivs.push(PendingDeriv { func: f, key: k.clone(), file, span });
+        self.pending_derivs.push(PendingDeriv {
+            func: f,
+            key: k.clone(),
+            file,
+            span,
+        });
         Some(f)
     }
 
@@ -286,7 +331,14 @@ impl FnCx<'_, '_> {
     }
 
     /// `op(op_args…)(args…)`.
-    pub fn diff_call(&mut self, op: &str, op_args: &[Expr], op_span: Span, args: &[Expr], span: Span) -> Tv {
+    pub fn diff_call(
+        &mut self,
+        op: &str,
+        op_args: &[Expr],
+        op_span: Span,
+        args: &[Expr],
+        span: Span,
+    ) -> Tv {
         let Some(keys) = self.diff_keys(op, op_args, op_span) else {
             self.lower_args_for_errors(args);
             return self.poison();
@@ -304,7 +356,14 @@ impl FnCx<'_, '_> {
         if ok.is_empty() {
             self.lower_args_for_errors(args);
             if let Some((func, detail)) = first_err {
-                self.error(ErrorKind::DiffSignature { op: op.to_string(), func, detail }, op_span);
+                self.error(
+                    ErrorKind::DiffSignature {
+                        op: op.to_string(),
+                        func,
+                        detail,
+                    },
+                    op_span,
+                );
             }
             return self.poison();
         }
@@ -313,7 +372,14 @@ impl FnCx<'_, '_> {
             let params = ok[0].1.params.clone();
             if params.len() != args.len() {
                 self.lower_args_for_errors(args);
-                self.error(ErrorKind::ArgCount { name, expected: params.len().to_string(), found: args.len() }, span);
+                self.error(
+                    ErrorKind::ArgCount {
+                        name,
+                        expected: params.len().to_string(),
+                        found: args.len(),
+                    },
+                    span,
+                );
                 return self.poison();
             }
             let mut vals = Vec::new();
@@ -334,7 +400,12 @@ impl FnCx<'_, '_> {
                 .iter()
                 .map(|(k, s)| {
                     let ps: Vec<String> = s.params.iter().map(ToString::to_string).collect();
-                    format!("{}({}) -> {}", self.g.deriv_name(k, false), ps.join(", "), s.ret)
+                    format!(
+                        "{}({}) -> {}",
+                        self.g.deriv_name(k, false),
+                        ps.join(", "),
+                        s.ret
+                    )
                 })
                 .collect();
             match self.pick_overload(&params, descs, &name, args, span) {
@@ -343,7 +414,9 @@ impl FnCx<'_, '_> {
             }
         };
         let (key, sig) = ok.swap_remove(chosen);
-        let Some(fref) = self.g.deriv_fref(&key, self.file, op_span) else { return self.poison() };
+        let Some(fref) = self.g.deriv_fref(&key, self.file, op_span) else {
+            return self.poison();
+        };
         self.b.set_span(span);
         let v = self.b.op1(OpKind::Call(fref), vals, sig.ret.ir_type());
         Tv { ty: sig.ret, v }
@@ -358,45 +431,90 @@ impl FnCx<'_, '_> {
         };
         if !arity_ok {
             let expected = if dop == DiffOp::Grad { "1 or 2" } else { "1" };
-            self.error(ErrorKind::ArgCount { name: op.to_string(), expected: expected.into(), found: op_args.len() }, span);
+            self.error(
+                ErrorKind::ArgCount {
+                    name: op.to_string(),
+                    expected: expected.into(),
+                    found: op_args.len(),
+                },
+                span,
+            );
             return None;
         }
         let arg = match op_args.get(1) {
             None => None,
-            Some(Expr { kind: ExprKind::Int(i), .. }) if *i >= 0 => Some(*i as usize),
+            Some(Expr {
+                kind: ExprKind::Int(i),
+                ..
+            }) if *i >= 0 => Some(*i as usize),
             Some(e) => {
-                let detail = "the argument index of `grad(f, i)` must be a non-negative integer literal".to_string();
-                self.error(ErrorKind::NotDiffTarget { op: op.to_string(), detail }, e.span);
+                let detail =
+                    "the argument index of `grad(f, i)` must be a non-negative integer literal"
+                        .to_string();
+                self.error(
+                    ErrorKind::NotDiffTarget {
+                        op: op.to_string(),
+                        detail,
+                    },
+                    e.span,
+                );
                 return None;
             }
         };
         let targets = self.diff_targets(op, &op_args[0])?;
-        Some(targets.into_iter().map(|target| DerivKey { op: dop, arg, target }).collect())
+        Some(
+            targets
+                .into_iter()
+                .map(|target| DerivKey {
+                    op: dop,
+                    arg,
+                    target,
+                })
+                .collect(),
+        )
     }
 
     /// The candidate functions an operator's operand denotes.
     fn diff_targets(&mut self, op: &str, e: &Expr) -> Option<Vec<Target>> {
         let not_target = |cx: &mut Self, detail: String| {
-            cx.error(ErrorKind::NotDiffTarget { op: op.to_string(), detail }, e.span);
+            cx.error(
+                ErrorKind::NotDiffTarget {
+                    op: op.to_string(),
+                    detail,
+                },
+                e.span,
+            );
             None
         };
         match &e.kind {
             ExprKind::Path(path) => {
-                let name = path.iter().map(|i| i.node.as_str()).collect::<Vec<_>>().join("::");
+                let name = path
+                    .iter()
+                    .map(|i| i.node.as_str())
+                    .collect::<Vec<_>>()
+                    .join("::");
                 let defs = if path.len() == 1 {
                     let n = path[0].node.as_str();
                     if let Some(pos) = self.env.lookup(n) {
                         let ty = self.env.get(pos).ty.clone();
-                        return not_target(self, format!("`{n}` is a variable of type {ty}, not a function"));
+                        return not_target(
+                            self,
+                            format!("`{n}` is a variable of type {ty}, not a function"),
+                        );
                     }
                     if let Some(d) = self.g.items.lookup_local_items(self.module, n) {
                         Some(d)
                     } else if super::builtins::DIFF_OPERATORS.contains(&n) {
-                        return not_target(self, format!("`{n}` must be applied to a function, as in `{n}(f)`"));
+                        return not_target(
+                            self,
+                            format!("`{n}` must be applied to a function, as in `{n}(f)`"),
+                        );
                     } else if super::builtins::BUILTINS.contains(&n) {
                         return not_target(
                             self,
-                            format!("`{n}` is a builtin; differentiate a function that calls it, e.g. `fn g(x: f64) -> f64 {{ {n}(x) }}`"),
+                            format!(
+                                "`{n}` is a builtin; differentiate a function that calls it, e.g. `fn g(x: f64) -> f64 {{ {n}(x) }}`"
+                            ),
                         );
                     } else {
                         self.g.items.lookup_prelude(n)
@@ -437,13 +555,23 @@ impl FnCx<'_, '_> {
                             && let Err(detail) = self.g.deriv_sig(k)
                         {
                             let func = self.g.target_name(&k.target);
-                            self.error(ErrorKind::DiffSignature { op: p[0].node.clone(), func, detail }, e.span);
+                            self.error(
+                                ErrorKind::DiffSignature {
+                                    op: p[0].node.clone(),
+                                    func,
+                                    detail,
+                                },
+                                e.span,
+                            );
                         }
                         return None;
                     }
                     return Some(valid);
                 }
-                not_target(self, "expected a function name or a differentiation operator applied to one".into())
+                not_target(
+                    self,
+                    "expected a function name or a differentiation operator applied to one".into(),
+                )
             }
             _ => not_target(self, "expected a function name".into()),
         }

@@ -11,29 +11,43 @@ use mad_grammar::span::Span;
 
 /// Whether `ty` is a dynamic array type that an array literal can build.
 pub fn is_dynamic_array(ty: &SurfaceType) -> bool {
-    matches!(ty, SurfaceType::Vector | SurfaceType::Matrix | SurfaceType::Slice(_))
+    matches!(
+        ty,
+        SurfaceType::Vector | SurfaceType::Matrix | SurfaceType::Slice(_)
+    )
 }
 
 impl FnCx<'_, '_> {
     /// `[x0, x1, ...]` where a dynamic array type `ty` is expected.
     pub fn dynamic_array_literal(&mut self, xs: &[Expr], span: Span, ty: &SurfaceType) -> Tv {
-        let Some(elem) = ty.index_once() else { return self.poison() };
+        let Some(elem) = ty.index_once() else {
+            return self.poison();
+        };
         // The rows of a `matrix` are fixed-size here; their length comes from the first row.
         let mut row = (elem != SurfaceType::Vector).then_some(elem);
         let mut vals = Vec::new();
         for x in xs {
             let hint = match (&row, &x.kind) {
                 (Some(t), _) => Some(t.clone()),
-                (None, ExprKind::Array(ys)) => Some(SurfaceType::array(SurfaceType::F64, ys.len() as u64)),
+                (None, ExprKind::Array(ys)) => {
+                    Some(SurfaceType::array(SurfaceType::F64, ys.len() as u64))
+                }
                 _ => None,
             };
             let tv = self.expr(x, hint.as_ref());
             let tv = match &row {
                 Some(t) => self.expect(tv, t, x.span),
                 None => {
-                    if !tv.ty.is_error() && !matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) {
+                    if !tv.ty.is_error() && !matches!(tv.ty.as_array(), Some((SurfaceType::F64, _)))
+                    {
                         let found = tv.ty.to_string();
-                        self.error(ErrorKind::TypeMismatch { expected: "a row of f64".into(), found }, x.span);
+                        self.error(
+                            ErrorKind::TypeMismatch {
+                                expected: "a row of f64".into(),
+                                found,
+                            },
+                            x.span,
+                        );
                         return self.poison();
                     }
                     row = Some(tv.ty.clone());
@@ -52,16 +66,32 @@ impl FnCx<'_, '_> {
     }
 
     /// `[value; n]` where a dynamic array type `ty` is expected.
-    pub fn dynamic_array_repeat(&mut self, value: &Expr, n: Option<u64>, span: Span, ty: &SurfaceType) -> Tv {
-        let Some(elem) = ty.index_once() else { return self.poison() };
+    pub fn dynamic_array_repeat(
+        &mut self,
+        value: &Expr,
+        n: Option<u64>,
+        span: Span,
+        ty: &SurfaceType,
+    ) -> Tv {
+        let Some(elem) = ty.index_once() else {
+            return self.poison();
+        };
         let hint = (elem != SurfaceType::Vector).then_some(elem);
         let tv = self.expr(value, hint.as_ref());
         let tv = match &hint {
             Some(t) => self.expect(tv, t, value.span),
-            None if tv.ty.is_error() || matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) => tv,
+            None if tv.ty.is_error() || matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) => {
+                tv
+            }
             None => {
                 let found = tv.ty.to_string();
-                self.error(ErrorKind::TypeMismatch { expected: "a row of f64".into(), found }, value.span);
+                self.error(
+                    ErrorKind::TypeMismatch {
+                        expected: "a row of f64".into(),
+                        found,
+                    },
+                    value.span,
+                );
                 return self.poison();
             }
         };

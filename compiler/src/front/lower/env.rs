@@ -61,6 +61,10 @@ impl Env {
 
     /// Every visible local name (for suggestions).
     pub fn names(&self) -> Vec<String> {
-        self.scopes.iter().flatten().map(|l| l.name.clone()).collect()
+        self.scopes
+            .iter()
+            .flatten()
+            .map(|l| l.name.clone())
+            .collect()
     }
 }

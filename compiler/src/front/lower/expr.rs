@@ -1,8 +1,8 @@
 //! Expressions other than operators, calls and control flow: literals, names,
 //! indexing, fields, tuples and arrays.
 
-use super::ops::{has_float_literal, is_literal};
 use super::dynlit::is_dynamic_array;
+use super::ops::{has_float_literal, is_literal};
 use super::{FnCx, Tv};
 use crate::front::diagnostics::{ErrorKind, suggest};
 use crate::front::items::Def;
@@ -55,7 +55,11 @@ impl FnCx<'_, '_> {
                 self.b.set_span(e.span);
                 self.vec_field(b, &name.node, name.span).0
             }
-            ExprKind::TupleField { base, index, index_span } => {
+            ExprKind::TupleField {
+                base,
+                index,
+                index_span,
+            } => {
                 let b = self.expr(base, None);
                 self.tuple_field(b, *index, *index_span)
             }
@@ -64,7 +68,9 @@ impl FnCx<'_, '_> {
                     return self.unit();
                 }
                 let exp_items = match expected {
-                    Some(SurfaceType::Tuple(items)) if items.len() == xs.len() => Some(items.clone()),
+                    Some(SurfaceType::Tuple(items)) if items.len() == xs.len() => {
+                        Some(items.clone())
+                    }
                     _ => None,
                 };
                 let mut tys = Vec::new();
@@ -83,16 +89,23 @@ impl FnCx<'_, '_> {
                 Tv { ty, v }
             }
             ExprKind::Array(xs) => self.array_literal(xs, e.span, expected),
-            ExprKind::ArrayRepeat { value, count } => self.array_repeat(value, count, e.span, expected),
+            ExprKind::ArrayRepeat { value, count } => {
+                self.array_repeat(value, count, e.span, expected)
+            }
             ExprKind::Block(b) => self.block(b, expected),
-            ExprKind::If { cond, then, else_ } => self.if_expr(cond, then, else_.as_deref(), expected),
+            ExprKind::If { cond, then, else_ } => {
+                self.if_expr(cond, then, else_.as_deref(), expected)
+            }
             ExprKind::Error => self.poison(),
         }
     }
 
     pub fn lit(&mut self, l: Literal) -> Tv {
         let v = self.konst(l);
-        Tv { ty: SurfaceType::from_scalar(l.kind()), v }
+        Tv {
+            ty: SurfaceType::from_scalar(l.kind()),
+            v,
+        }
     }
 
     /// Every name a misspelt name could have meant.
@@ -106,7 +119,13 @@ impl FnCx<'_, '_> {
     pub fn unknown_name(&mut self, name: &str, span: Span) {
         let names = self.candidate_names();
         let suggestion = suggest(name, names.iter().map(String::as_str));
-        self.error(ErrorKind::UnknownName { name: name.to_string(), suggestion }, span);
+        self.error(
+            ErrorKind::UnknownName {
+                name: name.to_string(),
+                suggestion,
+            },
+            span,
+        );
     }
 
     fn path_value(&mut self, p: &[Ident], span: Span) -> Tv {
@@ -114,27 +133,51 @@ impl FnCx<'_, '_> {
             && let Some(pos) = self.env.lookup(&p[0].node)
         {
             let l = self.env.get(pos);
-            return Tv { ty: l.ty.clone(), v: l.val };
+            return Tv {
+                ty: l.ty.clone(),
+                v: l.val,
+            };
         }
-        let name = p.iter().map(|i| i.node.as_str()).collect::<Vec<_>>().join("::");
+        let name = p
+            .iter()
+            .map(|i| i.node.as_str())
+            .collect::<Vec<_>>()
+            .join("::");
         match self.g.items.lookup_path(self.module, p) {
             Some(defs) => match defs[0] {
                 Def::Const(i) => self.const_use(i, span),
                 Def::Mesh(i) => self.mesh_value(i, span),
                 Def::Fn(_) => {
-                    self.error(ErrorKind::NotAValue { what: format!("function `{name}`") }, span);
+                    self.error(
+                        ErrorKind::NotAValue {
+                            what: format!("function `{name}`"),
+                        },
+                        span,
+                    );
                     self.poison()
                 }
                 Def::Mod(_) => {
-                    self.error(ErrorKind::NotAValue { what: format!("module `{name}`") }, span);
+                    self.error(
+                        ErrorKind::NotAValue {
+                            what: format!("module `{name}`"),
+                        },
+                        span,
+                    );
                     self.poison()
                 }
             },
             None => {
                 let last = &p[p.len() - 1].node;
-                if p.len() == 1 && (super::builtins::BUILTINS.contains(&last.as_str()) || named_type(last).is_some())
+                if p.len() == 1
+                    && (super::builtins::BUILTINS.contains(&last.as_str())
+                        || named_type(last).is_some())
                 {
-                    self.error(ErrorKind::NotAValue { what: format!("`{name}`") }, span);
+                    self.error(
+                        ErrorKind::NotAValue {
+                            what: format!("`{name}`"),
+                        },
+                        span,
+                    );
                 } else {
                     self.unknown_name(&name, span);
                 }
@@ -152,7 +195,10 @@ impl FnCx<'_, '_> {
                 let v = self.konst(l);
                 Tv { ty, v }
             }
-            None => Tv { ty: SurfaceType::Error, v: self.poison().v },
+            None => Tv {
+                ty: SurfaceType::Error,
+                v: self.poison().v,
+            },
         }
     }
 
@@ -162,10 +208,16 @@ impl FnCx<'_, '_> {
             let tv = self.expr(i, Some(&SurfaceType::I64));
             if !tv.ty.compatible(&SurfaceType::I64) {
                 self.error(
-                    ErrorKind::BadIndex { ty: "this value".into(), detail: format!("an index must be i64, found {}", tv.ty) },
+                    ErrorKind::BadIndex {
+                        ty: "this value".into(),
+                        detail: format!("an index must be i64, found {}", tv.ty),
+                    },
                     i.span,
                 );
-                out.push(Tv { ty: SurfaceType::Error, v: tv.v });
+                out.push(Tv {
+                    ty: SurfaceType::Error,
+                    v: tv.v,
+                });
             } else {
                 out.push(tv);
             }
@@ -179,7 +231,10 @@ impl FnCx<'_, '_> {
         for i in indices {
             let lit = match &i.kind {
                 ExprKind::Int(n) => Some(*n),
-                ExprKind::Unary { op: mad_grammar::ast::UnOp::Neg, operand } => match operand.kind {
+                ExprKind::Unary {
+                    op: mad_grammar::ast::UnOp::Neg,
+                    operand,
+                } => match operand.kind {
                     ExprKind::Int(n) => Some(-n),
                     _ => None,
                 },
@@ -192,7 +247,13 @@ impl FnCx<'_, '_> {
                         Some(len) => format!("index {n} is out of bounds for length {len}"),
                         None => format!("index {n} is negative"),
                     };
-                    self.error(ErrorKind::BadIndex { ty: t.to_string(), detail }, i.span);
+                    self.error(
+                        ErrorKind::BadIndex {
+                            ty: t.to_string(),
+                            detail,
+                        },
+                        i.span,
+                    );
                 }
             }
             match t.index_once() {
@@ -217,7 +278,13 @@ impl FnCx<'_, '_> {
                     } else {
                         format!("too many indices ({})", idx.len())
                     };
-                    self.error(ErrorKind::BadIndex { ty: base.ty.to_string(), detail }, span);
+                    self.error(
+                        ErrorKind::BadIndex {
+                            ty: base.ty.to_string(),
+                            detail,
+                        },
+                        span,
+                    );
                     return self.poison();
                 }
             }
@@ -242,11 +309,25 @@ impl FnCx<'_, '_> {
         };
         match (&base.ty, k) {
             (SurfaceType::Vec(n), Some(k)) if k < *n => {
-                let v = self.b.op1(OpKind::Extract(k as u64), vec![base.v], Type::F64);
-                (Tv { ty: SurfaceType::F64, v }, Some(k as u64))
+                let v = self
+                    .b
+                    .op1(OpKind::Extract(k as u64), vec![base.v], Type::F64);
+                (
+                    Tv {
+                        ty: SurfaceType::F64,
+                        v,
+                    },
+                    Some(k as u64),
+                )
             }
             _ => {
-                self.error(ErrorKind::UnknownField { field: name.to_string(), ty: base.ty.to_string() }, span);
+                self.error(
+                    ErrorKind::UnknownField {
+                        field: name.to_string(),
+                        ty: base.ty.to_string(),
+                    },
+                    span,
+                );
                 (self.poison(), None)
             }
         }
@@ -263,7 +344,13 @@ impl FnCx<'_, '_> {
                 Tv { ty, v }
             }
             other => {
-                self.error(ErrorKind::UnknownField { field: i.to_string(), ty: other.to_string() }, span);
+                self.error(
+                    ErrorKind::UnknownField {
+                        field: i.to_string(),
+                        ty: other.to_string(),
+                    },
+                    span,
+                );
                 self.poison()
             }
         }
@@ -281,7 +368,10 @@ impl FnCx<'_, '_> {
                 return Tv { ty, v };
             }
             self.error(
-                ErrorKind::TypeMismatch { expected: "an array with at least one element".into(), found: "[]".into() },
+                ErrorKind::TypeMismatch {
+                    expected: "an array with at least one element".into(),
+                    found: "[]".into(),
+                },
                 span,
             );
             return self.poison();
@@ -299,7 +389,11 @@ impl FnCx<'_, '_> {
             }
         }
         if elem.is_none() {
-            elem = Some(if xs.iter().any(has_float_literal) { SurfaceType::F64 } else { SurfaceType::I64 });
+            elem = Some(if xs.iter().any(has_float_literal) {
+                SurfaceType::F64
+            } else {
+                SurfaceType::I64
+            });
         }
         let elem = elem.unwrap_or(SurfaceType::Error);
         let mut out = Vec::new();
@@ -312,7 +406,12 @@ impl FnCx<'_, '_> {
             out.push(tv.v);
         }
         if !elem.is_array_element() {
-            self.error(ErrorKind::BadElementType { ty: elem.to_string() }, span);
+            self.error(
+                ErrorKind::BadElementType {
+                    ty: elem.to_string(),
+                },
+                span,
+            );
             return self.poison();
         }
         if let SurfaceType::Stencil(_) = elem {
@@ -325,7 +424,13 @@ impl FnCx<'_, '_> {
         Tv { ty, v }
     }
 
-    fn array_repeat(&mut self, value: &Expr, count: &Expr, span: Span, expected: Option<&SurfaceType>) -> Tv {
+    fn array_repeat(
+        &mut self,
+        value: &Expr,
+        count: &Expr,
+        span: Span,
+        expected: Option<&SurfaceType>,
+    ) -> Tv {
         let n = self.const_i64(count);
         if let Some(ty) = expected.filter(|t| is_dynamic_array(t)) {
             return self.dynamic_array_repeat(value, n, span, ty);
@@ -337,7 +442,12 @@ impl FnCx<'_, '_> {
             return self.poison();
         }
         if !tv.ty.is_array_element() || matches!(tv.ty, SurfaceType::Stencil(_)) {
-            self.error(ErrorKind::BadElementType { ty: tv.ty.to_string() }, value.span);
+            self.error(
+                ErrorKind::BadElementType {
+                    ty: tv.ty.to_string(),
+                },
+                value.span,
+            );
             return self.poison();
         }
         let ty = SurfaceType::array(tv.ty.clone(), n);
@@ -348,7 +458,8 @@ impl FnCx<'_, '_> {
         } else if n == 0 {
             self.zero(&ty)
         } else {
-            self.b.op1(OpKind::Pack, vec![tv.v; n as usize], ty.ir_type())
+            self.b
+                .op1(OpKind::Pack, vec![tv.v; n as usize], ty.ir_type())
         };
         Tv { ty, v }
     }
@@ -357,11 +468,17 @@ impl FnCx<'_, '_> {
     pub fn const_i64(&mut self, e: &Expr) -> Option<u64> {
         let module = self.module;
         let file = self.file;
-        match self.g.eval_const(e, Some(crate::ir::ScalarKind::I64), file, module) {
+        match self
+            .g
+            .eval_const(e, Some(crate::ir::ScalarKind::I64), file, module)
+        {
             Some(Literal::I64(n)) if n >= 0 => Some(n as u64),
             Some(_) => {
                 self.error(
-                    ErrorKind::TypeMismatch { expected: "a non-negative i64 length".into(), found: "another constant".into() },
+                    ErrorKind::TypeMismatch {
+                        expected: "a non-negative i64 length".into(),
+                        found: "another constant".into(),
+                    },
                     e.span,
                 );
                 None

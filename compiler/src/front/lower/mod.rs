@@ -31,7 +31,9 @@ pub mod term;
 use super::diagnostics::{ErrorKind, FrontError};
 use super::items::{Items, ModId};
 use super::types::SurfaceType;
-use crate::ir::{self, Builder, Dim, FuncRef, Function, Literal, OpKind, ScalarKind, Type, ValueId};
+use crate::ir::{
+    self, Builder, Dim, FuncRef, Function, Literal, OpKind, ScalarKind, Type, ValueId,
+};
 use env::{Env, Local};
 use mad_grammar::ast;
 use mad_grammar::span::Span;
@@ -122,10 +124,25 @@ pub struct FnCx<'a, 'f> {
 }
 
 impl<'a, 'f> FnCx<'a, 'f> {
-    pub fn new(g: &'a mut Front, func: &'f mut Function, file: usize, module: ModId, ret: SurfaceType) -> Self {
+    pub fn new(
+        g: &'a mut Front,
+        func: &'f mut Function,
+        file: usize,
+        module: ModId,
+        ret: SurfaceType,
+    ) -> Self {
         let mut env = Env::default();
         env.push();
-        FnCx { g, b: Builder::new(func), file, module, env, ret, loops: 0, term: None }
+        FnCx {
+            g,
+            b: Builder::new(func),
+            file,
+            module,
+            env,
+            ret,
+            loops: 0,
+            term: None,
+        }
     }
 
     pub fn error(&mut self, kind: ErrorKind, span: Span) {
@@ -134,13 +151,19 @@ impl<'a, 'f> FnCx<'a, 'f> {
 
     pub fn unit(&mut self) -> Tv {
         let v = self.b.op1(OpKind::Tuple, vec![], Type::unit());
-        Tv { ty: SurfaceType::unit(), v }
+        Tv {
+            ty: SurfaceType::unit(),
+            v,
+        }
     }
 
     /// A value of the error type.
     pub fn poison(&mut self) -> Tv {
         let v = self.b.op1(OpKind::Tuple, vec![], Type::unit());
-        Tv { ty: SurfaceType::Error, v }
+        Tv {
+            ty: SurfaceType::Error,
+            v,
+        }
     }
 
     pub fn konst(&mut self, lit: Literal) -> ValueId {
@@ -182,17 +205,42 @@ impl<'a, 'f> FnCx<'a, 'f> {
     /// Checks that `tv` has the expected type; reports E0101 at `span` otherwise.
     pub fn expect(&mut self, tv: Tv, expected: &SurfaceType, span: Span) -> Tv {
         if !tv.ty.compatible(expected) {
-            self.error(ErrorKind::TypeMismatch { expected: expected.to_string(), found: tv.ty.to_string() }, span);
-            return Tv { ty: expected.clone(), v: tv.v };
+            self.error(
+                ErrorKind::TypeMismatch {
+                    expected: expected.to_string(),
+                    found: tv.ty.to_string(),
+                },
+                span,
+            );
+            return Tv {
+                ty: expected.clone(),
+                v: tv.v,
+            };
         }
         if tv.ty.is_error() {
-            return Tv { ty: expected.clone(), v: tv.v };
+            return Tv {
+                ty: expected.clone(),
+                v: tv.v,
+            };
         }
         tv
     }
 
-    pub fn declare(&mut self, name: &str, ty: SurfaceType, mutable: bool, val: ValueId, span: Span) -> env::Pos {
-        self.env.declare(Local { name: name.to_string(), ty, mutable, val, span })
+    pub fn declare(
+        &mut self,
+        name: &str,
+        ty: SurfaceType,
+        mutable: bool,
+        val: ValueId,
+        span: Span,
+    ) -> env::Pos {
+        self.env.declare(Local {
+            name: name.to_string(),
+            ty,
+            mutable,
+            val,
+            span,
+        })
     }
 }
 
@@ -211,13 +259,27 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
     for a in attrs {
         if a.name.node != "ad" {
             let help = Some("the only attribute is `@ad(tape)` or `@ad(sct)`".to_string());
-            g.error(ErrorKind::UnknownAttribute { name: a.name.node.clone(), help }, file, a.name.span);
+            g.error(
+                ErrorKind::UnknownAttribute {
+                    name: a.name.node.clone(),
+                    help,
+                },
+                file,
+                a.name.span,
+            );
             continue;
         }
         let args = a.args.iter().map(|i| i.node.as_str()).collect::<Vec<_>>();
         if mode.is_some() && matches!(args.as_slice(), ["tape"] | ["sct"]) {
             let help = Some("give one `@ad(...)` per function".to_string());
-            g.error(ErrorKind::UnknownAttribute { name: "ad(...)".to_string(), help }, file, a.span);
+            g.error(
+                ErrorKind::UnknownAttribute {
+                    name: "ad(...)".to_string(),
+                    help,
+                },
+                file,
+                a.span,
+            );
             continue;
         }
         match args.as_slice() {
@@ -225,7 +287,14 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
             ["sct"] => mode = Some(ir::AdMode::Sct),
             _ => {
                 let help = Some("write `@ad(tape)` or `@ad(sct)`".to_string());
-                g.error(ErrorKind::UnknownAttribute { name: "ad(...)".to_string(), help }, file, a.span);
+                g.error(
+                    ErrorKind::UnknownAttribute {
+                        name: "ad(...)".to_string(),
+                        help,
+                    },
+                    file,
+                    a.span,
+                );
             }
         }
     }
@@ -234,11 +303,22 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
 
 /// Lowers the body of function `idx` into its placeholder in the module.
 fn lower_fn(g: &mut Front, idx: usize) {
-    let Some(fref) = g.items.fns[idx].fref else { return };
+    let Some(fref) = g.items.fns[idx].fref else {
+        return;
+    };
     let it = &g.items.fns[idx];
-    let (decl, params, ret, file, module, attrs) =
-        (it.decl.clone(), it.params.clone(), it.ret.clone(), it.file, it.module, it.attrs.clone());
-    let mut func = std::mem::replace(&mut g.module.functions[fref], Function::new("", &[], Type::unit()));
+    let (decl, params, ret, file, module, attrs) = (
+        it.decl.clone(),
+        it.params.clone(),
+        it.ret.clone(),
+        it.file,
+        it.module,
+        it.attrs.clone(),
+    );
+    let mut func = std::mem::replace(
+        &mut g.module.functions[fref],
+        Function::new("", &[], Type::unit()),
+    );
     func.ad_mode = ad_mode(g, &attrs, file);
     let args = func.params().to_vec();
     {
@@ -267,21 +347,35 @@ impl FnCx<'_, '_> {
         let mut v = tv.v;
         if !diverges && !tv.ty.compatible(ret) {
             let span = body.tail.as_ref().map(|t| t.span).unwrap_or(body.span);
-            self.error(ErrorKind::ReturnMismatch { expected: ret.to_string(), found: tv.ty.to_string() }, span);
+            self.error(
+                ErrorKind::ReturnMismatch {
+                    expected: ret.to_string(),
+                    found: tv.ty.to_string(),
+                },
+                span,
+            );
         }
         if diverges || !tv.ty.compatible(ret) || tv.ty.is_error() {
             v = self.zero(ret);
         }
         if has_return {
-            let flag = self.env.lookup(control::RET_FLAG).map(|p| self.env.get(p).val);
-            let rv = self.env.lookup(control::RET_VAL).map(|p| self.env.get(p).val);
+            let flag = self
+                .env
+                .lookup(control::RET_FLAG)
+                .map(|p| self.env.get(p).val);
+            let rv = self
+                .env
+                .lookup(control::RET_VAL)
+                .map(|p| self.env.get(p).val);
             if let (Some(flag), Some(rv)) = (flag, rv) {
                 let t = ret.ir_type();
                 self.b.begin_region(&[]);
                 let then = self.b.end_region(vec![rv]);
                 self.b.begin_region(&[]);
                 let els = self.b.end_region(vec![v]);
-                let op = self.b.op_with_regions(OpKind::If, vec![flag], vec![t], vec![then, els]);
+                let op = self
+                    .b
+                    .op_with_regions(OpKind::If, vec![flag], vec![t], vec![then, els]);
                 v = self.b.func.ops[op].results[0];
             }
         }

@@ -14,7 +14,10 @@ use mad_grammar::span::Span;
 pub fn is_literal(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Int(_) | ExprKind::Float(_) => true,
-        ExprKind::Unary { op: UnOp::Neg, operand } => is_literal(operand),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            operand,
+        } => is_literal(operand),
         ExprKind::Binary { op, lhs, rhs } => is_arith(*op) && is_literal(lhs) && is_literal(rhs),
         _ => false,
     }
@@ -31,7 +34,10 @@ pub fn has_float_literal(e: &Expr) -> bool {
 }
 
 fn is_arith(op: BinOp) -> bool {
-    matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Pow)
+    matches!(
+        op,
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Pow
+    )
 }
 
 pub fn symbol(op: BinOp) -> &'static str {
@@ -104,7 +110,14 @@ impl FnCx<'_, '_> {
                 (a, b)
             }
             (true, false) => {
-                let b = self.expr(rhs, if op == BinOp::Pow { None } else { scalar_expected });
+                let b = self.expr(
+                    rhs,
+                    if op == BinOp::Pow {
+                        None
+                    } else {
+                        scalar_expected
+                    },
+                );
                 let a = self.expr(lhs, literal_hint(&b.ty).as_ref());
                 (a, b)
             }
@@ -115,7 +128,14 @@ impl FnCx<'_, '_> {
             }
             (false, false) => {
                 let a = self.expr(lhs, scalar_expected);
-                let b = self.expr(rhs, if op == BinOp::Pow { None } else { scalar_expected });
+                let b = self.expr(
+                    rhs,
+                    if op == BinOp::Pow {
+                        None
+                    } else {
+                        scalar_expected
+                    },
+                );
                 (a, b)
             }
         };
@@ -125,7 +145,11 @@ impl FnCx<'_, '_> {
 
     /// `lhs op rhs` where `lhs` is already lowered (compound assignment).
     pub fn binary_with_lhs(&mut self, op: BinOp, lhs: Tv, rhs: &Expr, span: Span) -> Tv {
-        let hint = if is_literal(rhs) { literal_hint(&lhs.ty) } else { None };
+        let hint = if is_literal(rhs) {
+            literal_hint(&lhs.ty)
+        } else {
+            None
+        };
         let b = self.expr(rhs, hint.as_ref());
         self.b.set_span(span);
         self.binary_tv(op, lhs, b, span)
@@ -136,7 +160,8 @@ impl FnCx<'_, '_> {
             (BinOp::Mul, SurfaceType::Vec(_), SurfaceType::Vec(_))
             | (BinOp::Mul, SurfaceType::Vector, SurfaceType::Vector)
             | (BinOp::Mul, SurfaceType::Array(..), SurfaceType::Array(..)) => Some(
-                "use dot(a, b) for the inner product or hadamard(a, b) for the elementwise product".to_string(),
+                "use dot(a, b) for the inner product or hadamard(a, b) for the elementwise product"
+                    .to_string(),
             ),
             (_, x, y) if x.is_number() && y.is_number() => {
                 Some(format!("convert one operand with `as`, e.g. `(x as {x})`"))
@@ -144,10 +169,19 @@ impl FnCx<'_, '_> {
             _ => None,
         };
         self.error(
-            ErrorKind::BadOperands { op: symbol(op).to_string(), lhs: a.to_string(), rhs: Some(b.to_string()), help },
+            ErrorKind::BadOperands {
+                op: symbol(op).to_string(),
+                lhs: a.to_string(),
+                rhs: Some(b.to_string()),
+                help,
+            },
             span,
         );
-        let ty = if op.is_comparison_like() { SurfaceType::Bool } else { SurfaceType::Error };
+        let ty = if op.is_comparison_like() {
+            SurfaceType::Bool
+        } else {
+            SurfaceType::Error
+        };
         let v = self.poison().v;
         Tv { ty, v }
     }
@@ -162,11 +196,17 @@ impl FnCx<'_, '_> {
         use SurfaceType as S;
         if a.ty.is_error() || b.ty.is_error() {
             let v = self.poison().v;
-            let ty = if op.is_comparison_like() { S::Bool } else { S::Error };
+            let ty = if op.is_comparison_like() {
+                S::Bool
+            } else {
+                S::Error
+            };
             return Tv { ty, v };
         }
-        let numeric_tensor = |t: &S| t.is_tensor() && matches!(t.elem_kind(), Some(k) if k != ScalarKind::Bool);
-        let broadcast = |s: &S, t: &S| s.is_number() && numeric_tensor(t) && s.scalar() == t.elem_kind();
+        let numeric_tensor =
+            |t: &S| t.is_tensor() && matches!(t.elem_kind(), Some(k) if k != ScalarKind::Bool);
+        let broadcast =
+            |s: &S, t: &S| s.is_number() && numeric_tensor(t) && s.scalar() == t.elem_kind();
         match op {
             BinOp::Add | BinOp::Sub => {
                 if (a.ty.is_number() || numeric_tensor(&a.ty)) && a.ty.compatible(&b.ty) {
@@ -189,9 +229,11 @@ impl FnCx<'_, '_> {
                 }
                 let prod = match (&a.ty, &b.ty) {
                     (S::Mat(r, k1), S::Mat(k2, c)) if k1 == k2 => Some(S::Mat(*r, *c)),
-                    (S::Mat(r, k), S::Vec(n)) if *k == *n => {
-                        Some(if *r >= 2 { S::Vec(*r) } else { S::Array(Box::new(S::F64), *r as u64) })
-                    }
+                    (S::Mat(r, k), S::Vec(n)) if *k == *n => Some(if *r >= 2 {
+                        S::Vec(*r)
+                    } else {
+                        S::Array(Box::new(S::F64), *r as u64)
+                    }),
                     (S::Matrix, S::Matrix) => Some(S::Matrix),
                     (S::Matrix, S::Vector) => Some(S::Vector),
                     _ => None,
@@ -226,7 +268,15 @@ impl FnCx<'_, '_> {
                     let k = a.ty.scalar().unwrap_or(ScalarKind::F64);
                     let e = self.b.op1(OpKind::Cast(k), vec![b.v], Type::Scalar(k));
                     let ty = a.ty.clone();
-                    return self.emit(BinaryOp::Pow, &a, &Tv { ty: a.ty.clone(), v: e }, ty);
+                    return self.emit(
+                        BinaryOp::Pow,
+                        &a,
+                        &Tv {
+                            ty: a.ty.clone(),
+                            v: e,
+                        },
+                        ty,
+                    );
                 }
             }
             BinOp::Eq | BinOp::Ne => {
@@ -249,26 +299,47 @@ impl FnCx<'_, '_> {
         self.bad_operands(op, &at, &bt, span)
     }
 
-    pub fn unary_expr(&mut self, op: UnOp, operand: &Expr, span: Span, expected: Option<&SurfaceType>) -> Tv {
-        let exp = if op == UnOp::Neg { expected } else { Some(&SurfaceType::Bool) };
+    pub fn unary_expr(
+        &mut self,
+        op: UnOp,
+        operand: &Expr,
+        span: Span,
+        expected: Option<&SurfaceType>,
+    ) -> Tv {
+        let exp = if op == UnOp::Neg {
+            expected
+        } else {
+            Some(&SurfaceType::Bool)
+        };
         let x = self.expr(operand, exp);
         if x.ty.is_error() {
             return x;
         }
         self.b.set_span(span);
         let ok = match op {
-            UnOp::Neg => x.ty.is_number() || (x.ty.is_tensor() && x.ty.elem_kind() != Some(ScalarKind::Bool)),
+            UnOp::Neg => {
+                x.ty.is_number() || (x.ty.is_tensor() && x.ty.elem_kind() != Some(ScalarKind::Bool))
+            }
             UnOp::Not => x.ty == SurfaceType::Bool,
         };
         if !ok {
             let sym = if op == UnOp::Neg { "-" } else { "!" };
             self.error(
-                ErrorKind::BadOperands { op: sym.into(), lhs: x.ty.to_string(), rhs: None, help: None },
+                ErrorKind::BadOperands {
+                    op: sym.into(),
+                    lhs: x.ty.to_string(),
+                    rhs: None,
+                    help: None,
+                },
                 span,
             );
             return self.poison();
         }
-        let uop = if op == UnOp::Neg { UnaryOp::Neg } else { UnaryOp::Not };
+        let uop = if op == UnOp::Neg {
+            UnaryOp::Neg
+        } else {
+            UnaryOp::Not
+        };
         let v = self.b.op1(OpKind::Unary(uop), vec![x.v], x.ty.ir_type());
         Tv { ty: x.ty, v }
     }
@@ -280,18 +351,35 @@ impl FnCx<'_, '_> {
             return Tv { ty: target, v: x.v };
         }
         let scalar_ok = |from: ScalarKind, to: ScalarKind| {
-            from == to || (from != ScalarKind::Bool && to != ScalarKind::Bool) || to == ScalarKind::I64
+            from == to
+                || (from != ScalarKind::Bool && to != ScalarKind::Bool)
+                || to == ScalarKind::I64
         };
         let ok = match (x.ty.ir_type(), target.ir_type()) {
-            (Type::Scalar(from), Type::Scalar(to)) => x.ty.scalar().is_some() && scalar_ok(from, to),
-            // Elementwise between tensors of the same shape.
-            (Type::Tensor { elem: from, shape: sa }, Type::Tensor { elem: to, shape: sb }) => {
-                x.ty.is_tensor() && target.is_tensor() && sa == sb && scalar_ok(from, to)
+            (Type::Scalar(from), Type::Scalar(to)) => {
+                x.ty.scalar().is_some() && scalar_ok(from, to)
             }
+            // Elementwise between tensors of the same shape.
+            (
+                Type::Tensor {
+                    elem: from,
+                    shape: sa,
+                },
+                Type::Tensor {
+                    elem: to,
+                    shape: sb,
+                },
+            ) => x.ty.is_tensor() && target.is_tensor() && sa == sb && scalar_ok(from, to),
             _ => false,
         };
         if !ok {
-            self.error(ErrorKind::BadCast { from: x.ty.to_string(), to: target.to_string() }, span);
+            self.error(
+                ErrorKind::BadCast {
+                    from: x.ty.to_string(),
+                    to: target.to_string(),
+                },
+                span,
+            );
             let v = self.poison().v;
             return Tv { ty: target, v };
         }
@@ -311,6 +399,16 @@ trait ComparisonLike {
 
 impl ComparisonLike for BinOp {
     fn is_comparison_like(&self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::And | BinOp::Or)
+        matches!(
+            self,
+            BinOp::Eq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or
+        )
     }
 }

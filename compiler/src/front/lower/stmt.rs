@@ -26,7 +26,12 @@ impl FnCx<'_, '_> {
     }
 
     /// Statements then the tail; after a statement that may exit, the rest is guarded.
-    pub fn stmts(&mut self, stmts: &[Stmt], tail: Option<&Expr>, expected: Option<&SurfaceType>) -> Tv {
+    pub fn stmts(
+        &mut self,
+        stmts: &[Stmt],
+        tail: Option<&Expr>,
+        expected: Option<&SurfaceType>,
+    ) -> Tv {
         for (i, s) in stmts.iter().enumerate() {
             self.stmt(s);
             let rest = &stmts[i + 1..];
@@ -48,7 +53,12 @@ impl FnCx<'_, '_> {
     pub fn stmt(&mut self, s: &Stmt) {
         self.b.set_span(s.span);
         match &s.kind {
-            StmtKind::Let { pat, mutable, ty, value } => {
+            StmtKind::Let {
+                pat,
+                mutable,
+                ty,
+                value,
+            } => {
                 let declared = ty.as_ref().map(|t| self.g.items.resolve_type(t, self.file));
                 let tv = self.expr(value, declared.as_ref());
                 let tv = match &declared {
@@ -85,7 +95,13 @@ impl FnCx<'_, '_> {
                     SurfaceType::Error => vec![SurfaceType::Error; pats.len()],
                     other => {
                         let expected = format!("a tuple of {} elements", pats.len());
-                        self.error(ErrorKind::PatternMismatch { expected, found: other.to_string() }, *span);
+                        self.error(
+                            ErrorKind::PatternMismatch {
+                                expected,
+                                found: other.to_string(),
+                            },
+                            *span,
+                        );
                         vec![SurfaceType::Error; pats.len()]
                     }
                 };
@@ -93,7 +109,8 @@ impl FnCx<'_, '_> {
                     let v = if ty.is_error() {
                         self.poison().v
                     } else {
-                        self.b.op1(OpKind::TupleGet(i as u32), vec![tv.v], ty.ir_type())
+                        self.b
+                            .op1(OpKind::TupleGet(i as u32), vec![tv.v], ty.ir_type())
                     };
                     self.bind_pattern(p, Tv { ty, v }, mutable);
                 }
@@ -115,7 +132,11 @@ impl FnCx<'_, '_> {
                     projs.push(Proj::Field(&name.node, name.span));
                     cur = base;
                 }
-                ExprKind::TupleField { base, index, index_span } => {
+                ExprKind::TupleField {
+                    base,
+                    index,
+                    index_span,
+                } => {
                     projs.push(Proj::Tuple(*index, *index_span));
                     cur = base;
                 }
@@ -136,10 +157,19 @@ impl FnCx<'_, '_> {
         let local = self.env.get(pos).clone();
         if !local.mutable {
             let declared = Some(local.span).filter(|s| *s != Span::default());
-            self.error(ErrorKind::AssignImmutable { name: root.node.clone(), declared }, place.span);
+            self.error(
+                ErrorKind::AssignImmutable {
+                    name: root.node.clone(),
+                    declared,
+                },
+                place.span,
+            );
         }
         // Read down the projections, remembering each intermediate value.
-        let mut chain: Vec<Tv> = vec![Tv { ty: local.ty.clone(), v: local.val }];
+        let mut chain: Vec<Tv> = vec![Tv {
+            ty: local.ty.clone(),
+            v: local.val,
+        }];
         let mut keys: Vec<Vec<ValueId>> = Vec::new();
         for p in &projs {
             let base = chain.last().cloned().expect("chain starts with the root");
@@ -174,7 +204,10 @@ impl FnCx<'_, '_> {
         for (k, p) in projs.iter().enumerate().rev() {
             let base = chain[k].clone();
             if base.ty.is_error() || new.ty.is_error() {
-                new = Tv { ty: base.ty, v: base.v };
+                new = Tv {
+                    ty: base.ty,
+                    v: base.v,
+                };
                 continue;
             }
             let v = match p {
@@ -196,7 +229,11 @@ impl FnCx<'_, '_> {
                         if j == *i as usize {
                             vals.push(new.v);
                         } else {
-                            vals.push(self.b.op1(OpKind::TupleGet(j as u32), vec![base.v], t.ir_type()));
+                            vals.push(self.b.op1(
+                                OpKind::TupleGet(j as u32),
+                                vec![base.v],
+                                t.ir_type(),
+                            ));
                         }
                     }
                     self.b.op1(OpKind::Tuple, vals, base.ty.ir_type())
@@ -209,4 +246,3 @@ impl FnCx<'_, '_> {
         }
     }
 }
-

@@ -64,7 +64,12 @@ pub struct TermCx {
 
 impl TermCx {
     pub fn new(stencil: StencilKind) -> TermCx {
-        TermCx { stencil, handles: HashMap::new(), inputs: Vec::new(), input_values: Vec::new() }
+        TermCx {
+            stencil,
+            handles: HashMap::new(),
+            inputs: Vec::new(),
+            input_values: Vec::new(),
+        }
     }
 }
 
@@ -97,13 +102,24 @@ impl FnCx<'_, '_> {
 
     /// The parameter for a gathered input (created on first use).
     fn input(&mut self, field: &str, at: InputAt, ty: SurfaceType) -> ValueId {
-        let term = self.term.as_ref().expect("inputs are only read inside terms");
-        if let Some(i) = term.inputs.iter().position(|x| x.field == field && x.at == at) {
+        let term = self
+            .term
+            .as_ref()
+            .expect("inputs are only read inside terms");
+        if let Some(i) = term
+            .inputs
+            .iter()
+            .position(|x| x.field == field && x.at == at)
+        {
             return term.input_values[i];
         }
         let v = self.b.func.new_value(ty.ir_type());
         let term = self.term.as_mut().expect("inside a term");
-        term.inputs.push(TermInput { field: field.to_string(), at, ty });
+        term.inputs.push(TermInput {
+            field: field.to_string(),
+            at,
+            ty,
+        });
         term.input_values.push(v);
         v
     }
@@ -111,13 +127,19 @@ impl FnCx<'_, '_> {
     /// `e.v0`, `e.nbrs`, `e.f0`.
     pub fn handle_field(&mut self, base: &Tv, name: &mad_grammar::ast::Ident) -> Tv {
         let h = self.handle_of(base.v);
-        let SurfaceType::Stencil(kind) = base.ty else { return self.poison() };
+        let SurfaceType::Stencil(kind) = base.ty else {
+            return self.poison();
+        };
         if h == Some(Handle::Elem) {
-            if let Some(k) = name.node.strip_prefix('v').and_then(|d| d.parse::<u8>().ok())
+            if let Some(k) = name
+                .node
+                .strip_prefix('v')
+                .and_then(|d| d.parse::<u8>().ok())
                 && (k as usize) < kind.vertex_count()
                 && name.node.len() == 2
             {
-                return self.new_handle(Handle::Vertex(k), SurfaceType::Stencil(StencilKind::Vertex));
+                return self
+                    .new_handle(Handle::Vertex(k), SurfaceType::Stencil(StencilKind::Vertex));
             }
             if kind == StencilKind::Diamond && (name.node == "f0" || name.node == "f1") {
                 let k = if name.node == "f0" { 0 } else { 1 };
@@ -128,7 +150,13 @@ impl FnCx<'_, '_> {
                 return self.new_handle(Handle::Nbrs, ty);
             }
         }
-        self.error(ErrorKind::UnknownField { field: name.node.clone(), ty: base.ty.to_string() }, name.span);
+        self.error(
+            ErrorKind::UnknownField {
+                field: name.node.clone(),
+                ty: base.ty.to_string(),
+            },
+            name.span,
+        );
         self.poison()
     }
 
@@ -139,15 +167,26 @@ impl FnCx<'_, '_> {
         }
         let idx = self.index_values(indices);
         if idx.len() != 1 {
-            self.error(ErrorKind::BadIndex { ty: base.ty.to_string(), detail: "expected one index".into() }, span);
+            self.error(
+                ErrorKind::BadIndex {
+                    ty: base.ty.to_string(),
+                    detail: "expected one index".into(),
+                },
+                span,
+            );
             return Some(self.poison());
         }
-        Some(self.new_handle(Handle::Nbr(idx[0].v), SurfaceType::Stencil(StencilKind::Vertex)))
+        Some(self.new_handle(
+            Handle::Nbr(idx[0].v),
+            SurfaceType::Stencil(StencilKind::Vertex),
+        ))
     }
 
     /// `len(e.nbrs)`.
     pub fn try_ring_len(&mut self, arg: &Expr) -> Option<Tv> {
-        let ExprKind::Field { name, .. } = &arg.kind else { return None };
+        let ExprKind::Field { name, .. } = &arg.kind else {
+            return None;
+        };
         if name.node != "nbrs" || self.term.is_none() {
             return None;
         }
@@ -156,19 +195,25 @@ impl FnCx<'_, '_> {
             return Some(self.poison());
         }
         let v = self.input("", InputAt::NeighbourCount, SurfaceType::I64);
-        Some(Tv { ty: SurfaceType::I64, v })
+        Some(Tv {
+            ty: SurfaceType::I64,
+            v,
+        })
     }
 
     fn mesh_field(&self, base: &Expr) -> Option<(usize, String)> {
-        let ExprKind::Path(p) = &base.kind else { return None };
+        let ExprKind::Path(p) = &base.kind else {
+            return None;
+        };
         if p.len() == 1 && self.env.lookup(&p[0].node).is_some() {
             return None;
         }
         match self.g.items.lookup_path(self.module, p)?.first()? {
-            Def::Mesh(i) if matches!(
-                self.g.items.mesh[*i].kind,
-                MeshItemKind::Dof { .. } | MeshItemKind::Data { .. }
-            ) =>
+            Def::Mesh(i)
+                if matches!(
+                    self.g.items.mesh[*i].kind,
+                    MeshItemKind::Dof { .. } | MeshItemKind::Data { .. }
+                ) =>
             {
                 Some((*i, p[p.len() - 1].node.clone()))
             }
@@ -180,7 +225,9 @@ impl FnCx<'_, '_> {
     pub fn try_mesh_read(&mut self, base: &Expr, indices: &[Expr], span: Span) -> Option<Tv> {
         let (i, name) = self.mesh_field(base)?;
         let (stencil, ty) = match &self.g.items.mesh[i].kind {
-            MeshItemKind::Dof { stencil, ty } | MeshItemKind::Data { stencil, ty } => (*stencil, ty.clone()),
+            MeshItemKind::Dof { stencil, ty } | MeshItemKind::Data { stencil, ty } => {
+                (*stencil, ty.clone())
+            }
             _ => return None,
         };
         let Some(term_stencil) = self.term.as_ref().map(|t| t.stencil) else {
@@ -208,7 +255,10 @@ impl FnCx<'_, '_> {
             Some(Handle::Elem) if stencil == term_stencil => InputAt::Element,
             _ => {
                 let detail = if stencil == StencilKind::Vertex {
-                    format!("`{name}` lives on vertices: index it with a vertex handle such as `e.v0` (found {})", h.ty)
+                    format!(
+                        "`{name}` lives on vertices: index it with a vertex handle such as `e.v0` (found {})",
+                        h.ty
+                    )
                 } else if stencil == StencilKind::Face {
                     format!(
                         "`{name}` lives on faces: read it as `{name}[e]` in a term on `face`, or `{name}[e.f0]`, `{name}[e.f1]` in a term on `diamond` (found {})",
@@ -248,7 +298,9 @@ impl FnCx<'_, '_> {
         match item.kind.clone() {
             MeshItemKind::Param { ty } => {
                 if self.term.is_none() {
-                    let detail = format!("param `{name}` can only be read inside an energy or residual body");
+                    let detail = format!(
+                        "param `{name}` can only be read inside an energy or residual body"
+                    );
                     self.error(ErrorKind::BadMeshRead { detail }, span);
                     return self.poison();
                 }
@@ -256,12 +308,18 @@ impl FnCx<'_, '_> {
                 Tv { ty, v }
             }
             MeshItemKind::Dof { .. } | MeshItemKind::Data { .. } => {
-                let detail = format!("`{name}` must be indexed by an element handle, e.g. `{name}[e.v0]`");
+                let detail =
+                    format!("`{name}` must be indexed by an element handle, e.g. `{name}[e.v0]`");
                 self.error(ErrorKind::BadMeshRead { detail }, span);
                 self.poison()
             }
             MeshItemKind::Energy | MeshItemKind::Residual => {
-                self.error(ErrorKind::NotAValue { what: format!("term `{name}`") }, span);
+                self.error(
+                    ErrorKind::NotAValue {
+                        what: format!("term `{name}`"),
+                    },
+                    span,
+                );
                 self.poison()
             }
         }
