@@ -1,2 +1,3 @@
 //! Small dense linear algebra.
+pub mod psd_test;
 pub mod sym_eigen;

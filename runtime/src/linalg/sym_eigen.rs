@@ -15,6 +15,8 @@ pub struct SymEigen {
     pub vectors: Vec<f64>,
 }
 
+use super::psd_test::psd_check;
+
 const MAX_SWEEPS: usize = 100;
 
 /// Reusable scratch space for [`project_psd_with`] (and [`sym_eigen`]): sized on first use for
@@ -25,6 +27,7 @@ pub struct PsdWork {
     v: Vec<f64>,
     idx: Vec<usize>,
     lam: Vec<f64>,
+    done: Vec<bool>,
 }
 
 impl PsdWork {
@@ -40,6 +43,7 @@ impl PsdWork {
         if self.idx.len() < k {
             self.idx.resize(k, 0);
             self.lam.resize(k, 0.0);
+            self.done.resize(k, false);
         }
     }
 }
@@ -144,8 +148,11 @@ pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
 }
 
 /// Projects a symmetric k×k row-major block onto the matrices whose eigenvalues are all ≥ `eps`
-/// (TinyAD's `project_positive_definite` convention: λ ← max(λ, eps)). A block whose smallest
-/// eigenvalue is already ≥ `eps` is left bit-for-bit unchanged. Returns whether it was changed.
+/// (TinyAD's `project_positive_definite` convention: λ ← max(λ, eps)). A block that is already
+/// there — `A − eps·I` positive semi-definite up to rounding by the pivoted-LDLᵀ test of
+/// [`super::psd_test::psd_within_tolerance`], or every computed eigenvalue ≥ `eps` — is left
+/// bit-for-bit unchanged (its projection would differ from it by at most k²·64·ε·max|A_ii − eps|
+/// in the 2-norm). Returns whether it was changed.
 ///
 /// # Panics
 /// If `block.len() != k*k` (a programming error).
@@ -167,8 +174,12 @@ pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWor
         12 => return project_fixed::<12>(block, eps),
         _ => {}
     }
+    work.fit(k);
+    if psd_check(block, k, eps, &mut work.m, &mut work.done) {
+        return false;
+    }
     jacobi(block, k, work);
-    let PsdWork { m, v, idx, lam } = work;
+    let PsdWork { m, v, idx, lam, .. } = work;
     if idx[..k].iter().all(|&j| m[j * k + j] >= eps) {
         return false;
     }
@@ -191,6 +202,9 @@ pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWor
 /// about half the work of the general path's two full passes.
 fn project_fixed<const K: usize>(block: &mut [f64], eps: f64) -> bool {
     let mut m = [[0.0f64; K]; K];
+    if psd_check(block, K, eps, m.as_flattened_mut(), &mut [false; K]) {
+        return false;
+    }
     let mut v = [[0.0f64; K]; K];
     for i in 0..K {
         for j in 0..K {
