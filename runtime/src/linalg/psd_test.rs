@@ -40,18 +40,19 @@ pub fn psd_within_tolerance(a: &[f64], k: usize, shift: f64) -> bool {
     assert_eq!(a.len(), k * k, "psd_within_tolerance: matrix size");
     if k <= 16 {
         let mut m = [0.0f64; 256];
-        let mut done = [false; 16];
-        psd_check(a, k, shift, &mut m[..k * k], &mut done[..k])
+        psd_check(a, k, shift, &mut m[..k * k])
     } else {
-        psd_check(a, k, shift, &mut vec![0.0; k * k], &mut vec![false; k])
+        psd_check(a, k, shift, &mut vec![0.0; k * k])
     }
 }
 
 /// [`psd_within_tolerance`] on caller scratch: `m` (k·k values) receives the symmetric part of
-/// `a − shift·I` and is overwritten by the elimination; `done` (k flags) marks eliminated pivots.
+/// `a − shift·I` and is overwritten by the elimination (rows and columns of each pivot are
+/// swapped to the front, so the remaining Schur complement is the trailing block and the loops
+/// have no data-dependent branches).
 #[inline(always)]
-pub(crate) fn psd_check(a: &[f64], k: usize, shift: f64, m: &mut [f64], done: &mut [bool]) -> bool {
-    let (m, done) = (&mut m[..k * k], &mut done[..k]);
+pub(crate) fn psd_check(a: &[f64], k: usize, shift: f64, m: &mut [f64]) -> bool {
+    let m = &mut m[..k * k];
     let mut scale = 0.0f64;
     for i in 0..k {
         for j in 0..k {
@@ -63,20 +64,16 @@ pub(crate) fn psd_check(a: &[f64], k: usize, shift: f64, m: &mut [f64], done: &m
         }
         m[i * k + i] -= shift;
         scale = scale.max(m[i * k + i].abs());
-        done[i] = false;
     }
     if !scale.is_finite() {
         return false;
     }
     let tol = psd_tolerance(k, scale);
-    for _ in 0..k {
+    for s in 0..k {
         // The largest remaining diagonal entry; one below −tol means not PSD.
-        let mut p = usize::MAX;
-        let mut d = f64::NEG_INFINITY;
-        for i in 0..k {
-            if done[i] {
-                continue;
-            }
+        let mut p = s;
+        let mut d = m[s * k + s];
+        for i in s..k {
             let x = m[i * k + i];
             if !(x >= -tol) {
                 return false;
@@ -88,35 +85,30 @@ pub(crate) fn psd_check(a: &[f64], k: usize, shift: f64, m: &mut [f64], done: &m
         }
         if !(d > tol) {
             // Rank found: the rest of the Schur complement must vanish within tol.
-            for i in 0..k {
-                if done[i] {
-                    continue;
-                }
+            for i in s..k {
                 for j in (i + 1)..k {
-                    if !done[j] && !(m[i * k + j].abs() <= tol) {
+                    if !(m[i * k + j].abs() <= tol) {
                         return false;
                     }
                 }
             }
             return true;
         }
-        done[p] = true;
+        if p != s {
+            for j in 0..k {
+                m.swap(s * k + j, p * k + j);
+            }
+            for i in 0..k {
+                m.swap(i * k + s, i * k + p);
+            }
+        }
         let inv = 1.0 / d;
-        for i in 0..k {
-            if done[i] {
-                continue;
-            }
-            let li = m[i * k + p] * inv;
-            if li == 0.0 {
-                continue;
-            }
-            for j in i..k {
-                if done[j] {
-                    continue;
-                }
-                let v = m[i * k + j] - li * m[p * k + j];
-                m[i * k + j] = v;
-                m[j * k + i] = v;
+        let (head, tail) = m.split_at_mut((s + 1) * k);
+        let prow = &head[s * k..];
+        for row in tail.chunks_exact_mut(k) {
+            let li = row[s] * inv;
+            for j in (s + 1)..k {
+                row[j] -= li * prow[j];
             }
         }
     }

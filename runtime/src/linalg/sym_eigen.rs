@@ -34,7 +34,6 @@ pub struct PsdWork {
     v: Vec<f64>,
     idx: Vec<usize>,
     lam: Vec<f64>,
-    done: Vec<bool>,
     e: Vec<f64>,
 }
 
@@ -51,7 +50,6 @@ impl PsdWork {
         if self.idx.len() < k {
             self.idx.resize(k, 0);
             self.lam.resize(k, 0.0);
-            self.done.resize(k, false);
             self.e.resize(k, 0.0);
         }
     }
@@ -211,7 +209,7 @@ pub fn project_psd_by(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWork,
     }
     work.fit(k);
     if method != PsdMethod::Jacobi {
-        if psd_check(block, k, eps, &mut work.m, &mut work.done) || block.iter().any(|x| !x.is_finite()) {
+        if psd_check(block, k, eps, &mut work.m) || block.iter().any(|x| !x.is_finite()) {
             return false;
         }
         if method == PsdMethod::Default {
@@ -284,7 +282,7 @@ fn project_ql(block: &mut [f64], k: usize, eps: f64, v: &mut [f64], d: &mut [f64
 fn project_fixed<const K: usize>(block: &mut [f64], eps: f64, method: PsdMethod) -> bool {
     let mut m = [[0.0f64; K]; K];
     if method != PsdMethod::Jacobi {
-        if psd_check(block, K, eps, m.as_flattened_mut(), &mut [false; K]) || block.iter().any(|x| !x.is_finite()) {
+        if psd_check(block, K, eps, m.as_flattened_mut()) || block.iter().any(|x| !x.is_finite()) {
             return false;
         }
         if method == PsdMethod::Default {
