@@ -265,7 +265,7 @@ fn project_ql(block: &mut [f64], k: usize, eps: f64, v: &mut [f64], d: &mut [f64
             let mut acc = 0.5 * (block[i * k + j] + block[j * k + i]);
             for c in 0..k {
                 if d[c] < eps {
-                    acc -= (d[c] - eps) * v[i * k + c] * v[j * k + c];
+                    acc -= (d[c] - eps) * v[c * k + i] * v[c * k + j];
                 }
             }
             block[i * k + j] = acc;

@@ -46,8 +46,8 @@ pub(crate) fn unit_scale(amax: f64) -> f64 {
 }
 
 /// Decomposes the symmetric n×n matrix in `v` (row-major; only its lower triangle is read):
-/// afterwards the columns of `v` are orthonormal eigenvectors and `d[j]` the eigenvalue of
-/// column j (unsorted). `e` is scratch of length n. Returns false (contents unspecified) if
+/// afterwards the rows of `v` are orthonormal eigenvectors and `d[j]` the eigenvalue of
+/// row j (unsorted). `e` is scratch of length n. Returns false (contents unspecified) if
 /// some eigenvalue did not converge within [`MAX_QL_ITERS`] or the values are not finite.
 ///
 /// The caller scales the matrix so its largest entry is near 1 (see [`unit_scale`]).
@@ -151,6 +151,12 @@ pub(crate) fn tridiag_ql(v: &mut [f64], d: &mut [f64], e: &mut [f64], n: usize) 
     e[0] = 0.0;
 
     // --- tql2: implicit QL on the tridiagonal matrix (d, e), rotations applied to v. ---
+    // Transposed first, so each rotation combines two contiguous rows.
+    for i in 0..n {
+        for j in (i + 1)..n {
+            v.swap(i * n + j, j * n + i);
+        }
+    }
     for i in 1..n {
         e[i - 1] = e[i];
     }
@@ -203,14 +209,17 @@ pub(crate) fn tridiag_ql(v: &mut [f64], d: &mut [f64], e: &mut [f64], n: usize) 
                     h = c * p;
                     r = hypot(p, e[i]);
                     e[i + 1] = s * r;
-                    s = e[i] / r;
-                    c = p / r;
+                    let rinv = 1.0 / r;
+                    s = e[i] * rinv;
+                    c = p * rinv;
                     p = c * d[i] - s * g;
                     d[i + 1] = h + s * (c * g + s * d[i]);
-                    for row in v.chunks_exact_mut(n) {
-                        let h = row[i + 1];
-                        row[i + 1] = s * row[i] + c * h;
-                        row[i] = c * row[i] - s * h;
+                    let (lo, hi) = v.split_at_mut((i + 1) * n);
+                    let (vi, vi1) = (&mut lo[i * n..], &mut hi[..n]);
+                    for (a, b) in vi.iter_mut().zip(vi1.iter_mut()) {
+                        let h = *b;
+                        *b = s * *a + c * h;
+                        *a = c * *a - s * h;
                     }
                 }
                 p = -s * s2 * c3 * el1 * e[l] / dl1;
@@ -252,7 +261,7 @@ pub fn sym_eigen_ql(a: &[f64], k: usize) -> Option<SymEigen> {
     let mut vectors = vec![0.0; k * k];
     for (nj, &j) in idx.iter().enumerate() {
         for i in 0..k {
-            vectors[i * k + nj] = v[i * k + j];
+            vectors[i * k + nj] = v[j * k + i];
         }
     }
     Some(SymEigen { k, values, vectors })
