@@ -1,2 +1,4 @@
 //! Small dense linear algebra.
+pub mod psd_test;
 pub mod sym_eigen;
+pub mod tridiag_ql;

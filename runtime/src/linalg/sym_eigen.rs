@@ -3,7 +3,13 @@
 //!
 //! Cyclic Jacobi is robust and accurate to a few ulps for the block sizes of mesh stencils
 //! (k = 6 for an edge of 3-vectors, 9 for a face, 12 for a diamond, more for a ring); it costs
-//! O(k³) per sweep and converges quadratically, usually within 6–10 sweeps.
+//! O(k³) per sweep and converges quadratically, usually within 6–10 sweeps. It is the general
+//! decomposition ([`sym_eigen`]) and the projection's fallback.
+//!
+//! The projection first asks the pivoted-LDLᵀ test of [`super::psd_test`] whether the block is
+//! already PSD up to rounding (most element Hessians are, apart from their null space) and
+//! leaves such blocks alone; the others are decomposed by the Householder + implicit QL solver
+//! of [`super::tridiag_ql`], 1.5–3× faster than Jacobi for k = 6–12 (`docs/benchmarks.md`).
 
 /// Eigenvalues (ascending) and eigenvectors of a symmetric k×k matrix.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,6 +21,9 @@ pub struct SymEigen {
     pub vectors: Vec<f64>,
 }
 
+use super::psd_test::psd_check;
+use super::tridiag_ql::{tridiag_ql, unit_scale};
+
 const MAX_SWEEPS: usize = 100;
 
 /// Reusable scratch space for [`project_psd_with`] (and [`sym_eigen`]): sized on first use for
@@ -25,6 +34,7 @@ pub struct PsdWork {
     v: Vec<f64>,
     idx: Vec<usize>,
     lam: Vec<f64>,
+    e: Vec<f64>,
 }
 
 impl PsdWork {
@@ -40,6 +50,7 @@ impl PsdWork {
         if self.idx.len() < k {
             self.idx.resize(k, 0);
             self.lam.resize(k, 0.0);
+            self.e.resize(k, 0.0);
         }
     }
 }
@@ -148,8 +159,11 @@ pub fn sym_eigen(a: &[f64], k: usize) -> SymEigen {
 }
 
 /// Projects a symmetric k×k row-major block onto the matrices whose eigenvalues are all ≥ `eps`
-/// (TinyAD's `project_positive_definite` convention: λ ← max(λ, eps)). A block whose smallest
-/// eigenvalue is already ≥ `eps` is left bit-for-bit unchanged. Returns whether it was changed.
+/// (TinyAD's `project_positive_definite` convention: λ ← max(λ, eps)). A block that is already
+/// there — `A − eps·I` positive semi-definite up to rounding by the pivoted-LDLᵀ test of
+/// [`super::psd_test::psd_within_tolerance`], or every computed eigenvalue ≥ `eps` — is left
+/// bit-for-bit unchanged (its projection would differ from it by at most k²·64·ε·max|A_ii − eps|
+/// in the 2-norm). Returns whether it was changed.
 ///
 /// # Panics
 /// If `block.len() != k*k` (a programming error).
@@ -160,19 +174,57 @@ pub fn project_psd(block: &mut [f64], k: usize, eps: f64) -> bool {
 /// [`project_psd`] with caller-provided scratch space: allocation-free once `work` has seen a
 /// block of this size; same results bit for bit.
 ///
+/// Blocks that pass the PSD test are left as they are; the others are decomposed by
+/// Householder tridiagonalization + implicit QL (falling back to cyclic Jacobi if QL does not
+/// converge) and rebuilt as `A − Σ_{λ<eps} (λ − eps)·v·vᵀ` from the symmetric part A. A block
+/// with a non-finite entry is left as it is and reported unchanged (the NaN or ∞ then shows in
+/// the assembled matrix).
+///
 /// # Panics
 /// If `block.len() != k*k` (a programming error).
 pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWork) -> bool {
+    project_psd_by(block, k, eps, work, PsdMethod::Default)
+}
+
+/// How [`project_psd_by`] decomposes a block that needs projection (for comparisons and
+/// benchmarks; [`project_psd_with`] uses [`PsdMethod::Default`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsdMethod {
+    /// The PSD test, then tridiagonal QL (Jacobi if QL does not converge).
+    Default,
+    /// The PSD test, then cyclic Jacobi.
+    SkipThenJacobi,
+    /// Cyclic Jacobi on every block (no PSD test): the projection before the test existed.
+    Jacobi,
+}
+
+/// [`project_psd_with`] with an explicit decomposition method.
+///
+/// # Panics
+/// If `block.len() != k*k` (a programming error).
+pub fn project_psd_by(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWork, method: PsdMethod) -> bool {
     assert_eq!(block.len(), k * k, "project_psd: matrix size");
     match k {
-        3 => return project_fixed::<3>(block, eps),
-        6 => return project_fixed::<6>(block, eps),
-        9 => return project_fixed::<9>(block, eps),
-        12 => return project_fixed::<12>(block, eps),
+        3 => return project_fixed::<3>(block, eps, method),
+        6 => return project_fixed::<6>(block, eps, method),
+        9 => return project_fixed::<9>(block, eps, method),
+        12 => return project_fixed::<12>(block, eps, method),
         _ => {}
     }
+    work.fit(k);
+    if method != PsdMethod::Jacobi {
+        if psd_check(block, k, eps, &mut work.m) || block.iter().any(|x| !x.is_finite()) {
+            return false;
+        }
+        if method == PsdMethod::Default {
+            let PsdWork { m, lam, e, .. } = work;
+            if let Some(changed) = project_ql(block, k, eps, m, lam, e) {
+                return changed;
+            }
+        }
+    }
     jacobi(block, k, work);
-    let PsdWork { m, v, idx, lam } = work;
+    let PsdWork { m, v, idx, lam, .. } = work;
     if idx[..k].iter().all(|&j| m[j * k + j] >= eps) {
         return false;
     }
@@ -191,12 +243,61 @@ pub fn project_psd_with(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWor
     true
 }
 
+/// The projection of a finite block by tridiagonal QL on scratch `v` (k·k), `d`, `e` (k):
+/// `Some(changed)`, or `None` if QL did not converge (the block is then untouched).
+#[inline(always)]
+fn project_ql(block: &mut [f64], k: usize, eps: f64, v: &mut [f64], d: &mut [f64], e: &mut [f64]) -> Option<bool> {
+    let amax = block[..k * k].iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let s = if amax > 0.0 { unit_scale(amax) } else { 1.0 };
+    for i in 0..k {
+        for j in 0..=i {
+            v[i * k + j] = 0.5 * (block[i * k + j] + block[j * k + i]) * s;
+        }
+    }
+    if !tridiag_ql(v, d, e, k) {
+        return None;
+    }
+    // The eigenvalues below eps, unscaled (s is a power of two: exact), and their columns.
+    let mut any = false;
+    for dc in d[..k].iter_mut() {
+        *dc /= s;
+        any |= *dc < eps;
+    }
+    if !any {
+        return Some(false);
+    }
+    for i in 0..k {
+        for j in i..k {
+            let mut acc = 0.5 * (block[i * k + j] + block[j * k + i]);
+            for c in 0..k {
+                if d[c] < eps {
+                    acc -= (d[c] - eps) * v[c * k + i] * v[c * k + j];
+                }
+            }
+            block[i * k + j] = acc;
+            block[j * k + i] = acc;
+        }
+    }
+    Some(true)
+}
+
 /// [`project_psd_with`] for a compile-time block size (the stencil sizes 3, 6, 9, 12): the
 /// cyclic Jacobi of [`jacobi`] on stack arrays, with each rotation applied once to the
 /// symmetric storage and the pivot entries updated in closed form (app − t·apq, aqq + t·apq),
 /// about half the work of the general path's two full passes.
-fn project_fixed<const K: usize>(block: &mut [f64], eps: f64) -> bool {
+fn project_fixed<const K: usize>(block: &mut [f64], eps: f64, method: PsdMethod) -> bool {
     let mut m = [[0.0f64; K]; K];
+    if method != PsdMethod::Jacobi {
+        if psd_check(block, K, eps, m.as_flattened_mut()) || block.iter().any(|x| !x.is_finite()) {
+            return false;
+        }
+        if method == PsdMethod::Default {
+            let (mut d, mut e) = ([0.0f64; K], [0.0f64; K]);
+            if let Some(changed) = project_ql(block, K, eps, m.as_flattened_mut(), &mut d, &mut e) {
+                return changed;
+            }
+        }
+    }
     let mut v = [[0.0f64; K]; K];
     for i in 0..K {
         for j in 0..K {

@@ -5,6 +5,11 @@
 //! rows c: the transpose, equal for a symmetric matrix), with every diagonal entry present. Fixed
 //! dofs get an identity row and column, so their solution entries equal the right-hand side's
 //! (zero for a masked gradient).
+//!
+//! When the loaded values of `H + τI` are bitwise identical to those of the current numeric
+//! factorization (a constant Hessian, as in the global step of ARAP, with the same shift), the
+//! factorization is kept instead of recomputed: the solve then gives the same bits as a fresh
+//! factorization would.
 
 use super::SolveError;
 use crate::sparse::CsrPattern;
@@ -25,8 +30,11 @@ pub(crate) struct ShiftedCholesky {
     /// For each column, the CSC position of its diagonal.
     diag: Vec<usize>,
     values: Vec<f64>,
+    /// The values `factor` was computed from (meaningful while `factor` is `Some`).
+    factored: Vec<f64>,
     symbolic: SymbolicLlt<usize>,
     factor: Option<Llt<usize, f64>>,
+    numeric_count: usize,
 }
 
 impl ShiftedCholesky {
@@ -69,8 +77,10 @@ impl ShiftedCholesky {
             source,
             diag,
             values,
+            factored: Vec::new(),
             symbolic,
             factor: None,
+            numeric_count: 0,
         })
     }
 
@@ -97,7 +107,13 @@ impl ShiftedCholesky {
         (max_abs, min)
     }
 
-    /// Loads `hess + shift·I` (fixed dofs: identity) and factors it. `Ok(false)` when the
+    /// How many numeric factorizations this object has computed (reused ones not counted).
+    pub fn numeric_factorizations(&self) -> usize {
+        self.numeric_count
+    }
+
+    /// Loads `hess + shift·I` (fixed dofs: identity) and factors it, or keeps the current
+    /// factorization when the loaded values equal its values bit for bit. `Ok(false)` when the
     /// matrix is not numerically positive definite.
     pub fn factor(
         &mut self,
@@ -128,12 +144,20 @@ impl ShiftedCholesky {
                 self.values[d] += shift;
             }
         }
+        if self.factor.is_some()
+            && self.factored.len() == self.values.len()
+            && self.factored.iter().zip(&self.values).all(|(a, b)| a.to_bits() == b.to_bits())
+        {
+            return Ok(true);
+        }
         let n = self.pattern.n;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
         let mat = SparseColMatRef::new(sym, &self.values);
+        self.numeric_count += 1;
         match Llt::try_new_with_symbolic(self.symbolic.clone(), mat, Side::Lower) {
             Ok(f) => {
                 self.factor = Some(f);
+                self.factored.clone_from(&self.values);
                 Ok(true)
             }
             Err(faer::sparse::linalg::LltError::Numeric(_)) => {
@@ -156,5 +180,63 @@ impl ShiftedCholesky {
         let n = rhs.len();
         f.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 4×4 tridiagonal SPD matrix in CSR (both triangles) with its values.
+    fn tridiag(diag: f64) -> (CsrPattern, Vec<f64>) {
+        let n = 4u32;
+        let entries: Vec<(u32, u32)> =
+            (0..n).flat_map(|r| (r.saturating_sub(1)..(r + 2).min(n)).map(move |c| (r, c))).collect();
+        let pattern = CsrPattern::from_entries(n as usize, entries.iter().copied());
+        let mut values = vec![0.0; pattern.nnz()];
+        for r in 0..n as usize {
+            for (k, &c) in pattern.row(r).iter().enumerate() {
+                values[pattern.row_ptr[r] + k] = if c as usize == r { diag } else { -1.0 };
+            }
+        }
+        (pattern, values)
+    }
+
+    fn solve(c: &ShiftedCholesky, b: &[f64]) -> Vec<u64> {
+        let mut x = b.to_vec();
+        c.solve(&mut x).unwrap();
+        x.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn identical_values_reuse_the_factorization_with_the_same_bits() {
+        let (pattern, h) = tridiag(3.0);
+        let (_, h2) = tridiag(5.0);
+        let b = [1.0, -2.0, 0.5, 3.0];
+        let mut c = ShiftedCholesky::new(&pattern).unwrap();
+        assert!(c.factor(&h, None, 0.0).unwrap());
+        let first = solve(&c, &b);
+        assert_eq!(c.numeric_factorizations(), 1);
+        assert!(c.factor(&h, None, 0.0).unwrap());
+        assert_eq!(c.numeric_factorizations(), 1, "same values: reused");
+        assert_eq!(solve(&c, &b), first);
+        // Another shift, other values, or a fixed dof change the loaded values: refactored.
+        assert!(c.factor(&h, None, 1e-3).unwrap());
+        assert_eq!(c.numeric_factorizations(), 2);
+        assert!(c.factor(&h2, None, 0.0).unwrap());
+        assert_eq!(c.numeric_factorizations(), 3);
+        let fixed = [false, true, false, false];
+        assert!(c.factor(&h2, Some(&fixed), 0.0).unwrap());
+        assert_eq!(c.numeric_factorizations(), 4);
+        // Back to the first values: a fresh factorization, equal to the first one's bits.
+        assert!(c.factor(&h, None, 0.0).unwrap());
+        assert_eq!(c.numeric_factorizations(), 5);
+        assert_eq!(solve(&c, &b), first);
+        // A failed factorization is not kept: the same values are tried (and fail) again.
+        let (_, bad) = tridiag(-1.0);
+        assert!(!c.factor(&bad, None, 0.0).unwrap());
+        assert!(!c.factor(&bad, None, 0.0).unwrap());
+        assert_eq!(c.numeric_factorizations(), 7);
+        assert!(c.solve(&mut b.to_vec()).is_err());
     }
 }

@@ -15,7 +15,7 @@
 //!   `mul_transpose`, `normal_diagonal`).
 //! - Solvers, each `solve(&mut self, &mut O, &mut [f64], &SolveOptions, Option<Callback>)
 //!   -> Result<SolveReport, SolveError>`:
-//!   [`Newton`] (`shift:` [`ShiftOptions`], `project_psd`, `symbolic_factorizations()`),
+//!   [`Newton`] (`shift:` [`ShiftOptions`], `project_psd`, `symbolic_factorizations()`, `numeric_factorizations()`),
 //!   [`NewtonCg`] (`cg:` [`CgOptions`], `diagonal_probes`), [`Lbfgs`] (`new(memory)`),
 //!   [`GradientDescent`], [`GaussNewton`] (`new(`[`GaussNewtonLinear`]`)`, `shift`), and
 //!   [`Solver`] (`from_name`, `NAMES`, `solve`) to pick one by name.

@@ -6,6 +6,7 @@
 //! a diagonal entry is not positive) and grows geometrically (`growth`, from
 //! `initial·max|diag H|`) until the factorization succeeds and `d` is a descent direction with
 //! `−gᵀd ≥ min_descent_cosine·‖g‖‖d‖`: indefinite and singular Hessians are handled this way.
+//! A factorization whose shifted values are unchanged bit for bit is reused, not recomputed.
 
 use super::cholesky::ShiftedCholesky;
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run, timed, timed_eval};
@@ -67,6 +68,13 @@ impl Newton {
     /// How many symbolic factorizations this solver has computed (one per distinct pattern).
     pub fn symbolic_factorizations(&self) -> usize {
         self.symbolic_count
+    }
+
+    /// How many numeric factorizations of `H + τI` this solver has computed since the
+    /// Hessian pattern last changed: an iteration whose shifted Hessian values equal those of
+    /// the previous factorization bit for bit (a constant Hessian) reuses it and adds none.
+    pub fn numeric_factorizations(&self) -> usize {
+        self.chol.as_ref().map_or(0, |c| c.numeric_factorizations())
     }
 
     /// Minimizes `obj` from `x` (updated in place).

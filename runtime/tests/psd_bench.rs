@@ -1,0 +1,87 @@
+//! Per-block cost of the PSD projection by method and block kind (a timing table, not a
+//! check): `cargo test --release -p mad-runtime --test psd_bench -- --ignored --nocapture`.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use mad_runtime::linalg::psd_test::psd_within_tolerance;
+use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by};
+
+struct Lcg(u64);
+impl Lcg {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+/// Σ_r w_r g_r g_rᵀ with each g_r summing to zero per coordinate over the k/3 vertices: the
+/// translations are a null space, as in element Hessians.
+fn element_like(k: usize, weights: &[f64], rng: &mut Lcg) -> Vec<f64> {
+    let n = k / 3;
+    let mut a = vec![0.0; k * k];
+    for &w in weights {
+        let mut g: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
+        for c in 0..3 {
+            let mean = (0..n).map(|v| g[3 * v + c]).sum::<f64>() / n as f64;
+            for v in 0..n {
+                g[3 * v + c] -= mean;
+            }
+        }
+        for i in 0..k {
+            for j in i..k {
+                a[i * k + j] += w * g[i] * g[j];
+            }
+        }
+    }
+    for i in 0..k {
+        for j in 0..i {
+            a[i * k + j] = a[j * k + i];
+        }
+    }
+    a
+}
+
+#[test]
+#[ignore]
+fn psd_projection_cost_table() {
+    const N: usize = 20_000;
+    println!("| k | blocks | Jacobi, no test (µs) | test + Jacobi (µs) | test + QL (µs) | pass the test | projected |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for k in [6usize, 9, 12] {
+        for (kind, negative) in [("PSD, rank k−3", false), ("one negative eigenvalue", true)] {
+            let mut rng = Lcg(k as u64 * 7 + negative as u64);
+            let blocks: Vec<Vec<f64>> = (0..N)
+                .map(|_| {
+                    let mut w: Vec<f64> = (0..k - 3).map(|_| 0.1 + rng.uniform().abs()).collect();
+                    if negative {
+                        w[0] = -0.5 * w[0];
+                    }
+                    element_like(k, &w, &mut rng)
+                })
+                .collect();
+            let mut row = format!("| {k} | {kind} |");
+            let mut failed = 0usize;
+            for method in [PsdMethod::Jacobi, PsdMethod::SkipThenJacobi, PsdMethod::Default] {
+                let mut work = PsdWork::new();
+                let mut best = f64::INFINITY;
+                for _ in 0..3 {
+                    let mut buf = blocks.clone();
+                    let t = Instant::now();
+                    let mut changed = 0usize;
+                    for b in buf.iter_mut() {
+                        changed += usize::from(project_psd_by(black_box(b), k, 0.0, &mut work, method));
+                    }
+                    black_box(changed);
+                    if method == PsdMethod::Default {
+                        failed = buf.iter().zip(&blocks).filter(|(b, a)| b != a).count();
+                    }
+                    best = best.min(t.elapsed().as_secs_f64() / N as f64 * 1e6);
+                }
+                row += &format!(" {best:.2} |");
+            }
+            let pass = blocks.iter().filter(|b| psd_within_tolerance(b, k, 0.0)).count();
+            println!("{row} {:.1} % | {:.1} % |", 100.0 * pass as f64 / N as f64, 100.0 * failed as f64 / N as f64);
+        }
+    }
+}
