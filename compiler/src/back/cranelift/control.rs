@@ -15,6 +15,17 @@ use super::layout::clif_types;
 use super::lower::{FnLower, unsupported};
 use crate::ir::{FuncRef, Op, Region, Type, ValueId};
 
+/// What each copy of a versioned `for` loop ([`super::version`]) shares.
+struct ForCopy<'r> {
+    body: &'r Region,
+    hi: Value,
+    result_tys: &'r [Type],
+    carried_tys: &'r [types::Type],
+    mark: Option<Value>,
+    exit: cranelift_codegen::ir::Block,
+    poll: bool,
+}
+
 impl FnLower<'_, '_> {
     fn types_of(&self, vs: &[ValueId]) -> Vec<types::Type> {
         vs.iter().flat_map(|&v| clif_types(self.ty(v))).collect()
@@ -101,12 +112,8 @@ impl FnLower<'_, '_> {
         let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
         let init = self.get_many_as(init, &result_tys)?;
         let carried_tys = self.types_of(&op.results);
-        let header = self.b.create_block();
-        let body_b = self.b.create_block();
         let exit = self.b.create_block();
-        self.b.append_block_param(header, types::I64);
         for &t in &carried_tys {
-            self.b.append_block_param(header, t);
             self.b.append_block_param(exit, t);
         }
         let mut start = vec![lo];
@@ -117,36 +124,82 @@ impl FnLower<'_, '_> {
             _ => None,
         };
         let views = self.enter_loop(op)?;
-        self.b.ins().jump(header, &Self::block_args(&start));
-
-        self.b.switch_to_block(header);
-        let params = self.b.block_params(header).to_vec();
-        let (i, carried) = (params[0], params[1..].to_vec());
-        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, hi);
-        let go = if super::invariant::needs_poll(self.f, body) {
-            let ok = self.no_error();
-            self.b.ins().band(more, ok)
-        } else {
-            more
-        };
-        self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
-
-        self.b.switch_to_block(body_b);
-        let mut arg_tys = vec![Type::I64];
-        arg_tys.extend(result_tys.iter().cloned());
-        self.set_many_from(&body.args, &arg_tys, &params)?;
-        self.lower_ops(&body.ops)?;
-        let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
-        next.extend(self.get_many_as(&body.yields, &result_tys)?);
-        if let Some(mark) = mark {
-            self.arena_release(mark, &next[1..])?;
+        let poll = super::invariant::needs_poll(self.f, body);
+        let copy = ForCopy { body, hi, result_tys: &result_tys, carried_tys: &carried_tys, mark, exit, poll };
+        match self.proved_reads(op, lo, hi)? {
+            Some((safe, proved)) => {
+                let fast = self.for_header(&carried_tys);
+                let checked = self.for_header(&carried_tys);
+                // Each copy is entered from a block of its own: Cranelift
+                // hoists loop-invariant loads of a loop to the block that
+                // dominates its header, and the fast copy's proved loads must
+                // not run on the checked path.
+                let (fast_in, checked_in) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(safe, fast_in, &[], checked_in, &[]);
+                let args = Self::block_args(&start);
+                for (pre, header) in [(fast_in, fast), (checked_in, checked)] {
+                    self.b.switch_to_block(pre);
+                    self.b.ins().jump(header, &args);
+                }
+                let outer = std::mem::replace(&mut self.unchecked, proved);
+                let lowered = self.lower_for_copy(&copy, fast);
+                self.unchecked = outer;
+                lowered?;
+                self.lower_for_copy(&copy, checked)?;
+            }
+            None => {
+                let header = self.for_header(&carried_tys);
+                self.b.ins().jump(header, &Self::block_args(&start));
+                self.lower_for_copy(&copy, header)?;
+            }
         }
-        self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);
         self.leave_loop(views);
         let out = self.b.block_params(exit).to_vec();
         self.set_many(&op.results, &out)
+    }
+
+    /// A loop header block: the induction variable, then the carried slots.
+    fn for_header(&mut self, carried_tys: &[types::Type]) -> cranelift_codegen::ir::Block {
+        let header = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        for &t in carried_tys {
+            self.b.append_block_param(header, t);
+        }
+        header
+    }
+
+    /// Fills `header` (made by [`FnLower::for_header`]) and the body of one
+    /// copy of a `for` loop, leaving to `copy.exit`.
+    fn lower_for_copy(&mut self, copy: &ForCopy<'_>, header: cranelift_codegen::ir::Block) -> Result<(), JitError> {
+        let body = copy.body;
+        let body_b = self.b.create_block();
+        self.b.switch_to_block(header);
+        let params = self.b.block_params(header).to_vec();
+        let (i, carried) = (params[0], params[1..].to_vec());
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, copy.hi);
+        let go = if copy.poll {
+            let ok = self.no_error();
+            self.b.ins().band(more, ok)
+        } else {
+            more
+        };
+        self.b.ins().brif(go, body_b, &[], copy.exit, &Self::block_args(&carried));
+
+        self.b.switch_to_block(body_b);
+        let mut arg_tys = vec![Type::I64];
+        arg_tys.extend(copy.result_tys.iter().cloned());
+        self.set_many_from(&body.args, &arg_tys, &params)?;
+        self.lower_ops(&body.ops)?;
+        let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
+        next.extend(self.get_many_as(&body.yields, copy.result_tys)?);
+        if let Some(mark) = copy.mark {
+            self.arena_release(mark, &next[1..])?;
+        }
+        debug_assert_eq!(next.len() - 1, copy.carried_tys.len());
+        self.b.ins().jump(header, &Self::block_args(&next));
+        Ok(())
     }
 
     pub fn lower_while(&mut self, op: &Op) -> Result<(), JitError> {

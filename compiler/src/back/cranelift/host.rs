@@ -178,6 +178,7 @@ impl Build {
             inplace: super::inplace::analyze(f),
             release,
             heap_views: HashMap::new(),
+            unchecked: std::collections::HashSet::new(),
         }
     }
 
