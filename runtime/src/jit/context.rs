@@ -209,6 +209,23 @@ impl<'a> JitContext<'a> {
         self.depth = 0;
     }
 
+    /// After a call from the host: the first recorded error, taken, and the
+    /// context reset for the next call ([`JitContext::reset`]). A call that
+    /// recorded no error and left no heap tensor has only its tape, depth and
+    /// site to clear.
+    #[inline]
+    pub fn finish_call(&mut self) -> Option<RtError> {
+        if self.has_error == 0 && self.arena.is_empty() {
+            self.tape_len = 0;
+            self.depth = 0;
+            self.site = NO_SITE;
+            return None;
+        }
+        let e = self.take_error();
+        self.reset();
+        e
+    }
+
     /// Words on the reverse-mode tape.
     pub fn tape_len(&self) -> usize {
         self.tape_len as usize

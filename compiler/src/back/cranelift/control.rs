@@ -238,6 +238,39 @@ impl FnLower<'_, '_> {
         self.set_many(&op.results, &out)
     }
 
+    /// Lowers the trampoline of the function with its body inline: parameters
+    /// loaded from the argument slots, results stored to the result slots. The
+    /// host enters a trampoline only with a fresh or reset context (no error,
+    /// depth 0) and a stack limit far below its own frame, so the entry checks
+    /// of [`FnLower::lower_body`] cannot fire and are left out; the depth is 1
+    /// while the body runs, as in the function called from depth 0.
+    pub fn lower_trampoline_body(&mut self) -> Result<(), JitError> {
+        let f = self.f;
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let p = self.b.block_params(entry).to_vec();
+        let (ctx, args, results) = (p[0], p[1], p[2]);
+        self.ctx = ctx;
+        let tys: Vec<types::Type> = f.param_types().iter().flat_map(clif_types).collect();
+        let slots = self.load_slots(args, &tys);
+        self.bind_args(&f.body.args, &slots)?;
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.ins().store(MemFlagsData::trusted(), one, self.ctx, OFFSET_DEPTH);
+        self.lower_ops(&f.body.ops)?;
+        let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
+        if ret.len() != clif_types(&f.ret).len() {
+            return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
+        }
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().store(MemFlagsData::trusted(), zero, self.ctx, OFFSET_DEPTH);
+        for (i, v) in ret.iter().enumerate() {
+            self.b.ins().store(MemFlagsData::trusted(), *v, results, 8 * i as i32);
+        }
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
     /// Lowers the whole function body: depth and stack checks, the body, the return.
     pub fn lower_body(&mut self) -> Result<(), JitError> {
         let f = self.f;

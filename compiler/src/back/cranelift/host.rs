@@ -104,7 +104,7 @@ impl Build {
         let summary = super::release::Summary::of(&ir_module.functions);
         for (h, f) in ir_module.functions.iter() {
             build.define_function(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
-            build.define_trampoline(h.index(), f, &mut fctx)?;
+            build.define_trampoline(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
         }
         for (i, spec) in batches.iter().enumerate() {
             build.define_batch(i, spec, &ir_module.functions, &mut fctx)?;
@@ -212,14 +212,30 @@ impl Build {
         Ok(())
     }
 
-    /// `(ctx, args, results)`: loads the parameters' slots, calls, stores the result's slots.
-    fn define_trampoline(&mut self, index: usize, f: &ir::Function, fctx: &mut FunctionBuilderContext) -> Result<(), JitError> {
+    /// `(ctx, args, results)`: loads the parameters' slots, runs the
+    /// function, stores the result's slots. A function of at most
+    /// [`INLINE_ENTRY_OPS`] ops runs inline in its trampoline
+    /// ([`FnLower::lower_trampoline_body`]); others are called.
+    fn define_trampoline(
+        &mut self,
+        index: usize,
+        f: &ir::Function,
+        funcs: &ir::Arena<ir::Function>,
+        summary: &super::release::Summary,
+        fctx: &mut FunctionBuilderContext,
+    ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
         let mut ctx = self.module.make_context();
         ctx.func.signature = trampoline_signature(cc);
         ctx.func.name = UserFuncName::user(1, index as u32);
         let config = self.module.isa().frontend_config();
-        {
+        if op_count(f, &f.body) <= INLINE_ENTRY_OPS {
+            let b = FunctionBuilder::new(&mut ctx.func, fctx);
+            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
+            lower.lower_trampoline_body()?;
+            lower.b.seal_all_blocks();
+            lower.b.finalize(config);
+        } else {
             let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
             let entry = b.create_block();
             b.append_block_params_for_function_params(entry);
@@ -247,6 +263,14 @@ impl Build {
         self.module.clear_context(&mut ctx);
         Ok(())
     }
+}
+
+/// The most ops (nested regions included) of a function compiled inline into
+/// its trampoline, saving a call and the entry checks per host call.
+const INLINE_ENTRY_OPS: usize = 400;
+
+fn op_count(f: &ir::Function, r: &ir::Region) -> usize {
+    r.ops.iter().map(|&id| 1 + f.ops[id].regions.iter().map(|nr| op_count(f, nr)).sum::<usize>()).sum()
 }
 
 /// The CLIF text of every function of the module (before optimization).

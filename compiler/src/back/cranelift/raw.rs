@@ -25,7 +25,8 @@ pub struct RawCaller<'m> {
     ctx: JitContext<'m>,
     n_args: usize,
     n_results: usize,
-    args: Vec<u64>,
+    /// The argument buffer of a function without parameters.
+    args: [u64; 1],
 }
 
 fn is_flat(l: &FlatLayout) -> bool {
@@ -49,7 +50,7 @@ impl JitModule {
             ctx: self.context(0),
             n_args,
             n_results: ret.slots(),
-            args: vec![0; n_args + 1],
+            args: [0],
         })
     }
 }
@@ -77,19 +78,18 @@ impl RawCaller<'_> {
                 self.n_results
             )));
         }
-        self.args[..args.len()].copy_from_slice(args);
         let marker = 0u8;
         let here = &marker as *const u8 as usize;
         self.ctx.stack_limit = here.saturating_sub(RAW_STACK_BUDGET) as u64;
         // SAFETY: the buffers hold the slot counts the trampoline loads and stores
-        // (the trampoline writes at most `n_results` slots, at least one is present),
-        // and the context lives as long as the module borrowed by `self`.
+        // (it loads `n_args` slots from `args`, or none from the one-slot `self.args`,
+        // and writes at most `n_results` slots, at least one is present), and the
+        // context lives as long as the module borrowed by `self`.
         let mut one = [0u64; 1];
+        let input: *const u64 = if self.n_args == 0 { self.args.as_ptr() } else { args.as_ptr() };
         let out: *mut u64 = if self.n_results == 0 { one.as_mut_ptr() } else { results.as_mut_ptr() };
-        unsafe { (self.tramp)(&mut self.ctx as *mut JitContext<'_> as *mut u8, self.args.as_ptr(), out) };
-        let err = self.ctx.take_error();
-        self.ctx.reset();
-        match err {
+        unsafe { (self.tramp)(&mut self.ctx as *mut JitContext<'_> as *mut u8, input, out) };
+        match self.ctx.finish_call() {
             Some(e) => Err(e),
             None => Ok(()),
         }
