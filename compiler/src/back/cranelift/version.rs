@@ -17,11 +17,13 @@
 //! twofold per loop.
 //!
 //! Cranelift hoists loop-invariant loads (heap reads are `readonly` and
-//! `can_move`) to the block dominating a loop's header, and from there out of
-//! enclosing loops. So each copy is entered from a block of its own, a loop
-//! with no trip takes the checked copy, and a read whose address does not
-//! move with the loop (an invariant index on every axis) stays checked: the
-//! clamped index of a checked read keeps every hoisted load in bounds.
+//! `can_move`) to the block dominating a loop's header (an unclamped read
+//! placed in front of both copies crashed on a read past the end), and may
+//! move them further out of enclosing loops. So each copy is entered from a
+//! block of its own, a loop with no trip takes the checked copy, and a read
+//! whose address does not move with the loop (an invariant index on every
+//! axis) stays checked: the clamped index of a checked read keeps every
+//! hoisted load in bounds.
 
 use std::collections::{HashMap, HashSet};
 
@@ -157,8 +159,8 @@ impl FnLower<'_, '_> {
             let Some(view) = self.heap_views.get(&t).cloned() else { continue };
             let coefs: Option<Vec<i64>> = idx.iter().map(|&e| body.coef(e, 0).filter(|c| c.abs() <= 1)).collect();
             // A read whose address does not move with the loop stays checked:
-            // Cranelift may hoist its load out of every enclosing loop, past
-            // the test that chooses the copy.
+            // Cranelift may hoist its load out of the loop and of enclosing
+            // loops, past the test that chooses the copy.
             let Some(coefs) = coefs.filter(|cs| cs.iter().any(|&c| c != 0)) else { continue };
             for ((&e, c), &n) in idx.iter().zip(coefs).zip(&view.extents) {
                 if !checks.iter().any(|&(m, x, _)| m == n && x == e) {
