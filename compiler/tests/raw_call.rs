@@ -10,6 +10,8 @@ fn rot(v: vec2, a: f64) -> vec2 { mat2(cos(a), -sin(a), sin(a), cos(a)) * v }
 fn deep(n: i64) -> i64 { if n == 0 { 0 } else { 1 + deep(n - 1) } }
 fn idx(i: i64) -> f64 { let v = vec3(1.0, 2.0, 3.0); v[i] }
 fn dynamic(v: vector) -> f64 { v[0] }
+fn orbit(x: f64, y: f64) -> f64 { let mut s = x; while s < 10.0 { s = s * y + x * 0.5; } s }
+fn dorbit(x: f64, y: f64) -> (f64, f64) { grad(orbit)(x, y) }
 ";
 
 #[test]
@@ -69,4 +71,34 @@ fn direct_calls_report_errors() {
             .raw_caller(prog.func_ref("dynamic").unwrap())
             .is_err()
     );
+}
+
+#[test]
+fn direct_calls_through_the_tape_repeat_and_recover_from_errors() {
+    let prog = Program::compile_str("raw.mad", SRC).unwrap();
+    let mut d = prog.jit().raw_caller(prog.func_ref("dorbit").unwrap()).unwrap();
+    let checked = prog.function::<(f64, f64), (f64, f64)>("dorbit").unwrap();
+    let mut idx = prog.jit().raw_caller(prog.func_ref("idx").unwrap()).unwrap();
+    for (x, y) in [(1.5, 1.25), (0.5, 2.0), (2.0, 1.1), (1.5, 1.25)] {
+        let want = checked.call((x, y)).unwrap();
+        // Central differences of the primal as an independent reference.
+        let f = |x: f64, y: f64| {
+            let mut s = x;
+            while s < 10.0 {
+                s = s * y + x * 0.5;
+            }
+            s
+        };
+        let h = 1e-6;
+        let fx = (f(x + h, y) - f(x - h, y)) / (2.0 * h);
+        let fy = (f(x, y + h) - f(x, y - h)) / (2.0 * h);
+        for _ in 0..3 {
+            let mut g = [0.0; 2];
+            d.call_f64(&[x, y], &mut g).unwrap();
+            assert_eq!((g[0].to_bits(), g[1].to_bits()), (want.0.to_bits(), want.1.to_bits()));
+            assert!((g[0] - fx).abs() < 1e-5 * fx.abs().max(1.0) && (g[1] - fy).abs() < 1e-5 * fy.abs().max(1.0));
+            let mut out = [0u64];
+            assert_eq!(idx.call(&[3], &mut out), Err(mad::RtError::IndexOutOfBounds { index: 3, len: 3 }));
+        }
+    }
 }

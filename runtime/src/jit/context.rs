@@ -1,7 +1,8 @@
 //! The run-time context every compiled function receives as its hidden first
 //! parameter: an arena for heap tensors, the first run-time error, the call
 //! depth, the stack limit, the buffered output of `print`, the reverse-mode
-//! [`Tape`] (reset, not freed, between evaluations), and the tables the
+//! tape (a word stack like [`crate::tape::Tape`], reset, not freed, between
+//! evaluations, that compiled code pushes and pops inline), and the tables the
 //! routines need (value layouts and heap-op descriptors).
 //!
 //! Compiled code reads `has_error`, `depth` and `stack_limit` directly at the
@@ -14,7 +15,6 @@
 use super::layout::FlatLayout;
 use super::tensor::ApplyDesc;
 use crate::ops::RtError;
-use crate::tape::Tape;
 use crate::value::Tensor;
 
 /// Calls nested deeper than this record [`RtError::RecursionLimit`].
@@ -65,13 +65,7 @@ impl HeapTensor {
         for (d, n) in dims.iter_mut().zip(&tensor.shape) {
             *d = *n as u64;
         }
-        HeapTensor {
-            data,
-            numel: tensor.data.len() as u64,
-            rank: tensor.shape.len() as u64,
-            dims,
-            tensor,
-        }
+        HeapTensor { data, numel: tensor.data.len() as u64, rank: tensor.shape.len() as u64, dims, tensor }
     }
 }
 
@@ -89,13 +83,22 @@ pub struct JitContext<'a> {
     /// An index error compiled code recorded without a routine call
     /// (`has_error` is then [`INLINE_INDEX_ERROR`]): index, length, site.
     pub pending_index: [u64; 3],
+    /// The reverse-mode tape, which compiled code pushes and pops inline:
+    /// `tape_cap` words at address `tape_words`, of which the first `tape_len`
+    /// are held. Only [`JitContext::tape_push`] (through `mad_rt_tape_push`,
+    /// which compiled code calls when a push does not fit) moves or grows it.
+    pub tape_words: u64,
+    pub tape_len: u64,
+    pub tape_cap: u64,
     error: Option<RtError>,
     error_site: Option<u64>,
     // Boxed so that a tensor's address stays fixed while the vector grows.
     #[allow(clippy::vec_box)]
     arena: Vec<Box<HeapTensor>>,
     out: Vec<u8>,
-    tape: Tape,
+    /// The storage of the tape words (`tape_cap` zero-initialized words;
+    /// reset keeps it).
+    tape: Vec<u64>,
     layouts: &'a [FlatLayout],
     descs: &'a [ApplyDesc],
 }
@@ -106,8 +109,10 @@ pub const OFFSET_SITE: i32 = std::mem::offset_of!(JitContext<'static>, site) as 
 /// No source site is known.
 pub const NO_SITE: u64 = u64::MAX;
 pub const OFFSET_STACK_LIMIT: i32 = std::mem::offset_of!(JitContext<'static>, stack_limit) as i32;
-pub const OFFSET_PENDING_INDEX: i32 =
-    std::mem::offset_of!(JitContext<'static>, pending_index) as i32;
+pub const OFFSET_PENDING_INDEX: i32 = std::mem::offset_of!(JitContext<'static>, pending_index) as i32;
+pub const OFFSET_TAPE_WORDS: i32 = std::mem::offset_of!(JitContext<'static>, tape_words) as i32;
+pub const OFFSET_TAPE_LEN: i32 = std::mem::offset_of!(JitContext<'static>, tape_len) as i32;
+pub const OFFSET_TAPE_CAP: i32 = std::mem::offset_of!(JitContext<'static>, tape_cap) as i32;
 /// The `has_error` value of an index error recorded inline (details in
 /// `pending_index`); any other nonzero value means an error recorded through
 /// [`JitContext::set_error`].
@@ -116,22 +121,21 @@ pub const INLINE_INDEX_ERROR: u64 = 2;
 impl<'a> JitContext<'a> {
     /// A fresh context; `stack_limit` is the lowest stack address compiled code may reach
     /// (0: unchecked).
-    pub fn new(
-        layouts: &'a [FlatLayout],
-        descs: &'a [ApplyDesc],
-        stack_limit: u64,
-    ) -> JitContext<'a> {
+    pub fn new(layouts: &'a [FlatLayout], descs: &'a [ApplyDesc], stack_limit: u64) -> JitContext<'a> {
         JitContext {
             has_error: 0,
             depth: 0,
             stack_limit,
             site: NO_SITE,
             pending_index: [0; 3],
+            tape_words: 0,
+            tape_len: 0,
+            tape_cap: 0,
             error: None,
             error_site: None,
             arena: Vec::new(),
             out: Vec::new(),
-            tape: Tape::new(),
+            tape: Vec::new(),
             layouts,
             descs,
         }
@@ -141,13 +145,7 @@ impl<'a> JitContext<'a> {
     fn pending(&self) -> Option<(RtError, Option<u64>)> {
         (self.has_error == INLINE_INDEX_ERROR && self.error.is_none()).then(|| {
             let [index, len, site] = self.pending_index;
-            (
-                RtError::IndexOutOfBounds {
-                    index: index as i64,
-                    len: len as i64,
-                },
-                (site != NO_SITE).then_some(site),
-            )
+            (RtError::IndexOutOfBounds { index: index as i64, len: len as i64 }, (site != NO_SITE).then_some(site))
         })
     }
 
@@ -203,7 +201,7 @@ impl<'a> JitContext<'a> {
     /// tape (keeping its storage).
     pub fn reset(&mut self) {
         self.arena.clear();
-        self.tape.reset();
+        self.tape_len = 0;
         self.error = None;
         self.error_site = None;
         self.site = NO_SITE;
@@ -211,9 +209,51 @@ impl<'a> JitContext<'a> {
         self.depth = 0;
     }
 
-    /// The reverse-mode tape of this evaluation.
-    pub fn tape(&mut self) -> &mut Tape {
-        &mut self.tape
+    /// After a call from the host: the first recorded error, taken, and the
+    /// context reset for the next call ([`JitContext::reset`]). A call that
+    /// recorded no error and left no heap tensor has only its tape, depth and
+    /// site to clear.
+    #[inline]
+    pub fn finish_call(&mut self) -> Option<RtError> {
+        if self.has_error == 0 && self.arena.is_empty() {
+            self.tape_len = 0;
+            self.depth = 0;
+            self.site = NO_SITE;
+            return None;
+        }
+        let e = self.take_error();
+        self.reset();
+        e
+    }
+
+    /// Words on the reverse-mode tape.
+    pub fn tape_len(&self) -> usize {
+        self.tape_len as usize
+    }
+
+    /// Pushes a block of words on the tape, growing it when they do not fit.
+    pub fn tape_push(&mut self, ws: &[u64]) {
+        let len = self.tape_len as usize;
+        let end = len + ws.len();
+        if end > self.tape.len() {
+            let cap = end.max(2 * self.tape.len()).max(64);
+            self.tape.resize(cap, 0);
+            self.tape_words = self.tape.as_mut_ptr() as u64;
+            self.tape_cap = cap as u64;
+        }
+        self.tape[len..end].copy_from_slice(ws);
+        self.tape_len = end as u64;
+    }
+
+    /// Pops the last `out.len()` words into `out`, in the order they were pushed.
+    pub fn tape_pop(&mut self, out: &mut [u64]) -> Result<(), RtError> {
+        let len = self.tape_len as usize;
+        let start = len
+            .checked_sub(out.len())
+            .ok_or_else(|| RtError::Other("tape underflow: a pop without a matching push".into()))?;
+        out.copy_from_slice(&self.tape[start..len]);
+        self.tape_len = start as u64;
+        Ok(())
     }
 
     pub fn output(&mut self) -> &mut Vec<u8> {

@@ -109,7 +109,7 @@ pub unsafe extern "C" fn mad_rt_tape_push(ctx: &mut JitContext<'_>, buf: *const 
         return;
     }
     let words = unsafe { std::slice::from_raw_parts(buf, n.max(0) as usize) };
-    ctx.tape().push_block(words);
+    ctx.tape_push(words);
 }
 
 /// Pops `n` words from the tape into `buf` (in push order); zeros and an error on underflow.
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn mad_rt_tape_pop(ctx: &mut JitContext<'_>, buf: *mut u64
         out.fill(0);
         return;
     }
-    if let Err(e) = ctx.tape().pop_block(out) {
+    if let Err(e) = ctx.tape_pop(out) {
         out.fill(0);
         ctx.set_error(e);
     }

@@ -3,6 +3,8 @@
 //! result's flattened slots (multi-value returns; large ones through an
 //! implicit return area). Each function also gets a trampoline
 //! `extern "C" fn(ctx, args: *const u64, results: *mut u64)` the host calls.
+//! A small function's trampoline holds the function's body itself (no call,
+//! no entry checks; see `FnLower::lower_trampoline_body`).
 
 use cranelift_codegen::ir::{AbiParam, Signature, types};
 use cranelift_codegen::isa::CallConv;

@@ -15,6 +15,17 @@ use super::layout::clif_types;
 use super::lower::{FnLower, unsupported};
 use crate::ir::{FuncRef, Op, Region, Type, ValueId};
 
+/// What each copy of a versioned `for` loop ([`super::version`]) shares.
+struct ForCopy<'r> {
+    body: &'r Region,
+    hi: Value,
+    result_tys: &'r [Type],
+    carried_tys: &'r [types::Type],
+    mark: Option<Value>,
+    exit: cranelift_codegen::ir::Block,
+    poll: bool,
+}
+
 impl FnLower<'_, '_> {
     fn types_of(&self, vs: &[ValueId]) -> Vec<types::Type> {
         vs.iter().flat_map(|&v| clif_types(self.ty(v))).collect()
@@ -26,21 +37,11 @@ impl FnLower<'_, '_> {
     }
 
     fn region<'r>(&self, op: &'r Op, i: usize) -> Result<&'r Region, JitError> {
-        op.regions
-            .get(i)
-            .ok_or_else(|| unsupported(format!("`{}` is missing a region", op.kind.name())))
+        op.regions.get(i).ok_or_else(|| unsupported(format!("`{}` is missing a region", op.kind.name())))
     }
 
-    pub fn lower_call(
-        &mut self,
-        callee: FuncRef,
-        args: &[ValueId],
-        results: &[ValueId],
-    ) -> Result<(), JitError> {
-        let id = *self
-            .user_ids
-            .get(callee.index())
-            .ok_or_else(|| unsupported("call of an unknown function"))?;
+    pub fn lower_call(&mut self, callee: FuncRef, args: &[ValueId], results: &[ValueId]) -> Result<(), JitError> {
+        let id = *self.user_ids.get(callee.index()).ok_or_else(|| unsupported("call of an unknown function"))?;
         let fr = match self.user_refs.get(&callee.index()) {
             Some(fr) => *fr,
             None => {
@@ -50,10 +51,7 @@ impl FnLower<'_, '_> {
                 fr
             }
         };
-        let callee_f = self
-            .module_funcs
-            .get(callee)
-            .ok_or_else(|| unsupported("call of an unknown function"))?;
+        let callee_f = self.module_funcs.get(callee).ok_or_else(|| unsupported("call of an unknown function"))?;
         let params = callee_f.param_types();
         let ret = callee_f.ret.clone();
         let mut all = vec![self.ctx];
@@ -86,11 +84,7 @@ impl FnLower<'_, '_> {
     }
 
     pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
-        let cond = self.get1(
-            *op.operands
-                .first()
-                .ok_or_else(|| unsupported("scf.if needs a condition"))?,
-        )?;
+        let cond = self.get1(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?;
         let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);
         let then_b = self.b.create_block();
         let else_b = self.b.create_block();
@@ -112,20 +106,14 @@ impl FnLower<'_, '_> {
     }
 
     pub fn lower_for(&mut self, op: &Op) -> Result<(), JitError> {
-        let [lo, hi, ref init @ ..] = op.operands[..] else {
-            return Err(unsupported("scf.for needs bounds"));
-        };
+        let [lo, hi, ref init @ ..] = op.operands[..] else { return Err(unsupported("scf.for needs bounds")) };
         let body = self.region(op, 0)?;
         let (lo, hi) = (self.get1(lo)?, self.get1(hi)?);
         let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
         let init = self.get_many_as(init, &result_tys)?;
         let carried_tys = self.types_of(&op.results);
-        let header = self.b.create_block();
-        let body_b = self.b.create_block();
         let exit = self.b.create_block();
-        self.b.append_block_param(header, types::I64);
         for &t in &carried_tys {
-            self.b.append_block_param(header, t);
             self.b.append_block_param(exit, t);
         }
         let mut start = vec![lo];
@@ -136,38 +124,82 @@ impl FnLower<'_, '_> {
             _ => None,
         };
         let views = self.enter_loop(op)?;
-        self.b.ins().jump(header, &Self::block_args(&start));
-
-        self.b.switch_to_block(header);
-        let params = self.b.block_params(header).to_vec();
-        let (i, carried) = (params[0], params[1..].to_vec());
-        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, hi);
-        let go = if super::invariant::needs_poll(self.f, body) {
-            let ok = self.no_error();
-            self.b.ins().band(more, ok)
-        } else {
-            more
-        };
-        self.b
-            .ins()
-            .brif(go, body_b, &[], exit, &Self::block_args(&carried));
-
-        self.b.switch_to_block(body_b);
-        let mut arg_tys = vec![Type::I64];
-        arg_tys.extend(result_tys.iter().cloned());
-        self.set_many_from(&body.args, &arg_tys, &params)?;
-        self.lower_ops(&body.ops)?;
-        let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
-        next.extend(self.get_many_as(&body.yields, &result_tys)?);
-        if let Some(mark) = mark {
-            self.arena_release(mark, &next[1..])?;
+        let poll = super::invariant::needs_poll(self.f, body);
+        let copy = ForCopy { body, hi, result_tys: &result_tys, carried_tys: &carried_tys, mark, exit, poll };
+        match self.proved_reads(op, lo, hi)? {
+            Some((safe, proved)) => {
+                let fast = self.for_header(&carried_tys);
+                let checked = self.for_header(&carried_tys);
+                // Each copy is entered from a block of its own: Cranelift
+                // hoists loop-invariant loads of a loop to the block that
+                // dominates its header, and the fast copy's proved loads must
+                // not run on the checked path.
+                let (fast_in, checked_in) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(safe, fast_in, &[], checked_in, &[]);
+                let args = Self::block_args(&start);
+                for (pre, header) in [(fast_in, fast), (checked_in, checked)] {
+                    self.b.switch_to_block(pre);
+                    self.b.ins().jump(header, &args);
+                }
+                let outer = std::mem::replace(&mut self.unchecked, proved);
+                let lowered = self.lower_for_copy(&copy, fast);
+                self.unchecked = outer;
+                lowered?;
+                self.lower_for_copy(&copy, checked)?;
+            }
+            None => {
+                let header = self.for_header(&carried_tys);
+                self.b.ins().jump(header, &Self::block_args(&start));
+                self.lower_for_copy(&copy, header)?;
+            }
         }
-        self.b.ins().jump(header, &Self::block_args(&next));
 
         self.b.switch_to_block(exit);
         self.leave_loop(views);
         let out = self.b.block_params(exit).to_vec();
         self.set_many(&op.results, &out)
+    }
+
+    /// A loop header block: the induction variable, then the carried slots.
+    fn for_header(&mut self, carried_tys: &[types::Type]) -> cranelift_codegen::ir::Block {
+        let header = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        for &t in carried_tys {
+            self.b.append_block_param(header, t);
+        }
+        header
+    }
+
+    /// Fills `header` (made by [`FnLower::for_header`]) and the body of one
+    /// copy of a `for` loop, leaving to `copy.exit`.
+    fn lower_for_copy(&mut self, copy: &ForCopy<'_>, header: cranelift_codegen::ir::Block) -> Result<(), JitError> {
+        let body = copy.body;
+        let body_b = self.b.create_block();
+        self.b.switch_to_block(header);
+        let params = self.b.block_params(header).to_vec();
+        let (i, carried) = (params[0], params[1..].to_vec());
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, copy.hi);
+        let go = if copy.poll {
+            let ok = self.no_error();
+            self.b.ins().band(more, ok)
+        } else {
+            more
+        };
+        self.b.ins().brif(go, body_b, &[], copy.exit, &Self::block_args(&carried));
+
+        self.b.switch_to_block(body_b);
+        let mut arg_tys = vec![Type::I64];
+        arg_tys.extend(copy.result_tys.iter().cloned());
+        self.set_many_from(&body.args, &arg_tys, &params)?;
+        self.lower_ops(&body.ops)?;
+        let mut next = vec![self.b.ins().iadd_imm_s(i, 1)];
+        next.extend(self.get_many_as(&body.yields, copy.result_tys)?);
+        if let Some(mark) = copy.mark {
+            self.arena_release(mark, &next[1..])?;
+        }
+        debug_assert_eq!(next.len() - 1, copy.carried_tys.len());
+        self.b.ins().jump(header, &Self::block_args(&next));
+        Ok(())
     }
 
     pub fn lower_while(&mut self, op: &Op) -> Result<(), JitError> {
@@ -189,17 +221,10 @@ impl FnLower<'_, '_> {
         let carried = self.b.block_params(header).to_vec();
         self.set_many_from(&cond_r.args, &result_tys, &carried)?;
         self.lower_ops(&cond_r.ops)?;
-        let c = self.get1(
-            *cond_r
-                .yields
-                .first()
-                .ok_or_else(|| unsupported("scf.while condition yields nothing"))?,
-        )?;
+        let c = self.get1(*cond_r.yields.first().ok_or_else(|| unsupported("scf.while condition yields nothing"))?)?;
         let ok = self.no_error();
         let go = self.b.ins().band(c, ok);
-        self.b
-            .ins()
-            .brif(go, body_b, &[], exit, &Self::block_args(&carried));
+        self.b.ins().brif(go, body_b, &[], exit, &Self::block_args(&carried));
 
         self.b.switch_to_block(body_b);
         self.set_many_from(&body.args, &result_tys, &carried)?;
@@ -213,6 +238,39 @@ impl FnLower<'_, '_> {
         self.set_many(&op.results, &out)
     }
 
+    /// Lowers the trampoline of the function with its body inline: parameters
+    /// loaded from the argument slots, results stored to the result slots. The
+    /// host enters a trampoline only with a fresh or reset context (no error,
+    /// depth 0) and a stack limit far below its own frame, so the entry checks
+    /// of [`FnLower::lower_body`] cannot fire and are left out; the depth is 1
+    /// while the body runs, as in the function called from depth 0.
+    pub fn lower_trampoline_body(&mut self) -> Result<(), JitError> {
+        let f = self.f;
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let p = self.b.block_params(entry).to_vec();
+        let (ctx, args, results) = (p[0], p[1], p[2]);
+        self.ctx = ctx;
+        let tys: Vec<types::Type> = f.param_types().iter().flat_map(clif_types).collect();
+        let slots = self.load_slots(args, &tys);
+        self.bind_args(&f.body.args, &slots)?;
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.ins().store(MemFlagsData::trusted(), one, self.ctx, OFFSET_DEPTH);
+        self.lower_ops(&f.body.ops)?;
+        let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
+        if ret.len() != clif_types(&f.ret).len() {
+            return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
+        }
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().store(MemFlagsData::trusted(), zero, self.ctx, OFFSET_DEPTH);
+        for (i, v) in ret.iter().enumerate() {
+            self.b.ins().store(MemFlagsData::trusted(), *v, results, 8 * i as i32);
+        }
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
     /// Lowers the whole function body: depth and stack checks, the body, the return.
     pub fn lower_body(&mut self) -> Result<(), JitError> {
         let f = self.f;
@@ -223,22 +281,10 @@ impl FnLower<'_, '_> {
         self.ctx = params[0];
         self.bind_args(&f.body.args, &params[1..])?;
 
-        let depth = self
-            .b
-            .ins()
-            .load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_DEPTH);
-        let limit = self.b.ins().load(
-            types::I64,
-            MemFlagsData::trusted(),
-            self.ctx,
-            OFFSET_STACK_LIMIT,
-        );
+        let depth = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_DEPTH);
+        let limit = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, OFFSET_STACK_LIMIT);
         let sp = self.b.ins().get_stack_pointer(types::I64);
-        let too_deep = self.b.ins().icmp_imm_s(
-            IntCC::UnsignedGreaterThanOrEqual,
-            depth,
-            MAX_CALL_DEPTH as i64,
-        );
+        let too_deep = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, depth, MAX_CALL_DEPTH as i64);
         let too_low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
         let limits = self.b.ins().bor(too_deep, too_low);
         // Once an error is recorded, calls return at once (the result is discarded).
@@ -258,20 +304,13 @@ impl FnLower<'_, '_> {
 
         self.b.switch_to_block(body_b);
         let deeper = self.b.ins().iadd_imm_s(depth, 1);
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), deeper, self.ctx, OFFSET_DEPTH);
+        self.b.ins().store(MemFlagsData::trusted(), deeper, self.ctx, OFFSET_DEPTH);
         self.lower_ops(&f.body.ops)?;
         let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
         if ret.len() != ret_tys.len() {
-            return Err(unsupported(format!(
-                "`{}` yields a value of the wrong type",
-                f.name
-            )));
+            return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
         }
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), depth, self.ctx, OFFSET_DEPTH);
+        self.b.ins().store(MemFlagsData::trusted(), depth, self.ctx, OFFSET_DEPTH);
         self.b.ins().return_(&ret);
         Ok(())
     }

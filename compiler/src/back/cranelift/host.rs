@@ -59,18 +59,14 @@ struct Build {
 fn new_jit_module() -> Result<JITModule, JitError> {
     let mut flags = settings::builder();
     let set = |flags: &mut settings::Builder, k: &str, v: &str| {
-        flags
-            .set(k, v)
-            .map_err(|e| JitError::Codegen(format!("setting {k}: {e}")))
+        flags.set(k, v).map_err(|e| JitError::Codegen(format!("setting {k}: {e}")))
     };
     set(&mut flags, "opt_level", "speed")?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
     set(&mut flags, "enable_multi_ret_implicit_sret", "true")?;
     let isa_builder = cranelift_native::builder().map_err(|e| JitError::Codegen(e.to_string()))?;
-    let isa = isa_builder
-        .finish(settings::Flags::new(flags))
-        .map_err(|e| JitError::Codegen(e.to_string()))?;
+    let isa = isa_builder.finish(settings::Flags::new(flags)).map_err(|e| JitError::Codegen(e.to_string()))?;
     if isa.pointer_type() != PTR {
         return Err(JitError::Unsupported("the JIT needs a 64-bit host".into()));
     }
@@ -84,28 +80,16 @@ fn module_err(e: cranelift_module::ModuleError) -> JitError {
 }
 
 impl Build {
-    fn new(
-        ir_module: &ir::Module,
-        want_text: bool,
-        batches: &[BatchSpec],
-    ) -> Result<Build, JitError> {
+    fn new(ir_module: &ir::Module, want_text: bool, batches: &[BatchSpec]) -> Result<Build, JitError> {
         let mut module = new_jit_module()?;
         let cc = module.isa().default_call_conv();
         let mut user_ids = Vec::new();
         let mut tramp_ids = Vec::new();
         for (h, f) in ir_module.functions.iter() {
             let sig = function_signature(f, cc);
-            user_ids.push(
-                module
-                    .declare_function(&format!("mad_f{}", h.index()), Linkage::Local, &sig)
-                    .map_err(module_err)?,
-            );
+            user_ids.push(module.declare_function(&format!("mad_f{}", h.index()), Linkage::Local, &sig).map_err(module_err)?);
             let tsig = trampoline_signature(cc);
-            tramp_ids.push(
-                module
-                    .declare_function(&format!("mad_t{}", h.index()), Linkage::Local, &tsig)
-                    .map_err(module_err)?,
-            );
+            tramp_ids.push(module.declare_function(&format!("mad_t{}", h.index()), Linkage::Local, &tsig).map_err(module_err)?);
         }
         let mut build = Build {
             module,
@@ -120,7 +104,7 @@ impl Build {
         let summary = super::release::Summary::of(&ir_module.functions);
         for (h, f) in ir_module.functions.iter() {
             build.define_function(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
-            build.define_trampoline(h.index(), f, &mut fctx)?;
+            build.define_trampoline(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
         }
         for (i, spec) in batches.iter().enumerate() {
             build.define_batch(i, spec, &ir_module.functions, &mut fctx)?;
@@ -137,20 +121,12 @@ impl Build {
         fctx: &mut FunctionBuilderContext,
     ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
-        let f = funcs
-            .get(spec.kernel)
-            .ok_or_else(|| JitError::Unsupported("batched loop of an unknown kernel".into()))?;
+        let f = funcs.get(spec.kernel).ok_or_else(|| JitError::Unsupported("batched loop of an unknown kernel".into()))?;
         if !batchable(f, spec.kind, spec.k, spec.inputs.len()) {
-            return Err(JitError::Unsupported(format!(
-                "`{}` cannot run in a batched loop",
-                f.name
-            )));
+            return Err(JitError::Unsupported(format!("`{}` cannot run in a batched loop", f.name)));
         }
         let sig = batch_signature(cc);
-        let id = self
-            .module
-            .declare_function(&format!("mad_b{index}"), Linkage::Local, &sig)
-            .map_err(module_err)?;
+        let id = self.module.declare_function(&format!("mad_b{index}"), Linkage::Local, &sig).map_err(module_err)?;
         self.batch_ids.push(id);
         let mut ctx = self.module.make_context();
         ctx.set_disasm(self.clif.is_some());
@@ -169,12 +145,7 @@ impl Build {
             .map_err(|e| JitError::Codegen(format!("batched loop of `{}`: {e:?}", f.name)))?;
         if let Some(text) = &mut self.clif {
             // After compilation `ctx.func` is the optimized function.
-            text.push_str(&format!(
-                "; batched {:?} loop of {} (optimized)\n{}\n",
-                spec.kind,
-                f.name,
-                ctx.func.display()
-            ));
+            text.push_str(&format!("; batched {:?} loop of {} (optimized)\n{}\n", spec.kind, f.name, ctx.func.display()));
             if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
                 text.push_str(&format!("; machine code\n{vcode}\n"));
             }
@@ -207,6 +178,7 @@ impl Build {
             inplace: super::inplace::analyze(f),
             release,
             heap_views: HashMap::new(),
+            unchecked: std::collections::HashSet::new(),
         }
     }
 
@@ -240,11 +212,16 @@ impl Build {
         Ok(())
     }
 
-    /// `(ctx, args, results)`: loads the parameters' slots, calls, stores the result's slots.
+    /// `(ctx, args, results)`: loads the parameters' slots, runs the
+    /// function, stores the result's slots. A function of at most
+    /// [`INLINE_ENTRY_OPS`] ops runs inline in its trampoline
+    /// ([`FnLower::lower_trampoline_body`]); others are called.
     fn define_trampoline(
         &mut self,
         index: usize,
         f: &ir::Function,
+        funcs: &ir::Arena<ir::Function>,
+        summary: &super::release::Summary,
         fctx: &mut FunctionBuilderContext,
     ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
@@ -252,7 +229,13 @@ impl Build {
         ctx.func.signature = trampoline_signature(cc);
         ctx.func.name = UserFuncName::user(1, index as u32);
         let config = self.module.isa().frontend_config();
-        {
+        if op_count(f, &f.body) <= INLINE_ENTRY_OPS {
+            let b = FunctionBuilder::new(&mut ctx.func, fctx);
+            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
+            lower.lower_trampoline_body()?;
+            lower.b.seal_all_blocks();
+            lower.b.finalize(config);
+        } else {
             let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
             let entry = b.create_block();
             b.append_block_params_for_function_params(entry);
@@ -262,19 +245,13 @@ impl Build {
             let mut call_args = vec![c];
             let param_tys: Vec<_> = f.param_types().iter().flat_map(clif_types).collect();
             for (i, t) in param_tys.iter().enumerate() {
-                call_args.push(
-                    b.ins()
-                        .load(*t, MemFlagsData::trusted(), args, 8 * i as i32),
-                );
+                call_args.push(b.ins().load(*t, MemFlagsData::trusted(), args, 8 * i as i32));
             }
-            let fr = self
-                .module
-                .declare_func_in_func(self.user_ids[index], b.func);
+            let fr = self.module.declare_func_in_func(self.user_ids[index], b.func);
             let inst = b.ins().call(fr, &call_args);
             let outs = b.inst_results(inst).to_vec();
             for (i, v) in outs.iter().enumerate() {
-                b.ins()
-                    .store(MemFlagsData::trusted(), *v, results, 8 * i as i32);
+                b.ins().store(MemFlagsData::trusted(), *v, results, 8 * i as i32);
             }
             b.ins().return_(&[]);
             b.seal_all_blocks();
@@ -288,6 +265,14 @@ impl Build {
     }
 }
 
+/// The most ops (nested regions included) of a function compiled inline into
+/// its trampoline, saving a call and the entry checks per host call.
+const INLINE_ENTRY_OPS: usize = 400;
+
+fn op_count(f: &ir::Function, r: &ir::Region) -> usize {
+    r.ops.iter().map(|&id| 1 + f.ops[id].regions.iter().map(|nr| op_count(f, nr)).sum::<usize>()).sum()
+}
+
 /// The CLIF text of every function of the module (before optimization).
 pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
     clif_text_with_batches(module, &[])
@@ -295,10 +280,7 @@ pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
 
 /// The CLIF text of every function of the module (before optimization) and of
 /// the batched loops `batches` (after Cranelift's optimizer).
-pub fn clif_text_with_batches(
-    module: &ir::Module,
-    batches: &[BatchSpec],
-) -> Result<String, JitError> {
+pub fn clif_text_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<String, JitError> {
     let build = Build::new(&crate::passes::for_codegen(module), true, batches)?;
     let text = build.clif.clone().unwrap_or_default();
     // The module's code was never finalized; its memory is released with it.
@@ -320,21 +302,15 @@ impl JitModule {
     /// Compiles every function of `module` (as [`crate::passes::for_codegen`]
     /// prepares it) and the batched loops `batches` ([`JitModule::batch_caller`]
     /// takes their index in `batches`).
-    pub fn compile_with_batches(
-        module: &ir::Module,
-        batches: &[BatchSpec],
-    ) -> Result<JitModule, JitError> {
+    pub fn compile_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<JitModule, JitError> {
         let mut build = Build::new(&crate::passes::for_codegen(module), false, batches)?;
         build.module.finalize_definitions().map_err(module_err)?;
         let mut entries = Vec::new();
         for (h, f) in module.functions.iter() {
-            let ptr = build
-                .module
-                .get_finalized_function(build.tramp_ids[h.index()]);
+            let ptr = build.module.get_finalized_function(build.tramp_ids[h.index()]);
             // SAFETY: the trampoline was defined with `trampoline_signature`, whose
             // C ABI matches `Trampoline`.
-            let trampoline: Trampoline =
-                unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
+            let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
             entries.push(Entry {
                 trampoline,
                 signature: ir::Function::new(f.name.clone(), &f.param_types(), f.ret.clone()),
@@ -351,10 +327,7 @@ impl JitModule {
                 unsafe { std::mem::transmute::<*const u8, BatchFn>(ptr) }
             })
             .collect();
-        Ok(JitModule {
-            module: Some(build.module),
-            entries,
-            layouts: build.tables.layouts,
+        Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts,
             batches: batch_fns,
             descs: build.tables.descs,
             _strings: build.tables.strings,
@@ -367,12 +340,7 @@ impl JitModule {
     /// Arguments are checked against the parameter types (a wrong count or type
     /// is an error). The code runs on a thread with a [`JIT_STACK_SIZE`] stack;
     /// the first run-time error it records is returned (after its output is written).
-    pub fn call(
-        &self,
-        f: ir::FuncRef,
-        args: &[Value],
-        out: &mut dyn Write,
-    ) -> Result<Value, RtError> {
+    pub fn call(&self, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, RtError> {
         self.call_traced(f, args, out).map_err(|(e, _)| e)
     }
 
@@ -389,11 +357,9 @@ impl JitModule {
             .entries
             .get(f.index())
             .ok_or_else(|| plain(RtError::Other(format!("no function {f:?} in this module"))))?;
-        crate::back::interp::check_args(&entry.signature, args)
-            .map_err(|m| plain(RtError::Other(m)))?;
+        crate::back::interp::check_args(&entry.signature, args).map_err(|m| plain(RtError::Other(m)))?;
         for (i, (l, a)) in entry.params.iter().zip(args).enumerate() {
-            l.check(a)
-                .map_err(|m| plain(RtError::Other(format!("argument {i}: {m}"))))?;
+            l.check(a).map_err(|m| plain(RtError::Other(format!("argument {i}: {m}"))))?;
         }
         let tramp = SendPtr(entry.trampoline);
         let (layouts, descs) = (&self.layouts, &self.descs);
@@ -411,13 +377,7 @@ impl JitModule {
             let mut results = vec![0u64; entry.ret.slots().max(1)];
             // SAFETY: `slots` and `results` hold the slot counts the trampoline
             // loads and stores; the context outlives the call.
-            unsafe {
-                (tramp.0)(
-                    &mut ctx as *mut JitContext<'_> as *mut u8,
-                    slots.as_ptr(),
-                    results.as_mut_ptr(),
-                )
-            };
+            unsafe { (tramp.0)(&mut ctx as *mut JitContext<'_> as *mut u8, slots.as_ptr(), results.as_mut_ptr()) };
             let printed = ctx.take_output();
             let site = ctx.error_site();
             let result = match ctx.take_error() {
@@ -437,33 +397,18 @@ impl JitModule {
         });
         let (result, printed) = match joined {
             Ok(Ok(r)) => r,
-            Ok(Err(_)) => {
-                return Err(plain(RtError::Other(
-                    "internal error: compiled code panicked".into(),
-                )));
-            }
-            Err(e) => {
-                return Err(plain(RtError::Other(format!(
-                    "cannot start the JIT thread: {e}"
-                ))));
-            }
+            Ok(Err(_)) => return Err(plain(RtError::Other("internal error: compiled code panicked".into()))),
+            Err(e) => return Err(plain(RtError::Other(format!("cannot start the JIT thread: {e}")))),
         };
-        out.write_all(&printed)
-            .map_err(|e| plain(RtError::Other(format!("cannot write output: {e}"))))?;
+        out.write_all(&printed).map_err(|e| plain(RtError::Other(format!("cannot write output: {e}"))))?;
         result.map_err(|(e, site)| (e, site.and_then(|i| self.sites.get(i as usize).copied())))
     }
 }
 
 impl JitModule {
     /// The trampoline and flat layouts of `f`'s parameters and result.
-    pub(super) fn entry_parts(
-        &self,
-        f: ir::FuncRef,
-    ) -> Result<(Trampoline, &[FlatLayout], &FlatLayout), RtError> {
-        let e = self
-            .entries
-            .get(f.index())
-            .ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
+    pub(super) fn entry_parts(&self, f: ir::FuncRef) -> Result<(Trampoline, &[FlatLayout], &FlatLayout), RtError> {
+        let e = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
         Ok((e.trampoline, &e.params, &e.ret))
     }
 

@@ -73,6 +73,9 @@ pub struct FnLower<'a, 'b> {
     /// Header values of heap tensors read inside the loops being lowered,
     /// computed in front of the loop ([`super::invariant`]).
     pub heap_views: HashMap<ValueId, super::heap::HeapView>,
+    /// Element reads whose bounds are proved in front of the loop copy being
+    /// lowered ([`super::version`]).
+    pub unchecked: std::collections::HashSet<OpId>,
 }
 
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {

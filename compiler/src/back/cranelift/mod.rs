@@ -10,7 +10,8 @@
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
 //! - [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
 //!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries;
-//!   [`invariant`]: values computed once in front of a loop stay there.
+//!   [`invariant`]: values computed once in front of a loop stay there;
+//!   [`version`]: loops whose induction-variable reads are checked once.
 //! - [`tape`]: `tape.push` / `tape.pop` through the context's tape.
 //! - [`imports`]: run-time routines and math symbols.
 //! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
@@ -39,6 +40,7 @@ pub mod sincos;
 pub mod tape;
 pub mod tensor;
 pub mod values;
+pub mod version;
 
 use std::fmt;
 

@@ -9,8 +9,8 @@
 //! is trusted for [`RAW_STACK_BUDGET`] bytes: deeper recursion reports
 //! [`RtError::RecursionLimit`] instead of overflowing.
 
-use mad_runtime::RtError;
 use mad_runtime::jit::{FlatLayout, JitContext};
+use mad_runtime::RtError;
 
 use super::abi::Trampoline;
 use super::host::JitModule;
@@ -25,7 +25,8 @@ pub struct RawCaller<'m> {
     ctx: JitContext<'m>,
     n_args: usize,
     n_results: usize,
-    args: Vec<u64>,
+    /// The argument buffer of a function without parameters.
+    args: [u64; 1],
 }
 
 fn is_flat(l: &FlatLayout) -> bool {
@@ -41,9 +42,7 @@ impl JitModule {
     pub fn raw_caller(&self, f: ir::FuncRef) -> Result<RawCaller<'_>, RtError> {
         let (tramp, params, ret) = self.entry_parts(f)?;
         if !params.iter().all(is_flat) || !is_flat(ret) {
-            return Err(RtError::Other(
-                "a direct call needs scalar or small-tensor parameters and result".into(),
-            ));
+            return Err(RtError::Other("a direct call needs scalar or small-tensor parameters and result".into()));
         }
         let n_args: usize = params.iter().map(FlatLayout::slots).sum();
         Ok(RawCaller {
@@ -51,7 +50,7 @@ impl JitModule {
             ctx: self.context(0),
             n_args,
             n_results: ret.slots(),
-            args: vec![0; n_args + 1],
+            args: [0],
         })
     }
 }
@@ -79,29 +78,18 @@ impl RawCaller<'_> {
                 self.n_results
             )));
         }
-        self.args[..args.len()].copy_from_slice(args);
         let marker = 0u8;
         let here = &marker as *const u8 as usize;
         self.ctx.stack_limit = here.saturating_sub(RAW_STACK_BUDGET) as u64;
         // SAFETY: the buffers hold the slot counts the trampoline loads and stores
-        // (the trampoline writes at most `n_results` slots, at least one is present),
-        // and the context lives as long as the module borrowed by `self`.
+        // (it loads `n_args` slots from `args`, or none from the one-slot `self.args`,
+        // and writes at most `n_results` slots, at least one is present), and the
+        // context lives as long as the module borrowed by `self`.
         let mut one = [0u64; 1];
-        let out: *mut u64 = if self.n_results == 0 {
-            one.as_mut_ptr()
-        } else {
-            results.as_mut_ptr()
-        };
-        unsafe {
-            (self.tramp)(
-                &mut self.ctx as *mut JitContext<'_> as *mut u8,
-                self.args.as_ptr(),
-                out,
-            )
-        };
-        let err = self.ctx.take_error();
-        self.ctx.reset();
-        match err {
+        let input: *const u64 = if self.n_args == 0 { self.args.as_ptr() } else { args.as_ptr() };
+        let out: *mut u64 = if self.n_results == 0 { one.as_mut_ptr() } else { results.as_mut_ptr() };
+        unsafe { (self.tramp)(&mut self.ctx as *mut JitContext<'_> as *mut u8, input, out) };
+        match self.ctx.finish_call() {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -113,9 +101,7 @@ impl RawCaller<'_> {
         // SAFETY (of the casts): f64 and u64 have the same size and alignment,
         // and every bit pattern is valid for both.
         let a = unsafe { std::slice::from_raw_parts(args.as_ptr() as *const u64, args.len()) };
-        let r = unsafe {
-            std::slice::from_raw_parts_mut(results.as_mut_ptr() as *mut u64, results.len())
-        };
+        let r = unsafe { std::slice::from_raw_parts_mut(results.as_mut_ptr() as *mut u64, results.len()) };
         self.call(a, r)
     }
 
