@@ -17,7 +17,11 @@
 //! pivoted-LDLᵀ test of [`super::psd_test`]; a block whose R passes is left unchanged, the
 //! others are decomposed by tridiagonal QL ([`super::tridiag_ql`]) and updated as
 //! `A − Σ_{λ<0} λ·(Q w)(Q w)ᵀ` (A the symmetric part, w the eigenvectors of R), which keeps
-//! the null space of A.
+//! the null space of A. The d×d translation part T̂ᵀAT̂ of A (T̂ the normalized translations),
+//! rounding noise of either sign, has its negative eigenvalues clamped too, as the full
+//! decomposition clamps the computed null-space eigenvalues that come out negative: a
+//! projected block is PSD to rounding in every direction, so that a global Hessian whose only
+//! null space is the translations stays factorizable without a diagonal shift.
 //!
 //! **When the reduction applies.** A block is taken as translation-invariant when every entry
 //! of A·t_c is within [`translation_tolerance`] — `PSD_TOL_FACTOR · k · ε · max|A_ij|`, the
@@ -234,6 +238,39 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     }
     if neg == 0 {
         return Some(false);
+    }
+    // The translation part N = T̂ᵀ A T̂ (T̂ the normalized t_c) is rounding noise of either
+    // sign; its negative eigenvalues are clamped as the full decomposition would clamp them.
+    let inv_n = 1.0 / n as f64;
+    let mut nn = [0.0f64; MAX_K * MAX_K];
+    for i in 0..k {
+        for j in 0..k {
+            nn[(i % d) * d + j % d] += s[i * k + j] * inv_n;
+        }
+    }
+    let nmax = nn[..d * d].iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    if nmax > 0.0 {
+        let sn = unit_scale(nmax);
+        let mut vn = [0.0f64; MAX_K * MAX_K];
+        for i in 0..d * d {
+            vn[i] = nn[i] * sn;
+        }
+        let (mut dn, mut en) = ([0.0f64; MAX_K], [0.0f64; MAX_K]);
+        if !tridiag_ql(&mut vn[..d * d], &mut dn[..d], &mut en[..d], d) {
+            return None;
+        }
+        let scale = inv_n.sqrt();
+        for col in 0..d {
+            let l = dn[col] / sn;
+            if l < 0.0 {
+                lam[neg] = l;
+                let z = &vn[col * d..col * d + d];
+                for (i, x) in u[neg * k..neg * k + k].iter_mut().enumerate() {
+                    *x = z[i % d] * scale;
+                }
+                neg += 1;
+            }
+        }
     }
     for i in 0..k {
         for j in i..k {
