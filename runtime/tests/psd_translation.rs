@@ -73,12 +73,22 @@ fn invariant_blocks_match_the_full_projection() {
                 }
             }
             let scale = [1.0, 1e-6, 1e8][trial % 3];
-            let a: Vec<f64> = block(n, d, &w, true, &mut rng).iter().map(|x| x * scale).collect();
-            assert!(is_translation_invariant(&a, k, n), "n={n} d={d} trial {trial}");
+            let a: Vec<f64> = block(n, d, &w, true, &mut rng)
+                .iter()
+                .map(|x| x * scale)
+                .collect();
+            assert!(
+                is_translation_invariant(&a, k, n),
+                "n={n} d={d} trial {trial}"
+            );
             let want = reference(&a, k);
             let mut got = a.clone();
             let ch = project_psd_translation(&mut got, k, n, 0.0, &mut work);
-            let err = got.iter().zip(&want).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+            let err = got
+                .iter()
+                .zip(&want)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
             assert!(
                 err <= 1e-10 * max_abs(&a),
                 "n={n} d={d} trial {trial}: error {err:e} of scale {:e}",
@@ -101,7 +111,10 @@ fn invariant_blocks_match_the_full_projection() {
                 }
             }
         }
-        assert!(changed > 100 && unchanged > 50, "n={n} d={d}: {changed} changed, {unchanged} not");
+        assert!(
+            changed > 100 && unchanged > 50,
+            "n={n} d={d}: {changed} changed, {unchanged} not"
+        );
     }
 }
 
@@ -112,9 +125,20 @@ fn non_invariant_blocks_take_the_full_path() {
         let k = n * d;
         let mut rng = Lcg(7 + k as u64 * n as u64);
         for trial in 0..100 {
-            let w: Vec<f64> = (0..k).map(|i| if i % 3 == 0 { -0.5 } else { 0.2 + rng.uniform().abs() }).collect();
+            let w: Vec<f64> = (0..k)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        -0.5
+                    } else {
+                        0.2 + rng.uniform().abs()
+                    }
+                })
+                .collect();
             let a = block(n, d, &w, false, &mut rng);
-            assert!(!is_translation_invariant(&a, k, n), "n={n} d={d} trial {trial}");
+            assert!(
+                !is_translation_invariant(&a, k, n),
+                "n={n} d={d} trial {trial}"
+            );
             let mut full = a.clone();
             let full_ch = project_psd_with(&mut full, k, 0.0, &mut work);
             let mut got = a.clone();
@@ -122,7 +146,11 @@ fn non_invariant_blocks_take_the_full_path() {
             assert_eq!(ch, full_ch);
             assert_eq!(got, full, "fallback differs from project_psd_with");
             let want = reference(&a, k);
-            let err = got.iter().zip(&want).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+            let err = got
+                .iter()
+                .zip(&want)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
             assert!(err <= 1e-10 * max_abs(&a), "n={n} d={d}: {err:e}");
         }
     }
@@ -173,7 +201,13 @@ fn zero_and_psd_blocks_are_left_bit_for_bit() {
     let mut rng = Lcg(11);
     // A spring: [K −K; −K K] with K PSD.
     for _ in 0..50 {
-        let a = block(2, 3, &[0.3 + rng.uniform().abs(), 0.1 + rng.uniform().abs()], true, &mut rng);
+        let a = block(
+            2,
+            3,
+            &[0.3 + rng.uniform().abs(), 0.1 + rng.uniform().abs()],
+            true,
+            &mut rng,
+        );
         let mut got = a.clone();
         assert!(!project_psd_translation(&mut got, 6, 2, 0.0, &mut work));
         assert_eq!(got, a);

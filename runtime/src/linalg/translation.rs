@@ -44,6 +44,11 @@ use super::tridiag_ql::{tridiag_ql, unit_scale};
 /// The largest block size the reduced path handles (larger blocks take the full path).
 pub const MAX_K: usize = 16;
 
+/// From this block size on, the full PSD test runs before the reduction (measured in
+/// `docs/benchmarks.md`: the test on a k×k block that passes costs less than forming the
+/// reduced matrix for k = 9, 12; for k = 6 the reduced test is cheaper).
+pub const FULL_TEST_FIRST_K: usize = 9;
+
 /// The tolerance on the entries of A·t_c for a k×k block whose largest |entry| is `amax`.
 pub fn translation_tolerance(k: usize, amax: f64) -> f64 {
     PSD_TOL_FACTOR * k as f64 * f64::EPSILON * amax
@@ -85,15 +90,16 @@ pub fn project_psd_translation(
     if eps != 0.0 || nverts < 2 || k % nverts != 0 || k > MAX_K {
         return project_psd_with(block, k, eps, work);
     }
-    // Constant sizes for the common stencils, so that the loops below specialize.
+    // Constant sizes for the common stencils, so that the loops and the stack arrays below
+    // specialize.
     let r = match (k, nverts) {
-        (6, 2) => reduced(block, 6, 2),
-        (6, 3) => reduced(block, 6, 3),
-        (9, 3) => reduced(block, 9, 3),
-        (12, 4) => reduced(block, 12, 4),
-        (12, 3) => reduced(block, 12, 3),
-        (8, 4) => reduced(block, 8, 4),
-        _ => reduced(block, k, nverts),
+        (6, 2) => reduced::<6>(block, 6, 2),
+        (6, 3) => reduced::<6>(block, 6, 3),
+        (9, 3) => reduced::<9>(block, 9, 3),
+        (12, 4) => reduced::<12>(block, 12, 4),
+        (12, 3) => reduced::<12>(block, 12, 3),
+        (8, 4) => reduced::<8>(block, 8, 4),
+        _ => reduced::<MAX_K>(block, k, nverts),
     };
     match r {
         Some(changed) => changed,
@@ -145,8 +151,17 @@ fn helmert(n: usize) -> [f64; MAX_K] {
 
 /// The reduced projection: `Some(changed)`, or `None` when the block must take the full path
 /// (not invariant, not finite, QL did not converge); the block is untouched then.
+/// Stack arrays are K×K (K ≥ k).
 #[inline(always)]
-fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
+fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
+    // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
+    // usual case): it runs first, and only blocks that fail it are reduced.
+    if k >= FULL_TEST_FIRST_K {
+        let mut m = [[0.0f64; K]; K];
+        if psd_check(block, k, 0.0, m.as_flattened_mut()) {
+            return Some(false);
+        }
+    }
     let amax = max_abs(&block[..k * k])?;
     if amax == 0.0 {
         return Some(false);
@@ -158,13 +173,15 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     let m = k - d;
     let a = helmert(n);
     // s = sym(A); c = Qᵀ s (m×k) by prefix sums over the rows of each component.
-    let mut s = [0.0f64; MAX_K * MAX_K];
+    let mut s_ = [[0.0f64; K]; K];
+    let s = s_.as_flattened_mut();
     for i in 0..k {
         for j in 0..k {
             s[i * k + j] = 0.5 * (block[i * k + j] + block[j * k + i]);
         }
     }
-    let mut c = [0.0f64; MAX_K * MAX_K];
+    let mut c_ = [[0.0f64; K]; K];
+    let c = c_.as_flattened_mut();
     for comp in 0..d {
         let mut pre = [0.0f64; MAX_K];
         for j in 0..n - 1 {
@@ -178,7 +195,8 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
         }
     }
     // r = c Q (m×m): the same contrasts along each row of c.
-    let mut r = [0.0f64; MAX_K * MAX_K];
+    let mut r_ = [[0.0f64; K]; K];
+    let r = r_.as_flattened_mut();
     for i in 0..m {
         let crow = &c[i * k..i * k + k];
         for comp in 0..d {
@@ -189,7 +207,8 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
             }
         }
     }
-    let mut v = [0.0f64; MAX_K * MAX_K];
+    let mut v_ = [[0.0f64; K]; K];
+    let v = v_.as_flattened_mut();
     if psd_check(&r[..m * m], m, 0.0, &mut v[..m * m]) {
         return Some(false);
     }
@@ -209,7 +228,8 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     }
     // The negative eigenvalues (unscaled: sc is a power of two) and their vectors Q·w.
     let mut lam = [0.0f64; MAX_K];
-    let mut u = [0.0f64; MAX_K * MAX_K];
+    let mut u_ = [[0.0f64; K]; K];
+    let u = u_.as_flattened_mut();
     let mut neg = 0;
     for col in 0..m {
         let l = ev[col] / sc;
@@ -242,7 +262,8 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     // The translation part N = T̂ᵀ A T̂ (T̂ the normalized t_c) is rounding noise of either
     // sign; its negative eigenvalues are clamped as the full decomposition would clamp them.
     let inv_n = 1.0 / n as f64;
-    let mut nn = [0.0f64; MAX_K * MAX_K];
+    let mut nn_ = [[0.0f64; K]; K];
+    let nn = nn_.as_flattened_mut();
     for i in 0..k {
         for j in 0..k {
             nn[(i % d) * d + j % d] += s[i * k + j] * inv_n;
@@ -251,7 +272,8 @@ fn reduced(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     let nmax = nn[..d * d].iter().fold(0.0f64, |x, y| x.max(y.abs()));
     if nmax > 0.0 {
         let sn = unit_scale(nmax);
-        let mut vn = [0.0f64; MAX_K * MAX_K];
+        let mut vn_ = [[0.0f64; K]; K];
+        let vn = vn_.as_flattened_mut();
         for i in 0..d * d {
             vn[i] = nn[i] * sn;
         }
