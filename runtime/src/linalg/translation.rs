@@ -19,9 +19,13 @@
 //! `A − Σ_{λ<0} λ·(Q w)(Q w)ᵀ` (A the symmetric part, w the eigenvectors of R), which keeps
 //! the null space of A. The d×d translation part T̂ᵀAT̂ of A (T̂ the normalized translations),
 //! rounding noise of either sign, has its negative eigenvalues clamped too, as the full
-//! decomposition clamps the computed null-space eigenvalues that come out negative: a
-//! projected block is PSD to rounding in every direction, so that a global Hessian whose only
-//! null space is the translations stays factorizable without a diagonal shift.
+//! decomposition clamps the computed null-space eigenvalues that come out negative, so a
+//! projected block is PSD to rounding in every direction. (Without that clamp, a global
+//! Hessian that is singular along the translations — a parameterization with no fixed
+//! vertex — failed to factor without a diagonal shift from the first Newton iteration on.)
+//! For k ≥ [`FULL_TEST_FIRST_K`] the PSD test runs on the full block first, as in
+//! [`project_psd_with`], and only blocks that fail it are reduced: on blocks that pass, the
+//! full test costs less than forming R.
 //!
 //! **When the reduction applies.** A block is taken as translation-invariant when every entry
 //! of A·t_c is within [`translation_tolerance`] — `PSD_TOL_FACTOR · k · ε · max|A_ij|`, the
