@@ -2,7 +2,9 @@
 //! projection by cyclic Jacobi, which knows nothing of the null space.
 
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by, project_psd_with};
-use mad_runtime::linalg::translation::{is_translation_invariant, project_psd_translation};
+use mad_runtime::linalg::translation::{
+    is_translation_invariant, project_psd_translation, translation_tolerance,
+};
 
 struct Lcg(u64);
 impl Lcg {
@@ -211,5 +213,38 @@ fn zero_and_psd_blocks_are_left_bit_for_bit() {
         let mut got = a.clone();
         assert!(!project_psd_translation(&mut got, 6, 2, 0.0, &mut work));
         assert_eq!(got, a);
+    }
+}
+
+#[test]
+fn negative_rounding_along_the_translations_is_clamped() {
+    let mut work = PsdWork::new();
+    let mut rng = Lcg(21);
+    for (n, d) in SHAPES {
+        let k = n * d;
+        let mut a = block(n, d, &[1.0, -0.6, 0.4], true, &mut rng);
+        // −δ·t₀t₀ᵀ along the first translation, δ inside the invariance tolerance.
+        let delta = 0.3 * translation_tolerance(k, max_abs(&a)) / n as f64;
+        for u in 0..n {
+            for v in 0..n {
+                a[(u * d) * k + v * d] -= delta;
+            }
+        }
+        assert!(is_translation_invariant(&a, k, n));
+        let tat = |m: &[f64]| -> f64 {
+            (0..n)
+                .flat_map(|u| (0..n).map(move |v| (u, v)))
+                .map(|(u, v)| m[(u * d) * k + v * d])
+                .sum()
+        };
+        let rounding = 4.0 * (n * n) as f64 * f64::EPSILON * max_abs(&a);
+        assert!(tat(&a) < -0.5 * delta * (n * n) as f64 && tat(&a) < -4.0 * rounding);
+        let mut got = a.clone();
+        assert!(project_psd_translation(&mut got, k, n, 0.0, &mut work));
+        assert!(
+            tat(&got) >= -1e-3 * delta,
+            "n={n} d={d}: tᵀHt = {:e}",
+            tat(&got)
+        );
     }
 }
