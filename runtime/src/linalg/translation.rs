@@ -66,7 +66,7 @@ pub fn translation_tolerance(k: usize, amax: f64) -> f64 {
 /// If `block.len() != k*k` (a programming error).
 pub fn is_translation_invariant(block: &[f64], k: usize, nverts: usize) -> bool {
     assert_eq!(block.len(), k * k, "is_translation_invariant: matrix size");
-    if nverts == 0 || k % nverts != 0 {
+    if nverts == 0 || !k.is_multiple_of(nverts) {
         return false;
     }
     match max_abs(block) {
@@ -91,7 +91,7 @@ pub fn project_psd_translation(
     work: &mut PsdWork,
 ) -> bool {
     assert_eq!(block.len(), k * k, "project_psd_translation: matrix size");
-    if eps != 0.0 || nverts < 2 || k % nverts != 0 || k > MAX_K {
+    if eps != 0.0 || nverts < 2 || !k.is_multiple_of(nverts) || k > MAX_K {
         return project_psd_with(block, k, eps, work);
     }
     // Constant sizes for the common stencils, so that the loops and the stack arrays below
@@ -135,7 +135,7 @@ fn invariant(a: &[f64], k: usize, n: usize, tol: f64) -> bool {
                 let j = v * d + c;
                 s += a[i * k + j] + a[j * k + i];
             }
-            if !(0.5 * s.abs() <= tol) {
+            if s.is_nan() || 0.5 * s.abs() > tol {
                 return false;
             }
         }
@@ -157,6 +157,7 @@ fn helmert(n: usize) -> [f64; MAX_K] {
 /// (not invariant, not finite, QL did not converge); the block is untouched then.
 /// Stack arrays are K×K (K ≥ k).
 #[inline(always)]
+#[allow(clippy::needless_range_loop)]
 fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
     // usual case): it runs first, and only blocks that fail it are reduced.
@@ -237,7 +238,7 @@ fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool
     let mut neg = 0;
     for col in 0..m {
         let l = ev[col] / sc;
-        if !(l < 0.0) {
+        if l.is_nan() || l >= 0.0 {
             continue;
         }
         lam[neg] = l;
