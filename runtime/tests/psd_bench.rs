@@ -10,7 +10,10 @@ use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by};
 struct Lcg(u64);
 impl Lcg {
     fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     }
 }
@@ -46,7 +49,9 @@ fn element_like(k: usize, weights: &[f64], rng: &mut Lcg) -> Vec<f64> {
 #[ignore]
 fn psd_projection_cost_table() {
     const N: usize = 20_000;
-    println!("| k | blocks | Jacobi, no test (µs) | test + Jacobi (µs) | test + QL (µs) | pass the test | projected |");
+    println!(
+        "| k | blocks | Jacobi, no test (µs) | test + Jacobi (µs) | test + QL (µs) | pass the test | projected |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|");
     for k in [6usize, 9, 12] {
         for (kind, negative) in [("PSD, rank k−3", false), ("one negative eigenvalue", true)] {
@@ -62,7 +67,11 @@ fn psd_projection_cost_table() {
                 .collect();
             let mut row = format!("| {k} | {kind} |");
             let mut failed = 0usize;
-            for method in [PsdMethod::Jacobi, PsdMethod::SkipThenJacobi, PsdMethod::Default] {
+            for method in [
+                PsdMethod::Jacobi,
+                PsdMethod::SkipThenJacobi,
+                PsdMethod::Default,
+            ] {
                 let mut work = PsdWork::new();
                 let mut best = f64::INFINITY;
                 for _ in 0..3 {
@@ -70,7 +79,8 @@ fn psd_projection_cost_table() {
                     let t = Instant::now();
                     let mut changed = 0usize;
                     for b in buf.iter_mut() {
-                        changed += usize::from(project_psd_by(black_box(b), k, 0.0, &mut work, method));
+                        changed +=
+                            usize::from(project_psd_by(black_box(b), k, 0.0, &mut work, method));
                     }
                     black_box(changed);
                     if method == PsdMethod::Default {
@@ -80,8 +90,87 @@ fn psd_projection_cost_table() {
                 }
                 row += &format!(" {best:.2} |");
             }
-            let pass = blocks.iter().filter(|b| psd_within_tolerance(b, k, 0.0)).count();
-            println!("{row} {:.1} % | {:.1} % |", 100.0 * pass as f64 / N as f64, 100.0 * failed as f64 / N as f64);
+            let pass = blocks
+                .iter()
+                .filter(|b| psd_within_tolerance(b, k, 0.0))
+                .count();
+            println!(
+                "{row} {:.1} % | {:.1} % |",
+                100.0 * pass as f64 / N as f64,
+                100.0 * failed as f64 / N as f64
+            );
+        }
+    }
+}
+
+/// Σ_r w_r g_r g_rᵀ over n vertices of d components, each g_r summing to zero per component.
+fn invariant_block(n: usize, d: usize, weights: &[f64], rng: &mut Lcg) -> Vec<f64> {
+    let k = n * d;
+    let mut a = vec![0.0; k * k];
+    for &w in weights {
+        let mut g: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
+        for c in 0..d {
+            let mean = (0..n).map(|v| g[v * d + c]).sum::<f64>() / n as f64;
+            for v in 0..n {
+                g[v * d + c] -= mean;
+            }
+        }
+        for i in 0..k {
+            for j in i..k {
+                a[i * k + j] += w * g[i] * g[j];
+            }
+        }
+    }
+    for i in 0..k {
+        for j in 0..i {
+            a[i * k + j] = a[j * k + i];
+        }
+    }
+    a
+}
+
+#[test]
+#[ignore]
+fn psd_translation_cost_table() {
+    use mad_runtime::linalg::translation::project_psd_translation;
+    const N: usize = 20_000;
+    println!("| n × d (k → reduced) | blocks | test + QL, full (µs) | translation-reduced (µs) |");
+    println!("|---|---|---:|---:|");
+    for (n, d) in [(2usize, 3usize), (3, 2), (3, 3), (4, 3)] {
+        let k = n * d;
+        for (kind, negative) in [("PSD, rank k−d", false), ("one negative eigenvalue", true)] {
+            let mut rng = Lcg(k as u64 * 13 + n as u64 + negative as u64);
+            let blocks: Vec<Vec<f64>> = (0..N)
+                .map(|_| {
+                    let mut w: Vec<f64> = (0..k - d).map(|_| 0.1 + rng.uniform().abs()).collect();
+                    if negative {
+                        w[0] = -0.5 * w[0];
+                    }
+                    invariant_block(n, d, &w, &mut rng)
+                })
+                .collect();
+            let mut row = format!("| {n} × {d} ({k} → {}) | {kind} |", k - d);
+            for reduced in [false, true] {
+                let mut work = PsdWork::new();
+                let mut best = f64::INFINITY;
+                for _ in 0..3 {
+                    let mut buf = blocks.clone();
+                    let t = Instant::now();
+                    let mut changed = 0usize;
+                    for b in buf.iter_mut() {
+                        let b = black_box(b);
+                        changed += usize::from(if reduced {
+                            project_psd_translation(b, k, n, 0.0, &mut work)
+                        } else {
+                            project_psd_by(b, k, 0.0, &mut work, PsdMethod::Default)
+                        });
+                    }
+                    black_box(changed);
+                    best = best.min(t.elapsed().as_secs_f64() / N as f64 * 1e6);
+                }
+                row += &format!(" {best:.2} |");
+            }
+            println!("{row}");
         }
     }
 }

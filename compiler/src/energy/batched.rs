@@ -19,7 +19,8 @@
 //! after its chunk: the same order on every thread count.
 //! Rings and pairs stay on the element-by-element path of [`super::eval`].
 
-use mad_runtime::linalg::sym_eigen::{PsdWork, project_psd_with};
+use mad_runtime::linalg::sym_eigen::PsdWork;
+use mad_runtime::linalg::translation::project_psd_translation;
 use mad_runtime::sparse::Coloring;
 use rayon::prelude::*;
 
@@ -216,6 +217,8 @@ impl SharedFrame {
 /// add `weight` times it into `hess` through the element's k·k slots.
 struct Project<'a> {
     k: usize,
+    /// The term's translation vertex count (`TermKernels::translation_nverts`).
+    nverts: usize,
     slots: &'a mad_runtime::sparse::ElementList,
     hess: *mut f64,
     weight: f64,
@@ -400,6 +403,7 @@ impl MeshEnergy<'_> {
         });
         let project = (kind == BatchKind::HessBlock).then_some(Project {
             k: t.k,
+            nverts: t.translation_nverts(&self.prog.decls.dofs),
             slots,
             hess: outs.hess,
             weight,
@@ -510,7 +514,7 @@ impl MeshEnergy<'_> {
             if let Some(p) = &project {
                 let kk = p.k * p.k;
                 for (e, block) in r.clone().zip(w.blocks.chunks_exact_mut(kk)) {
-                    project_psd_with(block, p.k, 0.0, &mut w.work);
+                    project_psd_translation(block, p.k, p.nverts, 0.0, &mut w.work);
                     let sl = p.slots.get(e);
                     for (&s, &v) in sl.iter().zip(block.iter()) {
                         // SAFETY: `tables_ok` checked every slot against nnz (the

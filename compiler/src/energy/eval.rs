@@ -10,7 +10,8 @@
 //! count: results are bit-identical. Terms run one after another in declaration
 //! order.
 
-use mad_runtime::linalg::sym_eigen::project_psd;
+use mad_runtime::linalg::sym_eigen::PsdWork;
+use mad_runtime::linalg::translation::project_psd_translation;
 use mad_runtime::sparse::{Coloring, ElementList};
 use rayon::prelude::*;
 
@@ -162,6 +163,8 @@ impl MeshEnergy<'_> {
 
     fn run_chunk(&self, job: &Job, w: &mut Worker, chunk: u32) -> Result<f64, EnergyError> {
         let k = job.t.k;
+        let nverts = job.t.translation_nverts(&self.prog.decls.dofs);
+        let mut work = PsdWork::new();
         let mut sum = 0.0;
         for e in job.coloring.chunk_elements(chunk) {
             self.gather(job, e, &mut w.args);
@@ -192,7 +195,7 @@ impl MeshEnergy<'_> {
                             }
                         }
                         if project {
-                            project_psd(block, k, 0.0);
+                            project_psd_translation(block, k, nverts, 0.0, &mut work);
                         }
                         for (&s, &v) in slots.get(e).iter().zip(block.iter()) {
                             unsafe { h.add(s as usize, job.weight * v) };
@@ -453,6 +456,8 @@ impl MeshEnergy<'_> {
         };
         let t = &self.prog.energies[term];
         let k = t.k;
+        let nverts = t.translation_nverts(&self.prog.decls.dofs);
+        let mut work = PsdWork::new();
         let nargs = k.max(1) + t.other_slots + if kind == Kind::Hvp { k } else { 0 };
         let nres = match kind {
             Kind::Value => 1,
@@ -535,7 +540,7 @@ impl MeshEnergy<'_> {
                             }
                         }
                         if project {
-                            project_psd(&mut block, k, 0.0);
+                            project_psd_translation(&mut block, k, nverts, 0.0, &mut work);
                         }
                         for a in 0..k {
                             for b in 0..k {

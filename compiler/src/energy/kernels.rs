@@ -72,6 +72,31 @@ pub struct TermKernels {
     pub ring: Option<super::ring::RingKernels>,
 }
 
+impl TermKernels {
+    /// The vertex count to give `project_psd_translation` for this term's Hessian blocks:
+    /// the stencil's vertex count when the local dofs are exactly one vertex dof field, `dim`
+    /// components at each of the `nverts ≥ 2` vertices in vertex-major order (index
+    /// `v·dim + c`, as `build` lays them out); 0 otherwise (several fields, face dofs, ring
+    /// terms), which makes the projection assume no translation structure.
+    pub(crate) fn translation_nverts(&self, dofs: &[FieldDecl]) -> usize {
+        if self.ring.is_some() || self.nverts < 2 || self.k % self.nverts != 0 {
+            return 0;
+        }
+        match self.dof_fields.as_slice() {
+            [f] => match dofs.get(*f) {
+                Some(d)
+                    if d.stencil == crate::front::StencilKind::Vertex
+                        && super::bind::type_slots(&d.ty) == Some(self.k / self.nverts) =>
+                {
+                    self.nverts
+                }
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
+}
+
 fn slots_of(t: &Type) -> Option<usize> {
     match t {
         Type::Scalar(ScalarKind::F64 | ScalarKind::I64) => Some(1),

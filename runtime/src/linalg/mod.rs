@@ -2,3 +2,4 @@
 pub mod psd_test;
 pub mod sym_eigen;
 pub mod tridiag_ql;
+pub mod translation;

@@ -1,0 +1,313 @@
+//! PSD projection of element Hessians that have the exact translation null space, on the
+//! reduced matrix of the complement.
+//!
+//! Most element energies depend only on differences of vertex positions. For a block over n
+//! vertices with d components each, in vertex-major local order (index v·d + c), the d
+//! translation vectors t_c = Σ_v e_{v·d+c} then satisfy H·t_c = 0. With Q the k×(n−1)d matrix
+//! of Helmert contrasts per component — column (j, c) is
+//! (e_{0,c} + … + e_{j,c} − (j+1)·e_{j+1,c}) / √((j+1)(j+2)) — the columns of Q and the
+//! normalized t_c form an orthonormal basis, so H = Q R Qᵀ with R = QᵀHQ. The eigenvalues of
+//! H are those of R plus d zeros, and the eigenvalue-clamped projection (λ ← max(λ, 0)) of H
+//! is Q R₊ Qᵀ: the projection needs the decomposition of an (n−1)d × (n−1)d matrix only
+//! (6 → 3 for a spring edge of 3-vectors, 6 → 4 for a face of 2-vectors, 9 → 6 for a face of
+//! 3-vectors, 12 → 9 for a diamond). That is exact for the clamp at 0 only: a clamp at
+//! eps > 0 moves the null-space eigenvalues too, and such calls take the full path.
+//!
+//! Q is applied in O(k²) by prefix sums (no k×k product). R is tested for PSD by the
+//! pivoted-LDLᵀ test of [`super::psd_test`]; a block whose R passes is left unchanged, the
+//! others are decomposed by tridiagonal QL ([`super::tridiag_ql`]) and updated as
+//! `A − Σ_{λ<0} λ·(Q w)(Q w)ᵀ` (A the symmetric part, w the eigenvectors of R), which keeps
+//! the null space of A. The d×d translation part T̂ᵀAT̂ of A (T̂ the normalized translations),
+//! rounding noise of either sign, has its negative eigenvalues clamped too, as the full
+//! decomposition clamps the computed null-space eigenvalues that come out negative, so a
+//! projected block is PSD to rounding in every direction. (Without that clamp, a global
+//! Hessian that is singular along the translations — a parameterization with no fixed
+//! vertex — failed to factor without a diagonal shift from the first Newton iteration on.)
+//! For k ≥ [`FULL_TEST_FIRST_K`] the PSD test runs on the full block first, as in
+//! [`project_psd_with`], and only blocks that fail it are reduced: on blocks that pass, the
+//! full test costs less than forming R.
+//!
+//! **When the reduction applies.** A block is taken as translation-invariant when every entry
+//! of A·t_c is within [`translation_tolerance`] — `PSD_TOL_FACTOR · k · ε · max|A_ij|`, the
+//! same multiple of the rounding as the PSD test's tolerance, scaled by the largest entry
+//! rather than the largest diagonal (an indefinite block may have small diagonal entries): the
+//! rounding that forming the n entries of a row of an exactly invariant Hessian and summing
+//! them leaves. The error of the reduction is then bounded: with P = QQᵀ, A − PAP is of the
+//! order of the residuals A·t_c (Frobenius norm ≤ 2·√(k·d/n)·tol), and since the projection
+//! onto the PSD cone is 1-Lipschitz in the Frobenius norm, the result differs from the full
+//! projection of A by at most 2·‖A − PAP‖_F. Blocks that fail the test, calls with eps ≠ 0,
+//! a vertex count that does not divide k, fewer than 2 vertices, k > [`MAX_K`], or a
+//! non-finite entry take [`project_psd_with`] (so a non-finite block is left unchanged and
+//! reported unchanged, as there). Everything is per block on stack arrays: deterministic and
+//! allocation-free.
+
+use super::psd_test::{PSD_TOL_FACTOR, psd_check};
+use super::sym_eigen::{PsdWork, project_psd_with};
+use super::tridiag_ql::{tridiag_ql, unit_scale};
+
+/// The largest block size the reduced path handles (larger blocks take the full path).
+pub const MAX_K: usize = 16;
+
+/// From this block size on, the full PSD test runs before the reduction (measured in
+/// `docs/benchmarks.md`: the test on a k×k block that passes costs less than forming the
+/// reduced matrix for k = 9, 12; for k = 6 the reduced test is cheaper).
+pub const FULL_TEST_FIRST_K: usize = 9;
+
+/// The tolerance on the entries of A·t_c for a k×k block whose largest |entry| is `amax`.
+pub fn translation_tolerance(k: usize, amax: f64) -> f64 {
+    PSD_TOL_FACTOR * k as f64 * f64::EPSILON * amax
+}
+
+/// Whether the symmetric part of the k×k block (vertex-major over `nverts` vertices of
+/// k / nverts components) annihilates the translations within [`translation_tolerance`].
+/// False for non-finite blocks and when `nverts` does not divide k (or is 0).
+///
+/// # Panics
+/// If `block.len() != k*k` (a programming error).
+pub fn is_translation_invariant(block: &[f64], k: usize, nverts: usize) -> bool {
+    assert_eq!(block.len(), k * k, "is_translation_invariant: matrix size");
+    if nverts == 0 || !k.is_multiple_of(nverts) {
+        return false;
+    }
+    match max_abs(block) {
+        Some(amax) => invariant(block, k, nverts, translation_tolerance(k, amax)),
+        None => false,
+    }
+}
+
+/// The PSD projection (clamp at `eps`) of a symmetric k×k row-major block whose local dofs
+/// are one field of d = k / `nverts` components at each of `nverts` vertices, vertex-major
+/// (index v·d + c): by the reduced matrix of the translation complement when the block is
+/// translation-invariant and eps = 0 (module docs), by [`project_psd_with`] otherwise. Returns
+/// whether the block was changed; a block that needs no projection is left bit for bit.
+///
+/// # Panics
+/// If `block.len() != k*k` (a programming error).
+pub fn project_psd_translation(
+    block: &mut [f64],
+    k: usize,
+    nverts: usize,
+    eps: f64,
+    work: &mut PsdWork,
+) -> bool {
+    assert_eq!(block.len(), k * k, "project_psd_translation: matrix size");
+    if eps != 0.0 || nverts < 2 || !k.is_multiple_of(nverts) || k > MAX_K {
+        return project_psd_with(block, k, eps, work);
+    }
+    // Constant sizes for the common stencils, so that the loops and the stack arrays below
+    // specialize.
+    let r = match (k, nverts) {
+        (6, 2) => reduced::<6>(block, 6, 2),
+        (6, 3) => reduced::<6>(block, 6, 3),
+        (9, 3) => reduced::<9>(block, 9, 3),
+        (12, 4) => reduced::<12>(block, 12, 4),
+        (12, 3) => reduced::<12>(block, 12, 3),
+        (8, 4) => reduced::<8>(block, 8, 4),
+        _ => reduced::<MAX_K>(block, k, nverts),
+    };
+    match r {
+        Some(changed) => changed,
+        None => project_psd_with(block, k, eps, work),
+    }
+}
+
+/// The largest |entry|, or `None` if some entry is not finite.
+#[inline(always)]
+fn max_abs(block: &[f64]) -> Option<f64> {
+    let mut amax = 0.0f64;
+    for &x in block {
+        if !x.is_finite() {
+            return None;
+        }
+        amax = amax.max(x.abs());
+    }
+    Some(amax)
+}
+
+/// Whether every entry of sym(A)·t_c is within `tol`.
+#[inline(always)]
+fn invariant(a: &[f64], k: usize, n: usize, tol: f64) -> bool {
+    let d = k / n;
+    for i in 0..k {
+        for c in 0..d {
+            let mut s = 0.0;
+            for v in 0..n {
+                let j = v * d + c;
+                s += a[i * k + j] + a[j * k + i];
+            }
+            if s.is_nan() || 0.5 * s.abs() > tol {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The Helmert coefficients 1/√((j+1)(j+2)), j = 0..n−1.
+#[inline(always)]
+fn helmert(n: usize) -> [f64; MAX_K] {
+    let mut a = [0.0; MAX_K];
+    for (j, x) in a.iter_mut().enumerate().take(n.saturating_sub(1)) {
+        *x = 1.0 / (((j + 1) * (j + 2)) as f64).sqrt();
+    }
+    a
+}
+
+/// The reduced projection: `Some(changed)`, or `None` when the block must take the full path
+/// (not invariant, not finite, QL did not converge); the block is untouched then.
+/// Stack arrays are K×K (K ≥ k).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
+    // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
+    // usual case): it runs first, and only blocks that fail it are reduced.
+    if k >= FULL_TEST_FIRST_K {
+        let mut m = [[0.0f64; K]; K];
+        if psd_check(block, k, 0.0, m.as_flattened_mut()) {
+            return Some(false);
+        }
+    }
+    let amax = max_abs(&block[..k * k])?;
+    if amax == 0.0 {
+        return Some(false);
+    }
+    if !invariant(block, k, n, translation_tolerance(k, amax)) {
+        return None;
+    }
+    let d = k / n;
+    let m = k - d;
+    let a = helmert(n);
+    // s = sym(A); c = Qᵀ s (m×k) by prefix sums over the rows of each component.
+    let mut s_ = [[0.0f64; K]; K];
+    let s = s_.as_flattened_mut();
+    for i in 0..k {
+        for j in 0..k {
+            s[i * k + j] = 0.5 * (block[i * k + j] + block[j * k + i]);
+        }
+    }
+    let mut c_ = [[0.0f64; K]; K];
+    let c = c_.as_flattened_mut();
+    for comp in 0..d {
+        let mut pre = [0.0f64; MAX_K];
+        for j in 0..n - 1 {
+            let (r0, r1) = ((j * d + comp) * k, ((j + 1) * d + comp) * k);
+            let w = (j + 1) as f64;
+            let row = (j * d + comp) * k;
+            for col in 0..k {
+                pre[col] += s[r0 + col];
+                c[row + col] = a[j] * (pre[col] - w * s[r1 + col]);
+            }
+        }
+    }
+    // r = c Q (m×m): the same contrasts along each row of c.
+    let mut r_ = [[0.0f64; K]; K];
+    let r = r_.as_flattened_mut();
+    for i in 0..m {
+        let crow = &c[i * k..i * k + k];
+        for comp in 0..d {
+            let mut pre = 0.0;
+            for j in 0..n - 1 {
+                pre += crow[j * d + comp];
+                r[i * m + j * d + comp] = a[j] * (pre - (j + 1) as f64 * crow[(j + 1) * d + comp]);
+            }
+        }
+    }
+    let mut v_ = [[0.0f64; K]; K];
+    let v = v_.as_flattened_mut();
+    if psd_check(&r[..m * m], m, 0.0, &mut v[..m * m]) {
+        return Some(false);
+    }
+    let rmax = r[..m * m].iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    if !(rmax > 0.0 && rmax.is_finite()) {
+        return None;
+    }
+    let sc = unit_scale(rmax);
+    for i in 0..m {
+        for j in 0..=i {
+            v[i * m + j] = 0.5 * (r[i * m + j] + r[j * m + i]) * sc;
+        }
+    }
+    let (mut ev, mut e) = ([0.0f64; MAX_K], [0.0f64; MAX_K]);
+    if !tridiag_ql(&mut v[..m * m], &mut ev[..m], &mut e[..m], m) {
+        return None;
+    }
+    // The negative eigenvalues (unscaled: sc is a power of two) and their vectors Q·w.
+    let mut lam = [0.0f64; MAX_K];
+    let mut u_ = [[0.0f64; K]; K];
+    let u = u_.as_flattened_mut();
+    let mut neg = 0;
+    for col in 0..m {
+        let l = ev[col] / sc;
+        if l.is_nan() || l >= 0.0 {
+            continue;
+        }
+        lam[neg] = l;
+        let w = &v[col * m..col * m + m];
+        let uo = &mut u[neg * k..neg * k + k];
+        for comp in 0..d {
+            // u_v = Σ_{j ≥ v} a_j w_j − v·a_{v−1}·w_{v−1}, by a suffix sum.
+            let mut suf = 0.0;
+            for vert in (0..n).rev() {
+                let own = if vert > 0 {
+                    vert as f64 * a[vert - 1] * w[(vert - 1) * d + comp]
+                } else {
+                    0.0
+                };
+                uo[vert * d + comp] = suf - own;
+                if vert > 0 {
+                    suf += a[vert - 1] * w[(vert - 1) * d + comp];
+                }
+            }
+        }
+        neg += 1;
+    }
+    if neg == 0 {
+        return Some(false);
+    }
+    // The translation part N = T̂ᵀ A T̂ (T̂ the normalized t_c) is rounding noise of either
+    // sign; its negative eigenvalues are clamped as the full decomposition would clamp them.
+    let inv_n = 1.0 / n as f64;
+    let mut nn_ = [[0.0f64; K]; K];
+    let nn = nn_.as_flattened_mut();
+    for i in 0..k {
+        for j in 0..k {
+            nn[(i % d) * d + j % d] += s[i * k + j] * inv_n;
+        }
+    }
+    let nmax = nn[..d * d].iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    if nmax > 0.0 {
+        let sn = unit_scale(nmax);
+        let mut vn_ = [[0.0f64; K]; K];
+        let vn = vn_.as_flattened_mut();
+        for i in 0..d * d {
+            vn[i] = nn[i] * sn;
+        }
+        let (mut dn, mut en) = ([0.0f64; MAX_K], [0.0f64; MAX_K]);
+        if !tridiag_ql(&mut vn[..d * d], &mut dn[..d], &mut en[..d], d) {
+            return None;
+        }
+        let scale = inv_n.sqrt();
+        for col in 0..d {
+            let l = dn[col] / sn;
+            if l < 0.0 {
+                lam[neg] = l;
+                let z = &vn[col * d..col * d + d];
+                for (i, x) in u[neg * k..neg * k + k].iter_mut().enumerate() {
+                    *x = z[i % d] * scale;
+                }
+                neg += 1;
+            }
+        }
+    }
+    for i in 0..k {
+        for j in i..k {
+            let mut acc = s[i * k + j];
+            for q in 0..neg {
+                acc -= lam[q] * u[q * k + i] * u[q * k + j];
+            }
+            block[i * k + j] = acc;
+            block[j * k + i] = acc;
+        }
+    }
+    Some(true)
+}
