@@ -1,7 +1,8 @@
 //! Every mesh-energy example on 1, 2 and 3 threads: the same bits for the
 //! energy, gradient, Hessian values (plain and projected) and HVP, with the
 //! output buffers filled with NaN before each call, so an entry the
-//! evaluation fails to clear (or clears after a contribution) shows up.
+//! evaluation fails to clear (or clears after a contribution) shows up; and
+//! the batched loops against the element-by-element path.
 
 use mad::energy::EnergyProgram;
 use mad_runtime::mesh::load_mesh;
@@ -20,12 +21,13 @@ fn bits(a: &[f64]) -> Bits {
 }
 
 /// (energy, gradient, Hessian, projected Hessian, HVP, gradient alone) as bits.
-fn evaluate(file: &str, mesh: &str, threads: usize) -> [Bits; 6] {
+fn evaluate(file: &str, mesh: &str, threads: usize, batched: bool) -> [Bits; 6] {
     let path = format!("{}/../examples/{file}", env!("CARGO_MANIFEST_DIR"));
     let prog = EnergyProgram::compile_file(&path).unwrap();
     let mesh = load_mesh(mesh).unwrap();
     let mut me = prog.bind(&mesh).unwrap();
     me.set_threads(threads).unwrap();
+    me.set_batched(batched);
     let mut s = 17;
     let x: Vec<f64> = me
         .default_x()
@@ -77,10 +79,24 @@ fn evaluate(file: &str, mesh: &str, threads: usize) -> [Bits; 6] {
     ]
 }
 
+/// `a` and `b` agree to `tol` relative to the larger magnitude in `b`.
+fn close(a: &Bits, b: &Bits, tol: f64) -> bool {
+    let f = |v: &Bits| v.iter().map(|&x| f64::from_bits(x)).collect::<Vec<f64>>();
+    let (a, b) = (f(a), f(b));
+    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= tol * scale)
+}
+
 fn check(file: &str, mesh: &str) {
-    let one = evaluate(file, mesh, 1);
+    let one = evaluate(file, mesh, 1, true);
+    // The element-by-element path (its outputs cleared in a separate pass) is
+    // the reference for what the batched loops store and add.
+    let reference = evaluate(file, mesh, 1, false);
+    for (i, what) in ["energies", "gradient", "Hessian", "projected Hessian", "HVP", "gradient alone"].iter().enumerate() {
+        assert!(close(&one[i], &reference[i], 1e-12), "{file} on {mesh}: batched {what} differs from the element path");
+    }
     for threads in [2, 3] {
-        let many = evaluate(file, mesh, threads);
+        let many = evaluate(file, mesh, threads, true);
         for (i, what) in [
             "energies",
             "gradient",

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use super::EnergyError;
 use super::bind::MeshEnergy;
-use super::first_touch::FirstTouch;
+use super::first_touch::{FirstStore, FirstTouch};
 use super::kernels::{Source, TermKernels};
 use crate::back::cranelift::batch::batchable;
 use crate::back::cranelift::{BatchFrame, BatchInput, BatchKind, BatchSpec};
@@ -292,6 +292,7 @@ impl MeshEnergy<'_> {
         // The Hessian loop over compact slots where the term's table allows it.
         let mut batch = batch;
         let mut slot_table = slots.indices().as_ptr();
+        let mut first_store: Option<&FirstStore> = None;
         if kind == BatchKind::Hess
             && let Some((bi, runs)) = self
                 .prog
@@ -322,6 +323,14 @@ impl MeshEnergy<'_> {
             {
                 batch = *bi;
                 slot_table = c.as_ptr();
+                if clear {
+                    first_store = self.first_store[term]
+                        .get_or_init(|| FirstStore::plan(c, runs, t.k, coloring, self.pattern.csr.nnz()))
+                        .as_ref();
+                    if let Some(fs) = first_store {
+                        slot_table = fs.table.as_ptr();
+                    }
+                }
             }
         }
         let n = dofs.len();
@@ -408,28 +417,51 @@ impl MeshEnergy<'_> {
             hess: outs.hess,
             weight,
         });
-        let clear = clear.then(|| {
-            let plan =
-                self.first_touch[term].get_or_init(|| FirstTouch::plan(dofs, coloring, self.ndofs));
-            let c = Clear {
-                plan,
-                row_ptr: &self.pattern.csr.row_ptr,
-                outs,
-            };
-            // SAFETY: the outputs hold ndofs (gradient, HVP) and nnz (Hessian)
-            // values, the row pointers index the static part of the latter.
-            unsafe {
-                for &r in plan.untouched() {
-                    c.ranges(r);
-                }
-                if !outs.hess.is_null() {
-                    let static_nnz = self.pattern.csr.nnz();
-                    std::ptr::write_bytes(outs.hess.add(static_nnz), 0, self.nnz() - static_nnz);
+        let clear = if clear { self.clear_outputs(term, dofs, coloring, outs, first_store) } else { None };
+        Some(self.batched_schedule(term, batch, coloring, frame, project, clear))
+    }
+
+    /// Starts the outputs of a run of term `term` from zero. With `first_store`
+    /// the Hessian loop stores where it first writes, so only the values no
+    /// element writes are cleared; on several threads each chunk clears the
+    /// gradient/HVP entries and CSR rows it touches first (the returned
+    /// [`Clear`]); on one thread the rest is cleared here in one pass.
+    fn clear_outputs<'s>(
+        &'s self,
+        term: usize,
+        dofs: &mad_runtime::sparse::ElementList,
+        coloring: &Coloring,
+        outs: Outputs,
+        first_store: Option<&FirstStore>,
+    ) -> Option<Clear<'s>> {
+        let static_nnz = self.pattern.csr.nnz();
+        // SAFETY: the outputs hold ndofs (gradient, HVP) and nnz (Hessian)
+        // values; `FirstStore::plan` keeps its ranges below the static nnz and
+        // the row pointers index the static part.
+        unsafe {
+            if !outs.hess.is_null() {
+                std::ptr::write_bytes(outs.hess.add(static_nnz), 0, self.nnz() - static_nnz);
+                for &(a, b) in first_store.map_or(&[][..], |fs| &fs.uncovered) {
+                    std::ptr::write_bytes(outs.hess.add(a), 0, b - a);
                 }
             }
-            c
-        });
-        Some(self.batched_schedule(term, batch, coloring, frame, project, clear))
+        }
+        let rows = Outputs { hess: if first_store.is_some() { std::ptr::null_mut() } else { outs.hess }, ..outs };
+        let threads = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
+        if threads > 1 {
+            let plan = self.first_touch[term].get_or_init(|| FirstTouch::plan(dofs, coloring, self.ndofs));
+            let c = Clear { plan, row_ptr: &self.pattern.csr.row_ptr, outs: rows };
+            // SAFETY: as above; no loop runs yet.
+            unsafe { plan.untouched().iter().for_each(|&r| c.ranges(r)) };
+            return Some(c);
+        }
+        for (p, len) in [(rows.grad, self.ndofs), (rows.out, self.ndofs), (rows.hess, static_nnz)] {
+            if !p.is_null() {
+                // SAFETY: `p` holds at least `len` values, no loop runs yet.
+                self.zero_fill(unsafe { std::slice::from_raw_parts_mut(p, len) });
+            }
+        }
+        None
     }
 
     /// Whether term `term`'s element tables hold what a batched loop reads:

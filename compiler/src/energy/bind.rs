@@ -46,6 +46,9 @@ pub struct MeshEnergy<'p> {
     /// Per energy term, where its batched chunks clear the outputs they touch
     /// first (computed on first use, [`super::first_touch`]).
     pub(crate) first_touch: Vec<std::sync::OnceLock<super::first_touch::FirstTouch>>,
+    /// Per energy term, its compact Hessian slot table with first-store marks
+    /// where exact (computed on first use, [`super::first_touch::FirstStore`]).
+    pub(crate) first_store: Vec<std::sync::OnceLock<Option<super::first_touch::FirstStore>>>,
     /// Whether terms with batched loops use them (else element by element).
     pub(crate) batched: bool,
     /// Per dof field, the initializer set by the host (else the declaration's).
@@ -169,6 +172,9 @@ impl EnergyProgram {
             batch_tables: Default::default(),
             compact: Default::default(),
             first_touch: (0..self.decls.energies.len())
+                .map(|_| Default::default())
+                .collect(),
+            first_store: (0..self.decls.energies.len())
                 .map(|_| Default::default())
                 .collect(),
             batched: true,

@@ -274,7 +274,7 @@ impl MeshEnergy<'_> {
     }
 
     /// Sets `buf` to zeros, on the worker threads when there are several.
-    fn zero_fill(&self, buf: &mut [f64]) {
+    pub(crate) fn zero_fill(&self, buf: &mut [f64]) {
         match &self.pool {
             // One contiguous piece per thread: large fills take the C
             // library's streaming stores, small pieces would read every line
@@ -313,14 +313,12 @@ impl MeshEnergy<'_> {
         let grad = Out::new(grad);
         let hess = Out::new(hess);
         let hv = Out::new(hv);
-        // The outputs start from zero. On several threads the first batched
-        // term's chunks clear them where they first touch them
-        // (`first_touch`: the clearing is spread over the threads and hits
-        // lines on their way into the cache); on one thread, and whenever the
-        // first term that writes is not batched, one streaming pass clears
-        // them before that term.
+        // The outputs start from zero: when the first term that writes runs a
+        // batched loop, that run clears them (`MeshEnergy::clear_outputs`:
+        // first-store marks for the Hessian values, clearing where chunks
+        // first touch on several threads, one pass on one); otherwise one
+        // pass clears them before that term.
         let mut pending_clear = grad.is_some() || hess.is_some() || hv.is_some();
-        let threads = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
         let clear_all = |pending: &mut bool| {
             if std::mem::take(pending) {
                 for o in [grad, hess, hv].into_iter().flatten() {
@@ -396,7 +394,7 @@ impl MeshEnergy<'_> {
                         hess: hess.map_or(null, |o| o.0),
                         out: hv.map_or(null, |o| o.0),
                     };
-                    let clear = pending_clear && writes && threads > 1;
+                    let clear = pending_clear && writes;
                     if writes && !clear {
                         clear_all(&mut pending_clear);
                     }

@@ -10,6 +10,13 @@
 //! they are on their way into the cache anyway; the dofs and rows no element of
 //! the term touches, and the pair overlay, are cleared up front.
 //!
+//! The Hessian values of the first term go further ([`FirstStore`]): its
+//! compact slot table marks, per run of CSR values, the first element in the
+//! schedule to write it, and the loop stores that element's values where the
+//! others add, so the values are never cleared at all (only those no element
+//! of the term writes are, up front). `0 + v` and `v` are the same bits, so the
+//! results equal those of a cleared buffer.
+//!
 //! Correctness rests on the schedule of [`Coloring`]: colours run in turn, the
 //! chunks of one colour share no dof, and an element writes only the gradient
 //! entries and CSR rows of its own dofs. So when a chunk starts, no earlier
@@ -78,6 +85,73 @@ impl FirstTouch {
     /// The dof ranges no element touches.
     pub fn untouched(&self) -> &[(u32, u32)] {
         &self.untouched
+    }
+}
+
+/// Bit 31 of a compact Hessian slot: this element is the first in the schedule
+/// to write the slot's run, so the loop stores its value instead of adding it
+/// to what the buffer held (no clearing pass over the Hessian values at all).
+pub const FIRST_STORE: u32 = 1 << 31;
+
+/// A term's compact Hessian slot table with [`FIRST_STORE`] marks, and the
+/// static CSR values no element of the term writes (cleared up front).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FirstStore {
+    pub table: Vec<u32>,
+    pub uncovered: Vec<(usize, usize)>,
+}
+
+impl FirstStore {
+    /// Marks, in schedule order, the first element to write each run of the
+    /// compact table `compact` (per element, per row a, per run r: the first
+    /// slot of the run, `runs[r]` values long) over `static_nnz` CSR values.
+    /// `None` where the marks would not be exact: a slot at or above 2³¹ or
+    /// past the values, two entries of one element on the same run (the loop
+    /// writes an element's values in its own order), or runs that overlap
+    /// without coinciding.
+    pub fn plan(compact: &[u32], runs: &[usize], k: usize, coloring: &Coloring, static_nnz: usize) -> Option<FirstStore> {
+        let per = k * runs.len();
+        if per == 0 || compact.len() != coloring.num_elements * per || static_nnz >= FIRST_STORE as usize {
+            return None;
+        }
+        let mut seen = vec![0u64; static_nnz.div_ceil(64)];
+        let is_seen = |seen: &[u64], i: usize| seen[i / 64] >> (i % 64) & 1 == 1;
+        let mut table = compact.to_vec();
+        let mut starts = Vec::with_capacity(per);
+        for c in 0..coloring.num_colours() {
+            for &ch in coloring.colour(c) {
+                for e in coloring.chunk_elements(ch) {
+                    let entries = &mut table[e * per..(e + 1) * per];
+                    starts.clear();
+                    starts.extend(entries.iter().copied());
+                    starts.sort_unstable();
+                    if starts.windows(2).any(|w| w[0] == w[1]) {
+                        return None;
+                    }
+                    for (j, slot) in entries.iter_mut().enumerate() {
+                        let (s, len) = (*slot as usize, runs[j % runs.len()]);
+                        if s + len > static_nnz {
+                            return None;
+                        }
+                        let fresh = (s..s + len).filter(|&i| !is_seen(&seen, i)).count();
+                        if fresh == len {
+                            (s..s + len).for_each(|i| seen[i / 64] |= 1 << (i % 64));
+                            *slot |= FIRST_STORE;
+                        } else if fresh != 0 {
+                            return None;
+                        }
+                    }
+                }
+            }
+        }
+        let mut uncovered: Vec<(usize, usize)> = Vec::new();
+        for i in (0..static_nnz).filter(|&i| !is_seen(&seen, i)) {
+            match uncovered.last_mut() {
+                Some(r) if r.1 == i => r.1 = i + 1,
+                _ => uncovered.push((i, i + 1)),
+            }
+        }
+        Some(FirstStore { table, uncovered })
     }
 }
 

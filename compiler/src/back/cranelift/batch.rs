@@ -422,9 +422,17 @@ impl FnLower<'_, '_> {
                 }
                 let srow = self.b.ins().imul_imm_s(e, 4 * (k * nr) as i64);
                 let srow = self.b.ins().iadd(sl, srow);
+                // Bit 31 of a slot marks the first write of its run in the
+                // schedule (`energy::first_touch::FirstStore`): the old value
+                // is then masked to +0.0 (it may be anything), else kept.
                 let mut base = Vec::with_capacity(k * nr);
+                let mut keep = Vec::with_capacity(k * nr);
                 for i in 0..k * nr {
                     let slot = self.b.ins().uload32(t, srow, 4 * i as i32);
+                    let first = self.b.ins().ushr_imm_u(slot, 31);
+                    let keep_bits = self.b.ins().iadd_imm_s(first, -1);
+                    keep.push(self.b.ins().bitcast(types::F64, MemFlagsData::new(), keep_bits));
+                    let slot = self.b.ins().band_imm_u(slot, 0x7fff_ffff);
                     let off = self.b.ins().ishl_imm_u(slot, 3);
                     base.push(self.b.ins().iadd(h, off));
                 }
@@ -434,12 +442,14 @@ impl FnLower<'_, '_> {
                         let wv = scale(self, val);
                         let (rb, cb) = run_of[b];
                         let (ra, ca) = run_of[a];
-                        let mut at = vec![(base[a * nr + rb], cb)];
+                        let mut at = vec![(a * nr + rb, cb)];
                         if a != b {
-                            at.push((base[b * nr + ra], ca));
+                            at.push((b * nr + ra, ca));
                         }
-                        for (p, c) in at {
+                        for (entry, c) in at {
+                            let p = base[entry];
                             let old = self.b.ins().load(types::F64, t, p, 8 * c as i32);
+                            let old = self.b.ins().band(old, keep[entry]);
                             let new = self.b.ins().fadd(old, wv);
                             self.b.ins().store(t, new, p, 8 * c as i32);
                         }
