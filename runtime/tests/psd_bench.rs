@@ -7,43 +7,8 @@ use std::time::Instant;
 use mad_runtime::linalg::psd_test::psd_within_tolerance;
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by};
 
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
-
-/// Σ_r w_r g_r g_rᵀ with each g_r summing to zero per coordinate over the k/3 vertices: the
-/// translations are a null space, as in element Hessians.
-fn element_like(k: usize, weights: &[f64], rng: &mut Lcg) -> Vec<f64> {
-    let n = k / 3;
-    let mut a = vec![0.0; k * k];
-    for &w in weights {
-        let mut g: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        for c in 0..3 {
-            let mean = (0..n).map(|v| g[3 * v + c]).sum::<f64>() / n as f64;
-            for v in 0..n {
-                g[3 * v + c] -= mean;
-            }
-        }
-        for i in 0..k {
-            for j in i..k {
-                a[i * k + j] += w * g[i] * g[j];
-            }
-        }
-    }
-    for i in 0..k {
-        for j in 0..i {
-            a[i * k + j] = a[j * k + i];
-        }
-    }
-    a
-}
+mod blocks_common;
+use blocks_common::*;
 
 #[test]
 #[ignore]
@@ -101,32 +66,6 @@ fn psd_projection_cost_table() {
             );
         }
     }
-}
-
-/// Σ_r w_r g_r g_rᵀ over n vertices of d components, each g_r summing to zero per component.
-fn invariant_block(n: usize, d: usize, weights: &[f64], rng: &mut Lcg) -> Vec<f64> {
-    let k = n * d;
-    let mut a = vec![0.0; k * k];
-    for &w in weights {
-        let mut g: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        for c in 0..d {
-            let mean = (0..n).map(|v| g[v * d + c]).sum::<f64>() / n as f64;
-            for v in 0..n {
-                g[v * d + c] -= mean;
-            }
-        }
-        for i in 0..k {
-            for j in i..k {
-                a[i * k + j] += w * g[i] * g[j];
-            }
-        }
-    }
-    for i in 0..k {
-        for j in 0..i {
-            a[i * k + j] = a[j * k + i];
-        }
-    }
-    a
 }
 
 #[test]

@@ -4,72 +4,8 @@
 use mad_runtime::linalg::psd_test::psd_within_tolerance;
 use mad_runtime::linalg::sym_eigen::{PsdWork, project_psd, project_psd_with, sym_eigen};
 
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
-
-/// Q·diag(l)·Qᵀ with Q a product of three random Householder reflections.
-fn with_spectrum(l: &[f64], rng: &mut Lcg) -> Vec<f64> {
-    let k = l.len();
-    let mut q = vec![0.0; k * k];
-    for i in 0..k {
-        q[i * k + i] = 1.0;
-    }
-    for _ in 0..3 {
-        let v: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        let vv: f64 = v.iter().map(|x| x * x).sum();
-        for r in 0..k {
-            let qv: f64 = (0..k).map(|c| q[r * k + c] * v[c]).sum();
-            for c in 0..k {
-                q[r * k + c] -= 2.0 * qv * v[c] / vv;
-            }
-        }
-    }
-    let mut a = vec![0.0; k * k];
-    for i in 0..k {
-        for j in 0..k {
-            a[i * k + j] = (0..k).map(|m| q[i * k + m] * l[m] * q[j * k + m]).sum();
-        }
-    }
-    a
-}
-
-/// A block like an element Hessian of n = k/3 vertices in 3-D: Σ_r w_r g_r g_rᵀ with each g_r
-/// summing to zero over the vertices, so the three translations are an exact null space
-/// (up to the rounding of forming the sum). Negative weights make it indefinite.
-fn translation_null_block(k: usize, weights: &[f64], rng: &mut Lcg) -> Vec<f64> {
-    let n = k / 3;
-    let mut a = vec![0.0; k * k];
-    for &w in weights {
-        let mut g: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        for c in 0..3 {
-            let mean = (0..n).map(|v| g[3 * v + c]).sum::<f64>() / n as f64;
-            for v in 0..n {
-                g[3 * v + c] -= mean;
-            }
-        }
-        for i in 0..k {
-            for j in 0..k {
-                a[i * k + j] += w * g[i] * g[j];
-            }
-        }
-    }
-    // Exactly symmetric, as the batched loops store it.
-    for i in 0..k {
-        for j in 0..i {
-            a[i * k + j] = a[j * k + i];
-        }
-    }
-    a
-}
-
-fn frob(a: &[f64]) -> f64 {
-    a.iter().map(|x| x * x).sum::<f64>().sqrt()
-}
+mod blocks_common;
+use blocks_common::*;
 
 fn eigen_projection(a: &[f64], k: usize) -> Vec<f64> {
     let e = sym_eigen(a, k);
@@ -94,7 +30,7 @@ fn psd_blocks_with_null_spaces_pass_and_are_left_unchanged() {
                 // Rank k−3 (k = 3: rank 1 would not be a translation block, use rank 2).
                 let r = if k == 3 { 2 } else { (k - 3).min(1 + trial % (k - 2)) };
                 let w: Vec<f64> = (0..r).map(|_| 0.1 + rng.uniform().abs()).collect();
-                translation_null_block(k, &w, &mut rng)
+                element_like(k, &w, &mut rng)
             } else {
                 let l: Vec<f64> = (0..k).map(|i| if i < 1 + trial % 3 { 0.0 } else { 1e-3 + rng.uniform().abs() }).collect();
                 with_spectrum(&l, &mut rng)
@@ -122,7 +58,7 @@ fn blocks_with_a_clearly_negative_eigenvalue_fail() {
             let a = if trial % 2 == 0 && k >= 6 {
                 let mut w: Vec<f64> = (0..k - 4).map(|_| 0.1 + rng.uniform().abs()).collect();
                 w.push(neg);
-                translation_null_block(k, &w, &mut rng)
+                element_like(k, &w, &mut rng)
             } else {
                 let l: Vec<f64> = (0..k).map(|i| if i == 0 { neg } else if i < 3 { 0.0 } else { 0.5 + rng.uniform() }).collect();
                 with_spectrum(&l, &mut rng)
@@ -171,11 +107,11 @@ fn projection_with_skip_matches_eigen_projection() {
             let a = match trial % 4 {
                 0 => {
                     let w: Vec<f64> = (0..k.max(6) - 3).map(|_| 0.1 + rng.uniform().abs()).collect();
-                    translation_null_block(k, &w, &mut rng)
+                    element_like(k, &w, &mut rng)
                 }
                 1 => {
                     let w: Vec<f64> = (0..k).map(|i| if i % 4 == 0 { -0.3 * rng.uniform().abs() } else { rng.uniform().abs() }).collect();
-                    translation_null_block(k, &w, &mut rng)
+                    element_like(k, &w, &mut rng)
                 }
                 2 => {
                     // Tiny negative eigenvalues next to a null space: rounding-sized.

@@ -6,49 +6,8 @@ use mad_runtime::linalg::translation::{
     is_translation_invariant, project_psd_translation, translation_tolerance,
 };
 
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
-
-/// Σ_r w_r g_r g_rᵀ over n vertices of d components (vertex-major), each g_r summing to zero
-/// per component over the vertices unless `invariant` is false.
-fn block(n: usize, d: usize, weights: &[f64], invariant: bool, rng: &mut Lcg) -> Vec<f64> {
-    let k = n * d;
-    let mut a = vec![0.0; k * k];
-    for &w in weights {
-        let mut g: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        if invariant {
-            for c in 0..d {
-                let mean = (0..n).map(|v| g[v * d + c]).sum::<f64>() / n as f64;
-                for v in 0..n {
-                    g[v * d + c] -= mean;
-                }
-            }
-        }
-        for i in 0..k {
-            for j in i..k {
-                a[i * k + j] += w * g[i] * g[j];
-            }
-        }
-    }
-    for i in 0..k {
-        for j in 0..i {
-            a[i * k + j] = a[j * k + i];
-        }
-    }
-    a
-}
-
-fn max_abs(a: &[f64]) -> f64 {
-    a.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
+mod blocks_common;
+use blocks_common::*;
 
 fn reference(a: &[f64], k: usize) -> Vec<f64> {
     let mut r = a.to_vec();

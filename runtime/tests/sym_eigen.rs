@@ -2,59 +2,8 @@
 
 use mad_runtime::linalg::sym_eigen::{PsdWork, project_psd, project_psd_with, sym_eigen};
 
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
-
-fn random_sym(k: usize, rng: &mut Lcg) -> Vec<f64> {
-    let mut a = vec![0.0; k * k];
-    for i in 0..k {
-        for j in i..k {
-            let v = rng.uniform();
-            a[i * k + j] = v;
-            a[j * k + i] = v;
-        }
-    }
-    a
-}
-
-/// An orthogonal matrix from Householder reflections, and Q diag(l) Qᵀ.
-fn with_spectrum(l: &[f64], rng: &mut Lcg) -> Vec<f64> {
-    let k = l.len();
-    let mut q = vec![0.0; k * k];
-    for i in 0..k {
-        q[i * k + i] = 1.0;
-    }
-    for _ in 0..3 {
-        let v: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        let vv: f64 = v.iter().map(|x| x * x).sum();
-        // q ← q (I - 2 v vᵀ / vᵀv)
-        for r in 0..k {
-            let qv: f64 = (0..k).map(|c| q[r * k + c] * v[c]).sum();
-            for c in 0..k {
-                q[r * k + c] -= 2.0 * qv * v[c] / vv;
-            }
-        }
-    }
-    let mut a = vec![0.0; k * k];
-    for i in 0..k {
-        for j in 0..k {
-            a[i * k + j] = (0..k).map(|m| q[i * k + m] * l[m] * q[j * k + m]).sum();
-        }
-    }
-    a
-}
-
-fn frob(a: &[f64]) -> f64 {
-    a.iter().map(|x| x * x).sum::<f64>().sqrt()
-}
+mod blocks_common;
+use blocks_common::*;
 
 #[test]
 fn reconstruction_orthogonality_and_order() {

@@ -4,54 +4,8 @@
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by, project_psd_with, sym_eigen};
 use mad_runtime::linalg::tridiag_ql::sym_eigen_ql;
 
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
-
-fn random_sym(k: usize, rng: &mut Lcg) -> Vec<f64> {
-    let mut a = vec![0.0; k * k];
-    for i in 0..k {
-        for j in i..k {
-            let v = rng.uniform();
-            a[i * k + j] = v;
-            a[j * k + i] = v;
-        }
-    }
-    a
-}
-
-fn with_spectrum(l: &[f64], rng: &mut Lcg) -> Vec<f64> {
-    let k = l.len();
-    let mut q = vec![0.0; k * k];
-    for i in 0..k {
-        q[i * k + i] = 1.0;
-    }
-    for _ in 0..3 {
-        let v: Vec<f64> = (0..k).map(|_| rng.uniform()).collect();
-        let vv: f64 = v.iter().map(|x| x * x).sum();
-        for r in 0..k {
-            let qv: f64 = (0..k).map(|c| q[r * k + c] * v[c]).sum();
-            for c in 0..k {
-                q[r * k + c] -= 2.0 * qv * v[c] / vv;
-            }
-        }
-    }
-    let mut a = vec![0.0; k * k];
-    for i in 0..k {
-        for j in 0..k {
-            a[i * k + j] = (0..k).map(|m| q[i * k + m] * l[m] * q[j * k + m]).sum();
-        }
-    }
-    a
-}
-
-fn max_abs(a: &[f64]) -> f64 {
-    a.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
+mod blocks_common;
+use blocks_common::*;
 
 /// Reconstruction and orthogonality errors of a decomposition, relative to max|A| and 1.
 fn check(a: &[f64], k: usize, what: &str) -> Vec<f64> {
