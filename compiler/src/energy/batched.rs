@@ -175,7 +175,7 @@ pub(crate) fn compact_slots(
             for &len in runs {
                 let first = s[a * k + start];
                 if (0..len).any(|c| {
-                    s[a * k + start + c] != first.checked_add(c as u32).unwrap_or(u32::MAX)
+                    s[a * k + start + c] != first.saturating_add(c as u32)
                 }) {
                     return None;
                 }
@@ -365,9 +365,7 @@ impl MeshEnergy<'_> {
                 slots,
             } = *s
             {
-                let Some(vals) = self.data[field].as_deref() else {
-                    return None;
-                };
+                let vals = self.data[field].as_deref()?;
                 let count = if vertex.is_some() {
                     self.topo.num_vertices
                 } else {

@@ -79,7 +79,7 @@ impl TermKernels {
     /// `v·dim + c`, as `build` lays them out); 0 otherwise (several fields, face dofs, ring
     /// terms), which makes the projection assume no translation structure.
     pub(crate) fn translation_nverts(&self, dofs: &[FieldDecl]) -> usize {
-        if self.ring.is_some() || self.nverts < 2 || self.k % self.nverts != 0 {
+        if self.ring.is_some() || self.nverts < 2 || !self.k.is_multiple_of(self.nverts) {
             return 0;
         }
         match self.dof_fields.as_slice() {
@@ -197,10 +197,10 @@ fn build_with(
     // Dof fields read, in declaration order.
     let mut dof_fields: Vec<usize> = Vec::new();
     for inp in &term.inputs {
-        if let Some(f) = dofs.iter().position(|d| d.name == inp.field) {
-            if !dof_fields.contains(&f) {
-                dof_fields.push(f);
-            }
+        if let Some(f) = dofs.iter().position(|d| d.name == inp.field)
+            && !dof_fields.contains(&f)
+        {
+            dof_fields.push(f);
         }
     }
     dof_fields.sort_unstable();
