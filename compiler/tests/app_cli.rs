@@ -2,20 +2,9 @@
 //! code 0, the expected number of time steps in the JSON log, and (standard error
 //! not being a terminal here) no progress-bar control characters on it.
 
-use std::process::Command;
 
-fn madc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_madc"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod cli_common;
+use cli_common::madc;
 
 fn steps_in(json: &str) -> usize {
     json.lines()

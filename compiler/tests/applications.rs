@@ -3,20 +3,9 @@
 //! a plain reference iteration, handles reached, monotone decrease).
 
 use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
-use std::process::Command;
 
-fn madc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_madc"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod cli_common;
+use cli_common::madc;
 
 fn tmp(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("mad-apps-{}", std::process::id()));

@@ -1,19 +1,8 @@
 //! `madc eval` and `madc bench` end to end.
 
-use std::process::Command;
 
-fn madc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_madc"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod cli_common;
+use cli_common::madc;
 
 #[test]
 fn eval_mass_spring_at_rest_is_zero() {

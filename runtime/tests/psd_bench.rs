@@ -11,7 +11,7 @@ mod blocks_common;
 use blocks_common::*;
 
 #[test]
-#[ignore]
+#[ignore = "a timing table, not a check: run with --release -- --ignored --nocapture"]
 fn psd_projection_cost_table() {
     const N: usize = 20_000;
     println!(
@@ -69,7 +69,7 @@ fn psd_projection_cost_table() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a timing table, not a check: run with --release -- --ignored --nocapture"]
 fn psd_translation_cost_table() {
     use mad_runtime::linalg::translation::project_psd_translation;
     const N: usize = 20_000;

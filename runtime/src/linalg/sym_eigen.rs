@@ -93,14 +93,7 @@ fn jacobi(a: &[f64], k: usize, w: &mut PsdWork) {
                     m[q * k + p] = 0.0;
                     continue;
                 }
-                let theta = (aqq - app) / (2.0 * apq);
-                let t = if theta.abs() > 1e150 {
-                    0.5 / theta
-                } else {
-                    theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
-                };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
+                let (c, s, _) = jacobi_rotation(app, aqq, apq);
                 // M ← Jᵀ M J with J the rotation in the (p, q) plane.
                 for r in 0..k {
                     let (mrp, mrq) = (m[r * k + p], m[r * k + q]);
@@ -333,14 +326,7 @@ fn project_fixed<const K: usize>(block: &mut [f64], eps: f64, method: PsdMethod)
                     m[q][p] = 0.0;
                     continue;
                 }
-                let theta = (aqq - app) / (2.0 * apq);
-                let t = if theta.abs() > 1e150 {
-                    0.5 / theta
-                } else {
-                    theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
-                };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
+                let (c, s, t) = jacobi_rotation(app, aqq, apq);
                 // M ← Jᵀ M J on the symmetric storage: rows/columns p and q
                 // outside the (p, q) pair once each, the pivot pair directly.
                 for r in 0..K {
@@ -399,4 +385,19 @@ fn project_fixed<const K: usize>(block: &mut [f64], eps: f64, method: PsdMethod)
         }
     }
     true
+}
+
+/// The cosine, sine and tangent of the Jacobi rotation that zeroes `apq` in the (p, q)
+/// plane of a symmetric matrix with diagonal entries `app`, `aqq` (the smaller
+/// angle; Numerical Recipes' form, safe for a huge `theta`).
+#[inline]
+fn jacobi_rotation(app: f64, aqq: f64, apq: f64) -> (f64, f64, f64) {
+    let theta = (aqq - app) / (2.0 * apq);
+    let t = if theta.abs() > 1e150 {
+        0.5 / theta
+    } else {
+        theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt())
+    };
+    let c = 1.0 / (t * t + 1.0).sqrt();
+    (c, t * c, t)
 }
