@@ -71,10 +71,12 @@ fn psd_projection_cost_table() {
 #[test]
 #[ignore = "a timing table, not a check: run with --release -- --ignored --nocapture"]
 fn psd_translation_cost_table() {
-    use mad_runtime::linalg::translation::project_psd_translation;
+    use mad_runtime::linalg::translation::{project_psd_translation, project_psd_translation_many};
     const N: usize = 20_000;
-    println!("| n × d (k → reduced) | blocks | test + QL, full (µs) | translation-reduced (µs) |");
-    println!("|---|---|---:|---:|");
+    println!(
+        "| n × d (k → reduced) | blocks | test + QL, full (µs) | translation-reduced, one by one (µs) | translation-reduced, all at once (µs) |"
+    );
+    println!("|---|---|---:|---:|---:|");
     for (n, d) in [(2usize, 3usize), (3, 2), (3, 3), (4, 3)] {
         let k = n * d;
         for (kind, negative) in [("PSD, rank k−d", false), ("one negative eigenvalue", true)] {
@@ -89,20 +91,26 @@ fn psd_translation_cost_table() {
                 })
                 .collect();
             let mut row = format!("| {n} × {d} ({k} → {}) | {kind} |", k - d);
-            for reduced in [false, true] {
+            let flat: Vec<f64> = blocks.concat();
+            for how in 0..3 {
                 let mut work = PsdWork::new();
                 let mut best = f64::INFINITY;
                 for _ in 0..3 {
                     let mut buf = blocks.clone();
+                    let mut all = flat.clone();
                     let t = Instant::now();
                     let mut changed = 0usize;
-                    for b in buf.iter_mut() {
-                        let b = black_box(b);
-                        changed += usize::from(if reduced {
-                            project_psd_translation(b, k, n, 0.0, &mut work)
-                        } else {
-                            project_psd_by(b, k, 0.0, &mut work, PsdMethod::Default)
-                        });
+                    if how == 2 {
+                        changed += project_psd_translation_many(black_box(&mut all), k, n, 0.0, &mut work);
+                    } else {
+                        for b in buf.iter_mut() {
+                            let b = black_box(b);
+                            changed += usize::from(if how == 1 {
+                                project_psd_translation(b, k, n, 0.0, &mut work)
+                            } else {
+                                project_psd_by(b, k, 0.0, &mut work, PsdMethod::Default)
+                            });
+                        }
                     }
                     black_box(changed);
                     best = best.min(t.elapsed().as_secs_f64() / N as f64 * 1e6);

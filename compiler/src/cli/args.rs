@@ -152,6 +152,9 @@ pub enum BenchWhat {
     Energy,
     Grad,
     Hessian,
+    /// `hessian` with every element block projected to positive semi-definite (as
+    /// projected Newton evaluates it).
+    HessianPsd,
     Hvp,
     /// One product with the assembled Hessian (assembled once, not timed).
     Spmv,

@@ -202,6 +202,7 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
         BenchWhat::Energy => "energy",
         BenchWhat::Grad => "grad",
         BenchWhat::Hessian => "hessian",
+        BenchWhat::HessianPsd => "hessian-psd",
         BenchWhat::Hvp => "hvp",
         BenchWhat::Spmv => "spmv",
     };

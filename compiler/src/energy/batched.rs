@@ -20,7 +20,7 @@
 //! Rings and pairs stay on the element-by-element path of [`super::eval`].
 
 use mad_runtime::linalg::sym_eigen::PsdWork;
-use mad_runtime::linalg::translation::project_psd_translation;
+use mad_runtime::linalg::translation::project_psd_translation_many;
 use mad_runtime::sparse::Coloring;
 use rayon::prelude::*;
 
@@ -543,8 +543,9 @@ impl MeshEnergy<'_> {
             })?;
             if let Some(p) = &project {
                 let kk = p.k * p.k;
-                for (e, block) in r.clone().zip(w.blocks.chunks_exact_mut(kk)) {
-                    project_psd_translation(block, p.k, p.nverts, 0.0, &mut w.work);
+                let blocks = &mut w.blocks[..r.len() * kk];
+                project_psd_translation_many(blocks, p.k, p.nverts, 0.0, &mut w.work);
+                for (e, block) in r.clone().zip(blocks.chunks_exact(kk)) {
                     let sl = p.slots.get(e);
                     for (&s, &v) in sl.iter().zip(block.iter()) {
                         // SAFETY: `tables_ok` checked every slot against nnz (the

@@ -854,8 +854,10 @@ impl MeshEnergy<'_> {
     }
 
     /// Times `what` (`energy`, `grad`, `hessian` = energy + gradient + Hessian
-    /// values, `hvp`, `spmv` = one product with the Hessian assembled before
-    /// timing) at `x` after `warmup` evaluations: `runs` timed evaluations.
+    /// values, `hessian-psd` = the same with every element block projected to
+    /// positive semi-definite as projected Newton asks, `hvp`, `spmv` = one
+    /// product with the Hessian assembled before timing) at `x` after `warmup`
+    /// evaluations: `runs` timed evaluations.
     pub fn bench(
         &self,
         what: &str,
@@ -878,6 +880,7 @@ impl MeshEnergy<'_> {
                 "energy" => me.energy(x).map(|_| ()),
                 "grad" => me.gradient(x, &mut g).map(|_| ()),
                 "hessian" => me.hessian(x, &mut g, &mut h, false).map(|_| ()),
+                "hessian-psd" => me.hessian(x, &mut g, &mut h, true).map(|_| ()),
                 "hvp" => me.hvp(x, &v, &mut out),
                 "spmv" => match &me.pairs {
                     Some(p) => {
@@ -894,7 +897,7 @@ impl MeshEnergy<'_> {
                     }
                 },
                 _ => Err(EnergyError::Host(format!(
-                    "unknown benchmark `{what}` (energy, grad, hessian, hvp, spmv)"
+                    "unknown benchmark `{what}` (energy, grad, hessian, hessian-psd, hvp, spmv)"
                 ))),
             }
         };

@@ -41,6 +41,7 @@
 //! reported unchanged, as there). Everything is per block on stack arrays: deterministic and
 //! allocation-free.
 
+use super::jacobi_lanes::{LANES, LaneMatrix, jacobi_lanes, lane_zeros};
 use super::psd_test::{PSD_TOL_FACTOR, psd_check};
 use super::sym_eigen::{PsdWork, project_psd_with};
 use super::tridiag_ql::{tridiag_ql, unit_scale};
@@ -81,6 +82,11 @@ pub fn is_translation_invariant(block: &[f64], k: usize, nverts: usize) -> bool 
 /// translation-invariant and eps = 0 (module docs), by [`project_psd_with`] otherwise. Returns
 /// whether the block was changed; a block that needs no projection is left bit for bit.
 ///
+/// One block at a time, the reduced matrix is decomposed by tridiagonal QL; the batched
+/// [`project_psd_translation_many`] decomposes it by Jacobi in SIMD lanes, so the two agree
+/// to rounding (both are the exact clamp up to a few ulps of the block's scale), not bit
+/// for bit.
+///
 /// # Panics
 /// If `block.len() != k*k` (a programming error).
 pub fn project_psd_translation(
@@ -111,17 +117,334 @@ pub fn project_psd_translation(
     }
 }
 
-/// The largest |entry|, or `None` if some entry is not finite.
+/// [`project_psd_translation`] on every k×k block of `blocks` (consecutive, row-major);
+/// returns how many were changed. For reduced sizes up to 6 (springs, 2-D and 3-D faces,
+/// 2-D diamonds) the reduced matrices of the blocks that need a decomposition are
+/// decomposed [`LANES`] at a time by [`jacobi_lanes`], 2–3× faster per block than one QL
+/// after another (`docs/benchmarks.md`); larger ones take [`project_psd_translation`] block
+/// by block (Jacobi's O(M³) sweeps lose to QL there). The lanes do not influence each
+/// other, so a block's result does not depend on its neighbours in the slice or on how the
+/// blocks are split into calls.
+///
+/// # Panics
+/// If `blocks.len()` is not a multiple of `k*k` (a programming error).
+pub fn project_psd_translation_many(
+    blocks: &mut [f64],
+    k: usize,
+    nverts: usize,
+    eps: f64,
+    work: &mut PsdWork,
+) -> usize {
+    assert!(
+        k > 0 && blocks.len().is_multiple_of(k * k),
+        "project_psd_translation_many: matrix size"
+    );
+    if eps != 0.0 || nverts < 2 || !k.is_multiple_of(nverts) || k > MAX_K {
+        return blocks
+            .chunks_exact_mut(k * k)
+            .map(|b| usize::from(project_psd_with(b, k, eps, work)))
+            .sum();
+    }
+    // Constant sizes for the common stencils, so that the loops and the stack arrays below
+    // specialize: K the block size, M = K − d the reduced size.
+    match (k, nverts) {
+        (6, 2) => many::<6, 3>(blocks, 2, work),
+        (6, 3) => many::<6, 4>(blocks, 3, work),
+        (9, 3) => many::<9, 6>(blocks, 3, work),
+        (8, 4) => many::<8, 6>(blocks, 4, work),
+        _ => blocks
+            .chunks_exact_mut(k * k)
+            .map(|b| usize::from(project_psd_translation(b, k, nverts, 0.0, work)))
+            .sum(),
+    }
+}
+
+/// A block whose reduced matrix went into a lane, waiting for its decomposition.
+struct Waiting<const K: usize> {
+    /// Where the block starts in the slice.
+    at: usize,
+    /// The symmetric part of the block.
+    s: [[f64; K]; K],
+    /// The power of two the reduced matrix was scaled by.
+    sc: f64,
+}
+
+/// The batched projection for a K×K block over `n` vertices with reduced size M = K − K/n.
+#[allow(clippy::needless_range_loop)]
+fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut PsdWork) -> usize {
+    debug_assert_eq!(M, K - K / n);
+    let kk = K * K;
+    let mut changed = 0;
+    let mut lanes: LaneMatrix<M> = lane_zeros::<M>();
+    let mut waiting = [const { Waiting { at: 0, s: [[0.0; K]; K], sc: 1.0 } }; LANES];
+    let mut filled = 0;
+    let mut at = 0;
+    while at < blocks.len() {
+        let block = &mut blocks[at..at + kk];
+        match prepare::<K, M>(block, n, &mut lanes, filled) {
+            Prepared::Done(ch) => changed += usize::from(ch),
+            Prepared::Full => changed += usize::from(project_psd_with(block, K, 0.0, work)),
+            Prepared::Decompose { s, sc } => {
+                waiting[filled] = Waiting { at, s, sc };
+                filled += 1;
+                if filled == LANES {
+                    changed += flush::<K, M>(blocks, n, &mut lanes, &waiting[..filled], work);
+                    filled = 0;
+                }
+            }
+        }
+        at += kk;
+    }
+    if filled > 0 {
+        changed += flush::<K, M>(blocks, n, &mut lanes, &waiting[..filled], work);
+    }
+    changed
+}
+
+/// Decomposes the lanes of the `waiting` blocks (lane i holds `waiting[i]`'s reduced
+/// matrix, the others are zero), finishes those blocks, and zeroes the lanes again (a zero
+/// lane converges at once).
+fn flush<const K: usize, const M: usize>(
+    blocks: &mut [f64],
+    n: usize,
+    lanes: &mut LaneMatrix<M>,
+    waiting: &[Waiting<K>],
+    work: &mut PsdWork,
+) -> usize {
+    let mut vecs: LaneMatrix<M> = lane_zeros::<M>();
+    let ok = jacobi_lanes::<M>(lanes, &mut vecs);
+    let mut changed = 0;
+    for (lane, w) in waiting.iter().enumerate() {
+        let block = &mut blocks[w.at..w.at + K * K];
+        let mut ev = [0.0f64; M];
+        let mut vs = [[0.0f64; M]; M];
+        for j in 0..M {
+            ev[j] = lanes[j][j].0[lane];
+            for i in 0..M {
+                vs[j][i] = vecs[i][j].0[lane];
+            }
+        }
+        let done = if ok[lane] {
+            finish::<K, M>(block, n, &w.s, w.sc, &ev, &vs)
+        } else {
+            None
+        };
+        changed += usize::from(match done {
+            Some(ch) => ch,
+            None => project_psd_with(block, K, 0.0, work),
+        });
+    }
+    *lanes = lane_zeros::<M>();
+    changed
+}
+
+/// What [`prepare`] found for a block.
+enum Prepared<const K: usize> {
+    /// Nothing left to do: whether the block was changed.
+    Done(bool),
+    /// The block must take the full path (not invariant, not finite); it is untouched.
+    Full,
+    /// The reduced matrix, scaled by `sc`, is in the lane; `s` is the block's symmetric part.
+    Decompose { s: [[f64; K]; K], sc: f64 },
+}
+
+/// The reduced path up to the decomposition: the tests, the symmetric part and the reduced
+/// matrix R = QᵀSQ, scaled by a power of two into lane `lane` of `lanes` when R is not PSD.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn prepare<const K: usize, const M: usize>(
+    block: &[f64],
+    n: usize,
+    lanes: &mut LaneMatrix<M>,
+    lane: usize,
+) -> Prepared<K> {
+    let k = K;
+    // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
+    // usual case): it runs first, and only blocks that fail it are reduced.
+    if k >= FULL_TEST_FIRST_K {
+        let mut m = [[0.0f64; K]; K];
+        if psd_check(block, k, 0.0, m.as_flattened_mut()) {
+            return Prepared::Done(false);
+        }
+    }
+    let Some(amax) = max_abs(&block[..k * k]) else {
+        return Prepared::Full;
+    };
+    if amax == 0.0 {
+        return Prepared::Done(false);
+    }
+    if !invariant(block, k, n, translation_tolerance(k, amax)) {
+        return Prepared::Full;
+    }
+    let d = k / n;
+    let m = M;
+    let a = helmert(n);
+    let mut s = [[0.0f64; K]; K];
+    for i in 0..k {
+        for j in 0..k {
+            s[i][j] = 0.5 * (block[i * k + j] + block[j * k + i]);
+        }
+    }
+    let r = reduce::<K, M>(&s, n, d, &a);
+    let mut scratch = [[0.0f64; M]; M];
+    if psd_check(r.as_flattened(), m, 0.0, scratch.as_flattened_mut()) {
+        return Prepared::Done(false);
+    }
+    let rmax = r.as_flattened().iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    if !(rmax > 0.0 && rmax.is_finite()) {
+        return Prepared::Full;
+    }
+    let sc = unit_scale(rmax);
+    for i in 0..m {
+        for j in 0..=i {
+            let x = 0.5 * (r[i][j] + r[j][i]) * sc;
+            lanes[i][j].0[lane] = x;
+            lanes[j][i].0[lane] = x;
+        }
+    }
+    Prepared::Decompose { s, sc }
+}
+
+/// R = QᵀSQ (M×M) by prefix sums: first C = QᵀS (M×K) over the rows of each component,
+/// then the same contrasts along each row of C.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn reduce<const K: usize, const M: usize>(s: &[[f64; K]; K], n: usize, d: usize, a: &[f64; MAX_K]) -> [[f64; M]; M] {
+    let k = K;
+    let mut c = [[0.0f64; K]; M];
+    for comp in 0..d {
+        let mut pre = [0.0f64; K];
+        for j in 0..n - 1 {
+            let (r0, r1) = (j * d + comp, (j + 1) * d + comp);
+            let w = (j + 1) as f64;
+            for col in 0..k {
+                pre[col] += s[r0][col];
+                c[j * d + comp][col] = a[j] * (pre[col] - w * s[r1][col]);
+            }
+        }
+    }
+    let mut r = [[0.0f64; M]; M];
+    for i in 0..M {
+        let crow = &c[i];
+        for comp in 0..d {
+            let mut pre = 0.0;
+            for j in 0..n - 1 {
+                pre += crow[j * d + comp];
+                r[i][j * d + comp] = a[j] * (pre - (j + 1) as f64 * crow[(j + 1) * d + comp]);
+            }
+        }
+    }
+    r
+}
+
+/// The reduced path after the decomposition of R (eigenvalues `ev`, scaled by `sc`; `w[j]`
+/// the eigenvector of `ev[j]`): the block becomes S − Σ_{λ<0} λ·(Q w)(Q w)ᵀ with the
+/// translation part's negative eigenvalues clamped too (module docs). `None` when that last
+/// decomposition failed (the block is untouched then).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn finish<const K: usize, const M: usize>(
+    block: &mut [f64],
+    n: usize,
+    s: &[[f64; K]; K],
+    sc: f64,
+    ev: &[f64; M],
+    w: &[[f64; M]; M],
+) -> Option<bool> {
+    let k = K;
+    let d = k / n;
+    let a = helmert(n);
+    // The negative eigenvalues (unscaled: sc is a power of two) and their vectors Q·w.
+    let mut lam = [0.0f64; K];
+    let mut u = [[0.0f64; K]; K];
+    let mut neg = 0;
+    for col in 0..M {
+        let l = ev[col] / sc;
+        if l.is_nan() || l >= 0.0 {
+            continue;
+        }
+        lam[neg] = l;
+        let w = &w[col];
+        let uo = &mut u[neg];
+        for comp in 0..d {
+            // u_v = Σ_{j ≥ v} a_j w_j − v·a_{v−1}·w_{v−1}, by a suffix sum.
+            let mut suf = 0.0;
+            for vert in (0..n).rev() {
+                let own = if vert > 0 {
+                    vert as f64 * a[vert - 1] * w[(vert - 1) * d + comp]
+                } else {
+                    0.0
+                };
+                uo[vert * d + comp] = suf - own;
+                if vert > 0 {
+                    suf += a[vert - 1] * w[(vert - 1) * d + comp];
+                }
+            }
+        }
+        neg += 1;
+    }
+    if neg == 0 {
+        return Some(false);
+    }
+    // The translation part N = T̂ᵀ A T̂ (T̂ the normalized t_c) is rounding noise of either
+    // sign; its negative eigenvalues are clamped as the full decomposition would clamp them.
+    let inv_n = 1.0 / n as f64;
+    let mut nn_ = [[0.0f64; K]; K];
+    let nn = nn_.as_flattened_mut();
+    for i in 0..k {
+        for j in 0..k {
+            nn[(i % d) * d + j % d] += s[i][j] * inv_n;
+        }
+    }
+    let nmax = nn[..d * d].iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    if nmax > 0.0 {
+        let sn = unit_scale(nmax);
+        let mut vn_ = [[0.0f64; K]; K];
+        let vn = vn_.as_flattened_mut();
+        for i in 0..d * d {
+            vn[i] = nn[i] * sn;
+        }
+        let (mut dn, mut en) = ([0.0f64; K], [0.0f64; K]);
+        if !tridiag_ql(&mut vn[..d * d], &mut dn[..d], &mut en[..d], d) {
+            return None;
+        }
+        let scale = inv_n.sqrt();
+        for col in 0..d {
+            let l = dn[col] / sn;
+            if l < 0.0 && neg < K {
+                lam[neg] = l;
+                let z = &vn[col * d..col * d + d];
+                for (i, x) in u[neg].iter_mut().enumerate() {
+                    *x = z[i % d] * scale;
+                }
+                neg += 1;
+            }
+        }
+    }
+    for i in 0..k {
+        for j in i..k {
+            let mut acc = s[i][j];
+            for q in 0..neg {
+                acc -= lam[q] * u[q][i] * u[q][j];
+            }
+            block[i * k + j] = acc;
+            block[j * k + i] = acc;
+        }
+    }
+    Some(true)
+}
+
+/// The largest |entry|, or `None` if some entry is not finite (one branch-free pass).
 #[inline(always)]
 fn max_abs(block: &[f64]) -> Option<f64> {
     let mut amax = 0.0f64;
+    let mut finite = true;
     for &x in block {
-        if !x.is_finite() {
-            return None;
-        }
-        amax = amax.max(x.abs());
+        let a = x.abs();
+        finite &= a <= f64::MAX;
+        amax = if a > amax { a } else { amax };
     }
-    Some(amax)
+    finite.then_some(amax)
 }
 
 /// Whether every entry of sym(A)·t_c is within `tol`.

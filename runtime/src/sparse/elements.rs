@@ -87,11 +87,13 @@ impl ElementList {
     }
 
     /// `Some(k)` if every element has k indices.
+    #[inline]
     pub fn arity(&self) -> Option<usize> {
         self.arity
     }
 
     /// The indices of element `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> &[u32] {
         match self.arity {
             Some(k) => &self.indices[i * k..(i + 1) * k],
@@ -100,6 +102,7 @@ impl ElementList {
     }
 
     /// Where element `i` starts in [`ElementList::indices`].
+    #[inline]
     pub fn offset(&self, i: usize) -> usize {
         match self.arity {
             Some(k) => i * k,
@@ -108,6 +111,7 @@ impl ElementList {
     }
 
     /// All indices, element after element.
+    #[inline]
     pub fn indices(&self) -> &[u32] {
         &self.indices
     }

@@ -1,0 +1,330 @@
+//! Cyclic Jacobi on [`LANES`] small symmetric matrices at once, one matrix per SIMD lane.
+//!
+//! The PSD projection of element Hessians decomposes thousands of independent M×M matrices
+//! (M = 3…9 after the translation reduction of [`super::translation`]). One matrix at a time,
+//! every Jacobi rotation is a serial chain of a division, two square roots and another
+//! division, and the processor mostly waits on it. Here the entries are stored lane-innermost
+//! (`a[i][j][lane]`), so each step of the algorithm is the same operation on `LANES`
+//! independent matrices: the loops over lanes compile to vector instructions (two lanes per
+//! SSE2 register, four per AVX register where the processor has AVX, chosen at run time) and
+//! the chains of different lanes overlap.
+//!
+//! **Lanes are independent, bit for bit.** A lane's result does not depend on what the other
+//! lanes hold or on how many there are: a lane stops rotating once it has converged (every
+//! later update is a select that keeps its old values), and a rotation whose pivot entry is 0
+//! is skipped the same way. The same matrix decomposed alone (the other lanes zero) or beside
+//! any others gives the same bits, so a batched projection equals the block-by-block one.
+//!
+//! The algorithm is the one of [`super::sym_eigen`]: rotations in cyclic (p, q) order with the
+//! smaller angle (Numerical Recipes' form), pivot entries updated in closed form, eigenvectors
+//! accumulated; a lane has converged when Σ_{p<q} a_pq² ≤ 10⁻³⁴ · Σ_p a_pp² (or the
+//! off-diagonal part is exactly 0). The caller scales each matrix so its largest entry is near
+//! 1 (a power of two: exact), so no square formed here overflows or underflows destructively.
+//! A lane not converged after [`MAX_LANE_SWEEPS`] sweeps, or holding a non-finite value, is
+//! reported as such and its contents are unspecified.
+
+/// Matrices decomposed together.
+pub const LANES: usize = 8;
+
+/// Sweep cap per lane (4×4 matrices typically converge in 3–5 sweeps, 9×9 in 6–8).
+pub const MAX_LANE_SWEEPS: usize = 40;
+
+/// One value per lane. The element-wise operations below are written lane by lane without
+/// branches, which the compiler turns into vector instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(64))]
+pub struct F4(pub [f64; LANES]);
+
+/// A per-lane condition: all bits set where true.
+#[derive(Clone, Copy)]
+struct Mask([u64; LANES]);
+
+impl F4 {
+    const ZERO: F4 = F4([0.0; LANES]);
+    const ONE: F4 = F4([1.0; LANES]);
+
+    #[inline(always)]
+    fn splat(x: f64) -> F4 {
+        F4([x; LANES])
+    }
+    #[inline(always)]
+    fn map2(self, o: F4, f: impl Fn(f64, f64) -> f64) -> F4 {
+        F4(std::array::from_fn(|i| f(self.0[i], o.0[i])))
+    }
+    #[inline(always)]
+    fn map(self, f: impl Fn(f64) -> f64) -> F4 {
+        F4(std::array::from_fn(|i| f(self.0[i])))
+    }
+    #[inline(always)]
+    fn cmp(self, o: F4, f: impl Fn(f64, f64) -> bool) -> Mask {
+        Mask(std::array::from_fn(|i| if f(self.0[i], o.0[i]) { u64::MAX } else { 0 }))
+    }
+    #[inline(always)]
+    fn abs(self) -> F4 {
+        // Clearing the sign bit, as `f64::abs` does.
+        self.map(|x| f64::from_bits(x.to_bits() & !(1u64 << 63)))
+    }
+    #[inline(always)]
+    fn sqrt(self) -> F4 {
+        self.map(f64::sqrt)
+    }
+}
+
+impl Mask {
+    #[inline(always)]
+    fn and(self, o: Mask) -> Mask {
+        Mask(std::array::from_fn(|i| self.0[i] & o.0[i]))
+    }
+    /// `a` where the mask is set, `b` elsewhere (bitwise: exact).
+    #[inline(always)]
+    fn select(self, a: F4, b: F4) -> F4 {
+        F4(std::array::from_fn(|i| {
+            f64::from_bits((a.0[i].to_bits() & self.0[i]) | (b.0[i].to_bits() & !self.0[i]))
+        }))
+    }
+}
+
+impl std::ops::Add for F4 {
+    type Output = F4;
+    #[inline(always)]
+    fn add(self, o: F4) -> F4 {
+        self.map2(o, |a, b| a + b)
+    }
+}
+impl std::ops::Sub for F4 {
+    type Output = F4;
+    #[inline(always)]
+    fn sub(self, o: F4) -> F4 {
+        self.map2(o, |a, b| a - b)
+    }
+}
+impl std::ops::Mul for F4 {
+    type Output = F4;
+    #[inline(always)]
+    fn mul(self, o: F4) -> F4 {
+        self.map2(o, |a, b| a * b)
+    }
+}
+impl std::ops::Div for F4 {
+    type Output = F4;
+    #[inline(always)]
+    fn div(self, o: F4) -> F4 {
+        self.map2(o, |a, b| a / b)
+    }
+}
+impl std::ops::Neg for F4 {
+    type Output = F4;
+    #[inline(always)]
+    fn neg(self) -> F4 {
+        self.map(|a| -a)
+    }
+}
+
+/// M×M symmetric matrices, one per lane: `m[i][j].0[lane]`.
+pub type LaneMatrix<const M: usize> = [[F4; M]; M];
+
+/// A zero [`LaneMatrix`].
+pub const fn lane_zeros<const M: usize>() -> LaneMatrix<M> {
+    [[F4([0.0; LANES]); M]; M]
+}
+
+/// Decomposes the symmetric matrices in `a` (both triangles must hold the values): afterwards
+/// the diagonal `a[j][j]` holds the eigenvalues (unsorted) and column j of `v` (`v[i][j]`,
+/// i = 0..M) the eigenvector of eigenvalue j, lane by lane. Returns, per lane, whether it
+/// converged with finite values.
+pub fn jacobi_lanes<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the processor supports AVX (checked just above).
+            return unsafe { jacobi_lanes_avx::<M>(a, v) };
+        }
+    }
+    jacobi_lanes_generic::<M>(a, v)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn jacobi_lanes_avx<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
+    jacobi_lanes_generic::<M>(a, v)
+}
+
+/// The portable body; `#[inline(always)]` so that the AVX entry compiles its own copy with
+/// AVX enabled. No fused multiply-add is formed (Rust does not contract `a*b + c`), so both
+/// copies round identically.
+#[inline(always)]
+fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
+    for (i, row) in v.iter_mut().enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if i == j { F4::ONE } else { F4::ZERO };
+        }
+    }
+    // `live`: lanes still rotating.
+    let mut live = Mask([u64::MAX; LANES]);
+    let mut ok = [false; LANES];
+    for _ in 0..MAX_LANE_SWEEPS {
+        let mut off = F4::ZERO;
+        let mut diag = F4::ZERO;
+        for p in 0..M {
+            diag = diag + a[p][p] * a[p][p];
+            for q in (p + 1)..M {
+                off = off + a[p][q] * a[p][q];
+            }
+        }
+        let mut any = false;
+        for l in 0..LANES {
+            if live.0[l] != 0 {
+                let (o, d) = (off.0[l], diag.0[l]);
+                let finite = o.is_finite() && d.is_finite();
+                if !finite || o == 0.0 || o <= 1e-34 * d {
+                    live.0[l] = 0;
+                    ok[l] = finite;
+                }
+            }
+            any |= live.0[l] != 0;
+        }
+        if !any {
+            return ok;
+        }
+        for p in 0..M {
+            for q in (p + 1)..M {
+                rotate::<M>(a, v, p, q, live);
+            }
+        }
+    }
+    ok
+}
+
+/// One Jacobi rotation in the (p, q) plane of every `live` lane whose |a_pq| is above
+/// 1e-150; the other lanes keep their values exactly.
+#[inline(always)]
+fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize, q: usize, live: Mask) {
+    let (app, aqq, apq) = (a[p][p], a[q][q], a[p][q]);
+    // An entry below 1e-150 is left alone: with the matrix scaled to a largest entry near 1
+    // it is far below the convergence test, and its square could underflow below.
+    let act = live.and(apq.abs().cmp(F4::splat(1e-150), |x, b| x > b));
+    // t = tan φ of the smaller rotation angle, sgn(τ)·2a_pq / (|τ| + √(τ² + 4a_pq²)) with
+    // τ = a_qq − a_pp: Numerical Recipes' 1 / (|θ| + √(θ² + 1)), θ = τ / 2a_pq, multiplied
+    // through by |2a_pq| (one division fewer; no overflow for scaled entries).
+    let tau = aqq - app;
+    let two_apq = apq + apq;
+    let den = tau.abs() + (tau * tau + two_apq * two_apq).sqrt();
+    let mag = two_apq / den;
+    let t = tau.cmp(F4::ZERO, |x, z| x < z).select(-mag, mag);
+    // Inactive lanes may hold NaN here (0/0); it is never selected.
+    let t = act.select(t, F4::ZERO);
+    let c = F4::ONE / (t * t + F4::ONE).sqrt();
+    let s = t * c;
+    for r in 0..M {
+        if r == p || r == q {
+            continue;
+        }
+        let (arp, arq) = (a[r][p], a[r][q]);
+        let np = act.select(c * arp - s * arq, arp);
+        let nq = act.select(s * arp + c * arq, arq);
+        a[r][p] = np;
+        a[p][r] = np;
+        a[r][q] = nq;
+        a[q][r] = nq;
+    }
+    a[p][p] = act.select(app - t * apq, app);
+    a[q][q] = act.select(aqq + t * apq, aqq);
+    let zpq = act.select(F4::ZERO, apq);
+    a[p][q] = zpq;
+    a[q][p] = zpq;
+    for row in v.iter_mut() {
+        let (vp, vq) = (row[p], row[q]);
+        row[p] = act.select(c * vp - s * vq, vp);
+        row[q] = act.select(s * vp + c * vq, vq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(state: &mut u64) -> f64 {
+        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    fn random_lanes<const M: usize>(seed: u64) -> LaneMatrix<M> {
+        let mut st = seed;
+        let mut a = lane_zeros::<M>();
+        for l in 0..LANES {
+            for i in 0..M {
+                for j in 0..=i {
+                    let x = lcg(&mut st);
+                    a[i][j].0[l] = x;
+                    a[j][i].0[l] = x;
+                }
+            }
+        }
+        a
+    }
+
+    fn check_decomposition<const M: usize>(seed: u64) {
+        let a0 = random_lanes::<M>(seed);
+        let mut a = a0;
+        let mut v = lane_zeros::<M>();
+        assert_eq!(jacobi_lanes::<M>(&mut a, &mut v), [true; LANES]);
+        for l in 0..LANES {
+            // A v_j = λ_j v_j and VᵀV = I.
+            for j in 0..M {
+                for i in 0..M {
+                    let av: f64 = (0..M).map(|c| a0[i][c].0[l] * v[c][j].0[l]).sum();
+                    assert!((av - a[j][j].0[l] * v[i][j].0[l]).abs() < 1e-13, "lane {l}");
+                }
+                for k in 0..M {
+                    let d: f64 = (0..M).map(|i| v[i][j].0[l] * v[i][k].0[l]).sum();
+                    let want = if j == k { 1.0 } else { 0.0 };
+                    assert!((d - want).abs() < 1e-13);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decomposes_random_matrices() {
+        for seed in 0..20 {
+            check_decomposition::<3>(seed);
+            check_decomposition::<4>(seed);
+            check_decomposition::<6>(seed);
+            check_decomposition::<9>(seed);
+        }
+    }
+
+    #[test]
+    fn a_lane_does_not_depend_on_its_neighbours() {
+        let full = random_lanes::<4>(7);
+        let (mut a, mut v) = (full, lane_zeros::<4>());
+        jacobi_lanes::<4>(&mut a, &mut v);
+        for l in 0..LANES {
+            let mut alone = lane_zeros::<4>();
+            for i in 0..4 {
+                for j in 0..4 {
+                    alone[i][j].0[l] = full[i][j].0[l];
+                }
+            }
+            let mut va = lane_zeros::<4>();
+            jacobi_lanes::<4>(&mut alone, &mut va);
+            for i in 0..4 {
+                for j in 0..4 {
+                    assert_eq!(alone[i][j].0[l].to_bits(), a[i][j].0[l].to_bits());
+                    assert_eq!(va[i][j].0[l].to_bits(), v[i][j].0[l].to_bits());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn non_finite_lanes_are_reported() {
+        let mut a = random_lanes::<3>(3);
+        a[0][1].0[2] = f64::NAN;
+        a[1][0].0[2] = f64::NAN;
+        let mut v = lane_zeros::<3>();
+        let mut want = [true; LANES];
+        want[2] = false;
+        assert_eq!(jacobi_lanes::<3>(&mut a, &mut v), want);
+    }
+}
