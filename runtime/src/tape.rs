@@ -40,6 +40,11 @@ impl Tape {
         self.words.clear();
     }
 
+    /// [`Tape::high_water`], restarting the count from the words held now.
+    pub fn take_high_water(&mut self) -> usize {
+        std::mem::replace(&mut self.high_water, self.words.len())
+    }
+
     pub fn len(&self) -> usize {
         self.words.len()
     }

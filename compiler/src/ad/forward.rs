@@ -286,7 +286,11 @@ impl Fwd<'_> {
 
     fn fwd_call(&mut self, op: &Op, g: FuncRef, xs: Vec<ValueId>) -> Result<(), AdError> {
         let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
-        if !op.operands.iter().any(|&v| self.has_tangent(v)) {
+        // A callee that touches the tape is always differentiated, so that its
+        // pushes and pops carry tangents like those of the calls it pairs with.
+        if !op.operands.iter().any(|&v| self.has_tangent(v))
+            && !super::recursion::uses_tape(self.module, g)
+        {
             let nid = self.e.push(op.kind.clone(), xs, rtypes);
             let ys = self.e.results(nid);
             for (&o, &n) in op.results.iter().zip(&ys) {

@@ -53,6 +53,7 @@ pub mod derived;
 pub mod emit;
 pub mod explain;
 pub mod forward;
+pub mod recursion;
 pub mod reverse;
 pub mod rules;
 pub mod show;

@@ -37,7 +37,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod split;
+
+pub use split::{rbwd_name, rfwd_name};
+
 use super::emit::Emitter;
+use super::recursion;
 use super::rules::{self, Ct, Vjp};
 use super::tangent::{self, Tan, materialize, tangent_type};
 use super::{AdError, check};
@@ -60,15 +65,45 @@ pub fn vjp_name(name: &str) -> String {
 }
 
 fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result<FuncRef, AdError> {
+    let fname = module
+        .functions
+        .get(f)
+        .map(|func| func.name.clone())
+        .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
+    let name = vjp_name(&fname);
+    if let Some(h) = module.find(&name) {
+        return Ok(h);
+    }
+    // Reverse mode of a split-mode `g$vjp` (which calls the taped `g$rfwd` and
+    // `g$rbwd`) differentiates its source-transformed twin instead.
+    let f = match recursion::split_vjp_base(module, f) {
+        Some(base) => {
+            let twin = format!("{}$st", vjp_name(&module.functions[base].name));
+            match module.find(&twin) {
+                Some(t) => t,
+                None => build_vjp(module, base, twin, false, created)?,
+            }
+        }
+        None => f,
+    };
+    let split = recursion::split_mode(module, f).is_ok();
+    build_vjp(module, f, name, split, created)
+}
+
+/// Builds the reverse-mode derivative of `f` named `name`: in split mode on the
+/// tape (`split`, see [`split`]), else by source transformation.
+fn build_vjp(
+    module: &mut Module,
+    f: FuncRef,
+    name: String,
+    split: bool,
+    created: &mut Vec<FuncRef>,
+) -> Result<FuncRef, AdError> {
     let src = module
         .functions
         .get(f)
         .cloned()
         .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
-    let name = vjp_name(&src.name);
-    if let Some(h) = module.find(&name) {
-        return Ok(h);
-    }
     if let Some((id, _)) = src.ops.iter().find(|(_, op)| op.kind.is_tape()) {
         return Err(AdError::NeedsTape {
             function: src.name.clone(),
@@ -99,17 +134,12 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     let func = Function::new(name, &params, Type::Tuple(rets));
     let h = module.add_function(func.clone());
     created.push(h);
+    if split {
+        split::split_vjp(module, f, h, created)?;
+        return Ok(h);
+    }
     let new_params = func.params().to_vec();
-    let mut rv = Rev {
-        module,
-        created,
-        e: Emitter::new(func),
-        src: &src,
-        map: HashMap::new(),
-        adj: HashMap::new(),
-        tapes: HashMap::new(),
-        taped: HashMap::new(),
-    };
+    let mut rv = Rev::new(module, created, Emitter::new(func), &src);
     for (i, &p) in src.params().iter().enumerate() {
         rv.map.insert(p, new_params[i]);
     }
@@ -232,7 +262,25 @@ fn free_float_values(f: &Function, rs: &[Region]) -> Vec<ValueId> {
         .collect()
 }
 
-impl Rev<'_> {
+impl<'a> Rev<'a> {
+    fn new(
+        module: &'a mut Module,
+        created: &'a mut Vec<FuncRef>,
+        e: Emitter,
+        src: &'a Function,
+    ) -> Rev<'a> {
+        Rev {
+            module,
+            created,
+            e,
+            src,
+            map: HashMap::new(),
+            adj: HashMap::new(),
+            tapes: HashMap::new(),
+            taped: HashMap::new(),
+        }
+    }
+
     fn v(&self, old: ValueId) -> ValueId {
         self.map.get(&old).copied().unwrap_or(old)
     }

@@ -16,6 +16,12 @@ use mad_runtime::{RtError, ScalarKind, Tensor, TensorData, Value};
 
 thread_local! {
     static CACHED: Cell<Tape> = Cell::new(Tape::new());
+    static LAST_PEAK: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The most words the tape held during the last run on the calling thread.
+pub fn last_peak() -> usize {
+    LAST_PEAK.with(Cell::get)
 }
 
 /// The calling thread's tape (empty, with the storage of earlier runs).
@@ -26,6 +32,7 @@ pub(super) fn take_cached() -> Tape {
 /// Resets `tape` and keeps it for the next run on this thread.
 pub(super) fn give_back(mut tape: Tape) {
     tape.reset();
+    LAST_PEAK.with(|c| c.set(tape.take_high_water()));
     CACHED.with(|c| c.set(tape));
 }
 
