@@ -13,7 +13,10 @@
 //! recursion works because the derivative function is registered before its body is
 //! built). Symbolic zeros ([`Tan::Zero`]) keep inactive values free of tangent IR.
 //! `tape.push`/`tape.pop` (in a reverse-mode derivative, e.g. under `hessian`)
-//! push and pop the tangents beside the values.
+//! push and pop the tangents beside the values; a call of a function that touches
+//! the tape is differentiated even when no tangent reaches it, so that the pushes
+//! of one function (`f$rfwd` of a recursive `f`) and the pops of another
+//! (`f$rbwd`) keep the same layout.
 
 use std::collections::HashMap;
 

@@ -18,8 +18,16 @@
 //!   recomputing the body from the stored state and sweeping it. Outer
 //!   (loop-invariant) values read in the body accumulate their adjoint in extra
 //!   carried values, added to the outer adjoint once, after the loop.
-//! - `call`: the callee's own `$vjp` (recursion works: it is registered before its
-//!   body is built); it recomputes the callee's primal.
+//! - `call`: the callee's own `$vjp` (registered before its body is built); it
+//!   recomputes the callee's primal.
+//! - recursion: a function on a call-graph cycle is differentiated in **split
+//!   mode** on the tape when [`recursion::split_mode`] allows it (no recursive
+//!   call inside a loop, not `@ad(sct)`): `f$vjp` is `f$rfwd` (the primal,
+//!   pushing each segment's live values) followed by `f$rbwd` (popping them,
+//!   last segment first, sweeping each, and calling the callee's `$rbwd` at a
+//!   recursive call), so the work is linear in the depth; see [`split`]. Reverse
+//!   mode of such an `f$vjp` (`grad(grad(f))`) differentiates its
+//!   source-transformed twin `f$vjp$st` instead, which recomputes.
 //! - `scf.while` (trip count known only at run time), and `scf.for` in a function
 //!   marked `@ad(tape)` or with tuple-valued carried values: **the tape**. The
 //!   forward sweep pushes the carried values entering every iteration
@@ -30,6 +38,10 @@
 //!   compiled adjoint (Stan-style mixing). A taped loop is always popped, even
 //!   when no adjoint reaches it, so pushes and pops stay balanced.
 //!
+//! Forward mode differentiates every call of a function that touches the tape,
+//! even without tangents, so that `f$rfwd` and `f$rbwd` under `hessian` push and
+//! pop the same layout (values, then tangents).
+//!
 //! Refused: a function marked `@ad(sct)` whose derivative needs the tape
 //! ([`AdError::SctImpossible`]), and reverse mode of a function that already uses
 //! the tape (a reverse-mode derivative of a `while` differentiated again in
@@ -37,9 +49,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-mod split;
-
-pub use split::{rbwd_name, rfwd_name};
+pub mod split;
 
 use super::emit::Emitter;
 use super::recursion;
