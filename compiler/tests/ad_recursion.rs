@@ -75,6 +75,29 @@ fn bad_grad(c: [f64]) -> [f64] { grad(bad)(c, 2) }
 fn rpow6(x: f64) -> f64 { rpow(x, 6) }
 fn rpow6_hess(x: f64) -> matrix { hessian(rpow6)(x) }
 
+// Other shapes: an early `return`, vector and tuple results, no float parameter.
+fn early(x: f64, n: i64) -> f64 {
+    if n == 0 { return x; }
+    x * early(x, n - 1) + sin(x)
+}
+fn early_grad(x: f64, n: i64) -> f64 { grad(early)(x, n) }
+fn vrec(v: vec3, n: i64) -> vec3 {
+    if n == 0 { v } else { let w = vrec(v * 0.5, n - 1); vec3(w.y, w.z, w.x) + v * w.x }
+}
+fn vsum(v: vec3) -> f64 { let w = vrec(v, 4); w.x + 2.0 * w.y + 3.0 * w.z }
+fn vsum_grad(v: vec3) -> vec3 { grad(vsum)(v) }
+fn vsum_jvp(v: vec3, d: vec3) -> (f64, f64) { jvp(vsum)(v, d) }
+fn vsum_hess(v: vec3) -> matrix { hessian(vsum)(v) }
+fn trec(x: f64, n: i64) -> (f64, f64) {
+    if n == 0 { (x, 1.0) } else { let (a, b) = trec(x * 1.1, n - 1); (a * b + x, sin(a) + b) }
+}
+fn tsum(x: f64) -> f64 { let (a, b) = trec(x, 5); a + 3.0 * b }
+fn tsum_grad(x: f64) -> f64 { grad(tsum)(x) }
+fn tsum_jvp(x: f64) -> (f64, f64) { jvp(tsum)(x, 1.0) }
+fn cnt(n: i64) -> f64 { if n == 0 { 1.0 } else { 1.5 * cnt(n - 1) } }
+fn usecnt(x: f64) -> f64 { x * cnt(5) }
+fn usecnt_grad(x: f64) -> f64 { grad(usecnt)(x) }
+
 // Second derivative by reverse over reverse.
 fn rpow_d1(x: f64) -> f64 { grad(rpow)(x, 5) }
 fn rpow_d2(x: f64) -> f64 { grad(rpow_d1)(x) }
@@ -395,5 +418,45 @@ fn tape_use_is_linear_in_the_depth_and_balanced() {
     assert!(w > 0, "{tr:?}");
     for k in 1..4 {
         assert_eq!(tr[k] - tr[0], w * (calls[k] - calls[0]), "tree: linear in the calls: {tr:?}");
+    }
+}
+
+/// Early `return`, vector- and tuple-valued recursion, and a recursive callee
+/// without float parameters, against forward mode (`jvp`) and differences.
+#[test]
+fn other_shapes_of_recursion() {
+    let p = program();
+    for e in ENGINES {
+        let f = |t: f64| flat(&call(&p, Engine::Interpreter, "early", &[Value::F64(t), Value::I64(4)]))[0];
+        let g = flat(&call(&p, e, "early_grad", &[Value::F64(0.7), Value::I64(4)]));
+        close("early return", &g, &[fd1(&f, 0.7)], 1e-7);
+
+        let v = [0.3, -0.2, 0.5];
+        let g = flat(&call(&p, e, "vsum_grad", &[vector(&v)]));
+        for k in 0..3 {
+            let mut d = [0.0; 3];
+            d[k] = 1.0;
+            let jv = flat(&call(&p, e, "vsum_jvp", &[vector(&v), vector(&d)]));
+            close("vector recursion: grad vs jvp", &[g[k]], &[jv[1]], 1e-13);
+        }
+        let hm = flat(&call(&p, e, "vsum_hess", &[vector(&v)]));
+        let h = 1e-5;
+        for k in 0..3 {
+            let (mut a, mut b) = (v, v);
+            a[k] += h;
+            b[k] -= h;
+            let ga = flat(&call(&p, Engine::Interpreter, "vsum_grad", &[vector(&a)]));
+            let gb = flat(&call(&p, Engine::Interpreter, "vsum_grad", &[vector(&b)]));
+            for j in 0..3 {
+                close("vector recursion: hessian vs differences", &[hm[3 * j + k]], &[(ga[j] - gb[j]) / (2.0 * h)], 1e-6);
+            }
+        }
+
+        let g = flat(&call(&p, e, "tsum_grad", &[Value::F64(0.4)]));
+        let jv = flat(&call(&p, e, "tsum_jvp", &[Value::F64(0.4)]));
+        close("tuple recursion: grad vs jvp", &g, &[jv[1]], 1e-12);
+
+        let g = flat(&call(&p, e, "usecnt_grad", &[Value::F64(2.0)]));
+        close("no float parameter", &g, &[1.5f64.powi(5)], 1e-14);
     }
 }
