@@ -134,7 +134,6 @@ fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
     }
 }
 
-
 fn fd1(f: &dyn Fn(f64) -> f64, x: f64) -> f64 {
     let h = 1e-6 * x.abs().max(1.0);
     (f(x + h) - f(x - h)) / (2.0 * h)
@@ -150,13 +149,21 @@ struct D(f64, f64, f64);
 
 impl D {
     fn var(v: f64, dir: usize) -> D {
-        D(v, if dir == 0 { 1.0 } else { 0.0 }, if dir == 1 { 1.0 } else { 0.0 })
+        D(
+            v,
+            if dir == 0 { 1.0 } else { 0.0 },
+            if dir == 1 { 1.0 } else { 0.0 },
+        )
     }
     fn add(self, o: D) -> D {
         D(self.0 + o.0, self.1 + o.1, self.2 + o.2)
     }
     fn mul(self, o: D) -> D {
-        D(self.0 * o.0, self.1 * o.0 + self.0 * o.1, self.2 * o.0 + self.0 * o.2)
+        D(
+            self.0 * o.0,
+            self.1 * o.0 + self.0 * o.1,
+            self.2 * o.0 + self.0 * o.2,
+        )
     }
     fn scale(self, k: f64) -> D {
         D(self.0 * k, self.1 * k, self.2 * k)
@@ -178,16 +185,28 @@ fn tree_by_hand(x: D, y: D, n: i64) -> D {
 }
 
 fn after_by_hand(x: D, n: i64) -> D {
-    let r = if n > 0 { after_by_hand(x.scale(0.9), n - 1) } else { x };
+    let r = if n > 0 {
+        after_by_hand(x.scale(0.9), n - 1)
+    } else {
+        x
+    };
     r.mul(x).add(r.sin())
 }
 
 fn ev_by_hand(x: D, n: i64) -> D {
-    if n == 0 { x } else { od_by_hand(x, n - 1).sin().add(x) }
+    if n == 0 {
+        x
+    } else {
+        od_by_hand(x, n - 1).sin().add(x)
+    }
 }
 
 fn od_by_hand(x: D, n: i64) -> D {
-    if n == 0 { x.mul(x) } else { ev_by_hand(x, n - 1).mul(x) }
+    if n == 0 {
+        x.mul(x)
+    } else {
+        ev_by_hand(x, n - 1).mul(x)
+    }
 }
 
 #[test]
@@ -197,17 +216,29 @@ fn linear_recursion_horner_with_depth_from_the_data() {
     let x = 0.83f64;
     // Hand-written: d/dc_k = x^k, d/dx = sum k c_k x^(k-1).
     let mut want: Vec<f64> = (0..c.len()).map(|k| x.powi(k as i32)).collect();
-    want.push((1..c.len()).map(|k| k as f64 * c[k] * x.powi(k as i32 - 1)).sum());
+    want.push(
+        (1..c.len())
+            .map(|k| k as f64 * c[k] * x.powi(k as i32 - 1))
+            .sum(),
+    );
     let value = |c: &[f64], x: f64| {
-        flat(&call(&p, Engine::Interpreter, "horner", &[vector(c), Value::F64(x), Value::I64(0)]))[0]
+        flat(&call(
+            &p,
+            Engine::Interpreter,
+            "horner",
+            &[vector(c), Value::F64(x), Value::I64(0)],
+        ))[0]
     };
     let mut num: Vec<f64> = (0..c.len())
         .map(|k| {
-            fd1(&|t| {
-                let mut cc = c.clone();
-                cc[k] = t;
-                value(&cc, x)
-            }, c[k])
+            fd1(
+                &|t| {
+                    let mut cc = c.clone();
+                    cc[k] = t;
+                    value(&cc, x)
+                },
+                c[k],
+            )
         })
         .collect();
     num.push(fd1(&|t| value(&c, t), x));
@@ -225,12 +256,27 @@ fn tree_recursion_against_hand_written_forward_mode_and_differences() {
     for n in [0i64, 1, 2, 5, 9] {
         let dx = tree_by_hand(D::var(x, 0), D::var(y, 1), n);
         let value = |a: f64, b: f64| {
-            flat(&call(&p, Engine::Interpreter, "tree", &[Value::F64(a), Value::F64(b), Value::I64(n)]))[0]
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                "tree",
+                &[Value::F64(a), Value::F64(b), Value::I64(n)],
+            ))[0]
         };
         let num = [fd1(&|t| value(t, y), x), fd1(&|t| value(x, t), y)];
         for e in ENGINES {
-            let g = flat(&call(&p, e, "tree_grad", &[Value::F64(x), Value::F64(y), Value::I64(n)]));
-            close(&format!("tree({n}) grad vs hand-written"), &g, &[dx.1, dx.2], 1e-12);
+            let g = flat(&call(
+                &p,
+                e,
+                "tree_grad",
+                &[Value::F64(x), Value::F64(y), Value::I64(n)],
+            ));
+            close(
+                &format!("tree({n}) grad vs hand-written"),
+                &g,
+                &[dx.1, dx.2],
+                1e-12,
+            );
             close(&format!("tree({n}) grad vs differences"), &g, &num, 1e-7);
         }
     }
@@ -242,7 +288,14 @@ fn call_inside_an_if_whose_result_is_used_after_it() {
     for n in [0i64, 1, 3, 8] {
         for x in [0.6, -1.3] {
             let want = after_by_hand(D::var(x, 0), n).1;
-            let f = |t: f64| flat(&call(&p, Engine::Interpreter, "after", &[Value::F64(t), Value::I64(n)]))[0];
+            let f = |t: f64| {
+                flat(&call(
+                    &p,
+                    Engine::Interpreter,
+                    "after",
+                    &[Value::F64(t), Value::I64(n)],
+                ))[0]
+            };
             let num = fd1(&f, x);
             for e in ENGINES {
                 let g = flat(&call(&p, e, "after_grad", &[Value::F64(x), Value::I64(n)]));
@@ -265,7 +318,14 @@ fn mutual_recursion_is_split_too() {
     for n in [0i64, 1, 2, 7] {
         let x = 0.9;
         let want = ev_by_hand(D::var(x, 0), n).1;
-        let f = |t: f64| flat(&call(&p, Engine::Interpreter, "ev", &[Value::F64(t), Value::I64(n)]))[0];
+        let f = |t: f64| {
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                "ev",
+                &[Value::F64(t), Value::I64(n)],
+            ))[0]
+        };
         let num = fd1(&f, x);
         for e in ENGINES {
             let g = flat(&call(&p, e, "ev_grad", &[Value::F64(x), Value::I64(n)]));
@@ -279,18 +339,38 @@ fn mutual_recursion_is_split_too() {
 #[test]
 fn while_loop_in_every_level_and_recursion_inside_a_loop() {
     let p = program();
-    for (name, x, n) in [("wrec", 0.4, 3i64), ("wrec", 1.7, 0), ("loopy", 0.8, 4), ("loopy", 1.1, 0)] {
-        let f = |t: f64| flat(&call(&p, Engine::Interpreter, name, &[Value::F64(t), Value::I64(n)]))[0];
+    for (name, x, n) in [
+        ("wrec", 0.4, 3i64),
+        ("wrec", 1.7, 0),
+        ("loopy", 0.8, 4),
+        ("loopy", 1.1, 0),
+    ] {
+        let f = |t: f64| {
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                name,
+                &[Value::F64(t), Value::I64(n)],
+            ))[0]
+        };
         let num = fd1(&f, x);
         for e in ENGINES {
-            let g = flat(&call(&p, e, &format!("{name}_grad"), &[Value::F64(x), Value::I64(n)]));
+            let g = flat(&call(
+                &p,
+                e,
+                &format!("{name}_grad"),
+                &[Value::F64(x), Value::I64(n)],
+            ));
             close(&format!("{name} grad vs differences"), &g, &[num], 1e-7);
         }
     }
     let mut m = p.module().clone();
     let f = m.find("loopy").expect("loopy");
     mad::ad::vjp(&mut m, f).expect("reverse mode");
-    assert!(m.find("loopy$rfwd").is_none(), "a recursive call in a loop recomputes");
+    assert!(
+        m.find("loopy$rfwd").is_none(),
+        "a recursive call in a loop recomputes"
+    );
 }
 
 #[test]
@@ -299,7 +379,12 @@ fn hessian_of_recursive_functions() {
     let h = 1e-5;
     for v in [[0.6, 0.3], [-0.2, 1.1]] {
         let grad_at = |a: f64, b: f64| {
-            flat(&call(&p, Engine::Interpreter, "tree3_grad", &[vector(&[a, b])]))
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                "tree3_grad",
+                &[vector(&[a, b])],
+            ))
         };
         let (gxp, gxm) = (grad_at(v[0] + h, v[1]), grad_at(v[0] - h, v[1]));
         let (gyp, gym) = (grad_at(v[0], v[1] + h), grad_at(v[0], v[1] - h));
@@ -311,8 +396,16 @@ fn hessian_of_recursive_functions() {
         ];
         for e in ENGINES {
             let hm = flat(&call(&p, e, "tree3_hess", &[vector(&v)]));
-            close("tree hessian vs differences of the gradient", &hm, &num, 1e-6);
-            assert!((hm[1] - hm[2]).abs() <= 1e-12 * hm[1].abs().max(1.0), "symmetric: {hm:?}");
+            close(
+                "tree hessian vs differences of the gradient",
+                &hm,
+                &num,
+                1e-6,
+            );
+            assert!(
+                (hm[1] - hm[2]).abs() <= 1e-12 * hm[1].abs().max(1.0),
+                "symmetric: {hm:?}"
+            );
         }
     }
     for e in ENGINES {
@@ -320,7 +413,12 @@ fn hessian_of_recursive_functions() {
         let hm = flat(&call(&p, e, "rpow6_hess", &[Value::F64(x)]));
         close("rpow hessian vs 30 x^4", &hm, &[30.0 * x.powi(4)], 1e-12);
         let d2 = flat(&call(&p, e, "rpow_d2", &[Value::F64(x)]));
-        close("grad(grad(rpow)) vs 20 x^3", &d2, &[20.0 * x.powi(3)], 1e-12);
+        close(
+            "grad(grad(rpow)) vs 20 x^3",
+            &d2,
+            &[20.0 * x.powi(3)],
+            1e-12,
+        );
     }
 }
 
@@ -337,7 +435,12 @@ fn an_error_at_the_deepest_level_leaves_the_next_call_clean() {
         let want = [c[2] * c[1], c[2] * c[0], c[1] * c[0] + c[4], 0.0, c[2], 1.0];
         close("bad grad after an error", &g, &want, 1e-14);
         let r = flat(&call(&p, e, "rpow_grad", &[Value::F64(1.1), Value::I64(3)]));
-        close("rpow grad after an error", &r, &[3.0 * 1.1f64.powi(2)], 1e-14);
+        close(
+            "rpow grad after an error",
+            &r,
+            &[3.0 * 1.1f64.powi(2)],
+            1e-14,
+        );
     }
 }
 
@@ -349,15 +452,30 @@ fn depth_one_thousand() {
     let p = program();
     let x = 1.0005f64;
     let want = 1000.0 * x.powi(999);
-    let g = flat(&call(&p, Engine::Jit, "rpow_grad", &[Value::F64(x), Value::I64(1000)]));
+    let g = flat(&call(
+        &p,
+        Engine::Jit,
+        "rpow_grad",
+        &[Value::F64(x), Value::I64(1000)],
+    ));
     close("rpow(x, 1000) on the JIT", &g, &[want], 1e-12);
-    let g = flat(&call(&p, Engine::Jit, "rpow_grad", &[Value::F64(1.0), Value::I64(11_000)]));
+    let g = flat(&call(
+        &p,
+        Engine::Jit,
+        "rpow_grad",
+        &[Value::F64(1.0), Value::I64(11_000)],
+    ));
     close("rpow(1, 11000) on the JIT", &g, &[11_000.0], 1e-12);
     let handle = std::thread::Builder::new()
         .stack_size(64 << 20)
         .spawn(move || {
             let p = program();
-            flat(&call(&p, Engine::Interpreter, "rpow_grad", &[Value::F64(x), Value::I64(1000)]))
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                "rpow_grad",
+                &[Value::F64(x), Value::I64(1000)],
+            ))
         })
         .expect("spawn");
     let g = handle.join().expect("no stack overflow");
@@ -386,7 +504,12 @@ fn tape_use_is_linear_in_the_depth_and_balanced() {
                 .collect();
             let tr: Vec<usize> = [6i64, 8, 10, 12]
                 .iter()
-                .map(|&n| peak("tree_grad", &[Value::F64(0.3), Value::F64(0.2), Value::I64(n)]))
+                .map(|&n| {
+                    peak(
+                        "tree_grad",
+                        &[Value::F64(0.3), Value::F64(0.2), Value::I64(n)],
+                    )
+                })
                 .collect();
             // (The interpreter's tape holds a tensor's elements, the JIT's a
             // pointer: scalar recursions measure the words per level.)
@@ -411,13 +534,21 @@ fn tape_use_is_linear_in_the_depth_and_balanced() {
     // number of words per inner call (a binary tree has one leaf more than
     // inner calls): linear in the number of calls.
     fn inner(n: i64) -> usize {
-        if n < 2 { 0 } else { 1 + inner(n - 1) + inner(n - 2) }
+        if n < 2 {
+            0
+        } else {
+            1 + inner(n - 1) + inner(n - 2)
+        }
     }
     let calls: Vec<usize> = [6i64, 8, 10, 12].iter().map(|&n| inner(n)).collect();
     let w = (tr[1] - tr[0]) / (calls[1] - calls[0]);
     assert!(w > 0, "{tr:?}");
     for k in 1..4 {
-        assert_eq!(tr[k] - tr[0], w * (calls[k] - calls[0]), "tree: linear in the calls: {tr:?}");
+        assert_eq!(
+            tr[k] - tr[0],
+            w * (calls[k] - calls[0]),
+            "tree: linear in the calls: {tr:?}"
+        );
     }
 }
 
@@ -427,8 +558,20 @@ fn tape_use_is_linear_in_the_depth_and_balanced() {
 fn other_shapes_of_recursion() {
     let p = program();
     for e in ENGINES {
-        let f = |t: f64| flat(&call(&p, Engine::Interpreter, "early", &[Value::F64(t), Value::I64(4)]))[0];
-        let g = flat(&call(&p, e, "early_grad", &[Value::F64(0.7), Value::I64(4)]));
+        let f = |t: f64| {
+            flat(&call(
+                &p,
+                Engine::Interpreter,
+                "early",
+                &[Value::F64(t), Value::I64(4)],
+            ))[0]
+        };
+        let g = flat(&call(
+            &p,
+            e,
+            "early_grad",
+            &[Value::F64(0.7), Value::I64(4)],
+        ));
         close("early return", &g, &[fd1(&f, 0.7)], 1e-7);
 
         let v = [0.3, -0.2, 0.5];
@@ -448,7 +591,12 @@ fn other_shapes_of_recursion() {
             let ga = flat(&call(&p, Engine::Interpreter, "vsum_grad", &[vector(&a)]));
             let gb = flat(&call(&p, Engine::Interpreter, "vsum_grad", &[vector(&b)]));
             for j in 0..3 {
-                close("vector recursion: hessian vs differences", &[hm[3 * j + k]], &[(ga[j] - gb[j]) / (2.0 * h)], 1e-6);
+                close(
+                    "vector recursion: hessian vs differences",
+                    &[hm[3 * j + k]],
+                    &[(ga[j] - gb[j]) / (2.0 * h)],
+                    1e-6,
+                );
             }
         }
 

@@ -82,6 +82,10 @@ fn reported_recursion_modes_match_the_gradient_ir() {
         assert_eq!(m.find(&format!("{name}$rfwd")).is_some(), split, "{name}");
         assert_eq!(m.find(&format!("{name}$rbwd")).is_some(), split, "{name}");
     }
-    assert_eq!(text.matches("recursion: split on the tape, O(depth)").count(), 5);
+    assert_eq!(
+        text.matches("recursion: split on the tape, O(depth)")
+            .count(),
+        5
+    );
     assert_eq!(text.matches("O(depth²) work").count(), 2);
 }
