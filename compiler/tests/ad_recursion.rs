@@ -98,6 +98,13 @@ fn cnt(n: i64) -> f64 { if n == 0 { 1.0 } else { 1.5 * cnt(n - 1) } }
 fn usecnt(x: f64) -> f64 { x * cnt(5) }
 fn usecnt_grad(x: f64) -> f64 { grad(usecnt)(x) }
 
+// A heap tensor made in every level, recorded on the tape by one function
+// (`$rfwd`) and read back by another (`$rbwd`).
+fn vdyn(v: [f64], n: i64) -> f64 {
+    if n == 0 { sum(v) } else { let w = v * 0.9 + sin(v); vdyn(w, n - 1) * 1.1 + w[0] * w[1] }
+}
+fn vdyn_grad(v: [f64]) -> [f64] { grad(vdyn)(v, 6) }
+
 // Second derivative by reverse over reverse.
 fn rpow_d1(x: f64) -> f64 { grad(rpow)(x, 5) }
 fn rpow_d2(x: f64) -> f64 { grad(rpow_d1)(x) }
@@ -603,6 +610,27 @@ fn other_shapes_of_recursion() {
         let g = flat(&call(&p, e, "tsum_grad", &[Value::F64(0.4)]));
         let jv = flat(&call(&p, e, "tsum_jvp", &[Value::F64(0.4)]));
         close("tuple recursion: grad vs jvp", &g, &[jv[1]], 1e-12);
+
+        let v = [0.3, -0.7, 1.2, 0.05];
+        let g = flat(&call(&p, e, "vdyn_grad", &[vector(&v)]));
+        let num: Vec<f64> = (0..v.len())
+            .map(|k| {
+                fd1(
+                    &|t| {
+                        let mut a = v;
+                        a[k] = t;
+                        flat(&call(
+                            &p,
+                            Engine::Interpreter,
+                            "vdyn",
+                            &[vector(&a), Value::I64(6)],
+                        ))[0]
+                    },
+                    v[k],
+                )
+            })
+            .collect();
+        close("heap tensors on the tape", &g, &num, 1e-7);
 
         let g = flat(&call(&p, e, "usecnt_grad", &[Value::F64(2.0)]));
         close("no float parameter", &g, &[1.5f64.powi(5)], 1e-14);
