@@ -7,7 +7,9 @@
 //! yields) read but do not define, plus what the split point before it needs in
 //! the reverse pass: a call's result and its operands with a derivative; an
 //! `if`'s condition, its results and the outer values its branches read; for
-//! the first segment of the body, every parameter with a derivative.
+//! the first segment of the body, every parameter with a derivative. A live-in
+//! that the reverse pass already holds when it reaches the segment (popped for
+//! a later segment of the same region, or of an enclosing one) is not pushed.
 //!
 //! - `f$rfwd(p…) -> R` runs the primal; at the start of every segment it pushes
 //!   the segment's live-ins (`tape.push`), and at a split call it calls the
@@ -44,11 +46,13 @@ pub fn rbwd_name(name: &str) -> String {
 }
 
 /// A segment of a region: the split point before it (none for the first), its
-/// ops, and its live-ins in a fixed order (the layout of its tape entry).
+/// ops, the live-ins it pushes in a fixed order (the layout of its tape entry),
+/// and the values the reverse pass holds when it reaches the split point.
 struct Segment {
     point: Option<OpId>,
     ops: Vec<OpId>,
     live: Vec<ValueId>,
+    after: BTreeSet<ValueId>,
 }
 
 /// Values defined by `ops` (results, and everything defined in their regions).
@@ -63,20 +67,31 @@ fn defined_by(src: &Function, ops: &[OpId]) -> BTreeSet<ValueId> {
     out
 }
 
-/// The segments of region `r` of function `f` (`top`: `r` is the body).
-fn segments(module: &Module, f: FuncRef, src: &Function, r: &Region, top: bool) -> Vec<Segment> {
-    let mut segs = vec![Segment {
-        point: None,
+/// The segments of region `r` of function `f` (`top`: `r` is the body), where
+/// the reverse pass already holds the values `held` when it enters `r` (those
+/// popped by the enclosing regions' later segments).
+///
+/// A live-in that a later segment of `r` (popped earlier by the reverse pass,
+/// in an enclosing scope) or an enclosing region already provides is not pushed
+/// again.
+fn segments(
+    module: &Module,
+    f: FuncRef,
+    src: &Function,
+    r: &Region,
+    top: bool,
+    held: &BTreeSet<ValueId>,
+) -> Vec<Segment> {
+    let fresh = |point| Segment {
+        point,
         ops: Vec::new(),
         live: Vec::new(),
-    }];
+        after: BTreeSet::new(),
+    };
+    let mut segs = vec![fresh(None)];
     for &id in &r.ops {
         if is_split_point(module, f, &src.ops[id]) {
-            segs.push(Segment {
-                point: Some(id),
-                ops: Vec::new(),
-                live: Vec::new(),
-            });
+            segs.push(fresh(Some(id)));
         } else if let Some(s) = segs.last_mut() {
             s.ops.push(id);
         }
@@ -113,6 +128,13 @@ fn segments(module: &Module, f: FuncRef, src: &Function, r: &Region, top: bool) 
         }
         s.live = live.into_iter().collect();
     }
+    let mut have = held.clone();
+    for s in segs.iter_mut().rev() {
+        let all = std::mem::take(&mut s.live);
+        s.live = all.iter().copied().filter(|v| !have.contains(v)).collect();
+        have.extend(all);
+        s.after = have.clone();
+    }
     segs
 }
 
@@ -135,7 +157,7 @@ pub(super) fn rfwd_of(
     for (&p, &n) in src.params().iter().zip(&params) {
         rv.map.insert(p, n);
     }
-    let ys = rv.rfwd_region(f, &src.body, true)?;
+    let ys = rv.rfwd_region(f, &src.body, true, &BTreeSet::new())?;
     let ret = ys
         .first()
         .copied()
@@ -176,7 +198,13 @@ pub(super) fn rbwd_of(
         .first()
         .copied()
         .ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
-    rv.rbwd_region(f, &src.body, true, vec![(ret, Tan::Val(seed))])?;
+    rv.rbwd_region(
+        f,
+        &src.body,
+        true,
+        &BTreeSet::new(),
+        vec![(ret, Tan::Val(seed))],
+    )?;
     let mut parts = Vec::new();
     for &p in src.params() {
         if tangent_type(src.ty(p)).is_some() {
@@ -260,12 +288,18 @@ impl Rev<'_> {
     }
 
     /// The forward pass of region `r` of `f`: returns its mapped yields.
-    fn rfwd_region(&mut self, f: FuncRef, r: &Region, top: bool) -> Result<Vec<ValueId>, AdError> {
-        let segs = segments(self.module, f, self.src, r, top);
+    fn rfwd_region(
+        &mut self,
+        f: FuncRef,
+        r: &Region,
+        top: bool,
+        held: &BTreeSet<ValueId>,
+    ) -> Result<Vec<ValueId>, AdError> {
+        let segs = segments(self.module, f, self.src, r, top, held);
         for s in &segs {
             if let Some(p) = s.point {
                 self.e.set_span(self.src.span(p));
-                self.rfwd_point(f, p)?;
+                self.rfwd_point(f, p, &s.after)?;
             }
             self.push_live(&s.live);
             for &id in &s.ops {
@@ -276,7 +310,12 @@ impl Rev<'_> {
         Ok(r.yields.iter().map(|&y| self.v(y)).collect())
     }
 
-    fn rfwd_point(&mut self, f: FuncRef, id: OpId) -> Result<(), AdError> {
+    fn rfwd_point(
+        &mut self,
+        f: FuncRef,
+        id: OpId,
+        held: &BTreeSet<ValueId>,
+    ) -> Result<(), AdError> {
         let op: &Op = &self.src.ops[id];
         let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
         let nid = match op.kind {
@@ -289,7 +328,7 @@ impl Rev<'_> {
                 let mut regions = Vec::new();
                 for r in &op.regions {
                     self.e.begin_region(&[]);
-                    let ys = self.rfwd_region(f, r, false)?;
+                    let ys = self.rfwd_region(f, r, false, held)?;
                     regions.push(self.e.end_region(ys));
                 }
                 let cond = self.v(op.operands[0]);
@@ -310,9 +349,10 @@ impl Rev<'_> {
         f: FuncRef,
         r: &Region,
         top: bool,
+        held: &BTreeSet<ValueId>,
         seeds: Vec<(ValueId, Tan)>,
     ) -> Result<(), AdError> {
-        let segs = segments(self.module, f, self.src, r, top);
+        let segs = segments(self.module, f, self.src, r, top, held);
         let last = segs.len() - 1;
         let mut seeds = Some(seeds);
         for (i, s) in segs.iter().enumerate().rev() {
@@ -326,13 +366,18 @@ impl Rev<'_> {
             self.backward(&s.ops)?;
             if let Some(p) = s.point {
                 self.e.set_span(self.src.span(p));
-                self.rbwd_point(f, p)?;
+                self.rbwd_point(f, p, &s.after)?;
             }
         }
         Ok(())
     }
 
-    fn rbwd_point(&mut self, f: FuncRef, id: OpId) -> Result<(), AdError> {
+    fn rbwd_point(
+        &mut self,
+        f: FuncRef,
+        id: OpId,
+        held: &BTreeSet<ValueId>,
+    ) -> Result<(), AdError> {
         let op: &Op = &self.src.ops[id];
         let g: Vec<Tan> = op
             .results
@@ -371,7 +416,7 @@ impl Rev<'_> {
                     self.map = saved_map.clone();
                     self.e.begin_region(&[]);
                     let seeds = r.yields.iter().copied().zip(g.iter().cloned()).collect();
-                    self.rbwd_region(f, r, false, seeds)?;
+                    self.rbwd_region(f, r, false, held, seeds)?;
                     let mut ys = Vec::new();
                     for &o in &outer {
                         let t = self.adj.get(&o).cloned().unwrap_or(Tan::Zero);
