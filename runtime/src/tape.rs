@@ -152,5 +152,7 @@ mod tests {
         assert_eq!(t.high_water(), 1000);
         t.push_f64(2.0);
         assert_eq!(t.capacity(), cap);
+        assert_eq!(t.take_high_water(), 1000);
+        assert_eq!(t.high_water(), 1);
     }
 }
