@@ -105,6 +105,16 @@ fn vdyn(v: [f64], n: i64) -> f64 {
 }
 fn vdyn_grad(v: [f64]) -> [f64] { grad(vdyn)(v, 6) }
 
+// Mutual recursion where one side calls back from a loop: `mf` is split,
+// its calls of `mg` are not (`mg` recomputes).
+fn mf(x: f64, n: i64) -> f64 { if n <= 0 { x } else { sin(mg(x, n - 1)) * x } }
+fn mg(x: f64, n: i64) -> f64 {
+    let mut s = x;
+    for i in 0..2 { s += mf(s * 0.5, n - 1 - i); }
+    s
+}
+fn mf_grad(x: f64, n: i64) -> f64 { grad(mf)(x, n) }
+
 // Second derivative by reverse over reverse.
 fn rpow_d1(x: f64) -> f64 { grad(rpow)(x, 5) }
 fn rpow_d2(x: f64) -> f64 { grad(rpow_d1)(x) }
@@ -348,6 +358,7 @@ fn while_loop_in_every_level_and_recursion_inside_a_loop() {
     let p = program();
     for (name, x, n) in [
         ("wrec", 0.4, 3i64),
+        ("mf", 0.6, 5),
         ("wrec", 1.7, 0),
         ("loopy", 0.8, 4),
         ("loopy", 1.1, 0),
@@ -378,6 +389,10 @@ fn while_loop_in_every_level_and_recursion_inside_a_loop() {
         m.find("loopy$rfwd").is_none(),
         "a recursive call in a loop recomputes"
     );
+    let f = m.find("mf").expect("mf");
+    mad::ad::vjp(&mut m, f).expect("reverse mode");
+    assert!(m.find("mf$rfwd").is_some(), "mf is split");
+    assert!(m.find("mg$rfwd").is_none(), "mg recomputes");
 }
 
 #[test]

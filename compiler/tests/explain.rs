@@ -87,5 +87,5 @@ fn reported_recursion_modes_match_the_gradient_ir() {
             .count(),
         5
     );
-    assert_eq!(text.matches("O(depth²) work").count(), 2);
+    assert_eq!(text.matches("O(depth²) work").count(), 4);
 }
