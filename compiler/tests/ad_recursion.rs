@@ -3,7 +3,8 @@
 //! mutual and branchy recursion against central finite differences of the
 //! primal and hand-written derivatives (Rust), on both engines; `hessian` of a
 //! recursive function against differences of its gradient; depth 1000; tape use
-//! linear in the depth; the recomputing path kept for recursion inside loops.
+//! linear in the depth; the recomputing path kept for recursion inside loops;
+//! calls in nested `if`s, early returns, vector, tuple and heap-tensor values.
 
 use mad::{Engine, Program, Tensor, Value};
 
@@ -114,6 +115,18 @@ fn mg(x: f64, n: i64) -> f64 {
     s
 }
 fn mf_grad(x: f64, n: i64) -> f64 { grad(mf)(x, n) }
+
+// The recursive calls inside nested `if`s, and a `for` loop in every level.
+fn nest(x: f64, n: i64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..3 { s += sin(x * (i as f64)); }
+    if n > 0 {
+        if n % 2 == 0 { nest(x * 0.8, n - 1) * x + s } else { cos(nest(x, n - 1)) + x }
+    } else {
+        x * x + s
+    }
+}
+fn nest_grad(x: f64, n: i64) -> f64 { grad(nest)(x, n) }
 
 // Second derivative by reverse over reverse.
 fn rpow_d1(x: f64) -> f64 { grad(rpow)(x, 5) }
@@ -358,6 +371,8 @@ fn while_loop_in_every_level_and_recursion_inside_a_loop() {
     let p = program();
     for (name, x, n) in [
         ("wrec", 0.4, 3i64),
+        ("nest", 0.7, 6),
+        ("nest", 0.7, 5),
         ("mf", 0.6, 5),
         ("wrec", 1.7, 0),
         ("loopy", 0.8, 4),
@@ -393,6 +408,12 @@ fn while_loop_in_every_level_and_recursion_inside_a_loop() {
     mad::ad::vjp(&mut m, f).expect("reverse mode");
     assert!(m.find("mf$rfwd").is_some(), "mf is split");
     assert!(m.find("mg$rfwd").is_none(), "mg recomputes");
+    let f = m.find("nest").expect("nest");
+    mad::ad::vjp(&mut m, f).expect("reverse mode");
+    assert!(
+        m.find("nest$rbwd").is_some(),
+        "calls in nested ifs are split"
+    );
 }
 
 #[test]
