@@ -60,3 +60,32 @@ fn reported_modes_match_the_gradient_ir() {
         assert_eq!(text.contains("tape.pop"), taped, "{name}:\n{text}");
     }
 }
+
+/// Recursion reported as split on the tape has `$rfwd`/`$rbwd` behind its
+/// gradient; recursion reported as recomputing has neither.
+#[test]
+fn reported_recursion_modes_match_the_gradient_ir() {
+    let src = std::fs::read_to_string(corpus().join("recursion.mad")).expect("read");
+    let c = compiled("recursion.mad", &src);
+    let text = mad::ad::explain::explain(&c, &src);
+    for (name, split) in [
+        ("rpow", true),
+        ("tree", true),
+        ("ev", true),
+        ("od", true),
+        ("loopy", false),
+        ("strict", false),
+    ] {
+        let mut m = c.module.clone();
+        let f = c.function(name).expect("function").func;
+        mad::ad::vjp(&mut m, f).expect("reverse mode");
+        assert_eq!(m.find(&format!("{name}$rfwd")).is_some(), split, "{name}");
+        assert_eq!(m.find(&format!("{name}$rbwd")).is_some(), split, "{name}");
+    }
+    assert_eq!(
+        text.matches("recursion: split on the tape, O(depth)")
+            .count(),
+        5
+    );
+    assert_eq!(text.matches("O(depth²) work").count(), 4);
+}

@@ -40,6 +40,11 @@ impl Tape {
         self.words.clear();
     }
 
+    /// [`Tape::high_water`], restarting the count from the words held now.
+    pub fn take_high_water(&mut self) -> usize {
+        std::mem::replace(&mut self.high_water, self.words.len())
+    }
+
     pub fn len(&self) -> usize {
         self.words.len()
     }
@@ -147,5 +152,7 @@ mod tests {
         assert_eq!(t.high_water(), 1000);
         t.push_f64(2.0);
         assert_eq!(t.capacity(), cap);
+        assert_eq!(t.take_high_water(), 1000);
+        assert_eq!(t.high_water(), 1);
     }
 }

@@ -8,11 +8,15 @@
 //! derivatives goes on the tape, its body being one tape node whose reverse pass
 //! is the body's compiled adjoint; `@ad(tape)` puts every active loop of the
 //! function on the tape; `@ad(sct)` makes a loop that needs the tape an error
-//! (E0155). Calls use the callee's own derivative; recursion recomputes.
+//! (E0155). Calls use the callee's own derivative. Recursion is split on the
+//! tape (O(depth) work, see [`super::recursion`]) unless a recursive call sits
+//! inside a loop or the function is marked `@ad(sct)`: then each level
+//! recomputes the callee's primal (O(depth²) work).
 
 use std::collections::HashSet;
 use std::fmt::Write;
 
+use super::recursion::{self, NoSplit};
 use super::reverse::needs_tape;
 use super::tangent::tangent_type;
 use crate::ir::{AdMode, FuncRef, Function, Module, Op, OpKind, Region, Type};
@@ -161,7 +165,11 @@ impl Explainer<'_> {
                         .results
                         .iter()
                         .any(|&v| tangent_type(self.func.ty(v)).is_some());
-                    let text = if active {
+                    let split = recursion::split_mode(self.module, self.f).is_ok()
+                        && recursion::is_split_point(self.module, self.f, op);
+                    let text = if split {
+                        "split on the tape (it holds a recursive call: the forward pass pushes the condition, the reverse pass takes the same branch)"
+                    } else if active {
                         "source transformation (the adjoint is an `if` on the same condition; each branch recomputes its values)"
                     } else {
                         "no derivative flows through its results"
@@ -179,8 +187,7 @@ impl Explainer<'_> {
                         .get(*g)
                         .map_or("?", |h| h.name.as_str());
                     let text = if self.calls_back(*g) {
-                        "recursion: source transformation of the callee, which recomputes its primal at every level (O(depth²) work)"
-                            .to_string()
+                        self.recursion_mode(op, *g, name)
                     } else if name.contains('(') {
                         "a derivative function, differentiated again by the same rules".to_string()
                     } else {
@@ -190,6 +197,36 @@ impl Explainer<'_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The mode of a call `op` of `g` (named `name`) that reaches back to this function.
+    fn recursion_mode(&self, op: &Op, g: FuncRef, name: &str) -> String {
+        const RECOMPUTE: &str = "source transformation of the callee, which recomputes its primal at every level (O(depth²) work)";
+        if !op
+            .results
+            .iter()
+            .any(|&v| tangent_type(self.func.ty(v)).is_some())
+        {
+            return "recursion: no derivative flows through its result".into();
+        }
+        match recursion::split_mode(self.module, self.f) {
+            Ok(()) if recursion::is_split_call(self.module, self.f, op) => {
+                "recursion: split on the tape, O(depth) (the forward pass pushes each level's live values; the reverse pass pops them, recomputes and sweeps that level, and calls the callee's reverse pass)".into()
+            }
+            Ok(()) => {
+                let why = match recursion::split_mode(self.module, g) {
+                    Err(NoSplit::Sct) => "it is marked @ad(sct)",
+                    Err(NoSplit::CallInLoop) => "it calls back from inside a loop",
+                    _ => "it cannot be split",
+                };
+                format!("recursion: `{name}` is not split on the tape ({why}): {RECOMPUTE}")
+            }
+            Err(NoSplit::Sct) => format!("recursion: {RECOMPUTE}; @ad(sct) keeps it off the tape"),
+            Err(NoSplit::CallInLoop) => format!(
+                "recursion: {RECOMPUTE}; not split on the tape because a recursive call of this function sits inside a loop"
+            ),
+            Err(_) => format!("recursion: {RECOMPUTE}"),
         }
     }
 

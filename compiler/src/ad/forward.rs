@@ -13,7 +13,10 @@
 //! recursion works because the derivative function is registered before its body is
 //! built). Symbolic zeros ([`Tan::Zero`]) keep inactive values free of tangent IR.
 //! `tape.push`/`tape.pop` (in a reverse-mode derivative, e.g. under `hessian`)
-//! push and pop the tangents beside the values.
+//! push and pop the tangents beside the values; a call of a function that touches
+//! the tape is differentiated even when no tangent reaches it, so that the pushes
+//! of one function (`f$rfwd` of a recursive `f`) and the pops of another
+//! (`f$rbwd`) keep the same layout.
 
 use std::collections::HashMap;
 
@@ -286,7 +289,11 @@ impl Fwd<'_> {
 
     fn fwd_call(&mut self, op: &Op, g: FuncRef, xs: Vec<ValueId>) -> Result<(), AdError> {
         let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
-        if !op.operands.iter().any(|&v| self.has_tangent(v)) {
+        // A callee that touches the tape is always differentiated, so that its
+        // pushes and pops carry tangents like those of the calls it pairs with.
+        if !op.operands.iter().any(|&v| self.has_tangent(v))
+            && !super::recursion::uses_tape(self.module, g)
+        {
             let nid = self.e.push(op.kind.clone(), xs, rtypes);
             let ys = self.e.results(nid);
             for (&o, &n) in op.results.iter().zip(&ys) {

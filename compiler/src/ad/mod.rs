@@ -5,7 +5,9 @@
 //! - [`reverse`]: reverse mode, [`vjp`], through straight-line code, `scf.if`,
 //!   `scf.for` (per-iteration carried values stored in buffers), calls, and
 //!   `scf.while` through the run-time tape (`tape.push`/`tape.pop`; the loop body
-//!   is one tape node whose reverse pass is its source-transformed adjoint);
+//!   is one tape node whose reverse pass is its source-transformed adjoint), and
+//!   recursion split on the tape (work linear in the depth);
+//! - [`recursion`]: which recursive functions and calls are split on the tape;
 //! - [`derived`]: [`grad`] and [`hessian`] (forward over reverse) built on both;
 //! - [`explain`]: the mode each region gets and why (`madc explain FILE`);
 //! - [`show`]: the text of a derivative's cleaned IR (`madc emit ir --grad f`).
@@ -53,6 +55,7 @@ pub mod derived;
 pub mod emit;
 pub mod explain;
 pub mod forward;
+pub mod recursion;
 pub mod reverse;
 pub mod rules;
 pub mod show;

@@ -18,8 +18,16 @@
 //!   recomputing the body from the stored state and sweeping it. Outer
 //!   (loop-invariant) values read in the body accumulate their adjoint in extra
 //!   carried values, added to the outer adjoint once, after the loop.
-//! - `call`: the callee's own `$vjp` (recursion works: it is registered before its
-//!   body is built); it recomputes the callee's primal.
+//! - `call`: the callee's own `$vjp` (registered before its body is built); it
+//!   recomputes the callee's primal.
+//! - recursion: a function on a call-graph cycle is differentiated in **split
+//!   mode** on the tape when [`recursion::split_mode`] allows it (no recursive
+//!   call inside a loop, not `@ad(sct)`): `f$vjp` is `f$rfwd` (the primal,
+//!   pushing each segment's live values) followed by `f$rbwd` (popping them,
+//!   last segment first, sweeping each, and calling the callee's `$rbwd` at a
+//!   recursive call), so the work is linear in the depth; see [`split`]. Reverse
+//!   mode of such an `f$vjp` (`grad(grad(f))`) differentiates its
+//!   source-transformed twin `f$vjp$st` instead, which recomputes.
 //! - `scf.while` (trip count known only at run time), and `scf.for` in a function
 //!   marked `@ad(tape)` or with tuple-valued carried values: **the tape**. The
 //!   forward sweep pushes the carried values entering every iteration
@@ -30,6 +38,10 @@
 //!   compiled adjoint (Stan-style mixing). A taped loop is always popped, even
 //!   when no adjoint reaches it, so pushes and pops stay balanced.
 //!
+//! Forward mode differentiates every call of a function that touches the tape,
+//! even without tangents, so that `f$rfwd` and `f$rbwd` under `hessian` push and
+//! pop the same layout (values, then tangents).
+//!
 //! Refused: a function marked `@ad(sct)` whose derivative needs the tape
 //! ([`AdError::SctImpossible`]), and reverse mode of a function that already uses
 //! the tape (a reverse-mode derivative of a `while` differentiated again in
@@ -37,7 +49,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+pub mod split;
+
 use super::emit::Emitter;
+use super::recursion;
 use super::rules::{self, Ct, Vjp};
 use super::tangent::{self, Tan, materialize, tangent_type};
 use super::{AdError, check};
@@ -60,15 +75,45 @@ pub fn vjp_name(name: &str) -> String {
 }
 
 fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result<FuncRef, AdError> {
+    let fname = module
+        .functions
+        .get(f)
+        .map(|func| func.name.clone())
+        .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
+    let name = vjp_name(&fname);
+    if let Some(h) = module.find(&name) {
+        return Ok(h);
+    }
+    // Reverse mode of a split-mode `g$vjp` (which calls the taped `g$rfwd` and
+    // `g$rbwd`) differentiates its source-transformed twin instead.
+    let f = match recursion::split_vjp_base(module, f) {
+        Some(base) => {
+            let twin = format!("{}$st", vjp_name(&module.functions[base].name));
+            match module.find(&twin) {
+                Some(t) => t,
+                None => build_vjp(module, base, twin, false, created)?,
+            }
+        }
+        None => f,
+    };
+    let split = recursion::split_mode(module, f).is_ok();
+    build_vjp(module, f, name, split, created)
+}
+
+/// Builds the reverse-mode derivative of `f` named `name`: in split mode on the
+/// tape (`split`, see [`split`]), else by source transformation.
+fn build_vjp(
+    module: &mut Module,
+    f: FuncRef,
+    name: String,
+    split: bool,
+    created: &mut Vec<FuncRef>,
+) -> Result<FuncRef, AdError> {
     let src = module
         .functions
         .get(f)
         .cloned()
         .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
-    let name = vjp_name(&src.name);
-    if let Some(h) = module.find(&name) {
-        return Ok(h);
-    }
     if let Some((id, _)) = src.ops.iter().find(|(_, op)| op.kind.is_tape()) {
         return Err(AdError::NeedsTape {
             function: src.name.clone(),
@@ -99,17 +144,12 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
     let func = Function::new(name, &params, Type::Tuple(rets));
     let h = module.add_function(func.clone());
     created.push(h);
+    if split {
+        split::split_vjp(module, f, h, created)?;
+        return Ok(h);
+    }
     let new_params = func.params().to_vec();
-    let mut rv = Rev {
-        module,
-        created,
-        e: Emitter::new(func),
-        src: &src,
-        map: HashMap::new(),
-        adj: HashMap::new(),
-        tapes: HashMap::new(),
-        taped: HashMap::new(),
-    };
+    let mut rv = Rev::new(module, created, Emitter::new(func), &src);
     for (i, &p) in src.params().iter().enumerate() {
         rv.map.insert(p, new_params[i]);
     }
@@ -232,7 +272,25 @@ fn free_float_values(f: &Function, rs: &[Region]) -> Vec<ValueId> {
         .collect()
 }
 
-impl Rev<'_> {
+impl<'a> Rev<'a> {
+    fn new(
+        module: &'a mut Module,
+        created: &'a mut Vec<FuncRef>,
+        e: Emitter,
+        src: &'a Function,
+    ) -> Rev<'a> {
+        Rev {
+            module,
+            created,
+            e,
+            src,
+            map: HashMap::new(),
+            adj: HashMap::new(),
+            tapes: HashMap::new(),
+            taped: HashMap::new(),
+        }
+    }
+
     fn v(&self, old: ValueId) -> ValueId {
         self.map.get(&old).copied().unwrap_or(old)
     }

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 
-/// Whether calling `f` may have an effect (it prints, directly or through calls).
+/// Whether calling `f` may have an effect (it prints or uses the tape, directly
+/// or through calls).
 pub fn may_print(module: &Module, f: FuncRef) -> bool {
     fn walk(module: &Module, f: FuncRef, seen: &mut HashSet<FuncRef>) -> bool {
         if !seen.insert(f) {
@@ -17,7 +18,7 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
             return true;
         };
         func.ops.iter().any(|(_, op)| match op.kind {
-            OpKind::Print | OpKind::PrintStr(_) => true,
+            OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
             OpKind::Call(g) => walk(module, g, seen),
             _ => false,
         })

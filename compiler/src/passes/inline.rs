@@ -148,7 +148,9 @@ fn inline_region(
 }
 
 /// Inlines into `f` every call of a function that reaches neither itself nor `f`
-/// and has at most [`MAX_INLINE_OPS`] ops, repeating for calls that the copies
+/// and has at most [`MAX_INLINE_OPS`] ops (a split-mode `g$vjp` of a recursive
+/// `g` stays a call, so that reverse mode of the caller finds it; see
+/// [`crate::ad::recursion`]), repeating for calls that the copies
 /// bring in (at most `rounds` times). Returns whether anything changed.
 pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
     let mut changed = false;
@@ -169,7 +171,8 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
                     g,
                     module.functions.get(g).is_some()
                         && n <= MAX_INLINE_OPS
-                        && !reaches(module, g, &[g, f]),
+                        && !reaches(module, g, &[g, f])
+                        && crate::ad::recursion::split_vjp_base(module, g).is_none(),
                 );
             }
         }

@@ -16,6 +16,14 @@ use mad_runtime::{RtError, ScalarKind, Tensor, TensorData, Value};
 
 thread_local! {
     static CACHED: Cell<Tape> = Cell::new(Tape::new());
+    static LAST_USE: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// The tape use of the last run on the calling thread: the most words it held
+/// at once, and the words still held when the run ended (0 when every push was
+/// popped).
+pub fn last_use() -> (usize, usize) {
+    LAST_USE.with(Cell::get)
 }
 
 /// The calling thread's tape (empty, with the storage of earlier runs).
@@ -25,7 +33,9 @@ pub(super) fn take_cached() -> Tape {
 
 /// Resets `tape` and keeps it for the next run on this thread.
 pub(super) fn give_back(mut tape: Tape) {
+    let left = tape.len();
     tape.reset();
+    LAST_USE.with(|c| c.set((tape.take_high_water(), left)));
     CACHED.with(|c| c.set(tape));
 }
 
