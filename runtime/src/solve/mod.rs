@@ -45,6 +45,10 @@
 //!   non-finite even at the smallest trial step, a non-finite gradient, Hessian, Jacobian or
 //!   direction is a [`SolveError::NonFinite`]; a non-finite starting energy is
 //!   [`SolveError::InfeasibleStart`]. Every loop is bounded: no input makes a solve hang.
+//! - Levenberg–Marquardt ([`GaussNewton`] with `damping`) has no line search: a trial step
+//!   that does not lower `½‖r‖²` (or whose energy is `+∞`) is rejected and μ grows; a NaN trial
+//!   energy is [`SolveError::NonFinite`]; more than `max_rejections` rejections in a row end the
+//!   solve with [`Status::Stalled`].
 
 mod cg;
 mod cholesky;
