@@ -65,6 +65,12 @@ pub enum DampingScaling {
 }
 
 /// Levenberg–Marquardt parameters of [`GaussNewton`] (see the module docs).
+///
+/// The default μ₀ = 10⁻⁵ (relative to `diag(JᵀJ)`) starts close to Gauss-Newton: Nielsen's rule
+/// shrinks μ by at most 3 per accepted step but raises it fast after a rejection, so a small
+/// start costs a few rejections where the Gauss-Newton step overshoots, while a large one
+/// damps the stiff-but-useful directions of an ill-conditioned `JᵀJ` for many iterations
+/// (embedded deformation on grid:32x32: 39 iterations with μ₀ = 10⁻³, 16 with 10⁻⁵).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LevenbergMarquardt {
     /// The first damping μ₀ (with [`DampingScaling::Identity`]: `μ₀ · max diag(JᵀJ)`).
@@ -79,7 +85,7 @@ pub struct LevenbergMarquardt {
 impl Default for LevenbergMarquardt {
     fn default() -> Self {
         LevenbergMarquardt {
-            initial_mu: 1e-3,
+            initial_mu: 1e-5,
             min_mu: 1e-15,
             scaling: DampingScaling::Marquardt { floor: 1e-6 },
             max_rejections: 40,
