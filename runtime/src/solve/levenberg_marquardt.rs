@@ -212,7 +212,6 @@ pub(crate) fn run<O: Objective + ?Sized>(
         let mut rejections = 0;
         let mut linear_iterations = 0;
         let mut first = true;
-        let ctx_fixed = fixed;
         let (step, mu_used, decrement, step_norm) = loop {
             let mu = dmp.mu;
             for (a, &di) in add.iter_mut().zip(&dvec) {
@@ -228,7 +227,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
                         &mut t,
                     )?;
                     let ok = timed(&mut t.linear_solve, || {
-                        chol.factor_diagonal(&gn.jtj, ctx_fixed, &add)
+                        chol.factor_diagonal(&gn.jtj, fixed, &add)
                     })
                     .map_err(|e| at_iteration(e, iteration))?;
                     if ok {
@@ -242,7 +241,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
                 GaussNewtonLinear::MatrixFree(cg) => {
                     let start = Instant::now();
                     let pre: Vec<f64> = jtj_diag.iter().zip(&add).map(|(a, b)| a + b).collect();
-                    let inv = inverse_jacobi(&pre, ctx_fixed);
+                    let inv = inverse_jacobi(&pre, fixed);
                     let b: Vec<f64> = g.iter().map(|v| -v).collect();
                     let tol = cg.forcing.min(gnorm.sqrt()) * gnorm;
                     let max_iters = if cg.max_iters == 0 { n } else { cg.max_iters };
@@ -252,13 +251,13 @@ pub(crate) fn run<O: Objective + ?Sized>(
                     let add = &add;
                     let mut apply = |p: &[f64], out: &mut [f64]| {
                         v.copy_from_slice(p);
-                        mask(ctx_fixed, &mut v);
+                        mask(fixed, &mut v);
                         jp.mul(jac, &v, &mut w);
                         jp.mul_transpose(jac, &w, out);
                         for ((o, a), vi) in out.iter_mut().zip(add).zip(&v) {
                             *o += a * vi;
                         }
-                        mask(ctx_fixed, out);
+                        mask(fixed, out);
                         Ok(())
                     };
                     let res = truncated_pcg(&mut apply, &b, &inv, tol, max_iters, &mut h)?;
@@ -288,8 +287,8 @@ pub(crate) fn run<O: Objective + ?Sized>(
                     }
                 }
                 let step_norm = norm(&h);
-                if opts.step_tol > 0.0 && opts.step_stop(step_norm, norm(x)).is_some() {
-                    status = Status::StepTolerance;
+                if let Some(st) = opts.step_stop(step_norm, norm(x)) {
+                    status = st;
                     break 'outer;
                 }
                 // The reduction the Gauss-Newton model predicts: −gᵀh − ½‖Jh‖².
