@@ -1,7 +1,7 @@
 //! Gauss-Newton for residual objectives `E(x) = ½‖r(x)‖²`: directions solve `JᵀJ d = −Jᵀr`,
 //! either with `JᵀJ` assembled (pattern computed once per Jacobian pattern) and factored with the
-//! same Cholesky and diagonal-shift fallback as [`super::Newton`] (a shift makes it a
-//! Levenberg-Marquardt step), or matrix-free with Jacobi-preconditioned CG on `Jᵀ(J v)`.
+//! same Cholesky and diagonal-shift fallback as [`super::Newton`] (used only when `JᵀJ` does not
+//! factor), or matrix-free with Jacobi-preconditioned CG on `Jᵀ(J v)`.
 //!
 //! The energy used for the line search and the stopping rule is `½‖r‖²` (the objective's
 //! `value` is not called); the gradient is `Jᵀr`.
