@@ -4,7 +4,6 @@
 //! Levenberg–Marquardt (`--solver lm`, `solver = ...` in `solve` blocks) against
 //! Gauss-Newton on the embedded deformation.
 
-
 mod cli_common;
 use cli_common::madc;
 
@@ -122,7 +121,10 @@ fn levenberg_marquardt_reaches_the_gauss_newton_minimum() {
         }
         // The same minimum as undamped Gauss-Newton.
         let (a, b) = (field(sum, "energy"), field(gn_sum, "energy"));
-        assert!((a - b).abs() <= 1e-6 * b, "{solver}: {a} vs gauss-newton {b}");
+        assert!(
+            (a - b).abs() <= 1e-6 * b,
+            "{solver}: {a} vs gauss-newton {b}"
+        );
     }
 }
 
@@ -130,7 +132,10 @@ fn levenberg_marquardt_reaches_the_gauss_newton_minimum() {
 fn solve_blocks_name_levenberg_marquardt() {
     let dir = std::env::temp_dir().join(format!("mad-app-cli-lm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (name, solver) in [("bare.mad", "lm"), ("string.mad", "\"levenberg-marquardt\"")] {
+    for (name, solver) in [
+        ("bare.mad", "lm"),
+        ("string.mad", "\"levenberg-marquardt\""),
+    ] {
         let file = dir.join(name);
         std::fs::write(
             &file,

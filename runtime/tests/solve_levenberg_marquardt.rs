@@ -53,7 +53,9 @@ impl Objective for Residuals {
         Ok(0.5 * r.iter().map(|v| v * v).sum::<f64>())
     }
     fn value_grad(&mut self, _x: &[f64], _g: &mut [f64]) -> Result<f64, SolveError> {
-        Err(SolveError::Unsupported("a gradient (residual-only test objective)"))
+        Err(SolveError::Unsupported(
+            "a gradient (residual-only test objective)",
+        ))
     }
     fn jacobian_pattern(&self) -> Option<&JacobianPattern> {
         Some(&self.pattern)
@@ -85,7 +87,11 @@ fn rosenbrock(wall: Option<Rc<Cell<usize>>>) -> Residuals {
             w.set(w.get() + hit as usize);
             hit
         });
-        r[0] = if inf { f64::INFINITY } else { 10.0 * (x[1] - x[0] * x[0]) };
+        r[0] = if inf {
+            f64::INFINITY
+        } else {
+            10.0 * (x[1] - x[0] * x[0])
+        };
         r[1] = 1.0 - x[0];
         if let Some(j) = jac {
             j.copy_from_slice(&[-20.0 * x[0], 10.0, -1.0, 0.0]);
@@ -180,7 +186,10 @@ fn an_infinite_trial_energy_is_rejected() {
             .unwrap();
         assert!(rep.status.converged(), "{linear:?}: {:?}", rep.status);
         assert!(rep.history[0].backtracks >= 1);
-        assert!(hits.get() >= 1, "{linear:?}: no trial point behind the wall");
+        assert!(
+            hits.get() >= 1,
+            "{linear:?}: no trial point behind the wall"
+        );
         assert!(energies.iter().all(|e| e.is_finite()));
         assert!((x[0] - 1.0).abs() < 1e-9 && (x[1] - 1.0).abs() < 1e-9);
     }
@@ -237,7 +246,11 @@ fn curve_fit_recovers_known_parameters() {
             let mut obj = curve_fit();
             let mut x = start;
             let rep = lm(linear).solve(&mut obj, &mut x, &tight(), None).unwrap();
-            assert!(rep.status.converged(), "{linear:?} {start:?}: {:?}", rep.status);
+            assert!(
+                rep.status.converged(),
+                "{linear:?} {start:?}: {:?}",
+                rep.status
+            );
             for k in 0..4 {
                 assert!((x[k] - TRUE[k]).abs() < 1e-8, "{linear:?} {start:?}: {x:?}");
             }
@@ -271,8 +284,16 @@ fn a_rank_deficient_jacobian_is_handled() {
         max_attempts: 3,
         ..Default::default()
     };
-    let res = plain.solve(&mut rank_deficient(), &mut [0.2, 0.4, 0.3, 7.0], &tight(), None);
-    assert!(matches!(res, Err(SolveError::Factorization { .. })), "{res:?}");
+    let res = plain.solve(
+        &mut rank_deficient(),
+        &mut [0.2, 0.4, 0.3, 7.0],
+        &tight(),
+        None,
+    );
+    assert!(
+        matches!(res, Err(SolveError::Factorization { .. })),
+        "{res:?}"
+    );
     for linear in both() {
         let mut obj = rank_deficient();
         let mut x = [0.2, 0.4, 0.3, 7.0];
@@ -299,7 +320,10 @@ fn fixed_dofs_keep_their_values() {
         let rep = lm(linear).solve(&mut obj, &mut x, &opts, None).unwrap();
         assert!(rep.status.converged(), "{linear:?}: {:?}", rep.status);
         assert_eq!(x[1], 0.4);
-        assert!((x[0] - 1.1).abs() < 1e-9 && (x[2] - 0.8).abs() < 1e-9, "{x:?}");
+        assert!(
+            (x[0] - 1.1).abs() < 1e-9 && (x[2] - 0.8).abs() < 1e-9,
+            "{x:?}"
+        );
     }
 }
 
@@ -319,7 +343,11 @@ fn stopping_rules_and_callbacks() {
         seen += 1;
         assert_eq!(it.iteration, seen);
         assert!(it.step_norm > 0.0 && it.timings.total() > std::time::Duration::ZERO);
-        if seen == 3 { Control::Stop } else { Control::Continue }
+        if seen == 3 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
     };
     let rep = lm(GaussNewtonLinear::Assembled)
         .solve(&mut obj, &mut [1.0, 0.2, 1.0, 1.0], &tight(), Some(&mut cb))
@@ -343,11 +371,18 @@ fn stopping_rules_and_callbacks() {
 
 #[test]
 fn chosen_by_name() {
-    for name in ["levenberg-marquardt", "lm", "levenberg-marquardt-cg", "lm-cg"] {
+    for name in [
+        "levenberg-marquardt",
+        "lm",
+        "levenberg-marquardt-cg",
+        "lm-cg",
+    ] {
         assert!(Solver::NAMES.contains(&name));
         let mut s = Solver::from_name(name).unwrap();
         let mut x = [-1.2, 1.0];
-        let rep = s.solve(&mut rosenbrock(None), &mut x, &tight(), None).unwrap();
+        let rep = s
+            .solve(&mut rosenbrock(None), &mut x, &tight(), None)
+            .unwrap();
         assert!(rep.status.converged(), "{name}");
         assert!(rep.history.iter().all(|h| h.mu.is_some()), "{name}");
         assert!((x[0] - 1.0).abs() < 1e-9, "{name}: {x:?}");

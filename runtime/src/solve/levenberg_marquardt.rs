@@ -194,7 +194,9 @@ pub(crate) fn run<O: Objective + ?Sized>(
             });
         }
         let jp = gn.jac_pattern.as_ref().expect("energy_grad ran first");
-        timed(&mut t.assembly, || jp.normal_diagonal(&gn.jac, &mut jtj_diag));
+        timed(&mut t.assembly, || {
+            jp.normal_diagonal(&gn.jac, &mut jtj_diag)
+        });
         let scale = damping_diagonal(lm.scaling, &jtj_diag, &mut dvec);
         let dmp = damping.get_or_insert(Damping {
             mu: lm.initial_mu * scale,
