@@ -3,9 +3,11 @@
 //!
 //! Settings come from the file's `solve { ... }` block, overridden by flags.
 //! Output:
-//! - the per-iteration log (`iter N  energy E  |g| G  step T  time MS ms`) and the
+//! - the per-iteration log (`iter N  energy E  |g| G  step T  time MS ms`, then
+//!   `mu M` for Levenberg–Marquardt) and the
 //!   final summary go to standard error; with `--json` standard output gets one
-//!   JSON object per line instead: `{"type":"iteration",…}` per iteration,
+//!   JSON object per line instead: `{"type":"iteration",…}` per iteration
+//!   (with `mu`, the Levenberg–Marquardt damping, `null` for other solvers),
 //!   `{"type":"step",…}` after each time step, and one `{"type":"summary",…}`
 //!   at the end (non-finite numbers are `null`);
 //! - `--out FILE.(obj|ply|off)`: the result mesh (positions from the first dof
@@ -42,7 +44,8 @@ pub struct SolveArgs {
     /// A mesh file (.obj, .off, .ply) or generator (`grid:NxM`, `sphere:L`, `disk:N`, `torus:N,M`).
     #[arg(long)]
     pub mesh: Option<String>,
-    /// newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg (default newton).
+    /// newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg |
+    /// levenberg-marquardt (lm) | levenberg-marquardt-cg (lm-cg) (default newton).
     #[arg(long)]
     pub solver: Option<String>,
     /// Iteration cap per solve (per time step with `--steps`; default 200).
@@ -326,7 +329,7 @@ impl Log {
         if self.json {
             let ts = time_step.map_or(String::new(), |s| format!("\"time_step\":{s},"));
             self.line(format!(
-                "{{\"type\":\"iteration\",{ts}\"iteration\":{},\"energy\":{},\"grad_norm\":{},\"step\":{},\"step_norm\":{},\"backtracks\":{},\"shift\":{},\"linear_iterations\":{},\"time_ms\":{},\"derivatives_ms\":{},\"assembly_ms\":{},\"linear_solve_ms\":{},\"line_search_ms\":{}}}",
+                "{{\"type\":\"iteration\",{ts}\"iteration\":{},\"energy\":{},\"grad_norm\":{},\"step\":{},\"step_norm\":{},\"backtracks\":{},\"shift\":{},\"mu\":{},\"linear_iterations\":{},\"time_ms\":{},\"derivatives_ms\":{},\"assembly_ms\":{},\"linear_solve_ms\":{},\"line_search_ms\":{}}}",
                 it.iteration,
                 num(it.energy),
                 num(it.grad_norm),
@@ -334,6 +337,7 @@ impl Log {
                 num(it.step_norm),
                 it.backtracks,
                 num(it.shift),
+                it.mu.map_or("null".into(), num),
                 it.linear_iterations,
                 num(ms(t.total())),
                 num(ms(t.derivatives)),
@@ -343,12 +347,13 @@ impl Log {
             ));
         } else if time_step.is_none() {
             self.line(format!(
-                "iter {:4}  energy {:<22}  |g| {:.3e}  step {:.3e}  time {:.3} ms",
+                "iter {:4}  energy {:<22}  |g| {:.3e}  step {:.3e}  time {:.3} ms{}",
                 it.iteration,
                 format!("{:.12e}", it.energy),
                 it.grad_norm,
                 it.step,
-                ms(t.total())
+                ms(t.total()),
+                it.mu.map_or(String::new(), |m| format!("  mu {m:.2e}"))
             ));
         }
     }

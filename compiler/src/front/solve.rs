@@ -4,7 +4,8 @@
 //! ```text
 //! solve {
 //!     mesh = "grid:20x20";     // a mesh file or generator
-//!     solver = "newton";       // newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg
+//!     solver = "newton";       // newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg |
+//!                              // levenberg-marquardt (lm) | levenberg-marquardt-cg (lm-cg)
 //!     max_iters = 100;         // per solve (per time step for dynamics)
 //!     tol = 1e-6;              // absolute gradient-norm tolerance
 //!     project_psd = true;      // projected Newton

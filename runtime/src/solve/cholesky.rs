@@ -121,6 +121,26 @@ impl ShiftedCholesky {
         fixed: Option<&[bool]>,
         shift: f64,
     ) -> Result<bool, SolveError> {
+        self.factor_with(hess, fixed, |_| shift)
+    }
+
+    /// Like [`ShiftedCholesky::factor`] with a per-dof diagonal: loads `hess + diag(add)`
+    /// (Levenberg–Marquardt's `JᵀJ + μD`); `add` has one entry per dof.
+    pub fn factor_diagonal(
+        &mut self,
+        hess: &[f64],
+        fixed: Option<&[bool]>,
+        add: &[f64],
+    ) -> Result<bool, SolveError> {
+        self.factor_with(hess, fixed, |col| add[col])
+    }
+
+    fn factor_with(
+        &mut self,
+        hess: &[f64],
+        fixed: Option<&[bool]>,
+        shift: impl Fn(usize) -> f64,
+    ) -> Result<bool, SolveError> {
         for (v, &s) in self.values.iter_mut().zip(&self.source) {
             *v = if s == NONE { 0.0 } else { hess[s] };
         }
@@ -141,7 +161,7 @@ impl ShiftedCholesky {
             if is_fixed(col) {
                 self.values[d] = 1.0;
             } else {
-                self.values[d] += shift;
+                self.values[d] += shift(col);
             }
         }
         if self.factor.is_some()

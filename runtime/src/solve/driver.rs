@@ -272,6 +272,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             decrement: info.decrement,
             backtracks,
             shift: info.shift,
+            mu: None,
             linear_iterations: info.linear_iterations,
             timings: t,
         };

@@ -1,15 +1,21 @@
 //! Gauss-Newton for residual objectives `E(x) = ½‖r(x)‖²`: directions solve `JᵀJ d = −Jᵀr`,
 //! either with `JᵀJ` assembled (pattern computed once per Jacobian pattern) and factored with the
-//! same Cholesky and diagonal-shift fallback as [`super::Newton`] (a shift makes it a
-//! Levenberg-Marquardt step), or matrix-free with Jacobi-preconditioned CG on `Jᵀ(J v)`.
+//! same Cholesky and diagonal-shift fallback as [`super::Newton`] (used only when `JᵀJ` does not
+//! factor), or matrix-free with Jacobi-preconditioned CG on `Jᵀ(J v)`.
 //!
 //! The energy used for the line search and the stopping rule is `½‖r‖²` (the objective's
 //! `value` is not called); the gradient is `Jᵀr`.
+//!
+//! With [`GaussNewton::damping`] set (`Some(`[`LevenbergMarquardt`]`)`, as
+//! [`GaussNewton::levenberg_marquardt`] does), the line search is replaced by
+//! Levenberg–Marquardt damping with a gain-ratio update of μ (module
+//! `levenberg_marquardt`), for either linear solver.
 
 use super::cg::{CgOptions, inverse_jacobi, truncated_pcg};
 use super::cholesky::ShiftedCholesky;
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, mask, norm, run, timed};
 use super::jacobian::{JacobianPattern, NormalProduct};
+use super::levenberg_marquardt::{self, LevenbergMarquardt};
 use super::newton::{ShiftOptions, ensure_factorization, shifted_solve};
 use super::{Objective, SolveError, SolveOptions, SolveReport, Timings};
 use std::time::Instant;
@@ -26,14 +32,17 @@ pub enum GaussNewtonLinear {
 /// Gauss-Newton (see the module docs).
 pub struct GaussNewton {
     pub linear: GaussNewtonLinear,
+    /// The diagonal-shift fallback of the undamped, assembled solve.
     pub shift: ShiftOptions,
-    jac_pattern: Option<JacobianPattern>,
-    normal: Option<NormalProduct>,
-    chol: Option<ShiftedCholesky>,
-    symbolic_count: usize,
+    /// `Some`: Levenberg–Marquardt steps instead of the line search.
+    pub damping: Option<LevenbergMarquardt>,
+    pub(super) jac_pattern: Option<JacobianPattern>,
+    pub(super) normal: Option<NormalProduct>,
+    pub(super) chol: Option<ShiftedCholesky>,
+    pub(super) symbolic_count: usize,
     r: Vec<f64>,
-    jac: Vec<f64>,
-    jtj: Vec<f64>,
+    pub(super) jac: Vec<f64>,
+    pub(super) jtj: Vec<f64>,
 }
 
 impl Default for GaussNewton {
@@ -47,6 +56,7 @@ impl GaussNewton {
         GaussNewton {
             linear,
             shift: ShiftOptions::default(),
+            damping: None,
             jac_pattern: None,
             normal: None,
             chol: None,
@@ -57,6 +67,25 @@ impl GaussNewton {
         }
     }
 
+    /// Levenberg–Marquardt: Gauss-Newton with the default [`LevenbergMarquardt`] damping.
+    pub fn levenberg_marquardt(linear: GaussNewtonLinear) -> GaussNewton {
+        GaussNewton {
+            damping: Some(LevenbergMarquardt::default()),
+            ..GaussNewton::new(linear)
+        }
+    }
+
+    /// How many symbolic factorizations of `JᵀJ` this solver has computed (one per distinct
+    /// Jacobian pattern; assembled solves only).
+    pub fn symbolic_factorizations(&self) -> usize {
+        self.symbolic_count
+    }
+
+    /// How many numeric factorizations this solver has computed since the pattern last changed.
+    pub fn numeric_factorizations(&self) -> usize {
+        self.chol.as_ref().map_or(0, |c| c.numeric_factorizations())
+    }
+
     /// Minimizes `½‖r(x)‖²` from `x` (updated in place).
     pub fn solve<O: Objective + ?Sized>(
         &mut self,
@@ -65,7 +94,10 @@ impl GaussNewton {
         opts: &SolveOptions,
         callback: Option<Callback>,
     ) -> Result<SolveReport, SolveError> {
-        run(self, obj, x, opts, callback)
+        match self.damping {
+            Some(lm) => levenberg_marquardt::run(self, lm, obj, x, opts, callback),
+            None => run(self, obj, x, opts, callback),
+        }
     }
 
     /// Refreshes the stored Jacobian pattern (and the `JᵀJ` pattern when it changed).

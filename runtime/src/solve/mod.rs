@@ -17,14 +17,17 @@
 //!   -> Result<SolveReport, SolveError>`:
 //!   [`Newton`] (`shift:` [`ShiftOptions`], `project_psd`, `symbolic_factorizations()`, `numeric_factorizations()`),
 //!   [`NewtonCg`] (`cg:` [`CgOptions`], `diagonal_probes`), [`Lbfgs`] (`new(memory)`),
-//!   [`GradientDescent`], [`GaussNewton`] (`new(`[`GaussNewtonLinear`]`)`, `shift`), and
+//!   [`GradientDescent`], [`GaussNewton`] (`new(`[`GaussNewtonLinear`]`)`,
+//!   `levenberg_marquardt(linear)`, `shift`, `damping: Option<`[`LevenbergMarquardt`]`>`
+//!   `{ initial_mu, min_mu, scaling:` [`DampingScaling`] `Marquardt { floor } | Identity,
+//!   max_rejections }`, `symbolic_factorizations()`, `numeric_factorizations()`), and
 //!   [`Solver`] (`from_name`, `NAMES`, `solve`) to pick one by name.
 //! - [`SolveOptions`] `{ max_iters, grad_abs_tol, grad_rel_tol, decrement_tol, step_tol, fixed,
 //!   line_search }` and [`LineSearch`] `{ c1, shrink, max_backtracks }` (`search`).
 //! - [`Callback`] = `&mut dyn FnMut(&IterationInfo) -> Control`; [`Control`] `Continue | Stop`.
 //! - [`SolveReport`] `{ status, iterations, initial_energy, energy, initial_grad_norm,
 //!   grad_norm, history: Vec<IterationInfo>, timings }`; [`IterationInfo`] `{ iteration, energy,
-//!   grad_norm, step, step_norm, decrement, backtracks, shift, linear_iterations, timings }`;
+//!   grad_norm, step, step_norm, decrement, backtracks, shift, mu, linear_iterations, timings }`;
 //!   [`Timings`] `{ derivatives, assembly, linear_solve, line_search }`; [`Status`]
 //!   `GradientTolerance | NewtonDecrement | StepTolerance | MaxIterations | Stopped | Stalled`.
 //! - [`SolveError`]: `Objective`, `Unsupported`, `Dimension`, `InfeasibleStart`, `NonFinite`,
@@ -42,6 +45,10 @@
 //!   non-finite even at the smallest trial step, a non-finite gradient, Hessian, Jacobian or
 //!   direction is a [`SolveError::NonFinite`]; a non-finite starting energy is
 //!   [`SolveError::InfeasibleStart`]. Every loop is bounded: no input makes a solve hang.
+//! - Levenberg–Marquardt ([`GaussNewton`] with `damping`) has no line search: a trial step
+//!   that does not lower `½‖r‖²` (or whose energy is `+∞`) is rejected and μ grows; a NaN trial
+//!   energy is [`SolveError::NonFinite`]; more than `max_rejections` rejections in a row end the
+//!   solve with [`Status::Stalled`].
 
 mod cg;
 mod cholesky;
@@ -52,6 +59,7 @@ mod gradient_descent;
 mod implicit_euler;
 mod jacobian;
 mod lbfgs;
+mod levenberg_marquardt;
 mod line_search;
 mod newton;
 mod newton_cg;
@@ -68,6 +76,7 @@ pub use gradient_descent::GradientDescent;
 pub use implicit_euler::ImplicitEuler;
 pub use jacobian::JacobianPattern;
 pub use lbfgs::Lbfgs;
+pub use levenberg_marquardt::{DampingScaling, LevenbergMarquardt};
 pub use line_search::{LineSearch, LineSearchOutcome};
 pub use newton::{Newton, ShiftOptions};
 pub use newton_cg::NewtonCg;

@@ -44,10 +44,13 @@ pub struct IterationInfo {
     pub step_norm: f64,
     /// The squared Newton decrement `−gᵀd` before the step (Newton-type solvers).
     pub decrement: Option<f64>,
-    /// Halvings (shrinks) the line search made.
+    /// Halvings (shrinks) the line search made; for Levenberg–Marquardt, the trial steps
+    /// rejected before this one was accepted.
     pub backtracks: usize,
     /// The diagonal shift added to the Hessian (Newton, Gauss-Newton assembled), 0 if none.
     pub shift: f64,
+    /// The Levenberg–Marquardt damping μ of the accepted step (`None` for other solvers).
+    pub mu: Option<f64>,
     /// Inner linear iterations (CG), 0 for direct solves.
     pub linear_iterations: usize,
     pub timings: Timings,

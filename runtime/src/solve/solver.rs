@@ -17,27 +17,38 @@ pub enum Solver {
 
 impl Solver {
     /// The names [`Solver::from_name`] accepts.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 10] = [
         "newton",
         "newton-cg",
         "lbfgs",
         "gd",
         "gauss-newton",
         "gauss-newton-cg",
+        "levenberg-marquardt",
+        "levenberg-marquardt-cg",
+        "lm",
+        "lm-cg",
     ];
 
     /// A solver with default settings: `newton`, `newton-cg`, `lbfgs`, `gd`, `gauss-newton`
-    /// (assembled `JᵀJ`) or `gauss-newton-cg` (matrix-free).
+    /// (assembled `JᵀJ`), `gauss-newton-cg` (matrix-free), `levenberg-marquardt` (alias `lm`:
+    /// Gauss-Newton with Levenberg–Marquardt damping, assembled) or `levenberg-marquardt-cg`
+    /// (alias `lm-cg`: the same, matrix-free).
     pub fn from_name(name: &str) -> Option<Solver> {
+        let matrix_free = || GaussNewtonLinear::MatrixFree(Default::default());
         Some(match name {
             "newton" => Solver::Newton(Newton::new()),
             "newton-cg" => Solver::NewtonCg(NewtonCg::new()),
             "lbfgs" => Solver::Lbfgs(Lbfgs::default()),
             "gd" => Solver::GradientDescent(GradientDescent::new()),
             "gauss-newton" => Solver::GaussNewton(GaussNewton::new(GaussNewtonLinear::Assembled)),
-            "gauss-newton-cg" => Solver::GaussNewton(GaussNewton::new(
-                GaussNewtonLinear::MatrixFree(Default::default()),
+            "gauss-newton-cg" => Solver::GaussNewton(GaussNewton::new(matrix_free())),
+            "levenberg-marquardt" | "lm" => Solver::GaussNewton(GaussNewton::levenberg_marquardt(
+                GaussNewtonLinear::Assembled,
             )),
+            "levenberg-marquardt-cg" | "lm-cg" => {
+                Solver::GaussNewton(GaussNewton::levenberg_marquardt(matrix_free()))
+            }
             _ => return None,
         })
     }
