@@ -93,6 +93,32 @@ func @sizes(%x: f64, %n: i64) -> (f64, tensor<f64; ?, ?>) {
 }
 ";
 
+/// The CLIF signatures of the typed routines, and of `mad_rt_apply`.
+const TYPED_SIGS: [&str; 4] = [
+    "(i64, i32, i64, i64) -> i64 system_v",
+    "(i64, i32, i64) -> i64 system_v",
+    "(i64, i32, i64) -> f64 system_v",
+    "(i64, i32, f64, i64, i64, i64) -> i64 system_v",
+];
+const APPLY_SIG: &str = "(i64, i32, i64, i64) system_v";
+
+#[test]
+fn dynamic_f64_ops_call_the_typed_routines() {
+    let one = |name: &str| {
+        let start = OPS.find(&format!("func @{name}(")).expect("function");
+        let end = OPS[start..].find("\n}\n").expect("end") + start + 3;
+        let m = parse_module(&OPS[start..end]).expect("parses");
+        mad::back::cranelift::clif_text(&m).expect("compiles")
+    };
+    let grad = one("grad_b2") + &one("tr") + &one("elementwise");
+    for sig in TYPED_SIGS {
+        assert!(grad.contains(sig), "{sig} in {grad}");
+    }
+    assert!(!grad.contains(APPLY_SIG), "no general op site: {grad}");
+    // Tensors of fixed extents keep the general path (it checks result shapes).
+    assert!(one("fixed").contains(APPLY_SIG));
+}
+
 #[test]
 fn direct_ops_agree_with_the_interpreter() {
     let m = parse_module(OPS).expect("parses");
