@@ -172,3 +172,74 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_rt_binary_f64", mad_rt_binary_f64 as *const u8),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::layout::FlatLayout;
+    use crate::jit::tensor::{ApplyDesc, TensorOp};
+    use crate::ops::RtError;
+    use crate::value::{ScalarKind, Tensor};
+
+    fn heap(rank: usize) -> FlatLayout {
+        FlatLayout::Heap { elem: ScalarKind::F64, shape: vec![None; rank] }
+    }
+
+    fn descs() -> Vec<ApplyDesc> {
+        vec![
+            ApplyDesc { op: TensorOp::MatMul, args: vec![heap(2), heap(2)], result: heap(2) },
+            ApplyDesc {
+                op: TensorOp::Full,
+                args: vec![FlatLayout::Scalar(ScalarKind::F64), FlatLayout::Scalar(ScalarKind::I64)],
+                result: heap(1),
+            },
+        ]
+    }
+
+    fn read(p: u64) -> Tensor {
+        unsafe { (*(p as *const HeapTensor)).tensor.clone() }
+    }
+
+    #[test]
+    fn matmul_computes_and_reuses_freed_entries() {
+        let d = descs();
+        let mut ctx = JitContext::new(&[], &d, 0);
+        let a = ctx.alloc(Tensor::from_f64(vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap()) as u64;
+        let b = ctx.alloc(Tensor::from_f64(vec![3, 1], vec![1.0, -1.0, 0.5]).unwrap()) as u64;
+        let mark = ctx.arena_len();
+        let r = unsafe { mad_rt_matmul_f64(&mut ctx, 0, a, b) };
+        assert_eq!(read(r), Tensor::from_f64(vec![2, 1], vec![0.5, 2.0]).unwrap());
+        ctx.release_since(mark, &[]);
+        assert_eq!(ctx.arena_len(), mark);
+        // The freed entry comes back for the next result, with the new shape.
+        let r2 = unsafe { mad_rt_matmul_f64(&mut ctx, 0, a, a) };
+        assert_eq!(r2, 0, "2×3 by 2×3 fails");
+        assert!(matches!(ctx.take_error(), Some(RtError::ShapeMismatch(_))));
+        let at = unsafe { mad_rt_transpose_f64(&mut ctx, 0, a) };
+        assert_eq!(at, r, "the freed entry is reused");
+        assert_eq!(read(at), Tensor::from_f64(vec![3, 2], vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap());
+        let header = unsafe { &*(at as *const HeapTensor) };
+        assert_eq!((header.numel, header.rank, header.dims), (6, 2, [3, 2, 0, 0]));
+        assert_eq!(unsafe { mad_rt_sum_f64(&mut ctx, 0, at) }, 21.0);
+    }
+
+    #[test]
+    fn released_tensors_that_are_kept_stay_and_errors_give_zero() {
+        let d = descs();
+        let mut ctx = JitContext::new(&[], &d, 0);
+        let v = mad_rt_full_f64(&mut ctx, 1, 2.5, 3, 0, 1);
+        let w = mad_rt_full_f64(&mut ctx, 1, -1.0, 2, 0, 1);
+        ctx.release_since(0, &[w]);
+        assert_eq!(ctx.arena_len(), 1);
+        assert_eq!(read(w), Tensor::vector(vec![-1.0, -1.0]));
+        let x = mad_rt_full_f64(&mut ctx, 1, 0.0, 4, 0, 1);
+        assert_eq!(x, v, "the freed entry is reused");
+        assert_eq!(read(x), Tensor::vector(vec![0.0; 4]));
+        // A negative extent goes to the general path, which reports it.
+        assert_eq!(mad_rt_full_f64(&mut ctx, 1, 1.0, -2, 0, 1), 0);
+        assert!(matches!(ctx.error(), Some(RtError::Other(m)) if m.contains("negative")));
+        // Once an error is recorded every routine gives zero.
+        assert_eq!(unsafe { mad_rt_binary_f64(&mut ctx, 0, 0, w, w) }, 0);
+        assert_eq!(unsafe { mad_rt_sum_f64(&mut ctx, 0, w) }, 0.0);
+    }
+}
