@@ -181,7 +181,10 @@ fn b2_gradient_matches_a_hand_written_one_bit_for_bit() {
         let (jit, int) = (jit.expect("jit runs"), int.expect("interpreter runs"));
         let (dx, dy) = hand_grad(&xs, &ys, m, k, n);
         let want = Value::Tuple(vec![mat(m, k, |i| dx[i]), mat(k, n, |i| dy[i])]);
-        assert!(common::diff::same(&jit, &want), "{m}×{k}×{n}: {jit:?} vs {want:?}");
+        assert!(
+            common::diff::same(&jit, &want),
+            "{m}×{k}×{n}: {jit:?} vs {want:?}"
+        );
         assert!(common::diff::same(&int, &want), "{m}×{k}×{n}: interpreter");
         // Many trips through the released loop (reused arena entries).
         let mut la = args.to_vec();
@@ -189,7 +192,10 @@ fn b2_gradient_matches_a_hand_written_one_bit_for_bit() {
         let (jit, int) = both(&p, "loop2", &la);
         let want = 50.0 * (dx[0] + dy[0]);
         let got = jit.expect("jit loop runs");
-        assert!(common::diff::same(&got, &int.expect("interpreter loop runs")));
+        assert!(common::diff::same(
+            &got,
+            &int.expect("interpreter loop runs")
+        ));
         assert!(matches!(got, Value::F64(s) if (s - want).abs() <= 1e-9 * want.abs().max(1.0)));
     }
 }
@@ -198,7 +204,10 @@ fn b2_gradient_matches_a_hand_written_one_bit_for_bit() {
 fn errors_keep_their_source_location() {
     let p = Program::compile_str("direct.mad", SRC).expect("compiles");
     let cases: Vec<(&str, Vec<Value>)> = vec![
-        ("prod", vec![mat(2, 3, |i| i as f64), mat(2, 3, |i| i as f64)]),
+        (
+            "prod",
+            vec![mat(2, 3, |i| i as f64), mat(2, 3, |i| i as f64)],
+        ),
         ("g2", vec![mat(2, 3, |i| i as f64), mat(4, 2, |i| i as f64)]),
         ("fill", vec![Value::I64(-1), Value::I64(2)]),
         ("fill", vec![Value::I64(2), Value::I64(i64::MAX)]),
@@ -207,8 +216,14 @@ fn errors_keep_their_source_location() {
         let (jit, int) = both(&p, name, &args);
         match (jit, int) {
             (
-                Err(Error::Runtime { error: ej, at: Some(aj) }),
-                Err(Error::Runtime { error: ei, at: Some(ai) }),
+                Err(Error::Runtime {
+                    error: ej,
+                    at: Some(aj),
+                }),
+                Err(Error::Runtime {
+                    error: ei,
+                    at: Some(ai),
+                }),
             ) => {
                 assert_eq!(ej, ei, "{name}");
                 assert_eq!((aj.line, aj.column), (ai.line, ai.column), "{name}");

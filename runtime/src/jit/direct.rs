@@ -39,11 +39,16 @@ unsafe fn f64_heap<'t>(p: u64) -> Option<(&'t [usize], &'t [f64])> {
 fn general(ctx: &mut JitContext<'_>, desc: u32, input: &[u64]) -> u64 {
     let mut out = [0u64; 1];
     match ctx.desc(desc) {
-        Some(d) if d.result.slots() == 1 && d.args.iter().map(|l| l.slots()).sum::<usize>() == input.len() => {
+        Some(d)
+            if d.result.slots() == 1
+                && d.args.iter().map(|l| l.slots()).sum::<usize>() == input.len() =>
+        {
             // SAFETY: the buffers hold the descriptor's slot counts (checked above).
             unsafe { mad_rt_apply(ctx, desc, input.as_ptr(), out.as_mut_ptr()) }
         }
-        _ => ctx.set_error(crate::ops::RtError::Other(format!("internal: op site {desc} does not match its routine"))),
+        _ => ctx.set_error(crate::ops::RtError::Other(format!(
+            "internal: op site {desc} does not match its routine"
+        ))),
     }
     out[0]
 }
@@ -52,7 +57,12 @@ fn general(ctx: &mut JitContext<'_>, desc: u32, input: &[u64]) -> u64 {
 ///
 /// # Safety
 /// `a` and `b` must be 0 or live arena entries of `ctx`.
-pub unsafe extern "C" fn mad_rt_matmul_f64(ctx: &mut JitContext<'_>, desc: u32, a: u64, b: u64) -> u64 {
+pub unsafe extern "C" fn mad_rt_matmul_f64(
+    ctx: &mut JitContext<'_>,
+    desc: u32,
+    a: u64,
+    b: u64,
+) -> u64 {
     if ctx.has_error != 0 {
         return 0;
     }
@@ -103,7 +113,14 @@ pub unsafe extern "C" fn mad_rt_sum_f64(ctx: &mut JitContext<'_>, desc: u32, a: 
 
 /// `tensor.full` of an `f64` value to a heap tensor of rank `rank` (1 or 2)
 /// with extents `n0` (and `n1`).
-pub extern "C" fn mad_rt_full_f64(ctx: &mut JitContext<'_>, desc: u32, x: f64, n0: i64, n1: i64, rank: i64) -> u64 {
+pub extern "C" fn mad_rt_full_f64(
+    ctx: &mut JitContext<'_>,
+    desc: u32,
+    x: f64,
+    n0: i64,
+    n1: i64,
+    rank: i64,
+) -> u64 {
     if ctx.has_error != 0 {
         return 0;
     }
@@ -150,14 +167,25 @@ pub fn binary_code(op: BinaryOp) -> Option<u32> {
 ///
 /// # Safety
 /// `a` and `b` must be 0 or live arena entries of `ctx`.
-pub unsafe extern "C" fn mad_rt_binary_f64(ctx: &mut JitContext<'_>, desc: u32, code: u32, a: u64, b: u64) -> u64 {
+pub unsafe extern "C" fn mad_rt_binary_f64(
+    ctx: &mut JitContext<'_>,
+    desc: u32,
+    code: u32,
+    a: u64,
+    b: u64,
+) -> u64 {
     if ctx.has_error != 0 {
         return 0;
     }
-    if let (Some(op), Some((sa, va)), Some((sb, vb))) = (binary_of(code), unsafe { f64_heap(a) }, unsafe { f64_heap(b) })
+    if let (Some(op), Some((sa, va)), Some((sb, vb))) =
+        (binary_of(code), unsafe { f64_heap(a) }, unsafe {
+            f64_heap(b)
+        })
         && sa == sb
     {
-        return ctx.alloc_f64(sa, |out| out.extend(va.iter().zip(vb).map(|(x, y)| op.f64(*x, *y)))) as u64;
+        return ctx.alloc_f64(sa, |out| {
+            out.extend(va.iter().zip(vb).map(|(x, y)| op.f64(*x, *y)))
+        }) as u64;
     }
     general(ctx, desc, &[a, b])
 }
@@ -182,15 +210,25 @@ mod tests {
     use crate::value::{ScalarKind, Tensor};
 
     fn heap(rank: usize) -> FlatLayout {
-        FlatLayout::Heap { elem: ScalarKind::F64, shape: vec![None; rank] }
+        FlatLayout::Heap {
+            elem: ScalarKind::F64,
+            shape: vec![None; rank],
+        }
     }
 
     fn descs() -> Vec<ApplyDesc> {
         vec![
-            ApplyDesc { op: TensorOp::MatMul, args: vec![heap(2), heap(2)], result: heap(2) },
+            ApplyDesc {
+                op: TensorOp::MatMul,
+                args: vec![heap(2), heap(2)],
+                result: heap(2),
+            },
             ApplyDesc {
                 op: TensorOp::Full,
-                args: vec![FlatLayout::Scalar(ScalarKind::F64), FlatLayout::Scalar(ScalarKind::I64)],
+                args: vec![
+                    FlatLayout::Scalar(ScalarKind::F64),
+                    FlatLayout::Scalar(ScalarKind::I64),
+                ],
                 result: heap(1),
             },
         ]
@@ -204,11 +242,15 @@ mod tests {
     fn matmul_computes_and_reuses_freed_entries() {
         let d = descs();
         let mut ctx = JitContext::new(&[], &d, 0);
-        let a = ctx.alloc(Tensor::from_f64(vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap()) as u64;
+        let a = ctx.alloc(Tensor::from_f64(vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap())
+            as u64;
         let b = ctx.alloc(Tensor::from_f64(vec![3, 1], vec![1.0, -1.0, 0.5]).unwrap()) as u64;
         let mark = ctx.arena_len();
         let r = unsafe { mad_rt_matmul_f64(&mut ctx, 0, a, b) };
-        assert_eq!(read(r), Tensor::from_f64(vec![2, 1], vec![0.5, 2.0]).unwrap());
+        assert_eq!(
+            read(r),
+            Tensor::from_f64(vec![2, 1], vec![0.5, 2.0]).unwrap()
+        );
         ctx.release_since(mark, &[]);
         assert_eq!(ctx.arena_len(), mark);
         // The freed entry comes back for the next result, with the new shape.
@@ -217,9 +259,15 @@ mod tests {
         assert!(matches!(ctx.take_error(), Some(RtError::ShapeMismatch(_))));
         let at = unsafe { mad_rt_transpose_f64(&mut ctx, 0, a) };
         assert_eq!(at, r, "the freed entry is reused");
-        assert_eq!(read(at), Tensor::from_f64(vec![3, 2], vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap());
+        assert_eq!(
+            read(at),
+            Tensor::from_f64(vec![3, 2], vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap()
+        );
         let header = unsafe { &*(at as *const HeapTensor) };
-        assert_eq!((header.numel, header.rank, header.dims), (6, 2, [3, 2, 0, 0]));
+        assert_eq!(
+            (header.numel, header.rank, header.dims),
+            (6, 2, [3, 2, 0, 0])
+        );
         assert_eq!(unsafe { mad_rt_sum_f64(&mut ctx, 0, at) }, 21.0);
     }
 

@@ -23,34 +23,57 @@ fn dyn_f64(l: &FlatLayout) -> bool {
 }
 
 fn heap_f64(l: &FlatLayout) -> bool {
-    matches!(l, FlatLayout::Heap { elem: ScalarKind::F64, .. })
+    matches!(
+        l,
+        FlatLayout::Heap {
+            elem: ScalarKind::F64,
+            ..
+        }
+    )
 }
 
 impl FnLower<'_, '_> {
     /// Lowers a heap op as a typed routine call when one computes it; returns
     /// `false` (emitting nothing) otherwise.
-    pub fn try_direct(&mut self, op: &TensorOp, operands: &[ValueId], result: ValueId) -> Result<bool, JitError> {
+    pub fn try_direct(
+        &mut self,
+        op: &TensorOp,
+        operands: &[ValueId],
+        result: ValueId,
+    ) -> Result<bool, JitError> {
         let args: Vec<FlatLayout> = operands.iter().map(|&v| flat_layout(self.ty(v))).collect();
         let res = flat_layout(self.ty(result));
         let routine = match (op, args.as_slice()) {
-            (TensorOp::MatMul, [a, b]) if heap_f64(a) && heap_f64(b) && dyn_f64(&res) => Routine::MatMulF64,
+            (TensorOp::MatMul, [a, b]) if heap_f64(a) && heap_f64(b) && dyn_f64(&res) => {
+                Routine::MatMulF64
+            }
             (TensorOp::Transpose, [a]) if heap_f64(a) && dyn_f64(&res) => Routine::TransposeF64,
-            (TensorOp::Sum, [a]) if heap_f64(a) && res == FlatLayout::Scalar(ScalarKind::F64) => Routine::SumF64,
+            (TensorOp::Sum, [a]) if heap_f64(a) && res == FlatLayout::Scalar(ScalarKind::F64) => {
+                Routine::SumF64
+            }
             (TensorOp::Full, [FlatLayout::Scalar(ScalarKind::F64), dims @ ..])
                 if (1..=2).contains(&dims.len())
-                    && dims.iter().all(|d| *d == FlatLayout::Scalar(ScalarKind::I64))
+                    && dims
+                        .iter()
+                        .all(|d| *d == FlatLayout::Scalar(ScalarKind::I64))
                     && dyn_f64(&res) =>
             {
                 Routine::FullF64
             }
-            (TensorOp::Binary(b), [x, y]) if binary_code(*b).is_some() && heap_f64(x) && heap_f64(y) && dyn_f64(&res) => {
+            (TensorOp::Binary(b), [x, y])
+                if binary_code(*b).is_some() && heap_f64(x) && heap_f64(y) && dyn_f64(&res) =>
+            {
                 Routine::BinaryF64
             }
             _ => return Ok(false),
         };
         let input = self.get_many(operands)?;
         let id = self.tables.descs.len() as i64;
-        self.tables.descs.push(ApplyDesc { op: op.clone(), args, result: res });
+        self.tables.descs.push(ApplyDesc {
+            op: op.clone(),
+            args,
+            result: res,
+        });
         let idv = self.b.ins().iconst(types::I32, id);
         let mut call = vec![self.ctx, idv];
         match (routine, op) {
