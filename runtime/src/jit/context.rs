@@ -54,20 +54,42 @@ pub static HEAP_ZEROS: [u64; 16] = [0; 16];
 
 impl HeapTensor {
     pub fn new(tensor: Tensor) -> HeapTensor {
+        let mut h = HeapTensor { data: std::ptr::null(), numel: 0, rank: 0, dims: [0; HEAP_INLINE_RANK], tensor };
+        h.refresh();
+        h
+    }
+
+    /// Rewrites the header from the owned tensor (after its data or shape changed).
+    fn refresh(&mut self) {
         use crate::value::TensorData;
-        let data = match &tensor.data {
+        self.data = match &self.tensor.data {
             TensorData::F64(v) => v.as_ptr() as *const u8,
             TensorData::F32(v) => v.as_ptr() as *const u8,
             TensorData::I64(v) => v.as_ptr() as *const u8,
             TensorData::Bool(v) => v.as_ptr() as *const u8,
         };
-        let mut dims = [0u64; HEAP_INLINE_RANK];
-        for (d, n) in dims.iter_mut().zip(&tensor.shape) {
+        self.numel = self.tensor.data.len() as u64;
+        self.rank = self.tensor.shape.len() as u64;
+        self.dims = [0; HEAP_INLINE_RANK];
+        for (d, n) in self.dims.iter_mut().zip(&self.tensor.shape) {
             *d = *n as u64;
         }
-        HeapTensor { data, numel: tensor.data.len() as u64, rank: tensor.shape.len() as u64, dims, tensor }
+    }
+
+    /// The `f64` words a freed entry keeps allocated (its capacity), or `None`
+    /// when it does not hold `f64` data.
+    fn spare_words(&self) -> Option<usize> {
+        match &self.tensor.data {
+            crate::value::TensorData::F64(v) => Some(v.capacity()),
+            _ => None,
+        }
     }
 }
+
+/// At most this many freed `f64` heap entries are kept for reuse.
+const SPARE_MAX: usize = 64;
+/// At most this many `f64` words (8 MiB) are kept allocated in freed entries.
+const SPARE_WORDS_MAX: usize = 1 << 20;
 
 #[repr(C)]
 pub struct JitContext<'a> {
@@ -95,6 +117,13 @@ pub struct JitContext<'a> {
     // Boxed so that a tensor's address stays fixed while the vector grows.
     #[allow(clippy::vec_box)]
     arena: Vec<Box<HeapTensor>>,
+    /// Freed `f64` entries (header box, shape and data buffers) that
+    /// [`JitContext::alloc_f64`] reuses, so a loop whose trips free their
+    /// temporaries allocates nothing in steady state.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<HeapTensor>>,
+    /// The total data capacity (in `f64` words) of the spare entries.
+    spare_words: usize,
     out: Vec<u8>,
     /// The storage of the tape words (`tape_cap` zero-initialized words;
     /// reset keeps it).
@@ -134,6 +163,8 @@ impl<'a> JitContext<'a> {
             error: None,
             error_site: None,
             arena: Vec::new(),
+            spare: Vec::new(),
+            spare_words: 0,
             out: Vec::new(),
             tape: Vec::new(),
             layouts,
@@ -195,6 +226,46 @@ impl<'a> JitContext<'a> {
         let p: *const HeapTensor = &*b;
         self.arena.push(b);
         p
+    }
+
+    /// Moves `t` (an `f64` tensor of shape `shape`) into the arena, reusing a
+    /// freed entry's buffers when there is one: `fill` receives the data vector
+    /// empty and must leave it with the shape's element count. The pointer
+    /// stays valid as for [`JitContext::alloc`].
+    pub fn alloc_f64(&mut self, shape: &[usize], fill: impl FnOnce(&mut Vec<f64>)) -> *const HeapTensor {
+        use crate::value::TensorData;
+        let mut b = match self.spare.pop() {
+            Some(b) => {
+                self.spare_words -= b.spare_words().unwrap_or(0);
+                b
+            }
+            None => Box::new(HeapTensor::new(Tensor { shape: Vec::new(), data: TensorData::F64(Vec::new()) })),
+        };
+        b.tensor.shape.clear();
+        b.tensor.shape.extend_from_slice(shape);
+        if !matches!(b.tensor.data, TensorData::F64(_)) {
+            b.tensor.data = TensorData::F64(Vec::new());
+        }
+        if let TensorData::F64(v) = &mut b.tensor.data {
+            v.clear();
+            fill(v);
+        }
+        b.refresh();
+        let p: *const HeapTensor = &*b;
+        self.arena.push(b);
+        p
+    }
+
+    /// Keeps a freed entry for [`JitContext::alloc_f64`] while the spare pool
+    /// has room; drops it otherwise.
+    fn recycle(&mut self, b: Box<HeapTensor>) {
+        if let Some(words) = b.spare_words()
+            && self.spare.len() < SPARE_MAX
+            && self.spare_words + words <= SPARE_WORDS_MAX
+        {
+            self.spare_words += words;
+            self.spare.push(b);
+        }
     }
 
     /// Frees every heap tensor, clears the error and the depth, and resets the
@@ -287,7 +358,14 @@ impl<'a> JitContext<'a> {
                 w += 1;
             }
         }
-        self.arena.truncate(w);
+        // The last allocated goes first, so the spare pool's top is the
+        // first one this stretch allocated: a loop trip that allocates the
+        // same sizes again gets back the entries of the previous trip in order.
+        while self.arena.len() > w {
+            if let Some(b) = self.arena.pop() {
+                self.recycle(b);
+            }
+        }
     }
 
     /// Number of heap tensors alive in the arena.

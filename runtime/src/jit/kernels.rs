@@ -31,6 +31,14 @@ pub fn matmul_f64(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, out: &mut 
     }
 }
 
+/// Appends the transpose of row-major `a` (m×n), row-major n×m, to `out`.
+pub fn transpose_f64(a: &[f64], m: usize, n: usize, out: &mut Vec<f64>) {
+    out.reserve(m * n);
+    for j in 0..n {
+        out.extend((0..m).map(|i| a[i * n + j]));
+    }
+}
+
 fn f64_tensor<'a>(a: &'a Arg<'_>) -> Option<(&'a [usize], &'a [f64])> {
     match a {
         Arg::Tensor(t) => match &t.data {
@@ -80,10 +88,8 @@ pub fn fast(op: &TensorOp, args: &[Arg<'_>]) -> Option<Value> {
         (TensorOp::Transpose, [a]) => {
             let (s, v) = f64_tensor(a)?;
             let &[m, n] = s else { return None };
-            let mut out = Vec::with_capacity(m * n);
-            for j in 0..n {
-                out.extend((0..m).map(|i| v[i * n + j]));
-            }
+            let mut out = Vec::new();
+            transpose_f64(v, m, n, &mut out);
             tensor(vec![n, m], out)
         }
         (TensorOp::Sum, [a]) => {

@@ -197,6 +197,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("mad_rt_arena_mark", mad_rt_arena_mark as *const u8),
         ("mad_rt_arena_release", mad_rt_arena_release as *const u8),
     ];
+    out.extend(super::direct::symbols());
     out.extend(super::math::symbols());
     out
 }

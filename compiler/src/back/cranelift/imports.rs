@@ -34,6 +34,16 @@ pub enum Routine {
     ArenaMark,
     /// `mad_rt_arena_release(ctx, mark: i64, keep: ptr, n: i64)`.
     ArenaRelease,
+    /// `mad_rt_matmul_f64(ctx, desc: i32, a: ptr, b: ptr) -> ptr`.
+    MatMulF64,
+    /// `mad_rt_transpose_f64(ctx, desc: i32, a: ptr) -> ptr`.
+    TransposeF64,
+    /// `mad_rt_sum_f64(ctx, desc: i32, a: ptr) -> f64`.
+    SumF64,
+    /// `mad_rt_full_f64(ctx, desc: i32, x: f64, n0: i64, n1: i64, rank: i64) -> ptr`.
+    FullF64,
+    /// `mad_rt_binary_f64(ctx, desc: i32, code: i32, a: ptr, b: ptr) -> ptr`.
+    BinaryF64,
     /// `sincos(x: f64, sin: ptr, cos: ptr)` of the C library.
     SinCos,
     /// `f64 -> f64` libm routine by symbol name.
@@ -59,6 +69,11 @@ impl Routine {
             Routine::TapePop => "mad_rt_tape_pop",
             Routine::ArenaMark => "mad_rt_arena_mark",
             Routine::ArenaRelease => "mad_rt_arena_release",
+            Routine::MatMulF64 => "mad_rt_matmul_f64",
+            Routine::TransposeF64 => "mad_rt_transpose_f64",
+            Routine::SumF64 => "mad_rt_sum_f64",
+            Routine::FullF64 => "mad_rt_full_f64",
+            Routine::BinaryF64 => "mad_rt_binary_f64",
             Routine::SinCos => "sincos",
             Routine::Math1(name) | Routine::Math2(name) => name,
         }
@@ -80,6 +95,14 @@ impl Routine {
             Routine::IPow => (vec![PTR, types::I64, types::I64], vec![types::I64]),
             Routine::ArenaMark => (vec![PTR], vec![types::I64]),
             Routine::ArenaRelease => (vec![PTR, types::I64, PTR, types::I64], vec![]),
+            Routine::MatMulF64 => (vec![PTR, types::I32, PTR, PTR], vec![PTR]),
+            Routine::TransposeF64 => (vec![PTR, types::I32, PTR], vec![PTR]),
+            Routine::SumF64 => (vec![PTR, types::I32, PTR], vec![types::F64]),
+            Routine::FullF64 => (
+                vec![PTR, types::I32, types::F64, types::I64, types::I64, types::I64],
+                vec![PTR],
+            ),
+            Routine::BinaryF64 => (vec![PTR, types::I32, types::I32, PTR, PTR], vec![PTR]),
             Routine::SinCos => (vec![types::F64, PTR, PTR], vec![]),
             Routine::Math1(_) => (vec![types::F64], vec![types::F64]),
             Routine::Math2(_) => (vec![types::F64, types::F64], vec![types::F64]),

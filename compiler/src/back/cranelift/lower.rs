@@ -316,6 +316,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
         operands: &[ValueId],
         result: ValueId,
     ) -> Result<(), JitError> {
+        if self.try_direct(&op, operands, result)? {
+            return Ok(());
+        }
         let args = operands.iter().map(|&v| flat_layout(self.ty(v))).collect();
         let input = self.get_many(operands)?;
         let out = self.apply_slots(op, args, &input, flat_layout(self.ty(result)))?;

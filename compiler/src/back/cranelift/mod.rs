@@ -8,7 +8,8 @@
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops;
 //!   [`sincos`]: `sin` and `cos` of one value in one call.
 //! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
-//! - [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
+//! - [`direct`]: heap-tensor ops of `f64` called as typed routines;
+//!   [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
 //!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries;
 //!   [`invariant`]: values computed once in front of a loop stay there;
 //!   [`version`]: loops whose induction-variable reads are checked once.
@@ -26,6 +27,7 @@
 pub mod abi;
 pub mod batch;
 pub mod control;
+pub mod direct;
 pub mod heap;
 pub mod host;
 pub mod imports;
