@@ -1,10 +1,10 @@
 //! Cyclic Jacobi on [`LANES`] small symmetric matrices at once, one matrix per SIMD lane.
 //!
 //! The PSD projection of element Hessians decomposes thousands of independent M×M matrices
-//! (M = 3…9 after the translation reduction of [`super::translation`]). One matrix at a time,
-//! every Jacobi rotation is a serial chain of a division, two square roots and another
-//! division, and the processor mostly waits on it. Here the entries are stored lane-innermost
-//! (`a[i][j][lane]`), so each step of the algorithm is the same operation on `LANES`
+//! (M = 3…6 after the translation reduction of [`super::translation`]). One matrix at a time,
+//! every Jacobi rotation is a serial chain of divisions and square roots,
+//! and the processor mostly waits on it. Here the entries are stored lane-innermost
+//! (`a[i][j].0[lane]`), so each step of the algorithm is the same operation on `LANES`
 //! independent matrices: the loops over lanes compile to vector instructions (two lanes per
 //! SSE2 register, four per AVX register where the processor has AVX, chosen at run time) and
 //! the chains of different lanes overlap.
@@ -23,6 +23,9 @@
 //! A lane not converged after [`MAX_LANE_SWEEPS`] sweeps, or holding a non-finite value, is
 //! reported as such and its contents are unspecified.
 
+// Index loops are the natural form of these matrix sweeps (as in `sym_eigen`).
+#![allow(clippy::needless_range_loop)]
+
 /// Matrices decomposed together.
 pub const LANES: usize = 8;
 
@@ -33,39 +36,39 @@ pub const MAX_LANE_SWEEPS: usize = 40;
 /// branches, which the compiler turns into vector instructions.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(64))]
-pub struct F4(pub [f64; LANES]);
+pub struct Wide(pub [f64; LANES]);
 
 /// A per-lane condition: all bits set where true.
 #[derive(Clone, Copy)]
 struct Mask([u64; LANES]);
 
-impl F4 {
-    const ZERO: F4 = F4([0.0; LANES]);
-    const ONE: F4 = F4([1.0; LANES]);
+impl Wide {
+    const ZERO: Wide = Wide([0.0; LANES]);
+    const ONE: Wide = Wide([1.0; LANES]);
 
     #[inline(always)]
-    fn splat(x: f64) -> F4 {
-        F4([x; LANES])
+    fn splat(x: f64) -> Wide {
+        Wide([x; LANES])
     }
     #[inline(always)]
-    fn map2(self, o: F4, f: impl Fn(f64, f64) -> f64) -> F4 {
-        F4(std::array::from_fn(|i| f(self.0[i], o.0[i])))
+    fn map2(self, o: Wide, f: impl Fn(f64, f64) -> f64) -> Wide {
+        Wide(std::array::from_fn(|i| f(self.0[i], o.0[i])))
     }
     #[inline(always)]
-    fn map(self, f: impl Fn(f64) -> f64) -> F4 {
-        F4(std::array::from_fn(|i| f(self.0[i])))
+    fn map(self, f: impl Fn(f64) -> f64) -> Wide {
+        Wide(std::array::from_fn(|i| f(self.0[i])))
     }
     #[inline(always)]
-    fn cmp(self, o: F4, f: impl Fn(f64, f64) -> bool) -> Mask {
+    fn cmp(self, o: Wide, f: impl Fn(f64, f64) -> bool) -> Mask {
         Mask(std::array::from_fn(|i| if f(self.0[i], o.0[i]) { u64::MAX } else { 0 }))
     }
     #[inline(always)]
-    fn abs(self) -> F4 {
+    fn abs(self) -> Wide {
         // Clearing the sign bit, as `f64::abs` does.
         self.map(|x| f64::from_bits(x.to_bits() & !(1u64 << 63)))
     }
     #[inline(always)]
-    fn sqrt(self) -> F4 {
+    fn sqrt(self) -> Wide {
         self.map(f64::sqrt)
     }
 }
@@ -77,55 +80,55 @@ impl Mask {
     }
     /// `a` where the mask is set, `b` elsewhere (bitwise: exact).
     #[inline(always)]
-    fn select(self, a: F4, b: F4) -> F4 {
-        F4(std::array::from_fn(|i| {
+    fn select(self, a: Wide, b: Wide) -> Wide {
+        Wide(std::array::from_fn(|i| {
             f64::from_bits((a.0[i].to_bits() & self.0[i]) | (b.0[i].to_bits() & !self.0[i]))
         }))
     }
 }
 
-impl std::ops::Add for F4 {
-    type Output = F4;
+impl std::ops::Add for Wide {
+    type Output = Wide;
     #[inline(always)]
-    fn add(self, o: F4) -> F4 {
+    fn add(self, o: Wide) -> Wide {
         self.map2(o, |a, b| a + b)
     }
 }
-impl std::ops::Sub for F4 {
-    type Output = F4;
+impl std::ops::Sub for Wide {
+    type Output = Wide;
     #[inline(always)]
-    fn sub(self, o: F4) -> F4 {
+    fn sub(self, o: Wide) -> Wide {
         self.map2(o, |a, b| a - b)
     }
 }
-impl std::ops::Mul for F4 {
-    type Output = F4;
+impl std::ops::Mul for Wide {
+    type Output = Wide;
     #[inline(always)]
-    fn mul(self, o: F4) -> F4 {
+    fn mul(self, o: Wide) -> Wide {
         self.map2(o, |a, b| a * b)
     }
 }
-impl std::ops::Div for F4 {
-    type Output = F4;
+impl std::ops::Div for Wide {
+    type Output = Wide;
     #[inline(always)]
-    fn div(self, o: F4) -> F4 {
+    fn div(self, o: Wide) -> Wide {
         self.map2(o, |a, b| a / b)
     }
 }
-impl std::ops::Neg for F4 {
-    type Output = F4;
+impl std::ops::Neg for Wide {
+    type Output = Wide;
     #[inline(always)]
-    fn neg(self) -> F4 {
+    fn neg(self) -> Wide {
         self.map(|a| -a)
     }
 }
 
 /// M×M symmetric matrices, one per lane: `m[i][j].0[lane]`.
-pub type LaneMatrix<const M: usize> = [[F4; M]; M];
+pub type LaneMatrix<const M: usize> = [[Wide; M]; M];
 
 /// A zero [`LaneMatrix`].
 pub const fn lane_zeros<const M: usize>() -> LaneMatrix<M> {
-    [[F4([0.0; LANES]); M]; M]
+    [[Wide([0.0; LANES]); M]; M]
 }
 
 /// Decomposes the symmetric matrices in `a` (both triangles must hold the values): afterwards
@@ -156,15 +159,15 @@ fn jacobi_lanes_avx<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>
 fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
     for (i, row) in v.iter_mut().enumerate() {
         for (j, x) in row.iter_mut().enumerate() {
-            *x = if i == j { F4::ONE } else { F4::ZERO };
+            *x = if i == j { Wide::ONE } else { Wide::ZERO };
         }
     }
     // `live`: lanes still rotating.
     let mut live = Mask([u64::MAX; LANES]);
     let mut ok = [false; LANES];
     for _ in 0..MAX_LANE_SWEEPS {
-        let mut off = F4::ZERO;
-        let mut diag = F4::ZERO;
+        let mut off = Wide::ZERO;
+        let mut diag = Wide::ZERO;
         for p in 0..M {
             diag = diag + a[p][p] * a[p][p];
             for q in (p + 1)..M {
@@ -202,7 +205,7 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     let (app, aqq, apq) = (a[p][p], a[q][q], a[p][q]);
     // An entry below 1e-150 is left alone: with the matrix scaled to a largest entry near 1
     // it is far below the convergence test, and its square could underflow below.
-    let act = live.and(apq.abs().cmp(F4::splat(1e-150), |x, b| x > b));
+    let act = live.and(apq.abs().cmp(Wide::splat(1e-150), |x, b| x > b));
     // t = tan φ of the smaller rotation angle, sgn(τ)·2a_pq / (|τ| + √(τ² + 4a_pq²)) with
     // τ = a_qq − a_pp: Numerical Recipes' 1 / (|θ| + √(θ² + 1)), θ = τ / 2a_pq, multiplied
     // through by |2a_pq| (one division fewer; no overflow for scaled entries).
@@ -210,10 +213,10 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     let two_apq = apq + apq;
     let den = tau.abs() + (tau * tau + two_apq * two_apq).sqrt();
     let mag = two_apq / den;
-    let t = tau.cmp(F4::ZERO, |x, z| x < z).select(-mag, mag);
+    let t = tau.cmp(Wide::ZERO, |x, z| x < z).select(-mag, mag);
     // Inactive lanes may hold NaN here (0/0); it is never selected.
-    let t = act.select(t, F4::ZERO);
-    let c = F4::ONE / (t * t + F4::ONE).sqrt();
+    let t = act.select(t, Wide::ZERO);
+    let c = Wide::ONE / (t * t + Wide::ONE).sqrt();
     let s = t * c;
     for r in 0..M {
         if r == p || r == q {
@@ -229,7 +232,7 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     }
     a[p][p] = act.select(app - t * apq, app);
     a[q][q] = act.select(aqq + t * apq, aqq);
-    let zpq = act.select(F4::ZERO, apq);
+    let zpq = act.select(Wide::ZERO, apq);
     a[p][q] = zpq;
     a[q][p] = zpq;
     for row in v.iter_mut() {
