@@ -181,10 +181,15 @@ fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut
     let mut at = 0;
     while at < blocks.len() {
         let block = &mut blocks[at..at + kk];
-        match prepare::<K, M>(block, n, &mut lanes, filled) {
+        match prepare::<K>(block, K, n) {
             Prepared::Done(ch) => changed += usize::from(ch),
             Prepared::Full => changed += usize::from(project_psd_with(block, K, 0.0, work)),
-            Prepared::Decompose { s, sc } => {
+            Prepared::Decompose { s, r, sc } => {
+                for i in 0..M {
+                    for j in 0..M {
+                        lanes[i][j].0[filled] = r[i][j];
+                    }
+                }
                 waiting[filled] = Waiting { at, s, sc };
                 filled += 1;
                 if filled == LANES {
@@ -204,6 +209,7 @@ fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut
 /// Decomposes the lanes of the `waiting` blocks (lane i holds `waiting[i]`'s reduced
 /// matrix, the others are zero), finishes those blocks, and zeroes the lanes again (a zero
 /// lane converges at once).
+#[allow(clippy::needless_range_loop)]
 fn flush<const K: usize, const M: usize>(
     blocks: &mut [f64],
     n: usize,
@@ -216,8 +222,8 @@ fn flush<const K: usize, const M: usize>(
     let mut changed = 0;
     for (lane, w) in waiting.iter().enumerate() {
         let block = &mut blocks[w.at..w.at + K * K];
-        let mut ev = [0.0f64; M];
-        let mut vs = [[0.0f64; M]; M];
+        let mut ev = [0.0f64; K];
+        let mut vs = [[0.0f64; K]; K];
         for j in 0..M {
             ev[j] = lanes[j][j].0[lane];
             for i in 0..M {
@@ -225,7 +231,7 @@ fn flush<const K: usize, const M: usize>(
             }
         }
         let done = if ok[lane] {
-            finish::<K, M>(block, n, &w.s, w.sc, &ev, &vs)
+            finish::<K>(block, K, n, &w.s, w.sc, &ev, &vs)
         } else {
             None
         };
@@ -238,27 +244,51 @@ fn flush<const K: usize, const M: usize>(
     changed
 }
 
+/// The reduced projection one block at a time: [`prepare`], tridiagonal QL of the reduced
+/// matrix, [`finish`]. `Some(changed)`, or `None` when the block must take the full path
+/// (not invariant, not finite, QL did not converge); the block is untouched then. Stack
+/// arrays are K×K (K ≥ k).
+#[inline(always)]
+fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
+    let (s, r, sc) = match prepare::<K>(block, k, n) {
+        Prepared::Done(changed) => return Some(changed),
+        Prepared::Full => return None,
+        Prepared::Decompose { s, r, sc } => (s, r, sc),
+    };
+    let m = k - k / n;
+    let mut v_ = [[0.0f64; K]; K];
+    let v = v_.as_flattened_mut();
+    for i in 0..m {
+        v[i * m..i * m + m].copy_from_slice(&r[i][..m]);
+    }
+    let (mut ev, mut e) = ([0.0f64; K], [0.0f64; K]);
+    if !tridiag_ql(&mut v[..m * m], &mut ev[..m], &mut e[..m], m) {
+        return None;
+    }
+    // The rows of v are the eigenvectors.
+    let mut w = [[0.0f64; K]; K];
+    for (j, wj) in w.iter_mut().enumerate().take(m) {
+        wj[..m].copy_from_slice(&v[j * m..j * m + m]);
+    }
+    finish::<K>(block, k, n, &s, sc, &ev, &w)
+}
+
 /// What [`prepare`] found for a block.
 enum Prepared<const K: usize> {
     /// Nothing left to do: whether the block was changed.
     Done(bool),
     /// The block must take the full path (not invariant, not finite); it is untouched.
     Full,
-    /// The reduced matrix, scaled by `sc`, is in the lane; `s` is the block's symmetric part.
-    Decompose { s: [[f64; K]; K], sc: f64 },
+    /// `r`: the reduced matrix (m×m, symmetric, both triangles) scaled by the power of two
+    /// `sc`; `s`: the block's symmetric part.
+    Decompose { s: [[f64; K]; K], r: [[f64; K]; K], sc: f64 },
 }
 
-/// The reduced path up to the decomposition: the tests, the symmetric part and the reduced
-/// matrix R = QᵀSQ, scaled by a power of two into lane `lane` of `lanes` when R is not PSD.
+/// The reduced path up to the decomposition: the tests, the symmetric part S and the reduced
+/// matrix R = QᵀSQ, scaled by a power of two, when R is not PSD. Stack arrays are K×K (K ≥ k).
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
-fn prepare<const K: usize, const M: usize>(
-    block: &[f64],
-    n: usize,
-    lanes: &mut LaneMatrix<M>,
-    lane: usize,
-) -> Prepared<K> {
-    let k = K;
+fn prepare<const K: usize>(block: &[f64], k: usize, n: usize) -> Prepared<K> {
     // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
     // usual case): it runs first, and only blocks that fail it are reduced.
     if k >= FULL_TEST_FIRST_K {
@@ -277,41 +307,48 @@ fn prepare<const K: usize, const M: usize>(
         return Prepared::Full;
     }
     let d = k / n;
-    let m = M;
-    let a = helmert(n);
+    let m = k - d;
     let mut s = [[0.0f64; K]; K];
     for i in 0..k {
         for j in 0..k {
             s[i][j] = 0.5 * (block[i * k + j] + block[j * k + i]);
         }
     }
-    let r = reduce::<K, M>(&s, n, d, &a);
-    let mut scratch = [[0.0f64; M]; M];
-    if psd_check(r.as_flattened(), m, 0.0, scratch.as_flattened_mut()) {
+    let r = reduce::<K>(&s, k, n);
+    let mut flat = [[0.0f64; K]; K];
+    let rf = flat.as_flattened_mut();
+    for i in 0..m {
+        rf[i * m..i * m + m].copy_from_slice(&r[i][..m]);
+    }
+    let mut scratch = [[0.0f64; K]; K];
+    if psd_check(&rf[..m * m], m, 0.0, scratch.as_flattened_mut()) {
         return Prepared::Done(false);
     }
-    let rmax = r.as_flattened().iter().fold(0.0f64, |x, y| x.max(y.abs()));
+    let rmax = rf[..m * m].iter().fold(0.0f64, |x, y| x.max(y.abs()));
     if !(rmax > 0.0 && rmax.is_finite()) {
         return Prepared::Full;
     }
     let sc = unit_scale(rmax);
+    let mut rs = [[0.0f64; K]; K];
     for i in 0..m {
         for j in 0..=i {
             let x = 0.5 * (r[i][j] + r[j][i]) * sc;
-            lanes[i][j].0[lane] = x;
-            lanes[j][i].0[lane] = x;
+            rs[i][j] = x;
+            rs[j][i] = x;
         }
     }
-    Prepared::Decompose { s, sc }
+    Prepared::Decompose { s, r: rs, sc }
 }
 
-/// R = QᵀSQ (M×M) by prefix sums: first C = QᵀS (M×K) over the rows of each component,
-/// then the same contrasts along each row of C.
+/// R = QᵀSQ ((k − d)×(k − d) in the K×K array) by prefix sums: first C = QᵀS over the rows
+/// of each component, then the same contrasts along each row of C.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
-fn reduce<const K: usize, const M: usize>(s: &[[f64; K]; K], n: usize, d: usize, a: &[f64; MAX_K]) -> [[f64; M]; M] {
-    let k = K;
-    let mut c = [[0.0f64; K]; M];
+fn reduce<const K: usize>(s: &[[f64; K]; K], k: usize, n: usize) -> [[f64; K]; K] {
+    let d = k / n;
+    let m = k - d;
+    let a = helmert(n);
+    let mut c = [[0.0f64; K]; K];
     for comp in 0..d {
         let mut pre = [0.0f64; K];
         for j in 0..n - 1 {
@@ -323,8 +360,8 @@ fn reduce<const K: usize, const M: usize>(s: &[[f64; K]; K], n: usize, d: usize,
             }
         }
     }
-    let mut r = [[0.0f64; M]; M];
-    for i in 0..M {
+    let mut r = [[0.0f64; K]; K];
+    for i in 0..m {
         let crow = &c[i];
         for comp in 0..d {
             let mut pre = 0.0;
@@ -337,28 +374,29 @@ fn reduce<const K: usize, const M: usize>(s: &[[f64; K]; K], n: usize, d: usize,
     r
 }
 
-/// The reduced path after the decomposition of R (eigenvalues `ev`, scaled by `sc`; `w[j]`
-/// the eigenvector of `ev[j]`): the block becomes S − Σ_{λ<0} λ·(Q w)(Q w)ᵀ with the
-/// translation part's negative eigenvalues clamped too (module docs). `None` when that last
-/// decomposition failed (the block is untouched then).
+/// The reduced path after the decomposition of R (eigenvalues `ev[..m]`, scaled by `sc`;
+/// `w[j][..m]` the eigenvector of `ev[j]`): the block becomes S − Σ_{λ<0} λ·(Q w)(Q w)ᵀ with
+/// the translation part's negative eigenvalues clamped too (module docs). `None` when that
+/// last decomposition failed (the block is untouched then).
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
-fn finish<const K: usize, const M: usize>(
+fn finish<const K: usize>(
     block: &mut [f64],
+    k: usize,
     n: usize,
     s: &[[f64; K]; K],
     sc: f64,
-    ev: &[f64; M],
-    w: &[[f64; M]; M],
+    ev: &[f64; K],
+    w: &[[f64; K]; K],
 ) -> Option<bool> {
-    let k = K;
     let d = k / n;
+    let m = k - d;
     let a = helmert(n);
     // The negative eigenvalues (unscaled: sc is a power of two) and their vectors Q·w.
     let mut lam = [0.0f64; K];
     let mut u = [[0.0f64; K]; K];
     let mut neg = 0;
-    for col in 0..M {
+    for col in 0..m {
         let l = ev[col] / sc;
         if l.is_nan() || l >= 0.0 {
             continue;
@@ -414,7 +452,7 @@ fn finish<const K: usize, const M: usize>(
             if l < 0.0 && neg < K {
                 lam[neg] = l;
                 let z = &vn[col * d..col * d + d];
-                for (i, x) in u[neg].iter_mut().enumerate() {
+                for (i, x) in u[neg][..k].iter_mut().enumerate() {
                     *x = z[i % d] * scale;
                 }
                 neg += 1;
@@ -474,163 +512,4 @@ fn helmert(n: usize) -> [f64; MAX_K] {
         *x = 1.0 / (((j + 1) * (j + 2)) as f64).sqrt();
     }
     a
-}
-
-/// The reduced projection: `Some(changed)`, or `None` when the block must take the full path
-/// (not invariant, not finite, QL did not converge); the block is untouched then.
-/// Stack arrays are K×K (K ≥ k).
-#[inline(always)]
-#[allow(clippy::needless_range_loop)]
-fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
-    // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
-    // usual case): it runs first, and only blocks that fail it are reduced.
-    if k >= FULL_TEST_FIRST_K {
-        let mut m = [[0.0f64; K]; K];
-        if psd_check(block, k, 0.0, m.as_flattened_mut()) {
-            return Some(false);
-        }
-    }
-    let amax = max_abs(&block[..k * k])?;
-    if amax == 0.0 {
-        return Some(false);
-    }
-    if !invariant(block, k, n, translation_tolerance(k, amax)) {
-        return None;
-    }
-    let d = k / n;
-    let m = k - d;
-    let a = helmert(n);
-    // s = sym(A); c = Qᵀ s (m×k) by prefix sums over the rows of each component.
-    let mut s_ = [[0.0f64; K]; K];
-    let s = s_.as_flattened_mut();
-    for i in 0..k {
-        for j in 0..k {
-            s[i * k + j] = 0.5 * (block[i * k + j] + block[j * k + i]);
-        }
-    }
-    let mut c_ = [[0.0f64; K]; K];
-    let c = c_.as_flattened_mut();
-    for comp in 0..d {
-        let mut pre = [0.0f64; MAX_K];
-        for j in 0..n - 1 {
-            let (r0, r1) = ((j * d + comp) * k, ((j + 1) * d + comp) * k);
-            let w = (j + 1) as f64;
-            let row = (j * d + comp) * k;
-            for col in 0..k {
-                pre[col] += s[r0 + col];
-                c[row + col] = a[j] * (pre[col] - w * s[r1 + col]);
-            }
-        }
-    }
-    // r = c Q (m×m): the same contrasts along each row of c.
-    let mut r_ = [[0.0f64; K]; K];
-    let r = r_.as_flattened_mut();
-    for i in 0..m {
-        let crow = &c[i * k..i * k + k];
-        for comp in 0..d {
-            let mut pre = 0.0;
-            for j in 0..n - 1 {
-                pre += crow[j * d + comp];
-                r[i * m + j * d + comp] = a[j] * (pre - (j + 1) as f64 * crow[(j + 1) * d + comp]);
-            }
-        }
-    }
-    let mut v_ = [[0.0f64; K]; K];
-    let v = v_.as_flattened_mut();
-    if psd_check(&r[..m * m], m, 0.0, &mut v[..m * m]) {
-        return Some(false);
-    }
-    let rmax = r[..m * m].iter().fold(0.0f64, |x, y| x.max(y.abs()));
-    if !(rmax > 0.0 && rmax.is_finite()) {
-        return None;
-    }
-    let sc = unit_scale(rmax);
-    for i in 0..m {
-        for j in 0..=i {
-            v[i * m + j] = 0.5 * (r[i * m + j] + r[j * m + i]) * sc;
-        }
-    }
-    let (mut ev, mut e) = ([0.0f64; MAX_K], [0.0f64; MAX_K]);
-    if !tridiag_ql(&mut v[..m * m], &mut ev[..m], &mut e[..m], m) {
-        return None;
-    }
-    // The negative eigenvalues (unscaled: sc is a power of two) and their vectors Q·w.
-    let mut lam = [0.0f64; MAX_K];
-    let mut u_ = [[0.0f64; K]; K];
-    let u = u_.as_flattened_mut();
-    let mut neg = 0;
-    for col in 0..m {
-        let l = ev[col] / sc;
-        if l.is_nan() || l >= 0.0 {
-            continue;
-        }
-        lam[neg] = l;
-        let w = &v[col * m..col * m + m];
-        let uo = &mut u[neg * k..neg * k + k];
-        for comp in 0..d {
-            // u_v = Σ_{j ≥ v} a_j w_j − v·a_{v−1}·w_{v−1}, by a suffix sum.
-            let mut suf = 0.0;
-            for vert in (0..n).rev() {
-                let own = if vert > 0 {
-                    vert as f64 * a[vert - 1] * w[(vert - 1) * d + comp]
-                } else {
-                    0.0
-                };
-                uo[vert * d + comp] = suf - own;
-                if vert > 0 {
-                    suf += a[vert - 1] * w[(vert - 1) * d + comp];
-                }
-            }
-        }
-        neg += 1;
-    }
-    if neg == 0 {
-        return Some(false);
-    }
-    // The translation part N = T̂ᵀ A T̂ (T̂ the normalized t_c) is rounding noise of either
-    // sign; its negative eigenvalues are clamped as the full decomposition would clamp them.
-    let inv_n = 1.0 / n as f64;
-    let mut nn_ = [[0.0f64; K]; K];
-    let nn = nn_.as_flattened_mut();
-    for i in 0..k {
-        for j in 0..k {
-            nn[(i % d) * d + j % d] += s[i * k + j] * inv_n;
-        }
-    }
-    let nmax = nn[..d * d].iter().fold(0.0f64, |x, y| x.max(y.abs()));
-    if nmax > 0.0 {
-        let sn = unit_scale(nmax);
-        let mut vn_ = [[0.0f64; K]; K];
-        let vn = vn_.as_flattened_mut();
-        for i in 0..d * d {
-            vn[i] = nn[i] * sn;
-        }
-        let (mut dn, mut en) = ([0.0f64; MAX_K], [0.0f64; MAX_K]);
-        if !tridiag_ql(&mut vn[..d * d], &mut dn[..d], &mut en[..d], d) {
-            return None;
-        }
-        let scale = inv_n.sqrt();
-        for col in 0..d {
-            let l = dn[col] / sn;
-            if l < 0.0 {
-                lam[neg] = l;
-                let z = &vn[col * d..col * d + d];
-                for (i, x) in u[neg * k..neg * k + k].iter_mut().enumerate() {
-                    *x = z[i % d] * scale;
-                }
-                neg += 1;
-            }
-        }
-    }
-    for i in 0..k {
-        for j in i..k {
-            let mut acc = s[i * k + j];
-            for q in 0..neg {
-                acc -= lam[q] * u[q * k + i] * u[q * k + j];
-            }
-            block[i * k + j] = acc;
-            block[j * k + i] = acc;
-        }
-    }
-    Some(true)
 }
