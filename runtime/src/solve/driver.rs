@@ -108,23 +108,26 @@ pub(crate) fn timed<R>(slot: &mut Duration, body: impl FnOnce() -> R) -> R {
     r
 }
 
-pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
-    method: &mut M,
+/// What every solver loop does first: checks the lengths of `x` and of the fixed-dof mask,
+/// runs the objective's `update`, and evaluates the energy and the (masked) gradient at `x`
+/// with `energy_grad`, booked in `total`. Errors on an infinite or NaN start energy
+/// ([`SolveError::InfeasibleStart`]) and on a non-finite gradient.
+pub(crate) fn start<'o, O: Objective + ?Sized>(
     obj: &mut O,
     x: &mut [f64],
-    opts: &SolveOptions,
-    mut callback: Option<Callback>,
-) -> Result<SolveReport, SolveError> {
+    opts: &'o SolveOptions,
+    total: &mut Timings,
+    energy_grad: impl FnOnce(&mut O, &[f64], &mut [f64]) -> Result<f64, SolveError>,
+) -> Result<Start<'o>, SolveError> {
     let n = obj.num_dofs();
     check_len("x", n, x.len())?;
     let fixed = opts.fixed.as_deref();
     if let Some(f) = fixed {
         check_len("fixed-dof mask", n, f.len())?;
     }
-    let mut total = Timings::default();
     obj.update(x)?;
     let mut g = vec![0.0; n];
-    let mut f = timed_eval(obj, &mut total, |o| method.energy_grad(o, x, &mut g))?;
+    let f = timed_eval(obj, total, |o| energy_grad(o, x, &mut g))?;
     if !f.is_finite() {
         return Err(SolveError::InfeasibleStart { energy: f });
     }
@@ -135,6 +138,26 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             what: "gradient",
         });
     }
+    Ok(Start { fixed, f, g })
+}
+
+/// What [`start`] returns: the fixed-dof mask, the energy and the masked gradient at x.
+pub(crate) struct Start<'o> {
+    pub fixed: Option<&'o [bool]>,
+    pub f: f64,
+    pub g: Vec<f64>,
+}
+
+pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
+    method: &mut M,
+    obj: &mut O,
+    x: &mut [f64],
+    opts: &SolveOptions,
+    mut callback: Option<Callback>,
+) -> Result<SolveReport, SolveError> {
+    let n = obj.num_dofs();
+    let mut total = Timings::default();
+    let Start { fixed, mut f, mut g } = start(obj, x, opts, &mut total, |o, x, g| method.energy_grad(o, x, g))?;
     let (f0, g0) = (f, norm(&g));
     let mut gnorm = g0;
     let mut history = Vec::new();
@@ -145,12 +168,8 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
     let status;
     let mut iteration = 0;
     loop {
-        if let Some(st) = opts.gradient_stop(gnorm, g0) {
+        if let Some(st) = opts.before_iteration(gnorm, g0, iteration) {
             status = st;
-            break;
-        }
-        if iteration >= opts.max_iters {
-            status = Status::MaxIterations;
             break;
         }
         iteration += 1;
@@ -239,18 +258,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         g_new.fill(0.0);
         f = timed_eval(obj, &mut t, |o| method.energy_grad(o, x, &mut g_new))?;
         mask(fixed, &mut g_new);
-        if !f.is_finite() {
-            return Err(SolveError::NonFinite {
-                iteration,
-                what: "energy at the accepted point",
-            });
-        }
-        if g_new.iter().any(|v| !v.is_finite()) {
-            return Err(SolveError::NonFinite {
-                iteration,
-                what: "gradient",
-            });
-        }
+        check_accepted(f, &g_new, iteration)?;
         for (gi, gn) in g.iter_mut().zip(&g_new) {
             *gi = gn - *gi;
         }
@@ -276,28 +284,68 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             linear_iterations: info.linear_iterations,
             timings: t,
         };
-        let control = match callback.as_mut() {
-            Some(cb) => cb(&rec),
-            None => Control::Continue,
-        };
-        history.push(rec);
-        if control == Control::Stop {
-            status = Status::Stopped;
-            break;
-        }
-        if let Some(st) = opts.step_stop(step_norm, norm(x)) {
+        if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x) {
             status = st;
             break;
         }
     }
-    Ok(SolveReport {
+    Ok(report(status, history, (f0, g0), (f, gnorm), total))
+}
+
+/// The checks on the energy and the gradient at an accepted point of `iteration`.
+pub(crate) fn check_accepted(f: f64, g: &[f64], iteration: usize) -> Result<(), SolveError> {
+    if !f.is_finite() {
+        return Err(SolveError::NonFinite {
+            iteration,
+            what: "energy at the accepted point",
+        });
+    }
+    if g.iter().any(|v| !v.is_finite()) {
+        return Err(SolveError::NonFinite {
+            iteration,
+            what: "gradient",
+        });
+    }
+    Ok(())
+}
+
+/// Hands an iteration's record to the callback and keeps it; returns the status that ends
+/// the solve, if any (the callback asked to stop, or the step tolerance is met).
+pub(crate) fn end_iteration(
+    rec: IterationInfo,
+    callback: &mut Option<Callback>,
+    history: &mut Vec<IterationInfo>,
+    opts: &SolveOptions,
+    x: &[f64],
+) -> Option<Status> {
+    let step_norm = rec.step_norm;
+    let control = match callback.as_mut() {
+        Some(cb) => cb(&rec),
+        None => Control::Continue,
+    };
+    history.push(rec);
+    if control == Control::Stop {
+        return Some(Status::Stopped);
+    }
+    opts.step_stop(step_norm, norm(x))
+}
+
+/// The report of a finished loop: `start` and `end` are (energy, gradient norm).
+pub(crate) fn report(
+    status: Status,
+    history: Vec<IterationInfo>,
+    start: (f64, f64),
+    end: (f64, f64),
+    timings: Timings,
+) -> SolveReport {
+    SolveReport {
         status,
         iterations: history.len(),
-        initial_energy: f0,
-        energy: f,
-        initial_grad_norm: g0,
-        grad_norm: gnorm,
+        initial_energy: start.0,
+        energy: end.0,
+        initial_grad_norm: start.1,
+        grad_norm: end.1,
         history,
-        timings: total,
-    })
+        timings,
+    }
 }

@@ -46,12 +46,14 @@
 //!   factorizations and CG "linear solve", the trial residual evaluations "line search".
 
 use super::cg::{inverse_jacobi, truncated_pcg};
-use super::driver::{Callback, Method, dot, mask, norm, timed, timed_eval};
-use super::error::check_len;
+use super::driver::{
+    Callback, Method, Start, check_accepted, dot, end_iteration, mask, norm, report, start, timed,
+    timed_eval,
+};
 use super::gauss_newton::{GaussNewton, GaussNewtonLinear};
 use super::jacobian::NormalProduct;
 use super::newton::ensure_factorization;
-use super::report::{Control, IterationInfo, SolveReport, Status, Timings};
+use super::report::{IterationInfo, SolveReport, Status, Timings};
 use super::{Objective, SolveError, SolveOptions};
 use std::time::Instant;
 
@@ -148,25 +150,8 @@ pub(crate) fn run<O: Objective + ?Sized>(
     mut callback: Option<Callback>,
 ) -> Result<SolveReport, SolveError> {
     let n = obj.num_dofs();
-    check_len("x", n, x.len())?;
-    let fixed = opts.fixed.as_deref();
-    if let Some(f) = fixed {
-        check_len("fixed-dof mask", n, f.len())?;
-    }
     let mut total = Timings::default();
-    obj.update(x)?;
-    let mut g = vec![0.0; n];
-    let mut f = timed_eval(obj, &mut total, |o| gn.energy_grad(o, x, &mut g))?;
-    if !f.is_finite() {
-        return Err(SolveError::InfeasibleStart { energy: f });
-    }
-    mask(fixed, &mut g);
-    if g.iter().any(|v| !v.is_finite()) {
-        return Err(SolveError::NonFinite {
-            iteration: 0,
-            what: "gradient",
-        });
-    }
+    let Start { fixed, mut f, mut g } = start(obj, x, opts, &mut total, |o, x, g| gn.energy_grad(o, x, g))?;
     let (f0, g0) = (f, norm(&g));
     let mut gnorm = g0;
     let mut history = Vec::new();
@@ -177,12 +162,8 @@ pub(crate) fn run<O: Objective + ?Sized>(
     let status;
     let mut iteration = 0;
     'outer: loop {
-        if let Some(st) = opts.gradient_stop(gnorm, g0) {
+        if let Some(st) = opts.before_iteration(gnorm, g0, iteration) {
             status = st;
-            break;
-        }
-        if iteration >= opts.max_iters {
-            status = Status::MaxIterations;
             break;
         }
         iteration += 1;
@@ -330,18 +311,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
         g.fill(0.0);
         f = timed_eval(obj, &mut t, |o| gn.energy_grad(o, x, &mut g))?;
         mask(fixed, &mut g);
-        if !f.is_finite() {
-            return Err(SolveError::NonFinite {
-                iteration,
-                what: "energy at the accepted point",
-            });
-        }
-        if g.iter().any(|v| !v.is_finite()) {
-            return Err(SolveError::NonFinite {
-                iteration,
-                what: "gradient",
-            });
-        }
+        check_accepted(f, &g, iteration)?;
         gnorm = norm(&g);
         total.add(&t);
         let rec = IterationInfo {
@@ -357,30 +327,12 @@ pub(crate) fn run<O: Objective + ?Sized>(
             linear_iterations,
             timings: t,
         };
-        let control = match callback.as_mut() {
-            Some(cb) => cb(&rec),
-            None => Control::Continue,
-        };
-        history.push(rec);
-        if control == Control::Stop {
-            status = Status::Stopped;
-            break;
-        }
-        if let Some(st) = opts.step_stop(step_norm, norm(x)) {
+        if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x) {
             status = st;
             break;
         }
     }
-    Ok(SolveReport {
-        status,
-        iterations: history.len(),
-        initial_energy: f0,
-        energy: f,
-        initial_grad_norm: g0,
-        grad_norm: gnorm,
-        history,
-        timings: total,
-    })
+    Ok(report(status, history, (f0, g0), (f, gnorm), total))
 }
 
 /// `½‖r(x)‖²` at a trial point (residuals only, no Jacobian).

@@ -41,6 +41,13 @@ impl SolveOptions {
             .then_some(Status::GradientTolerance)
     }
 
+    /// The stop before an iteration: the gradient tolerance, then the iteration cap
+    /// (`done` iterations so far).
+    pub(crate) fn before_iteration(&self, gnorm: f64, g0: f64, done: usize) -> Option<Status> {
+        self.gradient_stop(gnorm, g0)
+            .or((done >= self.max_iters).then_some(Status::MaxIterations))
+    }
+
     pub(crate) fn decrement_stop(&self, lambda2: Option<f64>) -> Option<Status> {
         match lambda2 {
             Some(l) if self.decrement_tol > 0.0 && 0.5 * l <= self.decrement_tol => {
