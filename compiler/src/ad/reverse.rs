@@ -163,25 +163,20 @@ fn build_vjp(
     let seed = new_params[ptypes.len()];
     rv.accumulate(ret, Ct::Tan(Tan::Val(seed)))?;
     rv.backward(&src.body.ops)?;
-    let mut parts = vec![rv.v(ret)];
-    for &p in src.params() {
-        if tangent_type(src.ty(p)).is_some() {
-            let a = rv.adj.get(&p).cloned().unwrap_or(Tan::Zero);
-            let np = rv.v(p);
-            parts.push(
-                materialize(&mut rv.e, &a, np)?
-                    .ok_or_else(|| AdError::Internal("parameter adjoint".into()))?,
-            );
-        }
-    }
-    let out = rv.e.op(OpKind::Tuple, parts)?;
-    let built = rv.e.finish(out);
+    let primal = rv.v(ret);
+    let built = rv.finish_with_param_adjoints(&src, vec![primal])?;
+    install(module, h, &src, built);
+    Ok(h)
+}
+
+/// Puts the derivative function `built` of `src` in place of the signature registered as `h`,
+/// keeping `src`'s AD mode and source file.
+fn install(module: &mut Module, h: FuncRef, src: &Function, built: Function) {
     module.functions[h] = Function {
         ad_mode: src.ad_mode,
         source_file: src.source_file,
         ..built
     };
-    Ok(h)
 }
 
 /// Where the adjoint of a loop finds each iteration's entering state.
@@ -273,6 +268,24 @@ fn free_float_values(f: &Function, rs: &[Region]) -> Vec<ValueId> {
 }
 
 impl<'a> Rev<'a> {
+    /// Appends to `parts` the adjoint of every parameter of `src` that has a tangent type (in
+    /// order; zeros where none arrived) and finishes the function with their tuple as its
+    /// result.
+    fn finish_with_param_adjoints(mut self, src: &Function, mut parts: Vec<ValueId>) -> Result<Function, AdError> {
+        for &p in src.params() {
+            if tangent_type(src.ty(p)).is_some() {
+                let a = self.adj.get(&p).cloned().unwrap_or(Tan::Zero);
+                let np = self.v(p);
+                parts.push(
+                    materialize(&mut self.e, &a, np)?
+                        .ok_or_else(|| AdError::Internal("parameter adjoint".into()))?,
+                );
+            }
+        }
+        let out = self.e.op(OpKind::Tuple, parts)?;
+        Ok(self.e.finish(out))
+    }
+
     fn new(
         module: &'a mut Module,
         created: &'a mut Vec<FuncRef>,
@@ -658,11 +671,19 @@ impl<'a> Rev<'a> {
             }
             regions.push(self.e.end_region(ys));
         }
+        let keys: Vec<ValueId> = keys.into_iter().collect();
+        self.emit_if_adjoint(op.operands[0], &keys, regions)
+    }
+
+    /// The adjoint `scf.if` on the (old) condition `cond`, whose branch `regions` yield the
+    /// adjoints of the outer values `keys` (those with a tangent type); the results are added
+    /// to those values' adjoints.
+    fn emit_if_adjoint(&mut self, cond: ValueId, keys: &[ValueId], regions: Vec<Region>) -> Result<(), AdError> {
         let types: Vec<Type> = keys
             .iter()
             .filter_map(|&k| tangent_type(self.src.ty(k)))
             .collect();
-        let cond = self.v(op.operands[0]);
+        let cond = self.v(cond);
         let nid = self
             .e
             .push_with_regions(OpKind::If, vec![cond], types, regions);

@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{AdError, Rev, free_float_values, used_in};
+use super::{AdError, Rev, free_float_values, install, used_in};
 use crate::ad::emit::Emitter;
 use crate::ad::recursion::{is_split_call, is_split_point};
 use crate::ad::rules::Ct;
@@ -163,11 +163,7 @@ pub(super) fn rfwd_of(
         .copied()
         .ok_or_else(|| AdError::Internal("body yields nothing".into()))?;
     let built = rv.e.finish(ret);
-    module.functions[h] = Function {
-        ad_mode: src.ad_mode,
-        source_file: src.source_file,
-        ..built
-    };
+    install(module, h, &src, built);
     Ok(h)
 }
 
@@ -205,24 +201,8 @@ pub(super) fn rbwd_of(
         &BTreeSet::new(),
         vec![(ret, Tan::Val(seed))],
     )?;
-    let mut parts = Vec::new();
-    for &p in src.params() {
-        if tangent_type(src.ty(p)).is_some() {
-            let a = rv.adj.get(&p).cloned().unwrap_or(Tan::Zero);
-            let np = rv.v(p);
-            parts.push(
-                materialize(&mut rv.e, &a, np)?
-                    .ok_or_else(|| AdError::Internal("parameter adjoint".into()))?,
-            );
-        }
-    }
-    let out = rv.e.op(OpKind::Tuple, parts)?;
-    let built = rv.e.finish(out);
-    module.functions[h] = Function {
-        ad_mode: src.ad_mode,
-        source_file: src.source_file,
-        ..built
-    };
+    let built = rv.finish_with_param_adjoints(&src, Vec::new())?;
+    install(module, h, &src, built);
     Ok(h)
 }
 
@@ -430,18 +410,7 @@ impl Rev<'_> {
                 }
                 self.adj = saved_adj;
                 self.map = saved_map;
-                let types: Vec<Type> = outer
-                    .iter()
-                    .filter_map(|&o| tangent_type(self.src.ty(o)))
-                    .collect();
-                let cond = self.v(op.operands[0]);
-                let nid = self
-                    .e
-                    .push_with_regions(OpKind::If, vec![cond], types, regions);
-                for (&o, r) in outer.iter().zip(self.e.results(nid)) {
-                    self.accumulate(o, Ct::Tan(Tan::Val(r)))?;
-                }
-                Ok(())
+                self.emit_if_adjoint(op.operands[0], &outer, regions)
             }
             _ => Err(AdError::Internal("split point".into())),
         }
