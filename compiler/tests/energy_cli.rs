@@ -81,7 +81,7 @@ fn bench_first_line_is_the_median() {
 
 #[test]
 fn bench_spmv_and_every_workload_print_the_median_first() {
-    for what in ["energy", "grad", "hvp", "spmv"] {
+    for what in ["energy", "grad", "hessian-psd", "hvp", "spmv"] {
         let (rc, out, err) = madc(&[
             "bench",
             "examples/mass_spring.mad",
