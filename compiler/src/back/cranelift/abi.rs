@@ -4,7 +4,8 @@
 //! implicit return area). Each function also gets a trampoline
 //! `extern "C" fn(ctx, args: *const u64, results: *mut u64)` the host calls.
 //! A small function's trampoline holds the function's body itself (no call,
-//! no entry checks; see `FnLower::lower_trampoline_body`).
+//! no entry checks; see `FnLower::lower_trampoline_body`). A small all-`f64`
+//! function also gets a register entry ([`register_entry`]).
 
 use cranelift_codegen::ir::{AbiParam, Signature, types};
 use cranelift_codegen::isa::CallConv;

@@ -2,7 +2,9 @@
 //! the calling thread with flat 8-byte slots (an `f64` is its bit pattern, a
 //! small tensor its elements row-major, a tuple its parts in order), reusing one
 //! run-time context, so a call costs a few nanoseconds instead of a thread start
-//! and value conversions. Mesh kernels and benchmarks use it.
+//! and value conversions. Mesh kernels and benchmarks use it. Small all-`f64`
+//! functions are called through their register entry
+//! ([`super::abi::register_entry`]), so such a call stores and loads no slots.
 //!
 //! Only functions whose parameters and result are scalars or small (scalarized)
 //! tensors, or tuples of them, can be called this way. The calling thread's stack
@@ -128,41 +130,42 @@ impl RawCaller<'_> {
     /// arguments and results in registers; errors are reported the same way.
     #[inline]
     pub fn call_f64(&mut self, args: &[f64], results: &mut [f64]) -> Result<(), RtError> {
-        if let Some((code, n_args, n_results)) = self.registers {
-            if args.len() == n_args && results.len() >= n_results {
-                self.set_stack_limit();
-                let c = &mut self.ctx as *mut JitContext<'_> as *mut u8;
-                // SAFETY: `register_entry` gave `code` the signature
-                // `(ctx, f64 × n_args) -> f64 × n_results`, which for one result
-                // is `-> f64` and for two `-> F64Pair` under the host's C ABI;
-                // `args` has `n_args` elements and `results` room for `n_results`;
-                // the context lives as long as the module borrowed by `self`.
-                unsafe {
-                    match (n_args, n_results) {
-                        (0, 1) => results[0] = entry!(code, c, args, f64;),
-                        (1, 1) => results[0] = entry!(code, c, args, f64; 0),
-                        (2, 1) => results[0] = entry!(code, c, args, f64; 0 1),
-                        (3, 1) => results[0] = entry!(code, c, args, f64; 0 1 2),
-                        (4, 1) => results[0] = entry!(code, c, args, f64; 0 1 2 3),
-                        (_, 2) => {
-                            let F64Pair(r0, r1) = match n_args {
-                                0 => entry!(code, c, args, F64Pair;),
-                                1 => entry!(code, c, args, F64Pair; 0),
-                                2 => entry!(code, c, args, F64Pair; 0 1),
-                                3 => entry!(code, c, args, F64Pair; 0 1 2),
-                                _ => entry!(code, c, args, F64Pair; 0 1 2 3),
-                            };
-                            results[0] = r0;
-                            results[1] = r1;
-                        }
-                        _ => unreachable!("register entries have one or two results"),
+        if let Some((code, n_args, n_results)) = self.registers
+            && args.len() == n_args
+            && results.len() >= n_results
+        {
+            self.set_stack_limit();
+            let c = &mut self.ctx as *mut JitContext<'_> as *mut u8;
+            // SAFETY: `register_entry` gave `code` the signature
+            // `(ctx, f64 × n_args) -> f64 × n_results`, which for one result
+            // is `-> f64` and for two `-> F64Pair` under the host's C ABI;
+            // `args` has `n_args` elements and `results` room for `n_results`;
+            // the context lives as long as the module borrowed by `self`.
+            unsafe {
+                match (n_args, n_results) {
+                    (0, 1) => results[0] = entry!(code, c, args, f64;),
+                    (1, 1) => results[0] = entry!(code, c, args, f64; 0),
+                    (2, 1) => results[0] = entry!(code, c, args, f64; 0 1),
+                    (3, 1) => results[0] = entry!(code, c, args, f64; 0 1 2),
+                    (4, 1) => results[0] = entry!(code, c, args, f64; 0 1 2 3),
+                    (_, 2) => {
+                        let F64Pair(r0, r1) = match n_args {
+                            0 => entry!(code, c, args, F64Pair;),
+                            1 => entry!(code, c, args, F64Pair; 0),
+                            2 => entry!(code, c, args, F64Pair; 0 1),
+                            3 => entry!(code, c, args, F64Pair; 0 1 2),
+                            _ => entry!(code, c, args, F64Pair; 0 1 2 3),
+                        };
+                        results[0] = r0;
+                        results[1] = r1;
                     }
+                    _ => unreachable!("register entries have one or two results"),
                 }
-                return match self.ctx.finish_call() {
-                    Some(e) => Err(e),
-                    None => Ok(()),
-                };
             }
+            return match self.ctx.finish_call() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
         }
         // SAFETY (of the casts): f64 and u64 have the same size and alignment,
         // and every bit pattern is valid for both.
