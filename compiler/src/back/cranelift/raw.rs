@@ -128,7 +128,9 @@ impl RawCaller<'_> {
     /// A function of at most four `f64` argument slots and one or two `f64`
     /// result slots is called through its register entry, which passes the
     /// arguments and results in registers; errors are reported the same way.
-    #[inline]
+    /// (Always inlined, so that a hot loop's arguments and results stay in
+    /// registers on the host side too.)
+    #[inline(always)]
     pub fn call_f64(&mut self, args: &[f64], results: &mut [f64]) -> Result<(), RtError> {
         if let Some((code, n_args, n_results)) = self.registers
             && args.len() == n_args
@@ -167,6 +169,12 @@ impl RawCaller<'_> {
                 None => Ok(()),
             };
         }
+        self.call_f64_slots(args, results)
+    }
+
+    /// [`RawCaller::call_f64`] through the slot buffers.
+    #[inline(never)]
+    fn call_f64_slots(&mut self, args: &[f64], results: &mut [f64]) -> Result<(), RtError> {
         // SAFETY (of the casts): f64 and u64 have the same size and alignment,
         // and every bit pattern is valid for both.
         let a = unsafe { std::slice::from_raw_parts(args.as_ptr() as *const u64, args.len()) };
