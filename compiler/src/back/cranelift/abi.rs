@@ -4,7 +4,8 @@
 //! implicit return area). Each function also gets a trampoline
 //! `extern "C" fn(ctx, args: *const u64, results: *mut u64)` the host calls.
 //! A small function's trampoline holds the function's body itself (no call,
-//! no entry checks; see `FnLower::lower_trampoline_body`).
+//! no entry checks; see `FnLower::lower_trampoline_body`). A small all-`f64`
+//! function also gets a register entry ([`register_entry`]).
 
 use cranelift_codegen::ir::{AbiParam, Signature, types};
 use cranelift_codegen::isa::CallConv;
@@ -38,3 +39,35 @@ pub fn trampoline_signature(cc: CallConv) -> Signature {
 
 /// The host-side type of a trampoline.
 pub type Trampoline = unsafe extern "C" fn(*mut u8, *const u64, *mut u64);
+
+/// The most `f64` argument slots a register entry takes.
+pub const REGISTER_ENTRY_ARGS: usize = 4;
+
+/// The argument and result slot counts of `f`'s register entry, if it gets
+/// one: a second entry with `f`'s own signature (`(ctx, f64…) -> f64…`) whose
+/// arguments and results travel in registers, so a host call stores and loads
+/// no slots. Only for all-`f64` signatures of at most
+/// [`REGISTER_ENTRY_ARGS`] argument slots and one or two result slots, under
+/// calling conventions where such a return matches the host's
+/// `extern "C" fn(...) -> f64` or `-> F64Pair`.
+pub fn register_entry(f: &Function, cc: CallConv) -> Option<(usize, usize)> {
+    if !matches!(cc, CallConv::SystemV | CallConv::AppleAarch64) {
+        return None;
+    }
+    let params: Vec<types::Type> = f.param_types().iter().flat_map(clif_types).collect();
+    let ret = clif_types(&f.ret);
+    let all_f64 = |ts: &[types::Type]| ts.iter().all(|t| *t == types::F64);
+    let fits = params.len() <= REGISTER_ENTRY_ARGS && (1..=2).contains(&ret.len());
+    (fits && all_f64(&params) && all_f64(&ret)).then_some((params.len(), ret.len()))
+}
+
+/// Two `f64` results as the host receives them from a register entry (the C
+/// ABI returns this struct in the first two float registers, where Cranelift's
+/// multi-value return puts them).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F64Pair(pub f64, pub f64);
+
+/// A register entry's code, as stored; called after a cast to the
+/// `extern "C"` type its slot counts give.
+pub type RegisterEntry = unsafe extern "C" fn();

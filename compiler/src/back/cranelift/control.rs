@@ -245,15 +245,29 @@ impl FnLower<'_, '_> {
     /// of [`FnLower::lower_body`] cannot fire and are left out; the depth is 1
     /// while the body runs, as in the function called from depth 0.
     pub fn lower_trampoline_body(&mut self) -> Result<(), JitError> {
+        self.lower_entry_body(false)
+    }
+
+    /// The body of a register entry ([`super::abi::register_entry`]): the
+    /// function's own signature, its body inline as in a trampoline (no
+    /// entry checks), arguments and results in registers.
+    pub fn lower_register_entry_body(&mut self) -> Result<(), JitError> {
+        self.lower_entry_body(true)
+    }
+
+    fn lower_entry_body(&mut self, in_registers: bool) -> Result<(), JitError> {
         let f = self.f;
         let entry = self.b.create_block();
         self.b.append_block_params_for_function_params(entry);
         self.b.switch_to_block(entry);
         let p = self.b.block_params(entry).to_vec();
-        let (ctx, args, results) = (p[0], p[1], p[2]);
-        self.ctx = ctx;
-        let tys: Vec<types::Type> = f.param_types().iter().flat_map(clif_types).collect();
-        let slots = self.load_slots(args, &tys);
+        self.ctx = p[0];
+        let slots = if in_registers {
+            p[1..].to_vec()
+        } else {
+            let tys: Vec<types::Type> = f.param_types().iter().flat_map(clif_types).collect();
+            self.load_slots(p[1], &tys)
+        };
         self.bind_args(&f.body.args, &slots)?;
         let one = self.b.ins().iconst(types::I64, 1);
         self.b.ins().store(MemFlagsData::trusted(), one, self.ctx, OFFSET_DEPTH);
@@ -264,10 +278,14 @@ impl FnLower<'_, '_> {
         }
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.ins().store(MemFlagsData::trusted(), zero, self.ctx, OFFSET_DEPTH);
-        for (i, v) in ret.iter().enumerate() {
-            self.b.ins().store(MemFlagsData::trusted(), *v, results, 8 * i as i32);
+        if in_registers {
+            self.b.ins().return_(&ret);
+        } else {
+            for (i, v) in ret.iter().enumerate() {
+                self.b.ins().store(MemFlagsData::trusted(), *v, p[2], 8 * i as i32);
+            }
+            self.b.ins().return_(&[]);
         }
-        self.b.ins().return_(&[]);
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use mad_runtime::jit::{ApplyDesc, FlatLayout, JIT_STACK_SIZE, JitContext, STACK_
 use mad_runtime::{RtError, Value};
 
 use super::JitError;
-use super::abi::{PTR, Trampoline, function_signature, trampoline_signature};
+use super::abi::{PTR, RegisterEntry, Trampoline, function_signature, register_entry, trampoline_signature};
 use super::batch::{BatchCaller, BatchFn, BatchSpec, batch_signature, batchable};
 use super::imports::{Imports, register_symbols};
 use super::layout::{clif_types, flat_layout};
@@ -39,6 +39,8 @@ pub struct JitModule {
 
 struct Entry {
     trampoline: Trampoline,
+    /// The register entry ([`register_entry`]) and its argument and result slot counts.
+    registers: Option<(RegisterEntry, usize, usize)>,
     /// A body-less function with the signature, for argument checks.
     signature: ir::Function,
     params: Vec<FlatLayout>,
@@ -52,6 +54,8 @@ struct Build {
     tables: Tables,
     user_ids: Vec<FuncId>,
     tramp_ids: Vec<FuncId>,
+    /// Each function's register entry, with its argument and result slot counts.
+    reg_ids: Vec<Option<(FuncId, usize, usize)>>,
     batch_ids: Vec<FuncId>,
     clif: Option<String>,
 }
@@ -97,6 +101,7 @@ impl Build {
             tables: Tables::default(),
             user_ids,
             tramp_ids,
+            reg_ids: Vec::new(),
             batch_ids: Vec::new(),
             clif: want_text.then(String::new),
         };
@@ -105,6 +110,8 @@ impl Build {
         for (h, f) in ir_module.functions.iter() {
             build.define_function(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
             build.define_trampoline(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
+            let reg = build.define_register_entry(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
+            build.reg_ids.push(reg);
         }
         for (i, spec) in batches.iter().enumerate() {
             build.define_batch(i, spec, &ir_module.functions, &mut fctx)?;
@@ -265,6 +272,44 @@ impl Build {
     }
 }
 
+impl Build {
+    /// `f`'s register entry, when [`register_entry`] allows one: a small
+    /// function's body inline under its own signature (as in its trampoline),
+    /// a larger function's compiled code itself (which checks its entry).
+    fn define_register_entry(
+        &mut self,
+        index: usize,
+        f: &ir::Function,
+        funcs: &ir::Arena<ir::Function>,
+        summary: &super::release::Summary,
+        fctx: &mut FunctionBuilderContext,
+    ) -> Result<Option<(FuncId, usize, usize)>, JitError> {
+        let cc = self.module.isa().default_call_conv();
+        let Some((n_args, n_results)) = register_entry(f, cc) else { return Ok(None) };
+        if op_count(f, &f.body) > INLINE_ENTRY_OPS {
+            return Ok(Some((self.user_ids[index], n_args, n_results)));
+        }
+        let sig = function_signature(f, cc);
+        let id = self.module.declare_function(&format!("mad_r{index}"), Linkage::Local, &sig).map_err(module_err)?;
+        let mut ctx = self.module.make_context();
+        ctx.func.signature = sig;
+        ctx.func.name = UserFuncName::user(3, index as u32);
+        let config = self.module.isa().frontend_config();
+        {
+            let b = FunctionBuilder::new(&mut ctx.func, fctx);
+            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
+            lower.lower_register_entry_body()?;
+            lower.b.seal_all_blocks();
+            lower.b.finalize(config);
+        }
+        self.module
+            .define_function(id, &mut ctx)
+            .map_err(|e| JitError::Codegen(format!("register entry of `{}`: {e:?}", f.name)))?;
+        self.module.clear_context(&mut ctx);
+        Ok(Some((id, n_args, n_results)))
+    }
+}
+
 /// The most ops (nested regions included) of a function compiled inline into
 /// its trampoline, saving a call and the entry checks per host call.
 const INLINE_ENTRY_OPS: usize = 400;
@@ -311,8 +356,16 @@ impl JitModule {
             // SAFETY: the trampoline was defined with `trampoline_signature`, whose
             // C ABI matches `Trampoline`.
             let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
+            let registers = build.reg_ids[h.index()]
+                .map(|(id, a, r)| {
+                    let ptr = build.module.get_finalized_function(id);
+                    // SAFETY: a code address; `RawCaller` calls it only through
+                    // the signature `register_entry` chose for these slot counts.
+                    (unsafe { std::mem::transmute::<*const u8, RegisterEntry>(ptr) }, a, r)
+                });
             entries.push(Entry {
                 trampoline,
+                registers,
                 signature: ir::Function::new(f.name.clone(), &f.param_types(), f.ret.clone()),
                 params: f.param_types().iter().map(flat_layout).collect(),
                 ret: flat_layout(&f.ret),
@@ -410,6 +463,12 @@ impl JitModule {
     pub(super) fn entry_parts(&self, f: ir::FuncRef) -> Result<(Trampoline, &[FlatLayout], &FlatLayout), RtError> {
         let e = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
         Ok((e.trampoline, &e.params, &e.ret))
+    }
+
+    /// `f`'s register entry ([`register_entry`]): its code and argument and
+    /// result slot counts, if it has one.
+    pub(super) fn register_entry_of(&self, f: ir::FuncRef) -> Option<(RegisterEntry, usize, usize)> {
+        self.entries.get(f.index())?.registers
     }
 
     /// A caller of batched loop `i` (its index in the specs compiled with).

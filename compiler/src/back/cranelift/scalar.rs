@@ -284,6 +284,12 @@ impl FnLower<'_, '_> {
             _ => None,
         };
         let f64s = |v: Value| dfg.value_type(v) == types::F64;
+        let is_positive_zero = match dfg.value_def(x) {
+            ValueDef::Result(inst, 0) => {
+                matches!(dfg.insts[inst], InstructionData::UnaryIeee64 { imm, .. } if imm.bits() == 0)
+            }
+            _ => false,
+        };
         match compare {
             Some((cond, p, q)) if f64s(x) && f64s(y) && f64s(p) && f64s(q) => {
                 let v = |me: &mut Self, s: Value| me.b.ins().splat(types::F64X2, s);
@@ -294,7 +300,13 @@ impl FnLower<'_, '_> {
                     MemFlagsData::new().with_endianness(Endianness::Little),
                     mask,
                 );
-                let r = self.b.ins().bitselect(mask, xv, yv);
+                // `select(c, +0.0, y)` (the strong zero of a derivative) is `y`
+                // with its bits cleared where `c` holds: one and-not.
+                let r = if is_positive_zero {
+                    self.b.ins().band_not(yv, mask)
+                } else {
+                    self.b.ins().bitselect(mask, xv, yv)
+                };
                 self.b.ins().extractlane(r, 0)
             }
             _ => self.b.ins().select(c, x, y),
