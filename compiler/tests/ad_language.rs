@@ -5,6 +5,9 @@
 
 use mad::{Engine, Program, Tensor, Value};
 
+mod program_common;
+use program_common::{call, flat};
+
 const SRC: &str = r#"
 fn b1(x: f64, y: f64) -> f64 { x * log(y) + log(x * y) * y }
 fn b1_grad(x: f64, y: f64) -> (f64, f64) { grad(b1)(x, y) }
@@ -101,21 +104,7 @@ fn program() -> Program {
     }
 }
 
-fn call(p: &Program, engine: Engine, name: &str, args: &[Value]) -> Value {
-    let mut out = Vec::new();
-    p.call_with(engine, name, args, &mut out)
-        .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
-}
 
-/// Every float in a value, in order (tensors row-major, tuples left to right).
-fn flat(v: &Value) -> Vec<f64> {
-    match v {
-        Value::F64(x) => vec![*x],
-        Value::Tensor(t) => t.as_f64().expect("f64 tensor").to_vec(),
-        Value::Tuple(items) => items.iter().flat_map(flat).collect(),
-        _ => Vec::new(),
-    }
-}
 
 /// `args` with the float scalars and float tensors replaced, in order, by `xs`.
 fn unflat(args: &[Value], xs: &[f64]) -> Vec<Value> {

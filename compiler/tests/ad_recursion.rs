@@ -8,6 +8,9 @@
 
 use mad::{Engine, Program, Tensor, Value};
 
+mod program_common;
+use program_common::{call, flat};
+
 const SRC: &str = r#"
 // Horner's rule by recursion: the depth is the length of the data.
 fn horner(c: [f64], x: f64, i: i64) -> f64 {
@@ -139,20 +142,7 @@ fn program() -> Program {
     Program::compile_str("ad_recursion.mad", SRC).unwrap_or_else(|e| panic!("compiles: {e}"))
 }
 
-fn call(p: &Program, engine: Engine, name: &str, args: &[Value]) -> Value {
-    let mut out = Vec::new();
-    p.call_with(engine, name, args, &mut out)
-        .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
-}
 
-fn flat(v: &Value) -> Vec<f64> {
-    match v {
-        Value::F64(x) => vec![*x],
-        Value::Tensor(t) => t.as_f64().expect("f64 tensor").to_vec(),
-        Value::Tuple(items) => items.iter().flat_map(flat).collect(),
-        _ => Vec::new(),
-    }
-}
 
 fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");

@@ -6,6 +6,9 @@
 
 use mad::{Engine, Program, Tensor, Value};
 
+mod program_common;
+use program_common::{call, flat};
+
 const SRC: &str = r#"
 fn b3(x: [f64]) -> f64 {
     let mut s = 0.0;
@@ -70,20 +73,7 @@ fn program() -> Program {
     Program::compile_str("ad_tape.mad", SRC).unwrap_or_else(|e| panic!("compiles: {e}"))
 }
 
-fn call(p: &Program, engine: Engine, name: &str, args: &[Value]) -> Value {
-    let mut out = Vec::new();
-    p.call_with(engine, name, args, &mut out)
-        .unwrap_or_else(|e| panic!("{name} on {engine:?}: {e}"))
-}
 
-fn flat(v: &Value) -> Vec<f64> {
-    match v {
-        Value::F64(x) => vec![*x],
-        Value::Tensor(t) => t.as_f64().expect("f64 tensor").to_vec(),
-        Value::Tuple(items) => items.iter().flat_map(flat).collect(),
-        _ => Vec::new(),
-    }
-}
 
 fn vector(xs: &[f64]) -> Value {
     Value::Tensor(Tensor::vector(xs.to_vec()))
