@@ -153,7 +153,7 @@ impl MeshEnergy<'_> {
         if job.t.k == 0 {
             args[0] = 0.0;
         }
-        at = self.gather_others(&job.t.others, e, job.b.verts.get(e), args, at);
+        at = self.gather_others(&job.t.others, job.b.element_id(e), job.b.verts.get(e), args, at);
         if let (Kind::Hvp, Some(v)) = (job.kind, job.v) {
             for (a, &d) in dofs.iter().enumerate() {
                 args[at + a] = v[d as usize];
@@ -169,7 +169,8 @@ impl MeshEnergy<'_> {
         for e in job.coloring.chunk_elements(chunk) {
             self.gather(job, e, &mut w.args);
             w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
-                EnergyError::Runtime(format!("term `{}`, element {e}: {err}", job.t.name))
+                let id = job.b.element_id(e);
+                EnergyError::Runtime(format!("term `{}`, element {id}: {err}", job.t.name))
             })?;
             let dofs = job.dofs.get(e);
             // SAFETY (of every `add`): chunks of one colour share no dof, hence no
@@ -376,6 +377,7 @@ impl MeshEnergy<'_> {
                 continue;
             }
             let kind = if t.k == 0 { Kind::Value } else { kind };
+            let mut batched_error = None;
             if self.batched_enabled() {
                 let bk = match kind {
                     Kind::Value => Some(BatchKind::Value),
@@ -398,10 +400,17 @@ impl MeshEnergy<'_> {
                     if writes && !clear {
                         clear_all(&mut pending_clear);
                     }
-                    if let Some(r) = self.run_batched(i, bi, bk, weights[i], x, v, outs, clear) {
-                        pending_clear &= !clear;
-                        total += r?;
-                        continue;
+                    match self.run_batched(i, bi, bk, weights[i], x, v, outs, clear) {
+                        Some(Ok(r)) => {
+                            pending_clear &= !clear;
+                            total += r;
+                            continue;
+                        }
+                        // A batched loop names only its chunk: the element-by-element
+                        // loop below runs the term again to name the element (the
+                        // outputs are not used after an error).
+                        Some(Err(e)) => batched_error = Some(e),
+                        None => {}
                     }
                 }
             }
@@ -424,6 +433,9 @@ impl MeshEnergy<'_> {
                 slots: Some(slots.slots()),
             };
             total += self.run(&job)?;
+            if let Some(e) = batched_error {
+                return Err(e);
+            }
         }
         clear_all(&mut pending_clear);
         Ok(total)

@@ -4,6 +4,8 @@
 //!
 //! - [`ElementList`]: elements as index tuples (fixed arity or ragged): `fixed`, `ragged`,
 //!   `from_slices`, `len`, `get`, `offset`, `indices`, `iter`, `arity`.
+//! - [`breadth_first_rank`], [`locality_order`], `ElementList::permuted`: a locality order of
+//!   elements for the evaluation schedule (see [`locality`]).
 //! - [`Field`] `{ offset, dim }` and [`element_dofs`]`(elements, fields) -> ElementList`: local
 //!   dofs per element, field-major, then vertex, then component; dof = `offset + dim·v + c`.
 //! - [`CsrPattern`] `{ n, row_ptr, col_idx }` (`nnz`, `row`, `find`, `from_entries`, `spmv`).
@@ -25,6 +27,7 @@
 pub mod assembly;
 pub mod coloring;
 pub mod elements;
+pub mod locality;
 pub mod mtx;
 pub mod npy;
 pub mod pairs;
@@ -33,6 +36,7 @@ pub mod pattern;
 pub use assembly::{ElementKernel, Outputs, assemble, scatter_blocks, scatter_gradients};
 pub use coloring::Coloring;
 pub use elements::ElementList;
+pub use locality::{breadth_first_rank, locality_order};
 pub use mtx::{write_matrix_market, write_matrix_market_rect};
 pub use npy::{NpyArray, NpyError, read_npy, write_npy};
 pub use pairs::{PairId, PairPattern};
