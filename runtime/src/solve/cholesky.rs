@@ -1,5 +1,6 @@
-//! Sparse Cholesky (faer's supernodal/simplicial `LLᵀ`) of a CSR Hessian with fixed dofs and a
-//! diagonal shift, the symbolic factorization computed once per pattern.
+//! Sparse Cholesky (faer's supernodal/simplicial `LLᵀ`, AMD ordering) of a CSR Hessian with
+//! fixed dofs and a diagonal shift, the symbolic factorization computed once per pattern; the
+//! numeric factor and the scratch space are kept and reused between factorizations.
 //!
 //! The lower triangle is taken from the CSR pattern (row r's columns c ≥ r become CSC column r,
 //! rows c: the transpose, equal for a symmetric matrix), with every diagonal entry present. Fixed
@@ -13,12 +14,33 @@
 
 use super::SolveError;
 use crate::sparse::CsrPattern;
-use faer::linalg::solvers::Solve;
-use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::cholesky::{
+    CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
+    factorize_symbolic_cholesky,
+};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{MatMut, Side};
+use faer::{Conj, MatMut, Par, Side};
 
 const NONE: usize = usize::MAX;
+
+/// From this many columns on, the factorization is supernodal (dense blocks of columns,
+/// matrix-matrix kernels); below, faer chooses by its flop-per-entry ratio, which picks the
+/// simplicial (column by column) factorization for most mesh Hessians of a few thousand
+/// unknowns. On those the supernodal one is faster: the linear solve of the parameterization
+/// of bunnyhead (3,100 unknowns) and of the cloth on a sphere (`docs/benchmarks.md`) takes
+/// about 30 % less time.
+pub(crate) const SUPERNODAL_FROM_COLUMNS: usize = 1000;
+
+/// The supernodal threshold for an n×n matrix (see [`SUPERNODAL_FROM_COLUMNS`]).
+fn supernodal_threshold(n: usize) -> SupernodalThreshold {
+    if n >= SUPERNODAL_FROM_COLUMNS {
+        SupernodalThreshold::FORCE_SUPERNODAL
+    } else {
+        SupernodalThreshold::AUTO
+    }
+}
 
 /// A reusable factorization of `H + τI` for Hessians sharing one pattern.
 pub(crate) struct ShiftedCholesky {
@@ -30,10 +52,15 @@ pub(crate) struct ShiftedCholesky {
     /// For each column, the CSC position of its diagonal.
     diag: Vec<usize>,
     values: Vec<f64>,
-    /// The values `factor` was computed from (meaningful while `factor` is `Some`).
+    /// The values the factor was computed from (meaningful while `factored_ok`).
     factored: Vec<f64>,
-    symbolic: SymbolicLlt<usize>,
-    factor: Option<Llt<usize, f64>>,
+    symbolic: SymbolicCholesky<usize>,
+    /// The numeric factor's values (`symbolic.len_val()` of them).
+    l_values: Vec<f64>,
+    /// Whether `l_values` holds a successful factorization.
+    factored_ok: bool,
+    /// Scratch space of the numeric factorization and of the solves.
+    scratch: MemBuffer,
     numeric_count: usize,
 }
 
@@ -64,12 +91,24 @@ impl ShiftedCholesky {
             col_ptr.push(row_idx.len());
         }
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let symbolic =
-            SymbolicLlt::try_new(sym, Side::Lower).map_err(|e| SolveError::Factorization {
+        fn analysis(e: impl std::fmt::Debug) -> SolveError {
+            SolveError::Factorization {
                 iteration: 0,
                 message: format!("symbolic analysis: {e:?}"),
-            })?;
+            }
+        }
+        let params = CholeskySymbolicParams {
+            supernodal_flop_ratio_threshold: supernodal_threshold(n),
+            ..Default::default()
+        };
+        let symbolic = factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, params)
+            .map_err(analysis)?;
+        let req = symbolic
+            .factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default())
+            .or(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq));
+        let scratch = MemBuffer::try_new(req).map_err(analysis)?;
         let values = vec![0.0; row_idx.len()];
+        let l_values = vec![0.0; symbolic.len_val()];
         Ok(ShiftedCholesky {
             pattern: pattern.clone(),
             col_ptr,
@@ -79,7 +118,9 @@ impl ShiftedCholesky {
             values,
             factored: Vec::new(),
             symbolic,
-            factor: None,
+            l_values,
+            factored_ok: false,
+            scratch,
             numeric_count: 0,
         })
     }
@@ -105,6 +146,14 @@ impl ShiftedCholesky {
             min = min.min(v);
         }
         (max_abs, min)
+    }
+
+    /// Whether the factorization is supernodal (else simplicial).
+    pub fn is_supernodal(&self) -> bool {
+        matches!(
+            self.symbolic.raw(),
+            faer::sparse::linalg::cholesky::SymbolicCholeskyRaw::Supernodal(_)
+        )
     }
 
     /// How many numeric factorizations this object has computed (reused ones not counted).
@@ -164,7 +213,7 @@ impl ShiftedCholesky {
                 self.values[d] += shift(col);
             }
         }
-        if self.factor.is_some()
+        if self.factored_ok
             && self.factored.len() == self.values.len()
             && self.factored.iter().zip(&self.values).all(|(a, b)| a.to_bits() == b.to_bits())
         {
@@ -174,31 +223,41 @@ impl ShiftedCholesky {
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
         let mat = SparseColMatRef::new(sym, &self.values);
         self.numeric_count += 1;
-        match Llt::try_new_with_symbolic(self.symbolic.clone(), mat, Side::Lower) {
-            Ok(f) => {
-                self.factor = Some(f);
+        self.factored_ok = false;
+        let result = self.symbolic.factorize_numeric_llt::<f64>(
+            &mut self.l_values,
+            mat,
+            Side::Lower,
+            Default::default(),
+            Par::Seq,
+            MemStack::new(&mut self.scratch),
+            Default::default(),
+        );
+        match result {
+            Ok(_) => {
+                self.factored_ok = true;
                 self.factored.clone_from(&self.values);
                 Ok(true)
             }
-            Err(faer::sparse::linalg::LltError::Numeric(_)) => {
-                self.factor = None;
-                Ok(false)
-            }
-            Err(e) => Err(SolveError::Factorization {
-                iteration: 0,
-                message: format!("{e:?}"),
-            }),
+            Err(_) => Ok(false),
         }
     }
 
     /// Solves with the last successful factorization, in place.
-    pub fn solve(&self, rhs: &mut [f64]) -> Result<(), SolveError> {
-        let f = self.factor.as_ref().ok_or(SolveError::Factorization {
-            iteration: 0,
-            message: "no factorization to solve with".into(),
-        })?;
+    pub fn solve(&mut self, rhs: &mut [f64]) -> Result<(), SolveError> {
+        if !self.factored_ok {
+            return Err(SolveError::Factorization {
+                iteration: 0,
+                message: "no factorization to solve with".into(),
+            });
+        }
         let n = rhs.len();
-        f.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1));
+        LltRef::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(rhs, n, 1),
+            Par::Seq,
+            MemStack::new(&mut self.scratch),
+        );
         Ok(())
     }
 }
@@ -222,10 +281,65 @@ mod tests {
         (pattern, values)
     }
 
-    fn solve(c: &ShiftedCholesky, b: &[f64]) -> Vec<u64> {
+    fn solve(c: &mut ShiftedCholesky, b: &[f64]) -> Vec<u64> {
         let mut x = b.to_vec();
         c.solve(&mut x).unwrap();
         x.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The 5-point Laplacian of an m×m grid (CSR, both triangles) plus `shift`·I.
+    fn laplacian(m: usize, shift: f64) -> (CsrPattern, Vec<f64>) {
+        let n = m * m;
+        let id = |i: usize, j: usize| (i * m + j) as u32;
+        let mut entries = Vec::new();
+        for i in 0..m {
+            for j in 0..m {
+                entries.push((id(i, j), id(i, j)));
+                if i + 1 < m {
+                    entries.push((id(i, j), id(i + 1, j)));
+                    entries.push((id(i + 1, j), id(i, j)));
+                }
+                if j + 1 < m {
+                    entries.push((id(i, j), id(i, j + 1)));
+                    entries.push((id(i, j + 1), id(i, j)));
+                }
+            }
+        }
+        let pattern = CsrPattern::from_entries(n, entries.iter().copied());
+        let mut values = vec![0.0; pattern.nnz()];
+        for r in 0..n {
+            for (k, &c) in pattern.row(r).iter().enumerate() {
+                values[pattern.row_ptr[r] + k] = if c as usize == r { 4.0 + shift } else { -1.0 };
+            }
+        }
+        (pattern, values)
+    }
+
+    #[test]
+    fn large_matrices_factor_supernodally_and_solve_to_rounding() {
+        for (m, supernodal) in [(10, false), (40, true)] {
+            let (pattern, h) = laplacian(m, 0.0);
+            let n = m * m;
+            let mut c = ShiftedCholesky::new(&pattern).unwrap();
+            assert_eq!(c.is_supernodal(), supernodal, "{n} columns");
+            assert!(c.factor(&h, None, 1e-2).unwrap());
+            let b: Vec<f64> = (0..n).map(|i| ((i * 7919) % 13) as f64 - 6.0).collect();
+            let mut x = b.clone();
+            c.solve(&mut x).unwrap();
+            // Residual of (H + 1e-2 I) x = b, computed from the CSR values.
+            let mut worst = 0.0f64;
+            for r in 0..n {
+                let mut ax = 1e-2 * x[r];
+                for (k, &col) in pattern.row(r).iter().enumerate() {
+                    ax += h[pattern.row_ptr[r] + k] * x[col as usize];
+                }
+                worst = worst.max((ax - b[r]).abs());
+            }
+            assert!(worst < 1e-9, "{n} columns: residual {worst}");
+            // An indefinite matrix (shift below −λ_min ≈ 0) does not factor.
+            assert!(!c.factor(&h, None, -0.5).unwrap());
+            assert!(c.solve(&mut x).is_err());
+        }
     }
 
     #[test]
@@ -235,11 +349,11 @@ mod tests {
         let b = [1.0, -2.0, 0.5, 3.0];
         let mut c = ShiftedCholesky::new(&pattern).unwrap();
         assert!(c.factor(&h, None, 0.0).unwrap());
-        let first = solve(&c, &b);
+        let first = solve(&mut c, &b);
         assert_eq!(c.numeric_factorizations(), 1);
         assert!(c.factor(&h, None, 0.0).unwrap());
         assert_eq!(c.numeric_factorizations(), 1, "same values: reused");
-        assert_eq!(solve(&c, &b), first);
+        assert_eq!(solve(&mut c, &b), first);
         // Another shift, other values, or a fixed dof change the loaded values: refactored.
         assert!(c.factor(&h, None, 1e-3).unwrap());
         assert_eq!(c.numeric_factorizations(), 2);
@@ -251,7 +365,7 @@ mod tests {
         // Back to the first values: a fresh factorization, equal to the first one's bits.
         assert!(c.factor(&h, None, 0.0).unwrap());
         assert_eq!(c.numeric_factorizations(), 5);
-        assert_eq!(solve(&c, &b), first);
+        assert_eq!(solve(&mut c, &b), first);
         // A failed factorization is not kept: the same values are tried (and fail) again.
         let (_, bad) = tridiag(-1.0);
         assert!(!c.factor(&bad, None, 0.0).unwrap());
