@@ -26,7 +26,7 @@
 
 use super::contact::Contact;
 use super::{EnergyError, MeshEnergy};
-use mad_runtime::solve::{JacobianPattern, Objective, SolveError, value_grad_then_hessian};
+use mad_runtime::solve::{JacobianPattern, Objective, SolveError};
 use mad_runtime::sparse::CsrPattern;
 
 /// A [`MeshEnergy`] seen by the solvers.
@@ -230,43 +230,6 @@ impl Objective for MeshObjective<'_> {
             (None, Some(m)) if self.energy.pair_arity() > 0 => Some(m),
             _ => Some(self.energy.pattern()),
         }
-    }
-
-    /// One pass of the Hessian kernels gives the energy, the gradient and the Hessian
-    /// values (programs with residual terms have no Hessian: value and gradient, then the
-    /// `Unsupported` error of [`Objective::hessian_values`]).
-    fn value_grad_hessian(
-        &mut self,
-        x: &[f64],
-        grad: &mut [f64],
-        project_psd: bool,
-        values: &mut Vec<f64>,
-    ) -> Result<f64, SolveError> {
-        if self.jac_pattern.is_some() || !self.has_energies {
-            return value_grad_then_hessian(self, x, grad, project_psd, values);
-        }
-        self.sync(x)?;
-        self.hess.resize(self.energy.nnz(), 0.0);
-        let e = self
-            .energy
-            .hessian(x, &mut self.grad, &mut self.hess, project_psd)
-            .map_err(err)?;
-        for (g, s) in grad.iter_mut().zip(&self.grad) {
-            *g += s;
-        }
-        values.clear();
-        if self.energy.pair_arity() > 0 {
-            let (p, merged) = self.energy.hessian_csr(&self.hess).map_err(err)?;
-            if Some(&p) != self.merged.as_ref() {
-                return Err(SolveError::Objective(
-                    "the Hessian pattern changed without a new evaluation".into(),
-                ));
-            }
-            values.extend_from_slice(&merged);
-        } else {
-            values.extend_from_slice(&self.hess);
-        }
-        Ok(e)
     }
 
     fn hessian_values(

@@ -189,27 +189,6 @@ impl<P: Objective> ImplicitEuler<P> {
     }
 }
 
-impl<P: Objective> ImplicitEuler<P> {
-    /// Adds h²·(the potential's Hessian, in `scratch`, inner pattern order) and the mass
-    /// diagonal `M(1 + h·damping)` into `values` (this objective's pattern order).
-    fn add_hessian(&self, values: &mut [f64]) -> Result<(), SolveError> {
-        if self.scratch.len() != self.inner_slots.len() {
-            return Err(SolveError::Objective(
-                "the potential's Hessian values do not match its pattern".into(),
-            ));
-        }
-        let h2 = self.h * self.h;
-        for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
-            values[s] += h2 * v;
-        }
-        let hd = self.h * self.damping;
-        for (&s, &m) in self.diag_slots.iter().zip(&self.mass) {
-            values[s] += m * (1.0 + hd);
-        }
-        Ok(())
-    }
-}
-
 impl<P: Objective> Objective for ImplicitEuler<P> {
     fn num_dofs(&self) -> usize {
         self.mass.len()
@@ -238,37 +217,6 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         self.pattern.as_ref()
     }
 
-    fn value_grad_hessian(
-        &mut self,
-        x: &[f64],
-        grad: &mut [f64],
-        project_psd: bool,
-        values: &mut Vec<f64>,
-    ) -> Result<f64, SolveError> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let p = self
-            .potential
-            .value_grad_hessian(x, grad, project_psd, &mut scratch);
-        self.scratch = scratch;
-        let p = p?;
-        if self.potential.hessian_pattern() != self.inner_pattern.as_ref() {
-            self.refresh_pattern();
-        }
-        let h2 = self.h * self.h;
-        for g in grad.iter_mut() {
-            *g *= h2;
-        }
-        let nnz = self
-            .pattern
-            .as_ref()
-            .ok_or(SolveError::Unsupported("a Hessian pattern"))?
-            .nnz();
-        values.clear();
-        values.resize(nnz, 0.0);
-        self.add_hessian(values)?;
-        Ok(self.inertia(x, Some(grad)) + h2 * p)
-    }
-
     fn hessian_values(
         &mut self,
         x: &[f64],
@@ -287,7 +235,15 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         self.scratch.resize(inner.nnz(), 0.0);
         self.potential
             .hessian_values(x, project_psd, &mut self.scratch)?;
-        self.add_hessian(values)
+        let h2 = self.h * self.h;
+        for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
+            values[s] += h2 * v;
+        }
+        let hd = self.h * self.damping;
+        for (&s, &m) in self.diag_slots.iter().zip(&self.mass) {
+            values[s] += m * (1.0 + hd);
+        }
+        Ok(())
     }
 
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {

@@ -80,7 +80,7 @@ pub use levenberg_marquardt::{DampingScaling, LevenbergMarquardt};
 pub use line_search::{LineSearch, LineSearchOutcome};
 pub use newton::{Newton, ShiftOptions};
 pub use newton_cg::NewtonCg;
-pub use objective::{Objective, value_grad_then_hessian};
+pub use objective::Objective;
 pub use report::{Control, IterationInfo, SolveReport, Status, Timings};
 pub use solver::Solver;
 pub use stopping::SolveOptions;

@@ -7,10 +7,6 @@
 //! `initial·max|diag H|`) until the factorization succeeds and `d` is a descent direction with
 //! `−gᵀd ≥ min_descent_cosine·‖g‖‖d‖`: indefinite and singular Hessians are handled this way.
 //! A factorization whose shifted values are unchanged bit for bit is reused, not recomputed.
-//!
-//! From the third iteration of a solve on, the gradient at each accepted point comes from
-//! [`Objective::value_grad_hessian`], so the Hessian of the next direction costs no second
-//! pass over the elements.
 
 use super::cholesky::ShiftedCholesky;
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run, timed, timed_eval};
@@ -49,21 +45,8 @@ pub struct Newton {
     pub project_psd: bool,
     chol: Option<ShiftedCholesky>,
     hess: Vec<f64>,
-    /// The point whose Hessian `hess` holds when it came with the last gradient
-    /// evaluation ([`Objective::value_grad_hessian`]); empty otherwise.
-    hess_at: Vec<f64>,
-    /// The iteration of the current solve whose direction was computed last (0 before
-    /// the first).
-    iteration: usize,
     symbolic_count: usize,
 }
-
-/// From which iteration of a solve the gradient at the accepted point is evaluated together
-/// with the Hessian. The pass that gives both costs about a Hessian pass; when the solve then
-/// stops at that point, its Hessian is wasted. Solves that end after one to three steps (the
-/// time steps of implicit Euler) therefore keep separate passes; longer ones save a gradient
-/// pass per iteration. The gradient and energy are the same bits either way.
-const FUSE_FROM_ITERATION: usize = 3;
 
 impl Default for Newton {
     fn default() -> Self {
@@ -78,8 +61,6 @@ impl Newton {
             project_psd: false,
             chol: None,
             hess: Vec::new(),
-            hess_at: Vec::new(),
-            iteration: 0,
             symbolic_count: 0,
         }
     }
@@ -104,8 +85,6 @@ impl Newton {
         opts: &SolveOptions,
         callback: Option<Callback>,
     ) -> Result<SolveReport, SolveError> {
-        self.iteration = 0;
-        self.hess_at.clear();
         run(self, obj, x, opts, callback)
     }
 }
@@ -186,19 +165,6 @@ pub(crate) fn ensure_factorization<'a>(
 }
 
 impl<O: Objective + ?Sized> Method<O> for Newton {
-    /// The energy, the gradient and, from iteration [`FUSE_FROM_ITERATION`] on, in the same
-    /// evaluation the Hessian that the next direction needs (one pass of the objective's
-    /// Hessian kernels instead of a gradient pass and a Hessian pass).
-    fn energy_grad(&mut self, obj: &mut O, x: &[f64], g: &mut [f64]) -> Result<f64, SolveError> {
-        self.hess_at.clear();
-        if self.iteration < FUSE_FROM_ITERATION {
-            return obj.value_grad(x, g);
-        }
-        let f = obj.value_grad_hessian(x, g, self.project_psd, &mut self.hess)?;
-        self.hess_at.extend_from_slice(x);
-        Ok(f)
-    }
-
     fn direction(
         &mut self,
         obj: &mut O,
@@ -209,23 +175,17 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
         t: &mut Timings,
     ) -> Result<DirectionInfo, SolveError> {
         let n = x.len();
-        self.iteration = ctx.iteration;
         let pattern = obj
             .hessian_pattern()
             .ok_or(SolveError::Unsupported("a Hessian pattern"))?
             .clone();
         super::error::check_len("Hessian pattern size", n, pattern.n)?;
         let chol = ensure_factorization(&mut self.chol, &pattern, &mut self.symbolic_count, t)?;
-        let same_point = self.hess_at.len() == x.len()
-            && self.hess_at.iter().zip(x).all(|(a, b)| a.to_bits() == b.to_bits());
-        if !same_point || self.hess.len() != pattern.nnz() {
-            self.hess.clear();
-            self.hess.resize(pattern.nnz(), 0.0);
-            let project = self.project_psd;
-            let hess = &mut self.hess;
-            timed_eval(obj, t, |o| o.hessian_values(x, project, hess))?;
-        }
-        self.hess_at.clear();
+        self.hess.clear();
+        self.hess.resize(pattern.nnz(), 0.0);
+        let project = self.project_psd;
+        let hess = &mut self.hess;
+        timed_eval(obj, t, |o| o.hessian_values(x, project, hess))?;
         if self.hess.iter().any(|v| !v.is_finite()) {
             return Err(SolveError::NonFinite {
                 iteration: ctx.iteration,

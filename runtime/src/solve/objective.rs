@@ -52,24 +52,6 @@ pub trait Objective {
         Err(SolveError::Unsupported("Hessian values"))
     }
 
-    /// The energy at `x`, its gradient added into `grad` (zeroed on entry) and the Hessian
-    /// values in `values`, which is resized to the nnz of
-    /// [`hessian_pattern`](Objective::hessian_pattern) as it stands after this evaluation
-    /// (contact objectives may change their pattern at a new `x`) and zeroed first. Newton
-    /// asks for all three at each accepted point, so an objective that computes them in one
-    /// pass saves a gradient evaluation per iteration. The default calls
-    /// [`value_grad`](Objective::value_grad), then
-    /// [`hessian_values`](Objective::hessian_values).
-    fn value_grad_hessian(
-        &mut self,
-        x: &[f64],
-        grad: &mut [f64],
-        project_psd: bool,
-        values: &mut Vec<f64>,
-    ) -> Result<f64, SolveError> {
-        value_grad_then_hessian(self, x, grad, project_psd, values)
-    }
-
     /// The Hessian-vector product `H(x) v`, added into `out` (zeroed on entry).
     ///
     /// The default is a central difference of gradients, `(∇E(x+εv) − ∇E(x−εv)) / 2ε` with
@@ -151,27 +133,6 @@ pub trait Objective {
     }
 }
 
-/// [`Objective::value_grad_hessian`] by two passes: [`Objective::value_grad`], then
-/// [`Objective::hessian_values`] into `values` resized to the pattern's nnz (the trait's
-/// default, for objectives that override it on some paths only).
-pub fn value_grad_then_hessian<O: Objective + ?Sized>(
-    obj: &mut O,
-    x: &[f64],
-    grad: &mut [f64],
-    project_psd: bool,
-    values: &mut Vec<f64>,
-) -> Result<f64, SolveError> {
-    let f = obj.value_grad(x, grad)?;
-    let nnz = obj
-        .hessian_pattern()
-        .ok_or(SolveError::Unsupported("a Hessian pattern"))?
-        .nnz();
-    values.clear();
-    values.resize(nnz, 0.0);
-    obj.hessian_values(x, project_psd, values)?;
-    Ok(f)
-}
-
 impl<T: Objective + ?Sized> Objective for &mut T {
     fn num_dofs(&self) -> usize {
         (**self).num_dofs()
@@ -192,15 +153,6 @@ impl<T: Objective + ?Sized> Objective for &mut T {
         values: &mut [f64],
     ) -> Result<(), SolveError> {
         (**self).hessian_values(x, project_psd, values)
-    }
-    fn value_grad_hessian(
-        &mut self,
-        x: &[f64],
-        grad: &mut [f64],
-        project_psd: bool,
-        values: &mut Vec<f64>,
-    ) -> Result<f64, SolveError> {
-        (**self).value_grad_hessian(x, grad, project_psd, values)
     }
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
         (**self).hvp(x, v, out)
