@@ -149,6 +149,7 @@ impl ShiftedCholesky {
     }
 
     /// Whether the factorization is supernodal (else simplicial).
+    #[cfg(test)]
     pub fn is_supernodal(&self) -> bool {
         matches!(
             self.symbolic.raw(),
