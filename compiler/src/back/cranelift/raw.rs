@@ -14,7 +14,7 @@
 use mad_runtime::jit::{FlatLayout, JitContext};
 use mad_runtime::RtError;
 
-use super::abi::{F64Pair, RegisterEntry, Trampoline};
+use super::abi::{F64Pair, RegisterCall, RegisterEntry, Trampoline};
 use super::host::JitModule;
 use crate::ir;
 
@@ -29,7 +29,7 @@ pub struct RawCaller<'m> {
     n_results: usize,
     /// The register entry ([`super::abi::register_entry`]) that
     /// [`RawCaller::call_f64`] takes when the function has one.
-    registers: Option<(RegisterEntry, usize, usize)>,
+    registers: Option<RegisterCall>,
     /// The argument buffer of a function without parameters.
     args: [u64; 1],
 }
@@ -132,11 +132,14 @@ impl RawCaller<'_> {
     /// registers on the host side too.)
     #[inline(always)]
     pub fn call_f64(&mut self, args: &[f64], results: &mut [f64]) -> Result<(), RtError> {
-        if let Some((code, n_args, n_results)) = self.registers
+        if let Some(RegisterCall { code, n_args, n_results, leaf }) = self.registers
             && args.len() == n_args
             && results.len() >= n_results
         {
-            self.set_stack_limit();
+            // A leaf's entry reads no stack limit ([`super::leaf`]).
+            if !leaf {
+                self.set_stack_limit();
+            }
             let c = &mut self.ctx as *mut JitContext<'_> as *mut u8;
             // SAFETY: `register_entry` gave `code` the signature
             // `(ctx, f64 × n_args) -> f64 × n_results`, which for one result
