@@ -31,6 +31,19 @@ fn quot(x: f64, y: f64) -> (f64, f64) {
     ((n / d) as f64, x * log(y))
 }
 fn leaf(x: f64) -> f64 { x * log(x + 2.0) - sqrt(x * x + 1.0) }
+fn heapy(x: f64, k: f64) -> f64 {
+    let m = ones(2, 3) * x;
+    let v = vec2(1.0, 2.0);
+    m[1, 2] + v[k as i64]
+}
+fn grow(x: f64) -> f64 {
+    let mut s = x;
+    while s < 100.0 {
+        s = s * 1.5 + 1.0;
+    }
+    s
+}
+fn ggrow(x: f64) -> f64 { grad(grow)(x) }
 fn rec(x: f64, n: f64) -> f64 {
     if n <= 0.0 { leaf(x) } else { leaf(x + n) + rec(x, n - 1.0) }
 }
@@ -145,4 +158,33 @@ fn leaves_called_from_recursion_and_recursion_limits() {
     let fine = p.call_with(Engine::Jit, "rec", &[Value::F64(1.0), Value::F64(5_000.0)], &mut sink).unwrap();
     let Value::F64(v) = fine else { panic!("rec returns f64, got {fine:?}") };
     assert!((v - rec_ref(1.0, 5_000.0)).abs() < 1e-9 * v.abs());
+}
+
+fn ggrow_ref(x: f64) -> f64 {
+    let (mut s, mut d) = (x, 1.0);
+    while s < 100.0 {
+        s = s * 1.5 + 1.0;
+        d *= 1.5;
+    }
+    d
+}
+
+#[test]
+fn leaves_with_heap_tensors_or_the_tape_repeat_and_recover() {
+    let p = prog();
+    let mut h = p.jit().raw_caller(p.func_ref("heapy").unwrap()).unwrap();
+    let mut g = p.jit().raw_caller(p.func_ref("ggrow").unwrap()).unwrap();
+    let mut r = [0.0];
+    for i in 0..2000 {
+        let x = 0.5 + i as f64 * 0.01;
+        h.call_f64(&[x, (i % 2) as f64], &mut r).unwrap();
+        assert_eq!(r, [x + (1 + i % 2) as f64]);
+        g.call_f64(&[x], &mut r).unwrap();
+        assert_eq!(r, [ggrow_ref(x)], "grad(grow)({x})");
+        if i % 500 == 0 {
+            assert_eq!(h.call_f64(&[x, 2.0], &mut r), Err(RtError::IndexOutOfBounds { index: 2, len: 2 }));
+        }
+    }
+    assert_eq!(both_ways(&p, "heapy", &[2.0, 1.0], 1), Ok(vec![4.0]));
+    assert_eq!(both_ways(&p, "ggrow", &[3.0], 1), Ok(vec![ggrow_ref(3.0)]));
 }

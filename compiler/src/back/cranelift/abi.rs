@@ -78,8 +78,9 @@ pub struct RegisterCall {
     pub code: RegisterEntry,
     pub n_args: usize,
     pub n_results: usize,
-    /// The entry runs the body of a function that calls no compiled function
-    /// ([`super::leaf`]) inline: nothing it runs reads the depth or the stack
-    /// limit, so the host need not set the limit before calling it.
+    /// The entry runs the body of a plain leaf ([`super::leaf::is_plain_leaf`])
+    /// inline: nothing it runs reads the depth or the stack limit, so the host
+    /// need not set the limit before calling it, and a call that recorded no
+    /// error leaves nothing in the context to reset.
     pub leaf: bool,
 }

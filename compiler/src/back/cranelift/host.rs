@@ -55,7 +55,7 @@ struct Build {
     user_ids: Vec<FuncId>,
     tramp_ids: Vec<FuncId>,
     /// Each function's register entry, with its argument and result slot
-    /// counts and whether it is a leaf's body inline ([`RegisterCall::leaf`]).
+    /// counts and whether it is a plain leaf's body inline ([`RegisterCall::leaf`]).
     reg_ids: Vec<Option<(FuncId, usize, usize, bool)>>,
     batch_ids: Vec<FuncId>,
     clif: Option<String>,
@@ -277,7 +277,7 @@ impl Build {
     /// `f`'s register entry, when [`register_entry`] allows one: a small
     /// function's body inline under its own signature (as in its trampoline),
     /// a larger function's compiled code itself (which checks its entry). The
-    /// flag says whether it is a leaf's body inline ([`RegisterCall::leaf`]).
+    /// flag says whether it is a plain leaf's body inline ([`RegisterCall::leaf`]).
     fn define_register_entry(
         &mut self,
         index: usize,
@@ -308,7 +308,7 @@ impl Build {
             .define_function(id, &mut ctx)
             .map_err(|e| JitError::Codegen(format!("register entry of `{}`: {e:?}", f.name)))?;
         self.module.clear_context(&mut ctx);
-        Ok(Some((id, n_args, n_results, super::leaf::calls_nothing(f))))
+        Ok(Some((id, n_args, n_results, super::leaf::is_plain_leaf(f))))
     }
 }
 

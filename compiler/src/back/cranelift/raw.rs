@@ -136,7 +136,7 @@ impl RawCaller<'_> {
             && args.len() == n_args
             && results.len() >= n_results
         {
-            // A leaf's entry reads no stack limit ([`super::leaf`]).
+            // A plain leaf's entry reads no stack limit ([`super::leaf`]).
             if !leaf {
                 self.set_stack_limit();
             }
@@ -166,6 +166,10 @@ impl RawCaller<'_> {
                     }
                     _ => unreachable!("register entries have one or two results"),
                 }
+            }
+            // A plain leaf that recorded no error changed nothing to reset.
+            if leaf && self.ctx.has_error == 0 {
+                return Ok(());
             }
             return match self.ctx.finish_call() {
                 Some(e) => Err(e),
