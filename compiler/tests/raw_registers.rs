@@ -144,3 +144,22 @@ fn register_calls_report_errors_and_recover() {
     assert_eq!(r, [2.5]);
     assert_eq!(String::from_utf8(shout.take_output()).unwrap().trim(), "1.5");
 }
+
+#[test]
+fn longer_result_buffers_take_the_register_entry_and_keep_their_tail() {
+    let prog = Program::compile_str("regs.mad", &src()).unwrap();
+    let (x, y) = (2.0f64, 3.0f64);
+    let mut c2 = prog.jit().raw_caller(prog.func_ref("c2").unwrap()).unwrap();
+    let mut r = [7.0; 3];
+    c2.call_f64(&[x, y], &mut r).unwrap();
+    assert_eq!(r, [x * y.ln() + (x * y).ln() * y, 7.0, 7.0]);
+    let mut p3 = prog.jit().raw_caller(prog.func_ref("p3").unwrap()).unwrap();
+    let mut r = [7.0; 4];
+    p3.call_f64(&[1.0, 2.0, 3.0], &mut r).unwrap();
+    assert_eq!(r, [3.0, 6.0, 7.0, 7.0]);
+    // Too few arguments or no room for the results: an error, then a good call.
+    assert!(p3.call_f64(&[1.0, 2.0], &mut r).is_err());
+    assert!(p3.call_f64(&[1.0, 2.0, 3.0], &mut r[..1]).is_err());
+    p3.call_f64(&[2.0, 2.0, 2.0], &mut r).unwrap();
+    assert_eq!(r[..2], [4.0, 4.0]);
+}
