@@ -95,6 +95,12 @@ fn strong_zeros_survive_the_register_entry() {
     for ((x, y), want) in cases {
         assert_eq!(both_ways(&prog, "gs", &[x, y], 2), [want.0, want.1], "grad at ({x}, {y})");
     }
+    // A NaN adjoint is not zero: the derivative stays NaN.
+    for y in [2.0, 0.0] {
+        let g = both_ways(&prog, "gs", &[f64::NAN, y], 2);
+        assert_eq!(g[0], y.ln(), "d/dx at (NaN, {y})");
+        assert!(g[1].is_nan(), "d/dy at (NaN, {y}) is NaN, got {}", g[1]);
+    }
     // The adjoint of log(x*y) in c2 is y: at y = 0 its 1/(x*y) = inf must not
     // make d/dx NaN (d/dx = log(y) + 0).
     let g = both_ways(&prog, "g2", &[2.0, 0.0], 2);
