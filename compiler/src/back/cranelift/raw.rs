@@ -191,6 +191,14 @@ impl RawCaller<'_> {
                 (S22, 2, 2..) => pair(results, entry!(code, c, args, F64Pair; 0 1)),
                 (S32, 3, 2..) => pair(results, entry!(code, c, args, F64Pair; 0 1 2)),
                 (S42, 4, 2..) => pair(results, entry!(code, c, args, F64Pair; 0 1 2 3)),
+                // Up to four arguments go to the slot call as a copy, so that
+                // the register path never needs the caller's argument array
+                // in memory (a hot loop's arguments can stay in registers).
+                _ if args.len() <= 4 => {
+                    let mut copy = [0.0; 4];
+                    copy[..args.len()].copy_from_slice(args);
+                    return self.call_f64_slots(&copy[..args.len()], results);
+                }
                 _ => return self.call_f64_slots(args, results),
             }
         }
