@@ -95,6 +95,12 @@ fn strong_zeros_survive_the_register_entry() {
     for ((x, y), want) in cases {
         assert_eq!(both_ways(&prog, "gs", &[x, y], 2), [want.0, want.1], "grad at ({x}, {y})");
     }
+    // A NaN adjoint is not zero: the derivative stays NaN.
+    for y in [2.0, 0.0] {
+        let g = both_ways(&prog, "gs", &[f64::NAN, y], 2);
+        assert_eq!(g[0], y.ln(), "d/dx at (NaN, {y})");
+        assert!(g[1].is_nan(), "d/dy at (NaN, {y}) is NaN, got {}", g[1]);
+    }
     // The adjoint of log(x*y) in c2 is y: at y = 0 its 1/(x*y) = inf must not
     // make d/dx NaN (d/dx = log(y) + 0).
     let g = both_ways(&prog, "g2", &[2.0, 0.0], 2);
@@ -143,4 +149,23 @@ fn register_calls_report_errors_and_recover() {
     shout.call_f64(&[1.5], &mut r).unwrap();
     assert_eq!(r, [2.5]);
     assert_eq!(String::from_utf8(shout.take_output()).unwrap().trim(), "1.5");
+}
+
+#[test]
+fn longer_result_buffers_take_the_register_entry_and_keep_their_tail() {
+    let prog = Program::compile_str("regs.mad", &src()).unwrap();
+    let (x, y) = (2.0f64, 3.0f64);
+    let mut c2 = prog.jit().raw_caller(prog.func_ref("c2").unwrap()).unwrap();
+    let mut r = [7.0; 3];
+    c2.call_f64(&[x, y], &mut r).unwrap();
+    assert_eq!(r, [x * y.ln() + (x * y).ln() * y, 7.0, 7.0]);
+    let mut p3 = prog.jit().raw_caller(prog.func_ref("p3").unwrap()).unwrap();
+    let mut r = [7.0; 4];
+    p3.call_f64(&[1.0, 2.0, 3.0], &mut r).unwrap();
+    assert_eq!(r, [3.0, 6.0, 7.0, 7.0]);
+    // Too few arguments or no room for the results: an error, then a good call.
+    assert!(p3.call_f64(&[1.0, 2.0], &mut r).is_err());
+    assert!(p3.call_f64(&[1.0, 2.0, 3.0], &mut r[..1]).is_err());
+    p3.call_f64(&[2.0, 2.0, 2.0], &mut r).unwrap();
+    assert_eq!(r[..2], [4.0, 4.0]);
 }

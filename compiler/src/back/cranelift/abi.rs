@@ -71,3 +71,16 @@ pub struct F64Pair(pub f64, pub f64);
 /// A register entry's code, as stored; called after a cast to the
 /// `extern "C"` type its slot counts give.
 pub type RegisterEntry = unsafe extern "C" fn();
+
+/// A register entry as the host keeps it.
+#[derive(Clone, Copy, Debug)]
+pub struct RegisterCall {
+    pub code: RegisterEntry,
+    pub n_args: usize,
+    pub n_results: usize,
+    /// The entry runs the body of a plain leaf ([`super::leaf::is_plain_leaf`])
+    /// inline: nothing it runs reads the depth or the stack limit, so the host
+    /// need not set the limit before calling it, and a call that recorded no
+    /// error leaves nothing in the context to reset.
+    pub leaf: bool,
+}

@@ -243,7 +243,8 @@ impl FnLower<'_, '_> {
     /// host enters a trampoline only with a fresh or reset context (no error,
     /// depth 0) and a stack limit far below its own frame, so the entry checks
     /// of [`FnLower::lower_body`] cannot fire and are left out; the depth is 1
-    /// while the body runs, as in the function called from depth 0.
+    /// while the body runs, as in the function called from depth 0, unless the
+    /// body calls no compiled function ([`super::leaf`]), which leaves it at 0.
     pub fn lower_trampoline_body(&mut self) -> Result<(), JitError> {
         self.lower_entry_body(false)
     }
@@ -269,15 +270,22 @@ impl FnLower<'_, '_> {
             self.load_slots(p[1], &tys)
         };
         self.bind_args(&f.body.args, &slots)?;
-        let one = self.b.ins().iconst(types::I64, 1);
-        self.b.ins().store(MemFlagsData::trusted(), one, self.ctx, OFFSET_DEPTH);
+        // Only the entries of called functions read the depth: a leaf's
+        // body leaves it at 0.
+        let leaf = super::leaf::calls_nothing(f);
+        if !leaf {
+            let one = self.b.ins().iconst(types::I64, 1);
+            self.b.ins().store(MemFlagsData::trusted(), one, self.ctx, OFFSET_DEPTH);
+        }
         self.lower_ops(&f.body.ops)?;
         let ret = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
         if ret.len() != clif_types(&f.ret).len() {
             return Err(unsupported(format!("`{}` yields a value of the wrong type", f.name)));
         }
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.ins().store(MemFlagsData::trusted(), zero, self.ctx, OFFSET_DEPTH);
+        if !leaf {
+            let zero = self.b.ins().iconst(types::I64, 0);
+            self.b.ins().store(MemFlagsData::trusted(), zero, self.ctx, OFFSET_DEPTH);
+        }
         if in_registers {
             self.b.ins().return_(&ret);
         } else {

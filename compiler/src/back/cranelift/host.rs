@@ -15,7 +15,7 @@ use mad_runtime::jit::{ApplyDesc, FlatLayout, JIT_STACK_SIZE, JitContext, STACK_
 use mad_runtime::{RtError, Value};
 
 use super::JitError;
-use super::abi::{PTR, RegisterEntry, Trampoline, function_signature, register_entry, trampoline_signature};
+use super::abi::{PTR, RegisterCall, RegisterEntry, Trampoline, function_signature, register_entry, trampoline_signature};
 use super::batch::{BatchCaller, BatchFn, BatchSpec, batch_signature, batchable};
 use super::imports::{Imports, register_symbols};
 use super::layout::{clif_types, flat_layout};
@@ -39,8 +39,8 @@ pub struct JitModule {
 
 struct Entry {
     trampoline: Trampoline,
-    /// The register entry ([`register_entry`]) and its argument and result slot counts.
-    registers: Option<(RegisterEntry, usize, usize)>,
+    /// The register entry ([`register_entry`]).
+    registers: Option<RegisterCall>,
     /// A body-less function with the signature, for argument checks.
     signature: ir::Function,
     params: Vec<FlatLayout>,
@@ -54,8 +54,9 @@ struct Build {
     tables: Tables,
     user_ids: Vec<FuncId>,
     tramp_ids: Vec<FuncId>,
-    /// Each function's register entry, with its argument and result slot counts.
-    reg_ids: Vec<Option<(FuncId, usize, usize)>>,
+    /// Each function's register entry, with its argument and result slot
+    /// counts and whether it is a plain leaf's body inline ([`RegisterCall::leaf`]).
+    reg_ids: Vec<Option<(FuncId, usize, usize, bool)>>,
     batch_ids: Vec<FuncId>,
     clif: Option<String>,
 }
@@ -275,7 +276,8 @@ impl Build {
 impl Build {
     /// `f`'s register entry, when [`register_entry`] allows one: a small
     /// function's body inline under its own signature (as in its trampoline),
-    /// a larger function's compiled code itself (which checks its entry).
+    /// a larger function's compiled code itself (which checks its entry). The
+    /// flag says whether it is a plain leaf's body inline ([`RegisterCall::leaf`]).
     fn define_register_entry(
         &mut self,
         index: usize,
@@ -283,11 +285,11 @@ impl Build {
         funcs: &ir::Arena<ir::Function>,
         summary: &super::release::Summary,
         fctx: &mut FunctionBuilderContext,
-    ) -> Result<Option<(FuncId, usize, usize)>, JitError> {
+    ) -> Result<Option<(FuncId, usize, usize, bool)>, JitError> {
         let cc = self.module.isa().default_call_conv();
         let Some((n_args, n_results)) = register_entry(f, cc) else { return Ok(None) };
         if op_count(f, &f.body) > INLINE_ENTRY_OPS {
-            return Ok(Some((self.user_ids[index], n_args, n_results)));
+            return Ok(Some((self.user_ids[index], n_args, n_results, false)));
         }
         let sig = function_signature(f, cc);
         let id = self.module.declare_function(&format!("mad_r{index}"), Linkage::Local, &sig).map_err(module_err)?;
@@ -306,7 +308,7 @@ impl Build {
             .define_function(id, &mut ctx)
             .map_err(|e| JitError::Codegen(format!("register entry of `{}`: {e:?}", f.name)))?;
         self.module.clear_context(&mut ctx);
-        Ok(Some((id, n_args, n_results)))
+        Ok(Some((id, n_args, n_results, super::leaf::is_plain_leaf(f))))
     }
 }
 
@@ -357,11 +359,12 @@ impl JitModule {
             // C ABI matches `Trampoline`.
             let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
             let registers = build.reg_ids[h.index()]
-                .map(|(id, a, r)| {
+                .map(|(id, n_args, n_results, leaf)| {
                     let ptr = build.module.get_finalized_function(id);
                     // SAFETY: a code address; `RawCaller` calls it only through
                     // the signature `register_entry` chose for these slot counts.
-                    (unsafe { std::mem::transmute::<*const u8, RegisterEntry>(ptr) }, a, r)
+                    let code = unsafe { std::mem::transmute::<*const u8, RegisterEntry>(ptr) };
+                    RegisterCall { code, n_args, n_results, leaf }
                 });
             entries.push(Entry {
                 trampoline,
@@ -467,7 +470,7 @@ impl JitModule {
 
     /// `f`'s register entry ([`register_entry`]): its code and argument and
     /// result slot counts, if it has one.
-    pub(super) fn register_entry_of(&self, f: ir::FuncRef) -> Option<(RegisterEntry, usize, usize)> {
+    pub(super) fn register_entry_of(&self, f: ir::FuncRef) -> Option<RegisterCall> {
         self.entries.get(f.index())?.registers
     }
 

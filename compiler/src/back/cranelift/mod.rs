@@ -7,7 +7,8 @@
 //! - [`lower`]: per-function state, op dispatch, heap-op sites;
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops;
 //!   [`sincos`]: `sin` and `cos` of one value in one call.
-//! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
+//! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry;
+//!   [`leaf`]: functions that call no compiled function (entries without depth).
 //! - [`direct`]: heap-tensor ops of `f64` called as typed routines;
 //!   [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
 //!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries;
@@ -34,6 +35,7 @@ pub mod imports;
 pub mod inplace;
 pub mod invariant;
 pub mod layout;
+pub mod leaf;
 pub mod lower;
 pub mod raw;
 pub mod release;

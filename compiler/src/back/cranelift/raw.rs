@@ -28,11 +28,26 @@ pub struct RawCaller<'m> {
     n_args: usize,
     n_results: usize,
     /// The register entry ([`super::abi::register_entry`]) that
-    /// [`RawCaller::call_f64`] takes when the function has one.
-    registers: Option<(RegisterEntry, usize, usize)>,
+    /// [`RawCaller::call_f64`] takes when the function has one: its code
+    /// ([`no_entry`] when there is none), its slot counts as one
+    /// [`shape`] byte (0 when there is none), and whether it is a plain leaf's
+    /// ([`RegisterCall::leaf`]). One byte to test keeps the host's side of a
+    /// call short.
+    code: RegisterEntry,
+    shape: u8,
+    leaf: bool,
     /// The argument buffer of a function without parameters.
     args: [u64; 1],
 }
+
+/// The tag of a register entry with `n_args` argument and `n_results` result
+/// slots (never 0).
+const fn shape(n_args: usize, n_results: usize) -> u8 {
+    (1 + n_args * 2 + (n_results - 1)) as u8
+}
+
+/// The code of a caller without a register entry (never called: its shape is 0).
+unsafe extern "C" fn no_entry() {}
 
 /// Calls register entry `$code` with context `$c` and the `f64`s `$args[i]`
 /// for each listed `i`, returning `$ret`.
@@ -60,12 +75,15 @@ impl JitModule {
             return Err(RtError::Other("a direct call needs scalar or small-tensor parameters and result".into()));
         }
         let n_args: usize = params.iter().map(FlatLayout::slots).sum();
+        let reg = self.register_entry_of(f);
         Ok(RawCaller {
             tramp,
             ctx: self.context(0),
             n_args,
             n_results: ret.slots(),
-            registers: self.register_entry_of(f),
+            code: reg.map_or(no_entry as RegisterEntry, |r| r.code),
+            shape: reg.map_or(0, |r| shape(r.n_args, r.n_results)),
+            leaf: reg.is_some_and(|r| r.leaf),
             args: [0],
         })
     }
@@ -80,7 +98,7 @@ impl RawCaller<'_> {
     /// Whether [`RawCaller::call_f64`] passes arguments and results in
     /// registers (through the function's register entry).
     pub fn in_registers(&self) -> bool {
-        self.registers.is_some()
+        self.shape != 0
     }
 
     /// Number of result slots.
@@ -132,44 +150,66 @@ impl RawCaller<'_> {
     /// registers on the host side too.)
     #[inline(always)]
     pub fn call_f64(&mut self, args: &[f64], results: &mut [f64]) -> Result<(), RtError> {
-        if let Some((code, n_args, n_results)) = self.registers
-            && args.len() == n_args
-            && results.len() >= n_results
-        {
+        // The register entry takes exactly `n_args` arguments and writes
+        // `n_results` results; when the host's slices have constant lengths
+        // (the usual hot loop) all but one or two arms fold away.
+        const S01: u8 = shape(0, 1);
+        const S11: u8 = shape(1, 1);
+        const S21: u8 = shape(2, 1);
+        const S31: u8 = shape(3, 1);
+        const S41: u8 = shape(4, 1);
+        const S02: u8 = shape(0, 2);
+        const S12: u8 = shape(1, 2);
+        const S22: u8 = shape(2, 2);
+        const S32: u8 = shape(3, 2);
+        const S42: u8 = shape(4, 2);
+        let (code, leaf) = (self.code, self.leaf);
+        // A plain leaf's entry reads no stack limit ([`super::leaf`]).
+        if !leaf {
             self.set_stack_limit();
-            let c = &mut self.ctx as *mut JitContext<'_> as *mut u8;
-            // SAFETY: `register_entry` gave `code` the signature
-            // `(ctx, f64 × n_args) -> f64 × n_results`, which for one result
-            // is `-> f64` and for two `-> F64Pair` under the host's C ABI;
-            // `args` has `n_args` elements and `results` room for `n_results`;
-            // the context lives as long as the module borrowed by `self`.
-            unsafe {
-                match (n_args, n_results) {
-                    (0, 1) => results[0] = entry!(code, c, args, f64;),
-                    (1, 1) => results[0] = entry!(code, c, args, f64; 0),
-                    (2, 1) => results[0] = entry!(code, c, args, f64; 0 1),
-                    (3, 1) => results[0] = entry!(code, c, args, f64; 0 1 2),
-                    (4, 1) => results[0] = entry!(code, c, args, f64; 0 1 2 3),
-                    (_, 2) => {
-                        let F64Pair(r0, r1) = match n_args {
-                            0 => entry!(code, c, args, F64Pair;),
-                            1 => entry!(code, c, args, F64Pair; 0),
-                            2 => entry!(code, c, args, F64Pair; 0 1),
-                            3 => entry!(code, c, args, F64Pair; 0 1 2),
-                            _ => entry!(code, c, args, F64Pair; 0 1 2 3),
-                        };
-                        results[0] = r0;
-                        results[1] = r1;
-                    }
-                    _ => unreachable!("register entries have one or two results"),
-                }
-            }
-            return match self.ctx.finish_call() {
-                Some(e) => Err(e),
-                None => Ok(()),
-            };
         }
-        self.call_f64_slots(args, results)
+        let c = &mut self.ctx as *mut JitContext<'_> as *mut u8;
+        // SAFETY: a nonzero `shape` says that `register_entry` gave `code` the
+        // signature `(ctx, f64 × n_args) -> f64 × n_results` for the counts
+        // it encodes, which for one result is `-> f64` and for two
+        // `-> F64Pair` under the host's C ABI; each arm checks that `args` has
+        // `n_args` elements and `results` room for `n_results`; the context
+        // lives as long as the module borrowed by `self`.
+        let pair = |results: &mut [f64], F64Pair(r0, r1): F64Pair| {
+            results[0] = r0;
+            results[1] = r1;
+        };
+        unsafe {
+            match (self.shape, args.len(), results.len()) {
+                (S01, 0, 1..) => results[0] = entry!(code, c, args, f64;),
+                (S11, 1, 1..) => results[0] = entry!(code, c, args, f64; 0),
+                (S21, 2, 1..) => results[0] = entry!(code, c, args, f64; 0 1),
+                (S31, 3, 1..) => results[0] = entry!(code, c, args, f64; 0 1 2),
+                (S41, 4, 1..) => results[0] = entry!(code, c, args, f64; 0 1 2 3),
+                (S02, 0, 2..) => pair(results, entry!(code, c, args, F64Pair;)),
+                (S12, 1, 2..) => pair(results, entry!(code, c, args, F64Pair; 0)),
+                (S22, 2, 2..) => pair(results, entry!(code, c, args, F64Pair; 0 1)),
+                (S32, 3, 2..) => pair(results, entry!(code, c, args, F64Pair; 0 1 2)),
+                (S42, 4, 2..) => pair(results, entry!(code, c, args, F64Pair; 0 1 2 3)),
+                // Up to four arguments go to the slot call as a copy, so that
+                // the register path never needs the caller's argument array
+                // in memory (a hot loop's arguments can stay in registers).
+                _ if args.len() <= 4 => {
+                    let mut copy = [0.0; 4];
+                    copy[..args.len()].copy_from_slice(args);
+                    return self.call_f64_slots(&copy[..args.len()], results);
+                }
+                _ => return self.call_f64_slots(args, results),
+            }
+        }
+        // A plain leaf that recorded no error changed nothing to reset.
+        if leaf && self.ctx.has_error == 0 {
+            return Ok(());
+        }
+        match self.ctx.finish_call() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// [`RawCaller::call_f64`] through the slot buffers.

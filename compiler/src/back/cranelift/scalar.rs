@@ -291,6 +291,22 @@ impl FnLower<'_, '_> {
             _ => false,
         };
         match compare {
+            // `select(p == q, +0.0, y)` (the strong zero of a derivative) is
+            // `y` with its bits kept where `p != q` (true also when either is
+            // NaN, where `p == q` is false): a compare and one scalar `and`,
+            // `y` staying where it is.
+            Some((FloatCC::Equal, p, q)) if is_positive_zero && f64s(y) && f64s(p) && f64s(q) => {
+                let pv = self.b.ins().splat(types::F64X2, p);
+                let qv = self.b.ins().splat(types::F64X2, q);
+                let keep = self.b.ins().fcmp(FloatCC::NotEqual, pv, qv);
+                let keep = self.b.ins().bitcast(
+                    types::F64X2,
+                    MemFlagsData::new().with_endianness(Endianness::Little),
+                    keep,
+                );
+                let keep = self.b.ins().extractlane(keep, 0);
+                self.b.ins().band(y, keep)
+            }
             Some((cond, p, q)) if f64s(x) && f64s(y) && f64s(p) && f64s(q) => {
                 let v = |me: &mut Self, s: Value| me.b.ins().splat(types::F64X2, s);
                 let (pv, qv, xv, yv) = (v(self, p), v(self, q), v(self, x), v(self, y));
@@ -300,8 +316,8 @@ impl FnLower<'_, '_> {
                     MemFlagsData::new().with_endianness(Endianness::Little),
                     mask,
                 );
-                // `select(c, +0.0, y)` (the strong zero of a derivative) is `y`
-                // with its bits cleared where `c` holds: one and-not.
+                // `select(c, +0.0, y)` is `y` with its bits cleared where `c`
+                // holds: one and-not.
                 let r = if is_positive_zero {
                     self.b.ins().band_not(yv, mask)
                 } else {
