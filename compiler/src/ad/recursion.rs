@@ -35,6 +35,18 @@ pub enum NoSplit {
 
 /// Whether `from` reaches `target` through one or more calls.
 pub fn reaches(module: &Module, from: FuncRef, target: FuncRef) -> bool {
+    any_reachable_op(module, from, |k| matches!(k, OpKind::Call(h) if *h == target))
+}
+
+/// Whether calling `f` may touch the tape: `f` or a function it reaches through
+/// calls has a `tape.push` or `tape.pop` (forward mode always differentiates such
+/// a call, so that pushes and pops of tangents stay matched).
+pub fn uses_tape(module: &Module, f: FuncRef) -> bool {
+    any_reachable_op(module, f, |k| matches!(k, OpKind::TapePush | OpKind::TapePop))
+}
+
+/// Whether an op of `from` or of a function it reaches through calls satisfies `hit`.
+fn any_reachable_op(module: &Module, from: FuncRef, hit: impl Fn(&OpKind) -> bool) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![from];
     while let Some(g) = stack.pop() {
@@ -45,35 +57,11 @@ pub fn reaches(module: &Module, from: FuncRef, target: FuncRef) -> bool {
             continue;
         };
         for (_, op) in func.ops.iter() {
-            if let OpKind::Call(h) = op.kind {
-                if h == target {
-                    return true;
-                }
-                stack.push(h);
+            if hit(&op.kind) {
+                return true;
             }
-        }
-    }
-    false
-}
-
-/// Whether calling `f` may touch the tape: `f` or a function it reaches through
-/// calls has a `tape.push` or `tape.pop` (forward mode always differentiates such
-/// a call, so that pushes and pops of tangents stay matched).
-pub fn uses_tape(module: &Module, f: FuncRef) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![f];
-    while let Some(g) = stack.pop() {
-        if !seen.insert(g) {
-            continue;
-        }
-        let Some(func) = module.functions.get(g) else {
-            continue;
-        };
-        for (_, op) in func.ops.iter() {
-            match op.kind {
-                OpKind::TapePush | OpKind::TapePop => return true,
-                OpKind::Call(h) => stack.push(h),
-                _ => {}
+            if let OpKind::Call(h) = op.kind {
+                stack.push(h);
             }
         }
     }
