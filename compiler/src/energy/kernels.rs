@@ -66,6 +66,10 @@ pub struct TermKernels {
     pub hess: Option<FuncRef>,
     pub hvp: Option<FuncRef>,
     pub jac: Option<FuncRef>,
+    /// The forward seeds `hess` runs over the reverse pass: k, or k − dim when the term
+    /// reads its vertex dofs only through differences (see
+    /// [`super::derive::value_grad_hess`]); 0 without a Hessian kernel.
+    pub hess_seeds: usize,
     /// ∂²E/∂z∂θ kernels: (param index, `mixed(z, o…) -> tuple of k`).
     pub mixed: Vec<(usize, FuncRef)>,
     /// The kernels of a `ring` term (then `k` is 0: it varies per element).
@@ -189,6 +193,7 @@ fn build_with(
                 hess: None,
                 hvp: None,
                 jac: None,
+                hess_seeds: 0,
                 mixed: Vec::new(),
                 ring: Some(ring),
             });
@@ -369,6 +374,7 @@ fn build_with(
         hess: None,
         hvp: None,
         jac: None,
+        hess_seeds: 0,
         mixed: Vec::new(),
         ring: None,
     };
@@ -378,7 +384,12 @@ fn build_with(
     let err = |x| ad_err(&term.name, x);
     if is_energy {
         out.grad = Some(super::derive::value_grad(module, local, &active).map_err(err)?);
-        out.hess = Some(super::derive::value_grad_hess(module, local, &active, k).map_err(err)?);
+        let nv = out.translation_nverts(dofs);
+        let translation = (nv >= 2).then(|| (nv, k / nv));
+        let (hess, seeds) =
+            super::derive::value_grad_hess(module, local, &active, k, translation).map_err(err)?;
+        out.hess = Some(hess);
+        out.hess_seeds = seeds;
         out.hvp = Some(super::derive::grad_hvp(module, local, &active).map_err(err)?);
         for (j, s) in out.others.clone().iter().enumerate() {
             if let Source::Param { param, int: false } = s {

@@ -123,6 +123,17 @@ impl EnergyProgram {
         &self.module
     }
 
+    /// Per energy term, in declaration order: its name, the forward seeds its Hessian
+    /// kernel runs over the reverse pass, and its local dof count k. A term that reads its
+    /// vertex dofs only through differences runs k − dim seeds (the columns of its first
+    /// vertex are the negated sums of the others'); ring terms report 0 and 0.
+    pub fn hessian_seeds(&self) -> Vec<(&str, usize, usize)> {
+        self.energies
+            .iter()
+            .map(|t| (t.name.as_str(), t.hess_seeds, t.k))
+            .collect()
+    }
+
     /// The names of the energy terms, in declaration order.
     pub fn energy_names(&self) -> Vec<&str> {
         self.energies.iter().map(|t| t.name.as_str()).collect()
