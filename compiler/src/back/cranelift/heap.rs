@@ -76,10 +76,13 @@ impl FnLower<'_, '_> {
             return Ok(false);
         };
         let idx = &op.operands[1..];
-        if !matches!(self.ty(r), Type::Scalar(_))
-            || idx.len() != shape.len()
-            || shape.len() > HEAP_INLINE_RANK
-        {
+        if shape.len() > HEAP_INLINE_RANK {
+            return Ok(false);
+        }
+        if !matches!(self.ty(r), Type::Scalar(_)) {
+            return self.try_heap_index_block(op, t, r, elem, &shape);
+        }
+        if idx.len() != shape.len() {
             return Ok(false);
         }
         let view = match self.heap_views.get(&t) {
@@ -114,6 +117,92 @@ impl FnLower<'_, '_> {
         };
         let v = self.b.ins().load(clif_kind(elem), flags, addr, 0);
         self.set(r, vec![v]);
+        Ok(true)
+    }
+
+    /// `tensor.index` of a heap tensor down to a small static block (a row `X[i]` of a
+    /// `[vec3]`, a `mat3` of a `[mat3]`), inline: the bounds checks of the given indices,
+    /// a check that the trailing extents are the static ones (an index error otherwise,
+    /// reading the zero words), and one load per element of the block. Only for `f64` and
+    /// `i64` blocks of at most 16 elements (the zero words' length). Returns `false`
+    /// (emitting nothing) when the op is not of that form.
+    fn try_heap_index_block(
+        &mut self,
+        op: &Op,
+        t: ValueId,
+        r: ValueId,
+        elem: ScalarKind,
+        shape: &[Option<usize>],
+    ) -> Result<bool, JitError> {
+        let idx = &op.operands[1..];
+        let FlatLayout::Small {
+            elem: relem,
+            shape: rshape,
+        } = flat_layout(self.ty(r))
+        else {
+            return Ok(false);
+        };
+        let slots: usize = rshape.iter().product();
+        let trailing = &shape[idx.len().min(shape.len())..];
+        if relem != elem
+            || !matches!(elem, ScalarKind::F64 | ScalarKind::I64)
+            || idx.is_empty()
+            || idx.len() >= shape.len()
+            || trailing.len() != rshape.len()
+            || trailing.iter().zip(&rshape).any(|(a, b)| *a != Some(*b))
+            || slots == 0
+            || slots > HEAP_ZEROS.len()
+        {
+            return Ok(false);
+        }
+        let view = match self.heap_views.get(&t) {
+            Some(v) => v.clone(),
+            None => self.heap_view(t, shape.len())?,
+        };
+        let mut off = self.b.ins().iconst(types::I64, 0);
+        let proved = self.cur_op.is_some_and(|id| self.unchecked.contains(&id));
+        for (axis, &iv) in idx.iter().enumerate() {
+            let i = self.get1(iv)?;
+            let n = view.extents[axis];
+            if proved {
+                let scaled = self.b.ins().imul(off, n);
+                off = self.b.ins().iadd(scaled, i);
+                continue;
+            }
+            let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
+            self.error_if(oob, Routine::ErrorIndex, &[i, n])?;
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let ci = self.b.ins().select(oob, zero, i);
+            let scaled = self.b.ins().imul(off, n);
+            off = self.b.ins().iadd(scaled, ci);
+        }
+        // The trailing extents are the static ones for every well-typed value; a mismatch
+        // is reported as an index error and reads the zero words.
+        let mut bad = self.b.ins().iconst(types::I8, 0);
+        for (k, &len) in rshape.iter().enumerate() {
+            let n = view.extents[idx.len() + k];
+            let ne = self.b.ins().icmp_imm_s(IntCC::NotEqual, n, len as i64);
+            let last = self.b.ins().iconst(types::I64, len as i64 - 1);
+            self.error_if(ne, Routine::ErrorIndex, &[last, n])?;
+            bad = self.b.ins().bor(bad, ne);
+        }
+        let bytes = self.b.ins().imul_imm_s(off, slots as i64 * elem_size(elem));
+        let addr = self.b.ins().iadd(view.base, bytes);
+        let zeros = self.zeros_addr();
+        let addr = self.b.ins().select(bad, zeros, addr);
+        let flags = if self.inplace.mutable.contains(&t) {
+            MemFlagsData::trusted()
+        } else {
+            heap_flags()
+        };
+        let vals = (0..slots)
+            .map(|j| {
+                self.b
+                    .ins()
+                    .load(clif_kind(elem), flags, addr, j as i32 * elem_size(elem) as i32)
+            })
+            .collect();
+        self.set(r, vals);
         Ok(true)
     }
 
