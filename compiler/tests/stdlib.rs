@@ -711,3 +711,28 @@ fn lerp_is_exact_at_the_ends_and_linear_between() {
         }
     }
 }
+
+/// The derivatives of the 3×3 eigenvalues and of the polar rotation, through the Jacobi
+/// sweeps, against central differences: dλ_i/dx = v_iᵀ (dS/dx) v_i for simple eigenvalues.
+#[test]
+fn eig_sym_and_polar_derivatives_match_differences() {
+    let prog = compile(
+        "
+use std::mat::{eig_sym, polar};
+fn s_of(x: f64) -> mat3 { mat3(2.0 + x, 0.3, 0.1 * x, 0.3, 1.0 - x * x, 0.2 * x, 0.1 * x, 0.2 * x, -1.0) }
+fn lmax(x: f64) -> f64 { let (l, v) = eig_sym(s_of(x)); l[2] + 0.5 * l[0] }
+fn dlmax(x: f64) -> f64 { grad(lmax)(x) }
+fn rot(x: f64) -> f64 { let (r, p) = polar(s_of(x) + mat3(0.0, x, 0.0, 0.0, 0.0, 0.0, 0.4, 0.0, 0.0)); r[0, 1] + 2.0 * r[2, 0] + p[1, 1] }
+fn drot(x: f64) -> f64 { grad(rot)(x) }
+",
+    );
+    for x in [-0.7, -0.2, 0.0, 0.3, 0.9] {
+        let h = 1e-6;
+        for (fname, dname) in [("lmax", "dlmax"), ("rot", "drot")] {
+            let fd = (num(&call(&prog, fname, &[f(x + h)])) - num(&call(&prog, fname, &[f(x - h)])))
+                / (2.0 * h);
+            let ad = num(&call(&prog, dname, &[f(x)]));
+            assert!((ad - fd).abs() <= 1e-7 * (1.0 + fd.abs()), "{dname}({x}) = {ad} vs fd {fd}");
+        }
+    }
+}
