@@ -131,7 +131,7 @@ impl MeshEnergy<'_> {
                             n,
                             verts[1..]
                                 .iter()
-                                .flat_map(|&v| at_vertex(v).to_vec())
+                                .flat_map(|&v| at_vertex(v).iter().copied())
                                 .collect(),
                         ),
                         _ => value_of(ty, at_vertex(verts[0])),
