@@ -29,7 +29,7 @@ energy flat(f: face) { let a = u[f.v1] - u[f.v0]; let b = u[f.v2] - u[f.v1]; (a.
 energy scalar_diff(e: edge) { (s[e.v1] - s[e.v0])^4 }
 energy bend(d: diamond) { let e = x[d.v1] - x[d.v0]; let n = cross(e, x[d.v2] - x[d.v0]); let m = cross(x[d.v3] - x[d.v0], e); dot(n, m) }
 energy anchored(e: edge) { let d = x[e.v0] - x[e.v1]; dot(d, d) + dot(x[e.v0], x[e.v0]) }
-energy against_rest(e: edge) { let d = x[e.v0] - X[e.v1]; dot(d, d) }
+energy against_rest(e: edge) { let d = x[e.v0] - X[e.v1]; dot(d, d) }  // dofs at e.v0 only
 energy sum_not_difference(e: edge) { let d = x[e.v0] + x[e.v1]; dot(d, d) }
 energy mixed_components(e: edge) { (x[e.v0].x - x[e.v1].y)^2 }
 energy sphere(f: face) { dot(x[f.v0], x[f.v1] - x[f.v2]) }
@@ -42,7 +42,7 @@ energy sphere(f: face) { dot(x[f.v0], x[f.v1] - x[f.v2]) }
         ("scalar_diff", 1, 2),
         ("bend", 9, 12),
         ("anchored", 6, 6),
-        ("against_rest", 6, 6),
+        ("against_rest", 3, 3),
         ("sum_not_difference", 6, 6),
         ("mixed_components", 6, 6),
         ("sphere", 9, 9),

@@ -137,7 +137,7 @@ pub fn specs(
 }
 
 /// The runs of consecutive global dof indices in a term's local dofs: per dof
-/// field (declaration order), per stencil vertex, the field's components.
+/// field (declaration order), per dof vertex, the field's components.
 fn dof_runs(t: &TermKernels, decls: &MeshDecls) -> Vec<usize> {
     let mut runs = Vec::new();
     for &f in &t.dof_fields {
@@ -146,7 +146,7 @@ fn dof_runs(t: &TermKernels, decls: &MeshDecls) -> Vec<usize> {
             .get(f)
             .and_then(|d| super::bind::type_slots(&d.ty))
             .unwrap_or(1);
-        runs.extend(std::iter::repeat_n(dim, t.nverts));
+        runs.extend(std::iter::repeat_n(dim, t.dof_verts.len()));
     }
     if runs.iter().sum::<usize>() == t.k {
         runs

@@ -169,7 +169,20 @@ impl EnergyProgram {
             } else {
                 None
             };
-            let dofs = term_dofs(&verts, faces.as_ref(), &fields);
+            let dofs = match verts.arity() {
+                // Local dofs at a subset of the stencil's vertices (`TermKernels::dof_verts`).
+                Some(a) if t.dof_verts.len() < a && !t.dof_verts.is_empty() => {
+                    let picked: Vec<u32> = (0..verts.len())
+                        .flat_map(|e| {
+                            let vs = verts.get(e);
+                            t.dof_verts.iter().map(move |&p| vs[p as usize])
+                        })
+                        .collect();
+                    let dverts = ElementList::fixed(t.dof_verts.len(), picked);
+                    term_dofs(&dverts, faces.as_ref(), &fields)
+                }
+                _ => term_dofs(&verts, faces.as_ref(), &fields),
+            };
             Ok(BoundTerm { verts, dofs, order: None })
         };
         let mut energies = Vec::new();

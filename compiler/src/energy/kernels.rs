@@ -51,6 +51,14 @@ pub struct TermKernels {
     pub name: String,
     /// Stencil vertex count (fixed stencils only).
     pub nverts: usize,
+    /// The stencil vertices (positions in the stencil, ascending) whose vertex dofs are in
+    /// the local vector: the vertices at which the term reads a dof field. All of them
+    /// (`0..nverts`) unless the term is an energy or residual over edges, faces or diamonds
+    /// with vertex dof fields only that reads dofs at fewer vertices than its stencil has
+    /// (say a diamond term that reads `x[e.v0]`, `x[e.v1]` and only data at the wings):
+    /// then its local dofs, Hessian blocks and the Hessian pattern leave the other
+    /// vertices out.
+    pub dof_verts: Vec<u8>,
     /// The dof fields this term reads (indices into the dof decls), declaration order.
     pub dof_fields: Vec<usize>,
     /// Local dof count k.
@@ -78,21 +86,22 @@ pub struct TermKernels {
 
 impl TermKernels {
     /// The vertex count to give `project_psd_translation` for this term's Hessian blocks:
-    /// the stencil's vertex count when the local dofs are exactly one vertex dof field, `dim`
-    /// components at each of the `nverts ≥ 2` vertices in vertex-major order (index
-    /// `v·dim + c`, as `build` lays them out); 0 otherwise (several fields, face dofs, ring
+    /// the count of dof vertices ([`Self::dof_verts`]) when the local dofs are exactly one
+    /// vertex dof field, `dim` components at each of `n ≥ 2` vertices in vertex-major order
+    /// (index `v·dim + c`, as `build` lays them out); 0 otherwise (several fields, face dofs, ring
     /// terms), which makes the projection assume no translation structure.
     pub(crate) fn translation_nverts(&self, dofs: &[FieldDecl]) -> usize {
-        if self.ring.is_some() || self.nverts < 2 || !self.k.is_multiple_of(self.nverts) {
+        let nv = self.dof_verts.len();
+        if self.ring.is_some() || nv < 2 || !self.k.is_multiple_of(nv) {
             return 0;
         }
         match self.dof_fields.as_slice() {
             [f] => match dofs.get(*f) {
                 Some(d)
                     if d.stencil == crate::front::StencilKind::Vertex
-                        && super::bind::type_slots(&d.ty) == Some(self.k / self.nverts) =>
+                        && super::bind::type_slots(&d.ty) == Some(self.k / nv) =>
                 {
-                    self.nverts
+                    nv
                 }
                 _ => 0,
             },
@@ -179,6 +188,7 @@ fn build_with(
             return Ok(TermKernels {
                 name: term.name.clone(),
                 nverts: 0,
+                dof_verts: Vec::new(),
                 dof_fields,
                 k: 0,
                 m: if derivatives {
@@ -210,13 +220,37 @@ fn build_with(
     }
     dof_fields.sort_unstable();
     let dim_of = |f: usize| slots_of(&dofs[f].ty.ir_type()).unwrap_or(1);
-    // Entities per element of a field: the stencil's vertices, or its faces.
+    // The stencil vertices that carry dofs in the local vector.
+    let mut dof_verts: Vec<u8> = (0..nverts as u8).collect();
+    let only_vertex_fields = dof_fields.iter().all(|&f| dofs[f].stencil == S::Vertex);
+    if derivatives && only_vertex_fields && matches!(term.stencil, S::Edge | S::Face | S::Diamond) {
+        let mut read: Vec<u8> = term
+            .inputs
+            .iter()
+            .filter(|inp| dofs.iter().any(|d| d.name == inp.field))
+            .filter_map(|inp| match inp.at {
+                InputAt::Vertex(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        let all_vertex_reads = term
+            .inputs
+            .iter()
+            .filter(|inp| dofs.iter().any(|d| d.name == inp.field))
+            .all(|inp| matches!(inp.at, InputAt::Vertex(v) if (v as usize) < nverts));
+        if all_vertex_reads && !read.is_empty() && read.len() < nverts {
+            dof_verts = read;
+        }
+    }
+    // Entities per element of a field: the dof vertices, or the stencil's faces.
     let nfaces = super::layout::faces_per_element(term.stencil);
     let entities = |f: usize| {
         if dofs[f].stencil == S::Face {
             nfaces
         } else {
-            nverts
+            dof_verts.len()
         }
     };
     let k: usize = dof_fields.iter().map(|&f| entities(f) * dim_of(f)).sum();
@@ -246,7 +280,11 @@ fn build_with(
         if let Some(f) = dofs.iter().position(|d| d.name == inp.field) {
             // The entity's position among the element's vertices or faces.
             let at = match (dofs[f].stencil, &inp.at, term.stencil) {
-                (S::Vertex, InputAt::Vertex(v), _) => *v as usize,
+                (S::Vertex, InputAt::Vertex(v), _) => {
+                    dof_verts.iter().position(|x| x == v).ok_or_else(|| {
+                        unsupported(format!("reading dof `{}` at {:?}", inp.field, inp.at))
+                    })?
+                }
                 (S::Vertex, InputAt::Element, S::Vertex) => 0,
                 (S::Face, InputAt::Element, S::Face) => 0,
                 (S::Face, InputAt::Face(k), S::Diamond) => *k as usize,
@@ -364,6 +402,7 @@ fn build_with(
     let mut out = TermKernels {
         name: term.name.clone(),
         nverts,
+        dof_verts,
         dof_fields,
         k,
         m,
