@@ -2,10 +2,13 @@
 //! fixed dofs and a diagonal shift, the symbolic factorization computed once per pattern; the
 //! numeric factor and the scratch space are kept and reused between factorizations.
 //!
-//! The lower triangle is taken from the CSR pattern (row r's columns c ≥ r become CSC column r,
-//! rows c: the transpose, equal for a symmetric matrix), with every diagonal entry present. Fixed
-//! dofs get an identity row and column, so their solution entries equal the right-hand side's
-//! (zero for a masked gradient).
+//! The lower triangle is taken from the CSR pattern (row r's columns c ≥ r: the transpose, equal
+//! for a symmetric matrix), with every diagonal entry present, and stored once in the AMD order
+//! (P·A·Pᵀ, in the triangle faer's numeric factorization reads): each factorization then copies
+//! the CSR values straight into place, where faer would otherwise permute (and for the
+//! supernodal factor transpose) the whole matrix first; `solve` permutes the right-hand side
+//! and the solution. Fixed dofs get an identity row and column, so their solution entries
+//! equal the right-hand side's (zero for a masked gradient).
 //!
 //! When the loaded values of `H + τI` are bitwise identical to those of the current numeric
 //! factorization (a constant Hessian, as in the global step of ARAP, with the same shift), the
@@ -17,7 +20,7 @@ use crate::sparse::CsrPattern;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::linalg::cholesky::{
-    CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
+    CholeskySymbolicParams, LltRef, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
     factorize_symbolic_cholesky,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
@@ -51,6 +54,12 @@ pub(crate) struct ShiftedCholesky {
     source: Vec<usize>,
     /// For each column, the CSC position of its diagonal.
     diag: Vec<usize>,
+    /// The dof of each row and column of the stored (AMD-ordered) matrix.
+    new_to_old: Vec<usize>,
+    /// The right-hand side in the stored order (scratch of `solve`).
+    permuted_rhs: Vec<f64>,
+    /// Which triangle is stored (the one the numeric factorization reads as is).
+    side: Side,
     values: Vec<f64>,
     /// The values the factor was computed from (meaningful while `factored_ok`).
     factored: Vec<f64>,
@@ -67,30 +76,19 @@ pub(crate) struct ShiftedCholesky {
 impl ShiftedCholesky {
     pub fn new(pattern: &CsrPattern) -> Result<ShiftedCholesky, SolveError> {
         let n = pattern.n;
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        let mut source = Vec::new();
-        let mut diag = Vec::with_capacity(n);
-        col_ptr.push(0);
+        // The lower triangle in CSC, every diagonal entry present: (column, row, source).
+        let mut entries: Vec<(usize, usize, usize)> = Vec::new();
         for r in 0..n {
             let lo = pattern.row_ptr[r];
             let cols = pattern.row(r);
             let first = cols.partition_point(|&c| (c as usize) < r);
             if cols.get(first).map(|&c| c as usize) != Some(r) {
-                diag.push(row_idx.len());
-                row_idx.push(r);
-                source.push(NONE);
+                entries.push((r, r, NONE));
             }
             for (k, &c) in cols.iter().enumerate().skip(first) {
-                if c as usize == r {
-                    diag.push(row_idx.len());
-                }
-                row_idx.push(c as usize);
-                source.push(lo + k);
+                entries.push((r, c as usize, lo + k));
             }
-            col_ptr.push(row_idx.len());
         }
-        let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         fn analysis(e: impl std::fmt::Debug) -> SolveError {
             SolveError::Factorization {
                 iteration: 0,
@@ -101,8 +99,55 @@ impl ShiftedCholesky {
             supernodal_flop_ratio_threshold: supernodal_threshold(n),
             ..Default::default()
         };
-        let symbolic = factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, params)
+        // The fill-reducing (AMD) order, from a first analysis of the matrix as given.
+        let (col_ptr, row_idx) = csc_of(n, &entries);
+        let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
+        let ordered = factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, params)
             .map_err(analysis)?;
+        let (new_to_old, old_to_new): (Vec<usize>, Vec<usize>) = match ordered.perm() {
+            Some(p) => {
+                let (fwd, inv) = p.arrays();
+                (fwd.to_vec(), inv.to_vec())
+            }
+            None => ((0..n).collect(), (0..n).collect()),
+        };
+        // The matrix stored in that order (P·A·Pᵀ, rows sorted), so that each numeric
+        // factorization reads it as is instead of permuting it first. With the identity
+        // ordering faer's symbolic analysis reads the upper triangle; its numeric
+        // factorization reads the upper triangle (simplicial) or the lower one (supernodal),
+        // and anything else it would first transpose.
+        let triangle = |upper: bool| {
+            let mut t: Vec<(usize, usize, usize)> = entries
+                .iter()
+                .map(|&(c, r, src)| {
+                    let (a, b) = (old_to_new[c], old_to_new[r]);
+                    if upper { (a.max(b), a.min(b), src) } else { (a.min(b), a.max(b), src) }
+                })
+                .collect();
+            t.sort_unstable_by_key(|&(c, r, _)| (c, r));
+            t
+        };
+        let upper = triangle(true);
+        let (up_ptr, up_idx) = csc_of(n, &upper);
+        let sym = SymbolicSparseColMatRef::new_checked(n, n, &up_ptr, None, &up_idx);
+        let symbolic =
+            factorize_symbolic_cholesky(sym, Side::Upper, SymmetricOrdering::Identity, params)
+                .map_err(analysis)?;
+        let side = match symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(_) => Side::Lower,
+            SymbolicCholeskyRaw::Simplicial(_) => Side::Upper,
+        };
+        let stored = if side == Side::Upper { upper } else { triangle(false) };
+        let (col_ptr, row_idx) = csc_of(n, &stored);
+        let source: Vec<usize> = stored.iter().map(|e| e.2).collect();
+        let diag: Vec<usize> = (0..n)
+            .map(|c| {
+                let rows = &row_idx[col_ptr[c]..col_ptr[c + 1]];
+                col_ptr[c] + rows.partition_point(|&r| r < c)
+            })
+            .collect();
+        // Only to be sure the stored order is the analysed one: same factor size.
+        debug_assert_eq!(ordered.len_val(), symbolic.len_val());
         let req = symbolic
             .factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default())
             .or(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq));
@@ -115,6 +160,9 @@ impl ShiftedCholesky {
             row_idx,
             source,
             diag,
+            new_to_old,
+            side,
+            permuted_rhs: vec![0.0; n],
             values,
             factored: Vec::new(),
             symbolic,
@@ -195,7 +243,7 @@ impl ShiftedCholesky {
             *v = if s == NONE { 0.0 } else { hess[s] };
         }
         for col in 0..self.pattern.n {
-            let is_fixed = |i: usize| fixed.is_some_and(|f| f[i]);
+            let is_fixed = |i: usize| fixed.is_some_and(|f| f[self.new_to_old[i]]);
             if is_fixed(col) {
                 for k in self.col_ptr[col]..self.col_ptr[col + 1] {
                     self.values[k] = 0.0;
@@ -211,7 +259,7 @@ impl ShiftedCholesky {
             if is_fixed(col) {
                 self.values[d] = 1.0;
             } else {
-                self.values[d] += shift(col);
+                self.values[d] += shift(self.new_to_old[col]);
             }
         }
         if self.factored_ok
@@ -221,14 +269,18 @@ impl ShiftedCholesky {
             return Ok(true);
         }
         let n = self.pattern.n;
-        let sym = SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
+        // SAFETY: `col_ptr` and `row_idx` are the arrays `new` checked with `new_checked`
+        // (unchanged since).
+        let sym = unsafe {
+            SymbolicSparseColMatRef::new_unchecked(n, n, &self.col_ptr, None, &self.row_idx)
+        };
         let mat = SparseColMatRef::new(sym, &self.values);
         self.numeric_count += 1;
         self.factored_ok = false;
         let result = self.symbolic.factorize_numeric_llt::<f64>(
             &mut self.l_values,
             mat,
-            Side::Lower,
+            self.side,
             Default::default(),
             Par::Seq,
             MemStack::new(&mut self.scratch),
@@ -253,14 +305,38 @@ impl ShiftedCholesky {
             });
         }
         let n = rhs.len();
+        if n != self.new_to_old.len() {
+            return Err(SolveError::Factorization {
+                iteration: 0,
+                message: format!("right-hand side of {n} entries for {} unknowns", self.new_to_old.len()),
+            });
+        }
+        for (y, &old) in self.permuted_rhs.iter_mut().zip(&self.new_to_old) {
+            *y = rhs[old];
+        }
         LltRef::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(
             Conj::No,
-            MatMut::from_column_major_slice_mut(rhs, n, 1),
+            MatMut::from_column_major_slice_mut(&mut self.permuted_rhs, n, 1),
             Par::Seq,
             MemStack::new(&mut self.scratch),
         );
+        for (&y, &old) in self.permuted_rhs.iter().zip(&self.new_to_old) {
+            rhs[old] = y;
+        }
         Ok(())
     }
+}
+
+/// The CSC arrays of `entries` (column, row, _), sorted by column then row.
+fn csc_of(n: usize, entries: &[(usize, usize, usize)]) -> (Vec<usize>, Vec<usize>) {
+    let mut col_ptr = vec![0usize; n + 1];
+    for &(c, _, _) in entries {
+        col_ptr[c + 1] += 1;
+    }
+    for c in 0..n {
+        col_ptr[c + 1] += col_ptr[c];
+    }
+    (col_ptr, entries.iter().map(|e| e.1).collect())
 }
 
 #[cfg(test)]
