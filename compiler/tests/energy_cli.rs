@@ -291,3 +291,60 @@ fn eval_starts_a_field_from_its_initializer() {
         "{got} vs {expected}"
     );
 }
+
+#[test]
+fn eval_reads_arrays_of_shape_v_by_d() {
+    // §12.2: arrays in have shape (V, d) when the program has one dof field (the flat
+    // form is accepted too); data arrays likewise (n, d).
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-vd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).display().to_string();
+    let write = |name: &str, shape: &[usize], v: f64| {
+        let mut b = Vec::new();
+        let len = shape.iter().product();
+        mad_runtime::sparse::write_npy(shape, &vec![v; len], &mut b).unwrap();
+        std::fs::write(p(name), b).unwrap();
+    };
+    write("x.npy", &[16, 3], 1.0);
+    write("xf.npy", &[48], 1.0);
+    write("X.npy", &[16, 3], 0.0);
+    write("v.npy", &[16, 3], 1.0);
+    // x ≡ 1, X ≡ 0 on grid:4x4: the edge term is 0, the fidelity term λ·3·16 = 24.
+    for x in ["x.npy", "xf.npy"] {
+        let hvp = format!("{}:{}", p("v.npy"), p("hv.npy"));
+        let (rc, out, err) = madc(&[
+            "eval",
+            "examples/smooth.mad",
+            "--mesh",
+            "grid:4x4",
+            "--x",
+            &p(x),
+            "--data",
+            &format!("X={}", p("X.npy")),
+            "--hvp",
+            &hvp,
+            "--energy",
+        ]);
+        assert_eq!(rc, 0, "{x}: {err}");
+        assert_eq!(out, "energy 24.0\n", "{x}");
+        // H·1 = 2λ·1 (the edge term is translation invariant).
+        let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap())
+            .unwrap()
+            .into_field(16, 3)
+            .unwrap();
+        assert!(hv.iter().all(|h| (h - 1.0).abs() < 1e-12), "{hv:?}");
+    }
+    // A transposed array is still an error that names the expected shape.
+    write("xt.npy", &[3, 16], 1.0);
+    let (rc, _, err) = madc(&[
+        "eval",
+        "examples/smooth.mad",
+        "--mesh",
+        "grid:4x4",
+        "--x",
+        &p("xt.npy"),
+        "--energy",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("expected (16, 3) or (48,)"), "{err}");
+}

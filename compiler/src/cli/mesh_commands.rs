@@ -28,11 +28,20 @@ fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
     read_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads a `.npy` holding `n` values (any shape with n elements).
-fn read_flat(path: &Path, n: usize) -> Result<Vec<f64>, String> {
+/// Reads a `.npy` holding `rows × cols` values, of shape `(rows, cols)` or flat.
+fn read_field(path: &Path, (rows, cols): (usize, usize)) -> Result<Vec<f64>, String> {
     let a = read_array(path)?;
-    a.into_field(n, 1)
+    a.into_field(rows, cols)
         .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The `(rows, cols)` of a dof-sized input array: `(V, d)` (or `(F, d)`) when the
+/// program has one dof field, else `(ndofs, 1)`; the flat form is always accepted.
+fn dof_dims(me: &MeshEnergy) -> (usize, usize) {
+    match dof_shape(me)[..] {
+        [n, d] => (n, d),
+        _ => (me.ndofs(), 1),
+    }
 }
 
 /// Binds the mesh and applies `--x`, `--set`, `--data`, `--threads`.
@@ -57,8 +66,8 @@ fn setup<'p>(
         let (k, p) = d
             .split_once('=')
             .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
-        let n = me.data_len(k).map_err(|e| e.to_string())?;
-        let vals = read_flat(Path::new(p), n).map_err(|e| format!("--data {k}: {e}"))?;
+        let dims = me.data_dims(k).map_err(|e| e.to_string())?;
+        let vals = read_field(Path::new(p), dims).map_err(|e| format!("--data {k}: {e}"))?;
         me.set_data(k, &vals).map_err(|e| e.to_string())?;
     }
     if let Some(p) = &inp.pairs {
@@ -69,7 +78,7 @@ fn setup<'p>(
             .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
     }
     let x = match &inp.x {
-        Some(p) => read_flat(p, me.ndofs()).map_err(|e| format!("--x: {e}"))?,
+        Some(p) => read_field(p, dof_dims(&me)).map_err(|e| format!("--x: {e}"))?,
         None => me.declared_x().map_err(|e| e.to_string())?,
     };
     Ok((me, x))
@@ -156,7 +165,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
         let (vp, op) = spec
             .split_once(':')
             .ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
-        let v = read_flat(Path::new(vp), n).map_err(|e| format!("--hvp: {e}"))?;
+        let v = read_field(Path::new(vp), dof_dims(&me)).map_err(|e| format!("--hvp: {e}"))?;
         let mut out = vec![0.0; n];
         me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
         write_file(Path::new(op), |w| {

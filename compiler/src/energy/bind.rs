@@ -400,9 +400,15 @@ impl MeshEnergy<'_> {
 
     /// The number of values a data field takes: elements of its stencil × slots.
     pub fn data_len(&self, name: &str) -> Result<usize, EnergyError> {
-        let (i, _) = self.data_field(name)?;
-        let (n, s) = self.data_shape(i)?;
+        let (n, s) = self.data_dims(name)?;
         Ok(n * s)
+    }
+
+    /// (elements of its stencil, slots per element) of a data field: the `(n, d)`
+    /// shape of its array.
+    pub fn data_dims(&self, name: &str) -> Result<(usize, usize), EnergyError> {
+        let (i, _) = self.data_field(name)?;
+        self.data_shape(i)
     }
 
     fn data_field(&self, name: &str) -> Result<(usize, &crate::front::FieldDecl), EnergyError> {
