@@ -348,3 +348,38 @@ fn eval_reads_arrays_of_shape_v_by_d() {
     assert_eq!(rc, 1);
     assert!(err.contains("expected (16, 3) or (48,)"), "{err}");
 }
+
+#[test]
+fn a_param_without_default_must_be_set() {
+    // §12.2: a param's default may be left out; the host must then supply the value.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-param-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("p.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nparam n: i64 = 3;\nparam w: f64;\n\
+         energy e(v: vertex) { w * (n as f64) * dot(x[v.v0], x[v.v0]) }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let eval = |extra: &[&str]| {
+        let mut args = vec!["eval", &file, "--mesh", "grid:2x2", "--energy"];
+        args.extend_from_slice(extra);
+        madc(&args)
+    };
+    let (rc, out, err) = eval(&[]);
+    assert_eq!((rc, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("param `w` has no default") && err.contains("--set w=VALUE"), "{err}");
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:2x2"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("param `w` has no default"), "{err}");
+    // grid:2x2 is the unit square: Σ|x|² = 0 + 1 + 1 + 2 = 4, times w·n.
+    let (rc, out, err) = eval(&["--set", "w=0.5"]);
+    assert_eq!((rc, out.as_str()), (0, "energy 6.0\n"), "{err}");
+    // An i64 param takes integers in its range only.
+    for bad in ["n=2.5", "n=1e30"] {
+        let (rc, _, err) = eval(&["--set", "w=1", "--set", bad]);
+        assert_eq!(rc, 1, "{bad}");
+        assert!(err.contains("is not an integer"), "{bad}: {err}");
+    }
+}
