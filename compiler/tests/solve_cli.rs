@@ -343,3 +343,33 @@ fn cloth_falls_from_its_solve_block_into_a_new_frames_directory() {
         last.positions[35]
     );
 }
+
+#[test]
+fn a_failing_solver_exits_with_status_2() {
+    // §14: 1 for bad input, 2 when the solver fails or stops without converging.
+    let file = tmp("nan_start.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\n\
+         energy e(v: vertex) { sqrt(x[v.v0].x - 0.5) + dot(x[v.v0], x[v.v0]) }\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--steps", "2"][..]] {
+        let mut args = vec!["run", &file, "--mesh", "grid:3x3"];
+        args.extend_from_slice(extra);
+        let (rc, _, err) = madc(&args);
+        assert_eq!(rc, 2, "{extra:?}: {err}");
+        assert!(err.contains("the energy at the starting point is NaN"), "{err}");
+    }
+    // A param with no value is bad input, found before the solver starts.
+    let file = tmp("unset_param.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nparam w: f64;\n\
+         energy e(v: vertex) { w * dot(x[v.v0], x[v.v0]) }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.starts_with("error: param `w` has no default"), "{err}");
+}

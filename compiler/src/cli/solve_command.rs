@@ -216,7 +216,24 @@ pub fn run(
     match solve(&eprog, &settings) {
         Ok(true) => 0,
         Ok(false) => 2,
-        Err(m) => fail(m),
+        Err(SolveError::Input(m)) => fail(m),
+        Err(SolveError::Solver(m)) => {
+            eprintln!("error: {m}");
+            2
+        }
+    }
+}
+
+/// Why a solve ended without a result: bad input (exit status 1) or a solver
+/// that failed on valid input (exit status 2).
+enum SolveError {
+    Input(String),
+    Solver(String),
+}
+
+impl From<String> for SolveError {
+    fn from(m: String) -> SolveError {
+        SolveError::Input(m)
     }
 }
 
@@ -416,8 +433,10 @@ fn frame_path(out: &str, k: usize) -> String {
 }
 
 /// Runs the solve; `Ok(true)` when it converged (static) or every step ran (dynamics).
-fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
+fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, SolveError> {
     let (mut obj, mut x, mesh) = setup(prog, s)?;
+    // Missing params or data are bad input, not a failure of the solver.
+    obj.energy().check_data().map_err(|e| e.to_string())?;
     let mut opts = SolveOptions {
         max_iters: s.max_iters,
         grad_abs_tol: s.tol,
@@ -452,7 +471,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
             };
             let report = solver
                 .solve(&mut obj, &mut x, &opts, Some(&mut cb))
-                .map_err(|e| format!("solver: {e}"))?;
+                .map_err(|e| SolveError::Solver(format!("solver: {e}")))?;
             if let Some(out) = &s.out {
                 write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
@@ -475,7 +494,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
                 };
                 let report = euler
                     .step(&mut solver, &opts, Some(&mut cb))
-                    .map_err(|e| format!("time step {k}: solver: {e}"))?;
+                    .map_err(|e| SolveError::Solver(format!("time step {k}: solver: {e}")))?;
                 let pos = euler.positions().to_vec();
                 let potential = euler
                     .potential_mut()
