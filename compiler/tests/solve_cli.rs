@@ -373,3 +373,26 @@ fn a_failing_solver_exits_with_status_2() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.starts_with("error: param `w` has no default"), "{err}");
 }
+
+#[test]
+fn an_unknown_out_format_is_reported_before_the_solve() {
+    // §14: `--out OUT.obj|.ply|.off`; a wrong extension is bad input, found up front
+    // (not after the solve, nor after the first time step).
+    for extra in [&[][..], &["--steps", "3"][..]] {
+        let out = tmp("result.stl");
+        let mut args = vec!["run", "examples/flag.mad", "--out", &out];
+        args.extend_from_slice(extra);
+        let (rc, stdout, err) = madc(&args);
+        assert_eq!(rc, 1, "{extra:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("error: --out {out}: unknown mesh format (expected .obj, .off or .ply)"),
+            "{extra:?}"
+        );
+        assert!(stdout.is_empty());
+    }
+    // A mesh error names the file once.
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "nowhere.obj"]);
+    assert_eq!(rc, 1);
+    assert_eq!(err.matches("nowhere.obj").count(), 1, "{err}");
+}

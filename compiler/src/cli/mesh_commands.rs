@@ -3,7 +3,7 @@
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
 use crate::energy::{EnergyProgram, MeshEnergy};
-use mad_runtime::mesh::load_mesh;
+use mad_runtime::mesh::{MeshError, load_mesh};
 use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
 use std::path::Path;
 
@@ -21,6 +21,17 @@ fn compile(file: &Path, color: bool) -> Result<EnergyProgram, i32> {
         }
         other => fail(other),
     })
+}
+
+/// A mesh error for the command line: prefixed with the mesh spec unless the
+/// message already names the file or spec.
+pub(super) fn mesh_error(spec: &str, e: MeshError) -> String {
+    match e {
+        MeshError::Io { .. } | MeshError::BadSpec { .. } | MeshError::UnknownFormat { .. } => {
+            e.to_string()
+        }
+        _ => format!("{spec}: {e}"),
+    }
 }
 
 fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
@@ -49,7 +60,7 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     inp: &MeshInputs,
 ) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
-    let mesh = load_mesh(&inp.mesh).map_err(|e| format!("{}: {e}", inp.mesh))?;
+    let mesh = load_mesh(&inp.mesh).map_err(|e| mesh_error(&inp.mesh, e))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
     for s in &inp.set {

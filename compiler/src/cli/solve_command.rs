@@ -29,7 +29,7 @@ use crate::api::{Error, Program};
 use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use crate::front::solve::{FixSpec, SolveSettings};
 use crate::front::state::Init;
-use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
+use mad_runtime::mesh::{Mesh, MeshFormat, load_mesh, save_mesh};
 use mad_runtime::solve::{
     Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status,
 };
@@ -162,6 +162,14 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         step: a.step.or(f.step),
         out_field: f.out_field.clone(),
     };
+    // The result's format is known before the solve, not found wrong after it.
+    if let Some(out) = &s.out
+        && MeshFormat::from_path(out).is_none()
+    {
+        return Err(format!(
+            "--out {out}: unknown mesh format (expected .obj, .off or .ply)"
+        ));
+    }
     if let Some(st) = s.step
         && !(st > 0.0 && st.is_finite())
     {
@@ -381,7 +389,7 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     s: &Settings,
 ) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
-    let mesh = load_mesh(&s.mesh).map_err(|e| format!("{}: {e}", s.mesh))?;
+    let mesh = load_mesh(&s.mesh).map_err(|e| super::mesh_commands::mesh_error(&s.mesh, e))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
     for (k, v) in &s.set {
@@ -421,7 +429,7 @@ fn write_mesh_at(
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
     }
-    save_mesh(&out, path).map_err(|e| format!("{path}: {e}"))
+    save_mesh(&out, path).map_err(|e| super::mesh_commands::mesh_error(path, e))
 }
 
 /// `OUT_0001.EXT` for frame 1 of `OUT.EXT`.
