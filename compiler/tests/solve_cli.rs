@@ -361,6 +361,13 @@ fn a_failing_solver_exits_with_status_2() {
         assert_eq!(rc, 2, "{extra:?}: {err}");
         assert!(err.contains("the energy at the starting point is NaN"), "{err}");
     }
+    // A solver that cannot serve the file's terms is bad input.
+    let (rc, _, err) = madc(&["run", "examples/fit_residual.mad", "--mesh", "grid:4x4"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("solver `newton`") && err.contains("gauss-newton"), "{err}");
+    let (rc, _, err) = madc(&["run", "examples/flag.mad", "--solver", "lm"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("`residual` terms"), "{err}");
     // A param with no value is bad input, found before the solver starts.
     let file = tmp("unset_param.mad");
     std::fs::write(

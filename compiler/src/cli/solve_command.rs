@@ -224,8 +224,8 @@ pub fn run(
     match solve(&eprog, &settings) {
         Ok(true) => 0,
         Ok(false) => 2,
-        Err(SolveError::Input(m)) => fail(m),
-        Err(SolveError::Solver(m)) => {
+        Err(Failure::Input(m)) => fail(m),
+        Err(Failure::Solver(m)) => {
             eprintln!("error: {m}");
             2
         }
@@ -234,14 +234,32 @@ pub fn run(
 
 /// Why a solve ended without a result: bad input (exit status 1) or a solver
 /// that failed on valid input (exit status 2).
-enum SolveError {
+enum Failure {
     Input(String),
     Solver(String),
 }
 
-impl From<String> for SolveError {
-    fn from(m: String) -> SolveError {
-        SolveError::Input(m)
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Input(m)
+    }
+}
+
+/// A solver error: a solver the file's terms cannot serve is bad input, any
+/// other error a failure of the solver.
+fn solver_failure(context: &str, solver: &str, e: mad_runtime::solve::SolveError) -> Failure {
+    use mad_runtime::solve::SolveError as E;
+    match e {
+        E::Unsupported(what) => {
+            let hint = if what.contains("Jacobian") {
+                "it minimizes the `residual` terms of a file, and this file has none"
+            } else {
+                "for a file with `residual` terms use gauss-newton, levenberg-marquardt, \
+                 their -cg forms, newton-cg, lbfgs or gd"
+            };
+            Failure::Input(format!("{context}solver `{solver}`: {e}: {hint}"))
+        }
+        e => Failure::Solver(format!("{context}solver: {e}")),
     }
 }
 
@@ -441,7 +459,7 @@ fn frame_path(out: &str, k: usize) -> String {
 }
 
 /// Runs the solve; `Ok(true)` when it converged (static) or every step ran (dynamics).
-fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, SolveError> {
+fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
     let (mut obj, mut x, mesh) = setup(prog, s)?;
     // Missing params or data are bad input, not a failure of the solver.
     obj.energy().check_data().map_err(|e| e.to_string())?;
@@ -479,7 +497,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, SolveError> {
             };
             let report = solver
                 .solve(&mut obj, &mut x, &opts, Some(&mut cb))
-                .map_err(|e| SolveError::Solver(format!("solver: {e}")))?;
+                .map_err(|e| solver_failure("", &s.solver, e))?;
             if let Some(out) = &s.out {
                 write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
@@ -502,7 +520,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, SolveError> {
                 };
                 let report = euler
                     .step(&mut solver, &opts, Some(&mut cb))
-                    .map_err(|e| SolveError::Solver(format!("time step {k}: solver: {e}")))?;
+                    .map_err(|e| solver_failure(&format!("time step {k}: "), &s.solver, e))?;
                 let pos = euler.positions().to_vec();
                 let potential = euler
                     .potential_mut()
