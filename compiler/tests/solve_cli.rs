@@ -403,3 +403,18 @@ fn an_unknown_out_format_is_reported_before_the_solve() {
     assert_eq!(rc, 1);
     assert_eq!(err.matches("nowhere.obj").count(), 1, "{err}");
 }
+
+#[test]
+fn an_out_field_that_names_no_field_is_reported_before_the_solve() {
+    let file = tmp("out_field.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nenergy e(v: vertex) { dot(x[v.v0], x[v.v0]) }\n\
+         solve { mesh = \"grid:3x3\"; out_field = \"nope\"; }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["run", &file]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.starts_with("error: out_field: ") && err.contains("`nope`"), "{err}");
+    assert!(!err.contains("iter"), "{err}");
+}

@@ -461,8 +461,14 @@ fn frame_path(out: &str, k: usize) -> String {
 /// Runs the solve; `Ok(true)` when it converged (static) or every step ran (dynamics).
 fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
     let (mut obj, mut x, mesh) = setup(prog, s)?;
-    // Missing params or data are bad input, not a failure of the solver.
+    // Missing params or data, or an `out_field` that names no field, are bad
+    // input, not a failure of the solver.
     obj.energy().check_data().map_err(|e| e.to_string())?;
+    if let Some(f) = &s.out_field {
+        obj.energy()
+            .field_positions(&x, f)
+            .map_err(|e| format!("out_field: {e}"))?;
+    }
     let mut opts = SolveOptions {
         max_iters: s.max_iters,
         grad_abs_tol: s.tol,
