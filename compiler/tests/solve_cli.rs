@@ -418,3 +418,18 @@ fn an_out_field_that_names_no_field_is_reported_before_the_solve() {
     assert!(err.starts_with("error: out_field: ") && err.contains("`nope`"), "{err}");
     assert!(!err.contains("iter"), "{err}");
 }
+
+#[test]
+fn an_init_that_is_neither_a_name_nor_a_file_says_so() {
+    // §12.2: INIT is `positions`, `zeros`, `tutte` or a mesh / .npy file.
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--init", "x=tutt"]);
+    assert_eq!(rc, 1, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: field `x`: `tutt` is neither an initializer (positions, zeros, tutte) nor a .obj, \
+         .off, .ply or .npy file"
+    );
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--init", "x=none.obj"]);
+    assert_eq!(rc, 1, "{err}");
+    assert_eq!(err.matches("none.obj").count(), 1, "{err}");
+}
