@@ -262,6 +262,10 @@ fn bad_solver_and_missing_mesh_are_errors() {
     ]);
     assert_eq!(rc, 1);
     assert!(err.contains("out of range"), "{err}");
+    // As in the solve block (`steps` must be a positive integer).
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--steps", "0"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("--steps 0: the number of time steps must be positive"), "{err}");
 }
 
 #[test]

@@ -185,6 +185,9 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     if !(s.tol >= 0.0 && s.tol.is_finite()) {
         return Err(format!("tolerance {} is not a non-negative number", s.tol));
     }
+    if s.steps == Some(0) {
+        return Err("--steps 0: the number of time steps must be positive".into());
+    }
     if !(s.dt > 0.0 && s.dt.is_finite()) {
         return Err(format!("time step {} is not positive", s.dt));
     }
