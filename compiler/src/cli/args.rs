@@ -111,7 +111,8 @@ pub struct MeshInputs {
 pub struct EvalArgs {
     #[command(flatten)]
     pub inputs: MeshInputs,
-    /// Print the objective.
+    /// Print the objective of the energy terms (`residual` terms are not in it:
+    /// see `--jacobian`).
     #[arg(long)]
     pub energy: bool,
     /// Write the gradient: shape (V, d) for one dof field, else flat (ndofs,).
