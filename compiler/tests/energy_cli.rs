@@ -405,3 +405,15 @@ fn eval_energy_covers_energy_terms_and_residuals_enter_the_jacobian() {
     let mtx = std::fs::read_to_string(&j).unwrap();
     assert_eq!(mtx.lines().nth(1).unwrap().split(' ').take(2).collect::<Vec<_>>(), ["193", "108"]);
 }
+
+#[test]
+fn eval_and_bench_of_a_file_without_terms_are_errors() {
+    for cmd in [&["eval", "examples/newton_sqrt.mad", "--mesh", "grid:3x3", "--energy"][..],
+        &["bench", "examples/newton_sqrt.mad", "--mesh", "grid:3x3", "--what", "energy"][..]]
+    {
+        let (rc, out, err) = madc(cmd);
+        assert_eq!(rc, 1, "{cmd:?}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("declares no `energy` or `residual` terms"), "{err}");
+    }
+}

@@ -437,3 +437,18 @@ fn an_init_that_is_neither_a_name_nor_a_file_says_so() {
     assert_eq!(rc, 1, "{err}");
     assert_eq!(err.matches("none.obj").count(), 1, "{err}");
 }
+
+#[test]
+fn solve_flags_on_a_function_run_are_errors_not_ignored() {
+    // §14: a file without terms runs `main`; the solve flags have nothing to apply to.
+    let (rc, out, err) = madc(&["run", "examples/newton_sqrt.mad", "--mesh", "grid:3x3"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("--mesh applies to solving") && err.contains("declares no `energy`"), "{err}");
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--entry", "f", "--json"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("--json applies to solving") && err.contains("`--entry` runs a function"), "{err}");
+    let (rc, out, err) = madc(&["run", "examples/newton_sqrt.mad"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("1.4142135623730951\n"), "{out}");
+}

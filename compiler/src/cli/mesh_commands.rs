@@ -13,14 +13,22 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
 }
 
 fn compile(file: &Path, color: bool) -> Result<EnergyProgram, i32> {
-    EnergyProgram::compile_file(file).map_err(|e| match &e {
+    let prog = EnergyProgram::compile_file(file).map_err(|e| match &e {
         Error::Compile(d) => {
             eprint!("{}", d.render(color));
             eprintln!("error: could not compile");
             1
         }
         other => fail(other),
-    })
+    })?;
+    let decls = prog.decls();
+    if decls.energies.is_empty() && decls.residuals.is_empty() {
+        return Err(fail(format_args!(
+            "{} declares no `energy` or `residual` terms to evaluate over a mesh",
+            file.display()
+        )));
+    }
+    Ok(prog)
 }
 
 /// A mesh error for the command line: prefixed with the mesh spec unless the

@@ -90,6 +90,30 @@ pub struct SolveArgs {
     pub threads: usize,
 }
 
+impl SolveArgs {
+    /// The solve flags given on the command line.
+    fn given(&self) -> Vec<&'static str> {
+        let flags = [
+            ("--mesh", self.mesh.is_some()),
+            ("--solver", self.solver.is_some()),
+            ("--max-iters", self.max_iters.is_some()),
+            ("--tol", self.tol.is_some()),
+            ("--project-psd", self.project_psd),
+            ("--steps", self.steps.is_some()),
+            ("--dt", self.dt.is_some()),
+            ("--fix", self.fix.is_some()),
+            ("--set", !self.set.is_empty()),
+            ("--out", self.out.is_some()),
+            ("--json", self.json),
+            ("--plot", self.plot.is_some()),
+            ("--init", !self.init.is_empty()),
+            ("--step", self.step.is_some()),
+            ("--threads", self.threads != 1),
+        ];
+        flags.iter().filter(|f| f.1).map(|f| f.0).collect()
+    }
+}
+
 /// Everything a solve needs, after merging the file's block and the flags.
 #[derive(Clone, Debug)]
 struct Settings {
@@ -210,6 +234,17 @@ pub fn run(
     let mesh = &program.compiled().mesh;
     let has_terms = !mesh.energies.is_empty() || !mesh.residuals.is_empty();
     if entry.is_some() || !has_terms {
+        if let Some(flag) = a.given().first() {
+            eprintln!(
+                "error: {flag} applies to solving a file's energies, but {}",
+                if has_terms {
+                    "`--entry` runs a function".to_string()
+                } else {
+                    format!("{} declares no `energy` or `residual` terms", file.display())
+                }
+            );
+            return 1;
+        }
         return commands::run_program(&program, file, entry.unwrap_or("main"), interp, args, color);
     }
     if !args.is_empty() {
