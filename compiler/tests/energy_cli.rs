@@ -417,3 +417,23 @@ fn eval_and_bench_of_a_file_without_terms_are_errors() {
         assert!(err.contains("declares no `energy` or `residual` terms"), "{err}");
     }
 }
+
+#[test]
+fn a_run_time_error_in_a_term_exits_with_status_2() {
+    // §14: run-time errors exit with status 2; §12.3: the message names the term and element.
+    let file = std::env::temp_dir().join(format!("mad-energy-cli-pick-{}.mad", std::process::id()));
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nenergy pick(e: ring) { let n = e.nbrs[5]; dot(x[n], x[n]) }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    for cmd in [&["eval", &file, "--mesh", "grid:4x4", "--energy"][..],
+        &["bench", &file, "--mesh", "grid:4x4", "--what", "grad"][..],
+        &["run", &file, "--mesh", "grid:4x4"][..]]
+    {
+        let (rc, _, err) = madc(cmd);
+        assert_eq!(rc, 2, "{cmd:?}: {err}");
+        assert!(err.contains("run-time error: term `pick`, element 0: index 5 is out of bounds for length 3"), "{err}");
+    }
+}

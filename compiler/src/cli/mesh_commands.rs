@@ -2,7 +2,7 @@
 
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
-use crate::energy::{EnergyProgram, MeshEnergy};
+use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::{MeshError, load_mesh};
 use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
 use std::path::Path;
@@ -146,7 +146,7 @@ pub fn eval(a: &EvalArgs, color: bool) -> i32 {
     };
     match eval_with(&prog, a) {
         Ok(()) => 0,
-        Err(m) => fail(m),
+        Err(f) => f.report(),
     }
 }
 
@@ -159,7 +159,37 @@ fn dof_shape(me: &MeshEnergy) -> Vec<usize> {
     }
 }
 
-fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
+/// Why `madc eval` / `madc bench` stopped: an exit status and a message.
+struct Fail {
+    code: i32,
+    message: String,
+}
+
+/// Bad input: exit status 1.
+impl From<String> for Fail {
+    fn from(message: String) -> Fail {
+        Fail { code: 1, message }
+    }
+}
+
+/// An error of an evaluation: a run-time error in a term exits with status 2
+/// (as a run-time error of a program does), anything else is bad input.
+fn evaluation(e: EnergyError) -> Fail {
+    let code = if matches!(e, EnergyError::Runtime(_)) { 2 } else { 1 };
+    Fail {
+        code,
+        message: e.to_string(),
+    }
+}
+
+impl Fail {
+    fn report(self) -> i32 {
+        eprintln!("error: {}", self.message);
+        self.code
+    }
+}
+
+fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
     let (me, x) = setup(prog, &a.inputs)?;
     let n = me.ndofs();
     let shape = dof_shape(&me);
@@ -169,13 +199,13 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
         let mut h = vec![0.0; me.nnz()];
         energy = Some(
             me.hessian(&x, &mut g, &mut h, a.project_psd)
-                .map_err(|e| e.to_string())?,
+                .map_err(evaluation)?,
         );
         let (pattern, values) = me.hessian_csr(&h).map_err(|e| e.to_string())?;
         write_file(path, |w| write_matrix_market(&pattern, &values, w))?;
     }
     if let Some(path) = &a.grad {
-        energy = Some(me.gradient(&x, &mut g).map_err(|e| e.to_string())?);
+        energy = Some(me.gradient(&x, &mut g).map_err(evaluation)?);
         write_file(path, |w| {
             write_npy(&shape, &g, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
@@ -186,7 +216,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
             .ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
         let v = read_field(Path::new(vp), dof_dims(&me)).map_err(|e| format!("--hvp: {e}"))?;
         let mut out = vec![0.0; n];
-        me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
+        me.hvp(&x, &v, &mut out).map_err(evaluation)?;
         write_file(Path::new(op), |w| {
             write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
@@ -197,13 +227,13 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
             .ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
         let mut out = vec![0.0; n];
         me.mixed(&x, param.trim(), &mut out)
-            .map_err(|e| e.to_string())?;
+            .map_err(evaluation)?;
         write_file(Path::new(op), |w| {
             write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
     }
     if let Some(path) = &a.jacobian {
-        let (_, j) = me.jacobian(&x).map_err(|e| e.to_string())?;
+        let (_, j) = me.jacobian(&x).map_err(evaluation)?;
         write_file(path, |w| {
             write_matrix_market_rect(j.nrows, j.ncols, &j.row_ptr, &j.col_idx, &j.values, w)
         })?;
@@ -211,7 +241,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
     if a.energy {
         let e = match energy {
             Some(e) => e,
-            None => me.energy(&x).map_err(|e| e.to_string())?,
+            None => me.energy(&x).map_err(evaluation)?,
         };
         let _ = std::io::Write::write_all(
             &mut std::io::stdout().lock(),
@@ -234,9 +264,9 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
         BenchWhat::Hvp => "hvp",
         BenchWhat::Spmv => "spmv",
     };
-    let run = || -> Result<(), String> {
+    let run = || -> Result<(), Fail> {
         let (me, x) = setup(&prog, &a.inputs)?;
-        let t = me.bench(what, &x, 3, a.runs).map_err(|e| e.to_string())?;
+        let t = me.bench(what, &x, 3, a.runs).map_err(evaluation)?;
         let text = format!(
             "median {:.3} ms\nmin {:.3} ms\nmax {:.3} ms\nevaluations/s {:.1}\nruns {}\n",
             t.median_ms,
@@ -251,6 +281,6 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
     };
     match run() {
         Ok(()) => 0,
-        Err(m) => fail(m),
+        Err(f) => f.report(),
     }
 }
