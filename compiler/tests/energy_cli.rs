@@ -437,3 +437,33 @@ fn a_run_time_error_in_a_term_exits_with_status_2() {
         assert!(err.contains("run-time error: term `pick`, element 0: index 5 is out of bounds for length 3"), "{err}");
     }
 }
+
+#[test]
+fn unset_data_defaults_to_the_rest_geometry() {
+    // §12.2: vertex positions, edge lengths and triangle areas; other data must be set.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("d.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\ndata a: face -> f64;\ndata l: edge -> f64;\n\
+         data px: vertex -> f64;\ndata p: vertex -> vec3;\n\
+         energy ea(f: face) { a[f] }\nenergy el(e: edge) { l[e] }\n\
+         energy ep(v: vertex) { px[v.v0] + 10.0 * p[v.v0].y }\n",
+    )
+    .unwrap();
+    // grid:2x2 is the unit square in two triangles: areas 1, lengths 4 + √2, Σx = 2, Σy = 2.
+    let (rc, out, err) = madc(&["eval", &file.display().to_string(), "--mesh", "grid:2x2", "--energy"]);
+    assert_eq!(rc, 0, "{err}");
+    let e: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
+    assert!((e - (1.0 + 4.0 + 2f64.sqrt() + 2.0 + 20.0)).abs() < 1e-12, "{e}");
+    let file = dir.join("m.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\ndata m: vertex -> mat2;\nenergy e(v: vertex) { m[v.v0][0, 0] }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["eval", &file.display().to_string(), "--mesh", "grid:2x2", "--energy"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("data `m` (vertex -> mat2) has no values"), "{err}");
+}
