@@ -262,6 +262,18 @@ fn bad_solver_and_missing_mesh_are_errors() {
     ]);
     assert_eq!(rc, 1);
     assert!(err.contains("out of range"), "{err}");
+    // Flags the chosen solve would ignore.
+    for (args, msg) in [
+        (&["--solver", "newton", "--step", "0.1"][..], "--step applies to the `gd` solver, not `newton`"),
+        (&["--solver", "lbfgs", "--project-psd"][..], "--project-psd applies to the `newton` solver"),
+        (&["--dt", "0.1"][..], "--dt applies to dynamics"),
+    ] {
+        let mut cmd = vec!["run", "examples/smooth.mad", "--mesh", "disk:2"];
+        cmd.extend_from_slice(args);
+        let (rc, _, err) = madc(&cmd);
+        assert_eq!(rc, 1, "{args:?}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
     // As in the solve block (`steps` must be a positive integer).
     let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--steps", "0"]);
     assert_eq!(rc, 1);

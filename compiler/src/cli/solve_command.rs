@@ -209,6 +209,19 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     if !(s.tol >= 0.0 && s.tol.is_finite()) {
         return Err(format!("tolerance {} is not a non-negative number", s.tol));
     }
+    // Flags that the chosen solve would silently ignore are mistakes.
+    if a.step.is_some() && s.solver != "gd" {
+        return Err(format!("--step applies to the `gd` solver, not `{}`", s.solver));
+    }
+    if a.project_psd && s.solver != "newton" {
+        return Err(format!(
+            "--project-psd applies to the `newton` solver, not `{}`",
+            s.solver
+        ));
+    }
+    if a.dt.is_some() && s.steps.is_none() {
+        return Err("--dt applies to dynamics: give --steps N as well".into());
+    }
     if s.steps == Some(0) {
         return Err("--steps 0: the number of time steps must be positive".into());
     }
