@@ -237,6 +237,15 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
             continue;
         }
         out.objective = objective(g, e, *file);
+        if let Some(o) = &out.objective
+            && let Err(detail) = weighted_sum(o).and_then(|d| match d {
+                0 => Err("the objective holds no energy".to_string()),
+                _ => Ok(()),
+            })
+        {
+            g.error(ErrorKind::BadObjective { detail }, *file, e.span);
+            out.objective = None;
+        }
     }
     out.solve = super::solve::check(g);
     out.updates = super::state::check_updates(g, &out.dofs, &out.data);
@@ -297,6 +306,30 @@ impl FnCx<'_, '_> {
         }
         v
     }
+}
+
+/// The degree of an objective in the energies (0 or 1), or why it is not a
+/// weighted sum of energies (a product of energies, a constant term).
+fn weighted_sum(e: &ObjExpr) -> Result<u8, String> {
+    Ok(match e {
+        ObjExpr::Energy(_) => 1,
+        ObjExpr::Param(_) | ObjExpr::Num(_) => 0,
+        ObjExpr::Neg(a) => weighted_sum(a)?,
+        ObjExpr::Mul(a, b) => match weighted_sum(a)? + weighted_sum(b)? {
+            2 => return Err("a product of two energies is not a weighted sum".into()),
+            d => d,
+        },
+        ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => match (weighted_sum(a)?, weighted_sum(b)?) {
+            (x, y) if x == y => x,
+            _ => {
+                return Err(
+                    "a constant term has no effect on derivatives: every term of the sum \
+                     needs one energy"
+                        .into(),
+                );
+            }
+        },
+    })
 }
 
 fn objective(g: &mut Front, e: &Expr, file: usize) -> Option<ObjExpr> {
