@@ -128,6 +128,15 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     let help = Some("data is a number, a vec or a mat".to_string());
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
+                if stencil == Some(StencilKind::Pair) {
+                    let what = format!("`{name}` cannot live on pair elements");
+                    let help = Some(
+                        "pairs come from the host at run time; read vertex data at a pair's \
+                         vertices"
+                            .to_string(),
+                    );
+                    g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
+                }
                 if let Some(stencil) = stencil {
                     if let ast::ItemKind::State { init, .. } = &item.kind {
                         let init = init
@@ -211,6 +220,11 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 let Some(st) = g.items.resolve_stencil(&stencil, file) else {
                     continue;
                 };
+                if !is_energy && matches!(st, StencilKind::Pair | StencilKind::Ring) {
+                    let what = format!("residual `{name}` cannot run over {} elements", st.name());
+                    let help = Some("a residual runs over vertex, edge, face or diamond".to_string());
+                    g.error(ErrorKind::BadMeshDecl { what, help }, file, stencil.span);
+                }
                 let prefix = if is_energy { "energy" } else { "residual" };
                 let term = lower_term_as(g, &name, prefix, &elem, st, &body, &ret, file);
                 let (func, inputs) = term;
