@@ -464,3 +464,14 @@ fn solve_flags_on_a_function_run_are_errors_not_ignored() {
     assert_eq!(rc, 0, "{err}");
     assert!(out.starts_with("1.4142135623730951\n"), "{out}");
 }
+
+#[test]
+fn plot_creates_its_directory_like_out() {
+    let plot = tmp("plots/nested/conv.svg");
+    let out = tmp("outs/nested/smooth.obj");
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--plot", &plot, "--out", &out]);
+    assert_eq!(rc, 0, "{err}");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("v "));
+}

@@ -624,6 +624,14 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
     };
     if let Some(path) = &s.plot {
         let svg = svg_plot::convergence(&log.points, &format!("{} on {}", s.solver, s.mesh));
+        // Like `--out`, `--plot plots/conv.svg` creates `plots/` as needed.
+        if let Some(dir) = Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+        }
         std::fs::write(path, svg).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     Ok(ok)
