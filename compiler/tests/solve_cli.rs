@@ -475,3 +475,23 @@ fn plot_creates_its_directory_like_out() {
     assert!(svg.starts_with("<svg"), "{svg}");
     assert!(std::fs::read_to_string(&out).unwrap().starts_with("v "));
 }
+
+#[test]
+fn fix_forms_ids_boundary_and_file() {
+    // §14: comma-separated ids, `boundary`, or a file of ids separated by whitespace or commas.
+    let ids = tmp("ids.txt");
+    std::fs::write(&ids, "0 1\n2,3\n").unwrap();
+    for fix in ["0,1", "0, 1", "boundary", ids.as_str()] {
+        let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--fix", fix]);
+        assert_eq!(rc, 0, "{fix}: {err}");
+    }
+    // Anything else names the forms it is not.
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--fix", "0;1"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("--fix 0;1: not `boundary` or comma-separated vertex ids"), "{err}");
+    let bad = tmp("bad_ids.txt");
+    std::fs::write(&bad, "0 x\n").unwrap();
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--fix", &bad]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("`x` is not a vertex id"), "{err}");
+}

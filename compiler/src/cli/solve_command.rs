@@ -329,7 +329,12 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
         FixSpec::Ids(ids) => ids.clone(),
         FixSpec::File(path) => {
             let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--fix {path}: cannot read: {e}"))?;
+                .map_err(|e| {
+                    format!(
+                        "--fix {path}: not `boundary` or comma-separated vertex ids, and not a \
+                         readable file of ids: {e}"
+                    )
+                })?;
             text.split(|c: char| c.is_whitespace() || c == ',')
                 .filter(|t| !t.is_empty())
                 .map(|t| {
