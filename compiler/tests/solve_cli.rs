@@ -223,6 +223,12 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
         .filter(|m| m.get("type") == Some(&J::Str("step".into())))
         .collect();
     assert_eq!(steps.len(), 3);
+    let keys: Vec<&str> = steps[0].keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["grad_norm", "iterations", "potential", "status", "time", "time_step", "type"],
+        "the fields §14 lists"
+    );
     let potentials: Vec<f64> = steps.iter().map(|m| num(m, "potential")).collect();
     assert!(
         potentials.windows(2).all(|w| w[1] < w[0]),
