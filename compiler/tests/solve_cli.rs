@@ -466,6 +466,9 @@ fn solve_flags_on_a_function_run_are_errors_not_ignored() {
     let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--entry", "f", "--json"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("--json applies to solving") && err.contains("`--entry` runs a function"), "{err}");
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--interp"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("--interp runs a function"), "{err}");
     let (rc, out, err) = madc(&["run", "examples/newton_sqrt.mad"]);
     assert_eq!(rc, 0, "{err}");
     assert!(out.starts_with("1.4142135623730951\n"), "{out}");

@@ -264,6 +264,13 @@ pub fn run(
         eprintln!("error: arguments after `--` go to a function; pass `--entry NAME` to run one");
         return 1;
     }
+    if interp {
+        eprintln!(
+            "error: --interp runs a function on the interpreter; solving energies always uses \
+             the JIT (pass `--entry NAME` to run a function)"
+        );
+        return 1;
+    }
     let settings = match merge(mesh.solve.as_ref(), a) {
         Ok(s) => s,
         Err(m) => return fail(m),
