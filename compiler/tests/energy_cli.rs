@@ -467,3 +467,16 @@ fn unset_data_defaults_to_the_rest_geometry() {
     assert_eq!(rc, 1);
     assert!(err.contains("data `m` (vertex -> mat2) has no values"), "{err}");
 }
+
+#[test]
+fn zero_threads_or_runs_are_errors() {
+    for (cmd, msg) in [
+        (&["eval", "examples/smooth.mad", "--mesh", "grid:3x3", "--energy", "--threads", "0"][..], "--threads 0"),
+        (&["bench", "examples/smooth.mad", "--mesh", "grid:3x3", "--what", "energy", "--runs", "0"][..], "--runs 0"),
+        (&["run", "examples/smooth.mad", "--mesh", "grid:3x3", "--threads", "0"][..], "--threads 0"),
+    ] {
+        let (rc, out, err) = madc(cmd);
+        assert_eq!(rc, 1, "{cmd:?}");
+        assert!(out.is_empty() && err.contains(msg), "{cmd:?}: {err}");
+    }
+}

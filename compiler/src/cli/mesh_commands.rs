@@ -68,6 +68,9 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     inp: &MeshInputs,
 ) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
+    if inp.threads == 0 {
+        return Err("--threads 0: the number of worker threads must be at least 1".into());
+    }
     let mesh = load_mesh(&inp.mesh).map_err(|e| mesh_error(&inp.mesh, e))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
@@ -265,6 +268,11 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
         BenchWhat::Spmv => "spmv",
     };
     let run = || -> Result<(), Fail> {
+        if a.runs == 0 {
+            return Err("--runs 0: the number of timed evaluations must be at least 1"
+                .to_string()
+                .into());
+        }
         let (me, x) = setup(&prog, &a.inputs)?;
         let t = me.bench(what, &x, 3, a.runs).map_err(evaluation)?;
         let text = format!(

@@ -222,6 +222,9 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     if a.dt.is_some() && s.steps.is_none() {
         return Err("--dt applies to dynamics: give --steps N as well".into());
     }
+    if s.threads == 0 {
+        return Err("--threads 0: the number of worker threads must be at least 1".into());
+    }
     if s.steps == Some(0) {
         return Err("--steps 0: the number of time steps must be positive".into());
     }
