@@ -480,3 +480,11 @@ fn zero_threads_or_runs_are_errors() {
         assert!(out.is_empty() && err.contains(msg), "{cmd:?}: {err}");
     }
 }
+
+#[test]
+fn eval_without_an_output_says_what_it_can_do() {
+    let (rc, out, err) = madc(&["eval", "examples/smooth.mad", "--mesh", "grid:3x3"]);
+    assert_eq!(rc, 1);
+    assert!(out.is_empty());
+    assert!(err.contains("nothing to evaluate: pass --energy"), "{err}");
+}

@@ -143,6 +143,18 @@ fn write_file(
 }
 
 pub fn eval(a: &EvalArgs, color: bool) -> i32 {
+    let nothing = !a.energy
+        && a.grad.is_none()
+        && a.hessian.is_none()
+        && a.jacobian.is_none()
+        && a.hvp.is_none()
+        && a.mixed.is_empty();
+    if nothing {
+        return fail(
+            "nothing to evaluate: pass --energy, --grad G.npy, --hessian H.mtx, --hvp \
+             V.npy:OUT.npy, --mixed PARAM:OUT.npy or --jacobian J.mtx",
+        );
+    }
     let prog = match compile(&a.inputs.file, color) {
         Ok(p) => p,
         Err(c) => return c,
