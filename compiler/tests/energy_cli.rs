@@ -369,7 +369,10 @@ fn a_param_without_default_must_be_set() {
     };
     let (rc, out, err) = eval(&[]);
     assert_eq!((rc, out.as_str()), (1, ""), "{err}");
-    assert!(err.contains("param `w` has no default") && err.contains("--set w=VALUE"), "{err}");
+    assert!(
+        err.contains("param `w` has no default") && err.contains("--set w=VALUE"),
+        "{err}"
+    );
     let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:2x2"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("param `w` has no default"), "{err}");
@@ -403,18 +406,43 @@ fn eval_energy_covers_energy_terms_and_residuals_enter_the_jacobian() {
     assert_eq!(rc, 0, "{err}");
     assert_eq!(out, "energy 0.0\n");
     let mtx = std::fs::read_to_string(&j).unwrap();
-    assert_eq!(mtx.lines().nth(1).unwrap().split(' ').take(2).collect::<Vec<_>>(), ["193", "108"]);
+    assert_eq!(
+        mtx.lines()
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .take(2)
+            .collect::<Vec<_>>(),
+        ["193", "108"]
+    );
 }
 
 #[test]
 fn eval_and_bench_of_a_file_without_terms_are_errors() {
-    for cmd in [&["eval", "examples/newton_sqrt.mad", "--mesh", "grid:3x3", "--energy"][..],
-        &["bench", "examples/newton_sqrt.mad", "--mesh", "grid:3x3", "--what", "energy"][..]]
-    {
+    for cmd in [
+        &[
+            "eval",
+            "examples/newton_sqrt.mad",
+            "--mesh",
+            "grid:3x3",
+            "--energy",
+        ][..],
+        &[
+            "bench",
+            "examples/newton_sqrt.mad",
+            "--mesh",
+            "grid:3x3",
+            "--what",
+            "energy",
+        ][..],
+    ] {
         let (rc, out, err) = madc(cmd);
         assert_eq!(rc, 1, "{cmd:?}");
         assert!(out.is_empty(), "{out}");
-        assert!(err.contains("declares no `energy` or `residual` terms"), "{err}");
+        assert!(
+            err.contains("declares no `energy` or `residual` terms"),
+            "{err}"
+        );
     }
 }
 
@@ -428,13 +456,19 @@ fn a_run_time_error_in_a_term_exits_with_status_2() {
     )
     .unwrap();
     let file = file.display().to_string();
-    for cmd in [&["eval", &file, "--mesh", "grid:4x4", "--energy"][..],
+    for cmd in [
+        &["eval", &file, "--mesh", "grid:4x4", "--energy"][..],
         &["bench", &file, "--mesh", "grid:4x4", "--what", "grad"][..],
-        &["run", &file, "--mesh", "grid:4x4"][..]]
-    {
+        &["run", &file, "--mesh", "grid:4x4"][..],
+    ] {
         let (rc, _, err) = madc(cmd);
         assert_eq!(rc, 2, "{cmd:?}: {err}");
-        assert!(err.contains("run-time error: term `pick`, element 0: index 5 is out of bounds for length 3"), "{err}");
+        assert!(
+            err.contains(
+                "run-time error: term `pick`, element 0: index 5 is out of bounds for length 3"
+            ),
+            "{err}"
+        );
     }
 }
 
@@ -453,27 +487,78 @@ fn unset_data_defaults_to_the_rest_geometry() {
     )
     .unwrap();
     // grid:2x2 is the unit square in two triangles: areas 1, lengths 4 + √2, Σx = 2, Σy = 2.
-    let (rc, out, err) = madc(&["eval", &file.display().to_string(), "--mesh", "grid:2x2", "--energy"]);
+    let (rc, out, err) = madc(&[
+        "eval",
+        &file.display().to_string(),
+        "--mesh",
+        "grid:2x2",
+        "--energy",
+    ]);
     assert_eq!(rc, 0, "{err}");
     let e: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
-    assert!((e - (1.0 + 4.0 + 2f64.sqrt() + 2.0 + 20.0)).abs() < 1e-12, "{e}");
+    assert!(
+        (e - (1.0 + 4.0 + 2f64.sqrt() + 2.0 + 20.0)).abs() < 1e-12,
+        "{e}"
+    );
     let file = dir.join("m.mad");
     std::fs::write(
         &file,
         "dof x: vertex -> vec3;\ndata m: vertex -> mat2;\nenergy e(v: vertex) { m[v.v0][0, 0] }\n",
     )
     .unwrap();
-    let (rc, _, err) = madc(&["eval", &file.display().to_string(), "--mesh", "grid:2x2", "--energy"]);
+    let (rc, _, err) = madc(&[
+        "eval",
+        &file.display().to_string(),
+        "--mesh",
+        "grid:2x2",
+        "--energy",
+    ]);
     assert_eq!(rc, 1);
-    assert!(err.contains("data `m` (vertex -> mat2) has no values"), "{err}");
+    assert!(
+        err.contains("data `m` (vertex -> mat2) has no values"),
+        "{err}"
+    );
 }
 
 #[test]
 fn zero_threads_or_runs_are_errors() {
     for (cmd, msg) in [
-        (&["eval", "examples/smooth.mad", "--mesh", "grid:3x3", "--energy", "--threads", "0"][..], "--threads 0"),
-        (&["bench", "examples/smooth.mad", "--mesh", "grid:3x3", "--what", "energy", "--runs", "0"][..], "--runs 0"),
-        (&["run", "examples/smooth.mad", "--mesh", "grid:3x3", "--threads", "0"][..], "--threads 0"),
+        (
+            &[
+                "eval",
+                "examples/smooth.mad",
+                "--mesh",
+                "grid:3x3",
+                "--energy",
+                "--threads",
+                "0",
+            ][..],
+            "--threads 0",
+        ),
+        (
+            &[
+                "bench",
+                "examples/smooth.mad",
+                "--mesh",
+                "grid:3x3",
+                "--what",
+                "energy",
+                "--runs",
+                "0",
+            ][..],
+            "--runs 0",
+        ),
+        (
+            &[
+                "run",
+                "examples/smooth.mad",
+                "--mesh",
+                "grid:3x3",
+                "--threads",
+                "0",
+            ][..],
+            "--threads 0",
+        ),
     ] {
         let (rc, out, err) = madc(cmd);
         assert_eq!(rc, 1, "{cmd:?}");

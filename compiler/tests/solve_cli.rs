@@ -226,7 +226,15 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
     let keys: Vec<&str> = steps[0].keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["grad_norm", "iterations", "potential", "status", "time", "time_step", "type"],
+        [
+            "grad_norm",
+            "iterations",
+            "potential",
+            "status",
+            "time",
+            "time_step",
+            "type"
+        ],
         "the fields §14 lists"
     );
     let potentials: Vec<f64> = steps.iter().map(|m| num(m, "potential")).collect();
@@ -270,8 +278,14 @@ fn bad_solver_and_missing_mesh_are_errors() {
     assert!(err.contains("out of range"), "{err}");
     // Flags the chosen solve would ignore.
     for (args, msg) in [
-        (&["--solver", "newton", "--step", "0.1"][..], "--step applies to the `gd` solver, not `newton`"),
-        (&["--solver", "lbfgs", "--project-psd"][..], "--project-psd applies to the `newton` solver"),
+        (
+            &["--solver", "newton", "--step", "0.1"][..],
+            "--step applies to the `gd` solver, not `newton`",
+        ),
+        (
+            &["--solver", "lbfgs", "--project-psd"][..],
+            "--project-psd applies to the `newton` solver",
+        ),
         (&["--dt", "0.1"][..], "--dt applies to dynamics"),
     ] {
         let mut cmd = vec!["run", "examples/smooth.mad", "--mesh", "disk:2"];
@@ -281,9 +295,19 @@ fn bad_solver_and_missing_mesh_are_errors() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
     // As in the solve block (`steps` must be a positive integer).
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--steps", "0"]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--steps",
+        "0",
+    ]);
     assert_eq!(rc, 1);
-    assert!(err.contains("--steps 0: the number of time steps must be positive"), "{err}");
+    assert!(
+        err.contains("--steps 0: the number of time steps must be positive"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -381,12 +405,18 @@ fn a_failing_solver_exits_with_status_2() {
         args.extend_from_slice(extra);
         let (rc, _, err) = madc(&args);
         assert_eq!(rc, 2, "{extra:?}: {err}");
-        assert!(err.contains("the energy at the starting point is NaN"), "{err}");
+        assert!(
+            err.contains("the energy at the starting point is NaN"),
+            "{err}"
+        );
     }
     // A solver that cannot serve the file's terms is bad input.
     let (rc, _, err) = madc(&["run", "examples/fit_residual.mad", "--mesh", "grid:4x4"]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("solver `newton`") && err.contains("gauss-newton"), "{err}");
+    assert!(
+        err.contains("solver `newton`") && err.contains("gauss-newton"),
+        "{err}"
+    );
     let (rc, _, err) = madc(&["run", "examples/flag.mad", "--solver", "lm"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("`residual` terms"), "{err}");
@@ -437,21 +467,38 @@ fn an_out_field_that_names_no_field_is_reported_before_the_solve() {
     .unwrap();
     let (rc, _, err) = madc(&["run", &file]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.starts_with("error: out_field: ") && err.contains("`nope`"), "{err}");
+    assert!(
+        err.starts_with("error: out_field: ") && err.contains("`nope`"),
+        "{err}"
+    );
     assert!(!err.contains("iter"), "{err}");
 }
 
 #[test]
 fn an_init_that_is_neither_a_name_nor_a_file_says_so() {
     // §12.2: INIT is `positions`, `zeros`, `tutte` or a mesh / .npy file.
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--init", "x=tutt"]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--init",
+        "x=tutt",
+    ]);
     assert_eq!(rc, 1, "{err}");
     assert_eq!(
         err.trim_end(),
         "error: field `x`: `tutt` is neither an initializer (positions, zeros, tutte) nor a .obj, \
          .off, .ply or .npy file"
     );
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--init", "x=none.obj"]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--init",
+        "x=none.obj",
+    ]);
     assert_eq!(rc, 1, "{err}");
     assert_eq!(err.matches("none.obj").count(), 1, "{err}");
 }
@@ -462,10 +509,16 @@ fn solve_flags_on_a_function_run_are_errors_not_ignored() {
     let (rc, out, err) = madc(&["run", "examples/newton_sqrt.mad", "--mesh", "grid:3x3"]);
     assert_eq!(rc, 1, "{err}");
     assert!(out.is_empty(), "{out}");
-    assert!(err.contains("--mesh applies to solving") && err.contains("declares no `energy`"), "{err}");
+    assert!(
+        err.contains("--mesh applies to solving") && err.contains("declares no `energy`"),
+        "{err}"
+    );
     let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--entry", "f", "--json"]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("--json applies to solving") && err.contains("`--entry` runs a function"), "{err}");
+    assert!(
+        err.contains("--json applies to solving") && err.contains("`--entry` runs a function"),
+        "{err}"
+    );
     let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--interp"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("--interp runs a function"), "{err}");
@@ -478,7 +531,16 @@ fn solve_flags_on_a_function_run_are_errors_not_ignored() {
 fn plot_creates_its_directory_like_out() {
     let plot = tmp("plots/nested/conv.svg");
     let out = tmp("outs/nested/smooth.obj");
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--plot", &plot, "--out", &out]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--plot",
+        &plot,
+        "--out",
+        &out,
+    ]);
     assert_eq!(rc, 0, "{err}");
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg"), "{svg}");
@@ -491,16 +553,40 @@ fn fix_forms_ids_boundary_and_file() {
     let ids = tmp("ids.txt");
     std::fs::write(&ids, "0 1\n2,3\n").unwrap();
     for fix in ["0,1", "0, 1", "boundary", ids.as_str()] {
-        let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--fix", fix]);
+        let (rc, _, err) = madc(&[
+            "run",
+            "examples/smooth.mad",
+            "--mesh",
+            "disk:2",
+            "--fix",
+            fix,
+        ]);
         assert_eq!(rc, 0, "{fix}: {err}");
     }
     // Anything else names the forms it is not.
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--fix", "0;1"]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--fix",
+        "0;1",
+    ]);
     assert_eq!(rc, 1);
-    assert!(err.contains("--fix 0;1: not `boundary` or comma-separated vertex ids"), "{err}");
+    assert!(
+        err.contains("--fix 0;1: not `boundary` or comma-separated vertex ids"),
+        "{err}"
+    );
     let bad = tmp("bad_ids.txt");
     std::fs::write(&bad, "0 x\n").unwrap();
-    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "disk:2", "--fix", &bad]);
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--fix",
+        &bad,
+    ]);
     assert_eq!(rc, 1);
     assert!(err.contains("`x` is not a vertex id"), "{err}");
 }

@@ -190,7 +190,11 @@ impl From<String> for Fail {
 /// An error of an evaluation: a run-time error in a term exits with status 2
 /// (as a run-time error of a program does), anything else is bad input.
 fn evaluation(e: EnergyError) -> Fail {
-    let code = if matches!(e, EnergyError::Runtime(_)) { 2 } else { 1 };
+    let code = if matches!(e, EnergyError::Runtime(_)) {
+        2
+    } else {
+        1
+    };
     Fail {
         code,
         message: e.to_string(),
@@ -241,8 +245,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
             .split_once(':')
             .ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
         let mut out = vec![0.0; n];
-        me.mixed(&x, param.trim(), &mut out)
-            .map_err(evaluation)?;
+        me.mixed(&x, param.trim(), &mut out).map_err(evaluation)?;
         write_file(Path::new(op), |w| {
             write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
@@ -281,9 +284,11 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
     };
     let run = || -> Result<(), Fail> {
         if a.runs == 0 {
-            return Err("--runs 0: the number of timed evaluations must be at least 1"
-                .to_string()
-                .into());
+            return Err(
+                "--runs 0: the number of timed evaluations must be at least 1"
+                    .to_string()
+                    .into(),
+            );
         }
         let (me, x) = setup(&prog, &a.inputs)?;
         let t = me.bench(what, &x, 3, a.runs).map_err(evaluation)?;

@@ -211,7 +211,10 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     }
     // Flags that the chosen solve would silently ignore are mistakes.
     if a.step.is_some() && s.solver != "gd" {
-        return Err(format!("--step applies to the `gd` solver, not `{}`", s.solver));
+        return Err(format!(
+            "--step applies to the `gd` solver, not `{}`",
+            s.solver
+        ));
     }
     if a.project_psd && s.solver != "newton" {
         return Err(format!(
@@ -256,7 +259,10 @@ pub fn run(
                 if has_terms {
                     "`--entry` runs a function".to_string()
                 } else {
-                    format!("{} declares no `energy` or `residual` terms", file.display())
+                    format!(
+                        "{} declares no `energy` or `residual` terms",
+                        file.display()
+                    )
                 }
             );
             return 1;
@@ -338,13 +344,12 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
             .collect(),
         FixSpec::Ids(ids) => ids.clone(),
         FixSpec::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| {
-                    format!(
-                        "--fix {path}: not `boundary` or comma-separated vertex ids, and not a \
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "--fix {path}: not `boundary` or comma-separated vertex ids, and not a \
                          readable file of ids: {e}"
-                    )
-                })?;
+                )
+            })?;
             text.split(|c: char| c.is_whitespace() || c == ',')
                 .filter(|t| !t.is_empty())
                 .map(|t| {

@@ -209,7 +209,12 @@ impl EnergyProgram {
                 _ => 0.0,
             })
             .collect();
-        let params_given = self.decls.params.iter().map(|p| p.default.is_some()).collect();
+        let params_given = self
+            .decls
+            .params
+            .iter()
+            .map(|p| p.default.is_some())
+            .collect();
         let mut me = MeshEnergy {
             prog: self,
             mesh: mesh.clone(),
@@ -385,7 +390,9 @@ impl MeshEnergy<'_> {
             .ok_or_else(|| EnergyError::Host(format!("no param named `{name}`")))?;
         // 2^63 itself is out of range; every float below it in magnitude that is
         // integral converts exactly.
-        if p.ty == SurfaceType::I64 && !(value.fract() == 0.0 && value.abs() < 9.223372036854775808e18) {
+        if p.ty == SurfaceType::I64
+            && !(value.fract() == 0.0 && value.abs() < 9.223372036854775808e18)
+        {
             return Err(EnergyError::Host(format!(
                 "param `{name}` is an i64; {value} is not an integer in its range"
             )));

@@ -222,7 +222,8 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 };
                 if !is_energy && matches!(st, StencilKind::Pair | StencilKind::Ring) {
                     let what = format!("residual `{name}` cannot run over {} elements", st.name());
-                    let help = Some("a residual runs over vertex, edge, face or diamond".to_string());
+                    let help =
+                        Some("a residual runs over vertex, edge, face or diamond".to_string());
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, stencil.span);
                 }
                 let prefix = if is_energy { "energy" } else { "residual" };
