@@ -573,3 +573,36 @@ fn eval_without_an_output_says_what_it_can_do() {
     assert!(out.is_empty());
     assert!(err.contains("nothing to evaluate: pass --energy"), "{err}");
 }
+
+#[test]
+fn mesh_files_with_a_byte_order_mark_or_crlf_lines_read() {
+    // A unit right triangle in OBJ and OFF, as Windows tools write them.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("area.mad");
+    std::fs::write(
+        &prog,
+        "dof x: vertex -> vec3;\ndata a: face -> f64;\nenergy e(f: face) { a[f] }\n",
+    )
+    .unwrap();
+    let files = [
+        ("bom.obj", "\u{feff}v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n"),
+        ("crlf.obj", "v 0 0 0\r\nv 1 0 0\r\nv 1 1 0\r\nf 1 2 3\r\n"),
+        (
+            "bom.off",
+            "\u{feff}OFF\r\n3 1 0\r\n0 0 0\r\n1 0 0\r\n1 1 0\r\n3 0 1 2\r\n",
+        ),
+    ];
+    for (name, text) in files {
+        let mesh = dir.join(name);
+        std::fs::write(&mesh, text).unwrap();
+        let (rc, out, err) = madc(&[
+            "eval",
+            &prog.display().to_string(),
+            "--mesh",
+            &mesh.display().to_string(),
+            "--energy",
+        ]);
+        assert_eq!((rc, out.as_str()), (0, "energy 0.5\n"), "{name}: {err}");
+    }
+}
