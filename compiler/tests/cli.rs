@@ -150,3 +150,28 @@ fn emit_ir_and_clif() {
     let clif = text(&out.stdout);
     assert!(clif.contains("fmul"), "{clif}");
 }
+
+#[test]
+fn emit_derivative_of_an_overloaded_name_covers_the_overloads_that_have_one() {
+    let f = write_temp(
+        "overloaded.mad",
+        b"fn sq(n: i64) -> i64 { n * n }\nfn sq(x: f64) -> f64 { x * x }\n",
+    );
+    let out = madc(&["emit", "ir", "--grad", "sq", &f]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ir = text(&out.stdout);
+    assert!(ir.contains("func @\"sq$f64$grad\""), "{ir}");
+    mad::ir::parse::parse_module(&ir).expect("emitted IR parses");
+    // No overload has a gradient: every reason, by signature.
+    let f = write_temp(
+        "int_only.mad",
+        b"fn sq(n: i64) -> i64 { n * n }\nfn sq(b: bool) -> bool { b }\n",
+    );
+    let out = madc(&["emit", "ir", "--grad", "sq", &f]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("fn sq(n: i64) -> i64: ") && err.contains("fn sq(b: bool) -> bool: "),
+        "{err}"
+    );
+}

@@ -291,3 +291,318 @@ fn eval_starts_a_field_from_its_initializer() {
         "{got} vs {expected}"
     );
 }
+
+#[test]
+fn eval_reads_arrays_of_shape_v_by_d() {
+    // §12.2: arrays in have shape (V, d) when the program has one dof field (the flat
+    // form is accepted too); data arrays likewise (n, d).
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-vd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |n: &str| dir.join(n).display().to_string();
+    let write = |name: &str, shape: &[usize], v: f64| {
+        let mut b = Vec::new();
+        let len = shape.iter().product();
+        mad_runtime::sparse::write_npy(shape, &vec![v; len], &mut b).unwrap();
+        std::fs::write(p(name), b).unwrap();
+    };
+    write("x.npy", &[16, 3], 1.0);
+    write("xf.npy", &[48], 1.0);
+    write("X.npy", &[16, 3], 0.0);
+    write("v.npy", &[16, 3], 1.0);
+    // x ≡ 1, X ≡ 0 on grid:4x4: the edge term is 0, the fidelity term λ·3·16 = 24.
+    for x in ["x.npy", "xf.npy"] {
+        let hvp = format!("{}:{}", p("v.npy"), p("hv.npy"));
+        let (rc, out, err) = madc(&[
+            "eval",
+            "examples/smooth.mad",
+            "--mesh",
+            "grid:4x4",
+            "--x",
+            &p(x),
+            "--data",
+            &format!("X={}", p("X.npy")),
+            "--hvp",
+            &hvp,
+            "--energy",
+        ]);
+        assert_eq!(rc, 0, "{x}: {err}");
+        assert_eq!(out, "energy 24.0\n", "{x}");
+        // H·1 = 2λ·1 (the edge term is translation invariant).
+        let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap())
+            .unwrap()
+            .into_field(16, 3)
+            .unwrap();
+        assert!(hv.iter().all(|h| (h - 1.0).abs() < 1e-12), "{hv:?}");
+    }
+    // A transposed array is still an error that names the expected shape.
+    write("xt.npy", &[3, 16], 1.0);
+    let (rc, _, err) = madc(&[
+        "eval",
+        "examples/smooth.mad",
+        "--mesh",
+        "grid:4x4",
+        "--x",
+        &p("xt.npy"),
+        "--energy",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("expected (16, 3) or (48,)"), "{err}");
+}
+
+#[test]
+fn a_param_without_default_must_be_set() {
+    // §12.2: a param's default may be left out; the host must then supply the value.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-param-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("p.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nparam n: i64 = 3;\nparam w: f64;\n\
+         energy e(v: vertex) { w * (n as f64) * dot(x[v.v0], x[v.v0]) }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let eval = |extra: &[&str]| {
+        let mut args = vec!["eval", &file, "--mesh", "grid:2x2", "--energy"];
+        args.extend_from_slice(extra);
+        madc(&args)
+    };
+    let (rc, out, err) = eval(&[]);
+    assert_eq!((rc, out.as_str()), (1, ""), "{err}");
+    assert!(
+        err.contains("param `w` has no default") && err.contains("--set w=VALUE"),
+        "{err}"
+    );
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:2x2"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("param `w` has no default"), "{err}");
+    // grid:2x2 is the unit square: Σ|x|² = 0 + 1 + 1 + 2 = 4, times w·n.
+    let (rc, out, err) = eval(&["--set", "w=0.5"]);
+    assert_eq!((rc, out.as_str()), (0, "energy 6.0\n"), "{err}");
+    // An i64 param takes integers in its range only.
+    for bad in ["n=2.5", "n=1e30"] {
+        let (rc, _, err) = eval(&["--set", "w=1", "--set", bad]);
+        assert_eq!(rc, 1, "{bad}");
+        assert!(err.contains("is not an integer"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn eval_energy_covers_energy_terms_and_residuals_enter_the_jacobian() {
+    // §12: `--energy` is the objective of the energy terms; `residual` terms enter
+    // `--jacobian`. fit_residual.mad has only residuals: 85 edges + 36 vertices × 3 rows
+    // on grid:6x6, over 36 × 3 unknowns.
+    let j = std::env::temp_dir().join(format!("mad-energy-cli-jac-{}.mtx", std::process::id()));
+    let j = j.display().to_string();
+    let (rc, out, err) = madc(&[
+        "eval",
+        "examples/fit_residual.mad",
+        "--mesh",
+        "grid:6x6",
+        "--energy",
+        "--jacobian",
+        &j,
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out, "energy 0.0\n");
+    let mtx = std::fs::read_to_string(&j).unwrap();
+    assert_eq!(
+        mtx.lines()
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .take(2)
+            .collect::<Vec<_>>(),
+        ["193", "108"]
+    );
+}
+
+#[test]
+fn eval_and_bench_of_a_file_without_terms_are_errors() {
+    for cmd in [
+        &[
+            "eval",
+            "examples/newton_sqrt.mad",
+            "--mesh",
+            "grid:3x3",
+            "--energy",
+        ][..],
+        &[
+            "bench",
+            "examples/newton_sqrt.mad",
+            "--mesh",
+            "grid:3x3",
+            "--what",
+            "energy",
+        ][..],
+    ] {
+        let (rc, out, err) = madc(cmd);
+        assert_eq!(rc, 1, "{cmd:?}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("declares no `energy` or `residual` terms"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_run_time_error_in_a_term_exits_with_status_2() {
+    // §14: run-time errors exit with status 2; §12.3: the message names the term and element.
+    let file = std::env::temp_dir().join(format!("mad-energy-cli-pick-{}.mad", std::process::id()));
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nenergy pick(e: ring) { let n = e.nbrs[5]; dot(x[n], x[n]) }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    for cmd in [
+        &["eval", &file, "--mesh", "grid:4x4", "--energy"][..],
+        &["bench", &file, "--mesh", "grid:4x4", "--what", "grad"][..],
+        &["run", &file, "--mesh", "grid:4x4"][..],
+    ] {
+        let (rc, _, err) = madc(cmd);
+        assert_eq!(rc, 2, "{cmd:?}: {err}");
+        assert!(
+            err.contains(
+                "run-time error: term `pick`, element 0: index 5 is out of bounds for length 3"
+            ),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn unset_data_defaults_to_the_rest_geometry() {
+    // §12.2: vertex positions, edge lengths and triangle areas; other data must be set.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("d.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\ndata a: face -> f64;\ndata l: edge -> f64;\n\
+         data px: vertex -> f64;\ndata p: vertex -> vec3;\n\
+         energy ea(f: face) { a[f] }\nenergy el(e: edge) { l[e] }\n\
+         energy ep(v: vertex) { px[v.v0] + 10.0 * p[v.v0].y }\n",
+    )
+    .unwrap();
+    // grid:2x2 is the unit square in two triangles: areas 1, lengths 4 + √2, Σx = 2, Σy = 2.
+    let (rc, out, err) = madc(&[
+        "eval",
+        &file.display().to_string(),
+        "--mesh",
+        "grid:2x2",
+        "--energy",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let e: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
+    assert!(
+        (e - (1.0 + 4.0 + 2f64.sqrt() + 2.0 + 20.0)).abs() < 1e-12,
+        "{e}"
+    );
+    let file = dir.join("m.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\ndata m: vertex -> mat2;\nenergy e(v: vertex) { m[v.v0][0, 0] }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&[
+        "eval",
+        &file.display().to_string(),
+        "--mesh",
+        "grid:2x2",
+        "--energy",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(
+        err.contains("data `m` (vertex -> mat2) has no values"),
+        "{err}"
+    );
+}
+
+#[test]
+fn zero_threads_or_runs_are_errors() {
+    for (cmd, msg) in [
+        (
+            &[
+                "eval",
+                "examples/smooth.mad",
+                "--mesh",
+                "grid:3x3",
+                "--energy",
+                "--threads",
+                "0",
+            ][..],
+            "--threads 0",
+        ),
+        (
+            &[
+                "bench",
+                "examples/smooth.mad",
+                "--mesh",
+                "grid:3x3",
+                "--what",
+                "energy",
+                "--runs",
+                "0",
+            ][..],
+            "--runs 0",
+        ),
+        (
+            &[
+                "run",
+                "examples/smooth.mad",
+                "--mesh",
+                "grid:3x3",
+                "--threads",
+                "0",
+            ][..],
+            "--threads 0",
+        ),
+    ] {
+        let (rc, out, err) = madc(cmd);
+        assert_eq!(rc, 1, "{cmd:?}");
+        assert!(out.is_empty() && err.contains(msg), "{cmd:?}: {err}");
+    }
+}
+
+#[test]
+fn eval_without_an_output_says_what_it_can_do() {
+    let (rc, out, err) = madc(&["eval", "examples/smooth.mad", "--mesh", "grid:3x3"]);
+    assert_eq!(rc, 1);
+    assert!(out.is_empty());
+    assert!(err.contains("nothing to evaluate: pass --energy"), "{err}");
+}
+
+#[test]
+fn mesh_files_with_a_byte_order_mark_or_crlf_lines_read() {
+    // A unit right triangle in OBJ and OFF, as Windows tools write them.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("area.mad");
+    std::fs::write(
+        &prog,
+        "dof x: vertex -> vec3;\ndata a: face -> f64;\nenergy e(f: face) { a[f] }\n",
+    )
+    .unwrap();
+    let files = [
+        ("bom.obj", "\u{feff}v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n"),
+        ("crlf.obj", "v 0 0 0\r\nv 1 0 0\r\nv 1 1 0\r\nf 1 2 3\r\n"),
+        (
+            "bom.off",
+            "\u{feff}OFF\r\n3 1 0\r\n0 0 0\r\n1 0 0\r\n1 1 0\r\n3 0 1 2\r\n",
+        ),
+    ];
+    for (name, text) in files {
+        let mesh = dir.join(name);
+        std::fs::write(&mesh, text).unwrap();
+        let (rc, out, err) = madc(&[
+            "eval",
+            &prog.display().to_string(),
+            "--mesh",
+            &mesh.display().to_string(),
+            "--energy",
+        ]);
+        assert_eq!((rc, out.as_str()), (0, "energy 0.5\n"), "{name}: {err}");
+    }
+}

@@ -223,6 +223,20 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
         .filter(|m| m.get("type") == Some(&J::Str("step".into())))
         .collect();
     assert_eq!(steps.len(), 3);
+    let keys: Vec<&str> = steps[0].keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "grad_norm",
+            "iterations",
+            "potential",
+            "status",
+            "time",
+            "time_step",
+            "type"
+        ],
+        "the fields §14 lists"
+    );
     let potentials: Vec<f64> = steps.iter().map(|m| num(m, "potential")).collect();
     assert!(
         potentials.windows(2).all(|w| w[1] < w[0]),
@@ -262,6 +276,38 @@ fn bad_solver_and_missing_mesh_are_errors() {
     ]);
     assert_eq!(rc, 1);
     assert!(err.contains("out of range"), "{err}");
+    // Flags the chosen solve would ignore.
+    for (args, msg) in [
+        (
+            &["--solver", "newton", "--step", "0.1"][..],
+            "--step applies to the `gd` solver, not `newton`",
+        ),
+        (
+            &["--solver", "lbfgs", "--project-psd"][..],
+            "--project-psd applies to the `newton` solver",
+        ),
+        (&["--dt", "0.1"][..], "--dt applies to dynamics"),
+    ] {
+        let mut cmd = vec!["run", "examples/smooth.mad", "--mesh", "disk:2"];
+        cmd.extend_from_slice(args);
+        let (rc, _, err) = madc(&cmd);
+        assert_eq!(rc, 1, "{args:?}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+    // As in the solve block (`steps` must be a positive integer).
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--steps",
+        "0",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(
+        err.contains("--steps 0: the number of time steps must be positive"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -342,4 +388,205 @@ fn cloth_falls_from_its_solve_block_into_a_new_frames_directory() {
         "the free corner falls: {:?}",
         last.positions[35]
     );
+}
+
+#[test]
+fn a_failing_solver_exits_with_status_2() {
+    // §14: 1 for bad input, 2 when the solver fails or stops without converging.
+    let file = tmp("nan_start.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\n\
+         energy e(v: vertex) { sqrt(x[v.v0].x - 0.5) + dot(x[v.v0], x[v.v0]) }\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--steps", "2"][..]] {
+        let mut args = vec!["run", &file, "--mesh", "grid:3x3"];
+        args.extend_from_slice(extra);
+        let (rc, _, err) = madc(&args);
+        assert_eq!(rc, 2, "{extra:?}: {err}");
+        assert!(
+            err.contains("the energy at the starting point is NaN"),
+            "{err}"
+        );
+    }
+    // A solver that cannot serve the file's terms is bad input.
+    let (rc, _, err) = madc(&["run", "examples/fit_residual.mad", "--mesh", "grid:4x4"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(
+        err.contains("solver `newton`") && err.contains("gauss-newton"),
+        "{err}"
+    );
+    let (rc, _, err) = madc(&["run", "examples/flag.mad", "--solver", "lm"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("`residual` terms"), "{err}");
+    // A param with no value is bad input, found before the solver starts.
+    let file = tmp("unset_param.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nparam w: f64;\n\
+         energy e(v: vertex) { w * dot(x[v.v0], x[v.v0]) }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.starts_with("error: param `w` has no default"), "{err}");
+}
+
+#[test]
+fn an_unknown_out_format_is_reported_before_the_solve() {
+    // §14: `--out OUT.obj|.ply|.off`; a wrong extension is bad input, found up front
+    // (not after the solve, nor after the first time step).
+    for extra in [&[][..], &["--steps", "3"][..]] {
+        let out = tmp("result.stl");
+        let mut args = vec!["run", "examples/flag.mad", "--out", &out];
+        args.extend_from_slice(extra);
+        let (rc, stdout, err) = madc(&args);
+        assert_eq!(rc, 1, "{extra:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("error: --out {out}: unknown mesh format (expected .obj, .off or .ply)"),
+            "{extra:?}"
+        );
+        assert!(stdout.is_empty());
+    }
+    // A mesh error names the file once.
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", "nowhere.obj"]);
+    assert_eq!(rc, 1);
+    assert_eq!(err.matches("nowhere.obj").count(), 1, "{err}");
+}
+
+#[test]
+fn an_out_field_that_names_no_field_is_reported_before_the_solve() {
+    let file = tmp("out_field.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nenergy e(v: vertex) { dot(x[v.v0], x[v.v0]) }\n\
+         solve { mesh = \"grid:3x3\"; out_field = \"nope\"; }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["run", &file]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(
+        err.starts_with("error: out_field: ") && err.contains("`nope`"),
+        "{err}"
+    );
+    assert!(!err.contains("iter"), "{err}");
+}
+
+#[test]
+fn an_init_that_is_neither_a_name_nor_a_file_says_so() {
+    // §12.2: INIT is `positions`, `zeros`, `tutte` or a mesh / .npy file.
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--init",
+        "x=tutt",
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "error: field `x`: `tutt` is neither an initializer (positions, zeros, tutte) nor a .obj, \
+         .off, .ply or .npy file"
+    );
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--init",
+        "x=none.obj",
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    assert_eq!(err.matches("none.obj").count(), 1, "{err}");
+}
+
+#[test]
+fn solve_flags_on_a_function_run_are_errors_not_ignored() {
+    // §14: a file without terms runs `main`; the solve flags have nothing to apply to.
+    let (rc, out, err) = madc(&["run", "examples/newton_sqrt.mad", "--mesh", "grid:3x3"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("--mesh applies to solving") && err.contains("declares no `energy`"),
+        "{err}"
+    );
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--entry", "f", "--json"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(
+        err.contains("--json applies to solving") && err.contains("`--entry` runs a function"),
+        "{err}"
+    );
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--interp"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("--interp runs a function"), "{err}");
+    let (rc, out, err) = madc(&["run", "examples/newton_sqrt.mad"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("1.4142135623730951\n"), "{out}");
+}
+
+#[test]
+fn plot_creates_its_directory_like_out() {
+    let plot = tmp("plots/nested/conv.svg");
+    let out = tmp("outs/nested/smooth.obj");
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--plot",
+        &plot,
+        "--out",
+        &out,
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("v "));
+}
+
+#[test]
+fn fix_forms_ids_boundary_and_file() {
+    // §14: comma-separated ids, `boundary`, or a file of ids separated by whitespace or commas.
+    let ids = tmp("ids.txt");
+    std::fs::write(&ids, "0 1\n2,3\n").unwrap();
+    for fix in ["0,1", "0, 1", "boundary", ids.as_str()] {
+        let (rc, _, err) = madc(&[
+            "run",
+            "examples/smooth.mad",
+            "--mesh",
+            "disk:2",
+            "--fix",
+            fix,
+        ]);
+        assert_eq!(rc, 0, "{fix}: {err}");
+    }
+    // Anything else names the forms it is not.
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--fix",
+        "0;1",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(
+        err.contains("--fix 0;1: not `boundary` or comma-separated vertex ids"),
+        "{err}"
+    );
+    let bad = tmp("bad_ids.txt");
+    std::fs::write(&bad, "0 x\n").unwrap();
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:2",
+        "--fix",
+        &bad,
+    ]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("`x` is not a vertex id"), "{err}");
 }

@@ -111,10 +111,11 @@ pub struct MeshInputs {
 pub struct EvalArgs {
     #[command(flatten)]
     pub inputs: MeshInputs,
-    /// Print the objective.
+    /// Print the objective of the energy terms (`residual` terms are not in it:
+    /// see `--jacobian`).
     #[arg(long)]
     pub energy: bool,
-    /// Write the gradient, shape (ndofs,).
+    /// Write the gradient: shape (V, d) for one dof field, else flat (ndofs,).
     #[arg(long, value_name = "G.npy")]
     pub grad: Option<PathBuf>,
     /// Write the sparse Hessian.
@@ -123,11 +124,11 @@ pub struct EvalArgs {
     /// Write the sparse Jacobian of the residual terms.
     #[arg(long, value_name = "J.mtx")]
     pub jacobian: Option<PathBuf>,
-    /// Hessian-vector product: read V, write H·V (`V.npy:OUT.npy`).
+    /// Hessian-vector product: read V, write H·V (`V.npy:OUT.npy`; shaped as `--x`).
     #[arg(long, value_name = "V.npy:OUT.npy")]
     pub hvp: Option<String>,
     /// Mixed second derivative ∂²E/∂x∂θ for the `f64` param θ: write the
-    /// derivative of the gradient along θ, shape (ndofs,) (`PARAM:OUT.npy`, repeatable).
+    /// derivative of the gradient along θ, shaped as `--grad` (`PARAM:OUT.npy`, repeatable).
     #[arg(long, value_name = "PARAM:OUT.npy")]
     pub mixed: Vec<String>,
     /// Project each element's Hessian block to positive semi-definite (for `--hessian`).

@@ -111,20 +111,34 @@ pub fn emit_derivative(
         Ok(c) => c,
         Err(e) => return report(&e, color),
     };
-    let Some(f) = compiled.function(name).map(|s| s.func) else {
+    let overloads: Vec<_> = compiled
+        .functions
+        .iter()
+        .filter(|s| s.name == name)
+        .map(|s| (s.func, s.to_string()))
+        .collect();
+    if overloads.is_empty() {
         eprintln!("error: {} has no function `{name}`", file.display());
         return 1;
-    };
-    match crate::ad::show::derivative_ir(&mut compiled.module, f, which) {
-        Ok(text) => {
-            print!("{text}");
-            0
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            1
+    }
+    // An overloaded name: the derivative of every overload that has one.
+    let mut text = String::new();
+    let mut errors = Vec::new();
+    for (f, sig) in &overloads {
+        match crate::ad::show::derivative_ir(&mut compiled.module, *f, which) {
+            Ok(t) => text.push_str(&t),
+            Err(e) if overloads.len() == 1 => errors.push(e.to_string()),
+            Err(e) => errors.push(format!("{sig}: {e}")),
         }
     }
+    if text.is_empty() {
+        for e in errors {
+            eprintln!("error: {e}");
+        }
+        return 1;
+    }
+    print!("{text}");
+    0
 }
 
 /// Parses a command-line argument for a parameter of type `ty`.

@@ -2,8 +2,8 @@
 
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
-use crate::energy::{EnergyProgram, MeshEnergy};
-use mad_runtime::mesh::load_mesh;
+use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
+use mad_runtime::mesh::{MeshError, load_mesh};
 use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
 use std::path::Path;
 
@@ -13,14 +13,33 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
 }
 
 fn compile(file: &Path, color: bool) -> Result<EnergyProgram, i32> {
-    EnergyProgram::compile_file(file).map_err(|e| match &e {
+    let prog = EnergyProgram::compile_file(file).map_err(|e| match &e {
         Error::Compile(d) => {
             eprint!("{}", d.render(color));
             eprintln!("error: could not compile");
             1
         }
         other => fail(other),
-    })
+    })?;
+    let decls = prog.decls();
+    if decls.energies.is_empty() && decls.residuals.is_empty() {
+        return Err(fail(format_args!(
+            "{} declares no `energy` or `residual` terms to evaluate over a mesh",
+            file.display()
+        )));
+    }
+    Ok(prog)
+}
+
+/// A mesh error for the command line: prefixed with the mesh spec unless the
+/// message already names the file or spec.
+pub(super) fn mesh_error(spec: &str, e: MeshError) -> String {
+    match e {
+        MeshError::Io { .. } | MeshError::BadSpec { .. } | MeshError::UnknownFormat { .. } => {
+            e.to_string()
+        }
+        _ => format!("{spec}: {e}"),
+    }
 }
 
 fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
@@ -28,11 +47,20 @@ fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
     read_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads a `.npy` holding `n` values (any shape with n elements).
-fn read_flat(path: &Path, n: usize) -> Result<Vec<f64>, String> {
+/// Reads a `.npy` holding `rows × cols` values, of shape `(rows, cols)` or flat.
+fn read_field(path: &Path, (rows, cols): (usize, usize)) -> Result<Vec<f64>, String> {
     let a = read_array(path)?;
-    a.into_field(n, 1)
+    a.into_field(rows, cols)
         .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The `(rows, cols)` of a dof-sized input array: `(V, d)` (or `(F, d)`) when the
+/// program has one dof field, else `(ndofs, 1)`; the flat form is always accepted.
+fn dof_dims(me: &MeshEnergy) -> (usize, usize) {
+    match dof_shape(me)[..] {
+        [n, d] => (n, d),
+        _ => (me.ndofs(), 1),
+    }
 }
 
 /// Binds the mesh and applies `--x`, `--set`, `--data`, `--threads`.
@@ -40,7 +68,10 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     inp: &MeshInputs,
 ) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
-    let mesh = load_mesh(&inp.mesh).map_err(|e| format!("{}: {e}", inp.mesh))?;
+    if inp.threads == 0 {
+        return Err("--threads 0: the number of worker threads must be at least 1".into());
+    }
+    let mesh = load_mesh(&inp.mesh).map_err(|e| mesh_error(&inp.mesh, e))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
@@ -57,8 +88,8 @@ fn setup<'p>(
         let (k, p) = d
             .split_once('=')
             .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
-        let n = me.data_len(k).map_err(|e| e.to_string())?;
-        let vals = read_flat(Path::new(p), n).map_err(|e| format!("--data {k}: {e}"))?;
+        let dims = me.data_dims(k).map_err(|e| e.to_string())?;
+        let vals = read_field(Path::new(p), dims).map_err(|e| format!("--data {k}: {e}"))?;
         me.set_data(k, &vals).map_err(|e| e.to_string())?;
     }
     if let Some(p) = &inp.pairs {
@@ -69,7 +100,7 @@ fn setup<'p>(
             .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
     }
     let x = match &inp.x {
-        Some(p) => read_flat(p, me.ndofs()).map_err(|e| format!("--x: {e}"))?,
+        Some(p) => read_field(p, dof_dims(&me)).map_err(|e| format!("--x: {e}"))?,
         None => me.declared_x().map_err(|e| e.to_string())?,
     };
     Ok((me, x))
@@ -112,13 +143,25 @@ fn write_file(
 }
 
 pub fn eval(a: &EvalArgs, color: bool) -> i32 {
+    let nothing = !a.energy
+        && a.grad.is_none()
+        && a.hessian.is_none()
+        && a.jacobian.is_none()
+        && a.hvp.is_none()
+        && a.mixed.is_empty();
+    if nothing {
+        return fail(
+            "nothing to evaluate: pass --energy, --grad G.npy, --hessian H.mtx, --hvp \
+             V.npy:OUT.npy, --mixed PARAM:OUT.npy or --jacobian J.mtx",
+        );
+    }
     let prog = match compile(&a.inputs.file, color) {
         Ok(p) => p,
         Err(c) => return c,
     };
     match eval_with(&prog, a) {
         Ok(()) => 0,
-        Err(m) => fail(m),
+        Err(f) => f.report(),
     }
 }
 
@@ -131,7 +174,41 @@ fn dof_shape(me: &MeshEnergy) -> Vec<usize> {
     }
 }
 
-fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
+/// Why `madc eval` / `madc bench` stopped: an exit status and a message.
+struct Fail {
+    code: i32,
+    message: String,
+}
+
+/// Bad input: exit status 1.
+impl From<String> for Fail {
+    fn from(message: String) -> Fail {
+        Fail { code: 1, message }
+    }
+}
+
+/// An error of an evaluation: a run-time error in a term exits with status 2
+/// (as a run-time error of a program does), anything else is bad input.
+fn evaluation(e: EnergyError) -> Fail {
+    let code = if matches!(e, EnergyError::Runtime(_)) {
+        2
+    } else {
+        1
+    };
+    Fail {
+        code,
+        message: e.to_string(),
+    }
+}
+
+impl Fail {
+    fn report(self) -> i32 {
+        eprintln!("error: {}", self.message);
+        self.code
+    }
+}
+
+fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
     let (me, x) = setup(prog, &a.inputs)?;
     let n = me.ndofs();
     let shape = dof_shape(&me);
@@ -141,13 +218,13 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
         let mut h = vec![0.0; me.nnz()];
         energy = Some(
             me.hessian(&x, &mut g, &mut h, a.project_psd)
-                .map_err(|e| e.to_string())?,
+                .map_err(evaluation)?,
         );
         let (pattern, values) = me.hessian_csr(&h).map_err(|e| e.to_string())?;
         write_file(path, |w| write_matrix_market(&pattern, &values, w))?;
     }
     if let Some(path) = &a.grad {
-        energy = Some(me.gradient(&x, &mut g).map_err(|e| e.to_string())?);
+        energy = Some(me.gradient(&x, &mut g).map_err(evaluation)?);
         write_file(path, |w| {
             write_npy(&shape, &g, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
@@ -156,9 +233,9 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
         let (vp, op) = spec
             .split_once(':')
             .ok_or_else(|| format!("--hvp {spec}: expected V.npy:OUT.npy"))?;
-        let v = read_flat(Path::new(vp), n).map_err(|e| format!("--hvp: {e}"))?;
+        let v = read_field(Path::new(vp), dof_dims(&me)).map_err(|e| format!("--hvp: {e}"))?;
         let mut out = vec![0.0; n];
-        me.hvp(&x, &v, &mut out).map_err(|e| e.to_string())?;
+        me.hvp(&x, &v, &mut out).map_err(evaluation)?;
         write_file(Path::new(op), |w| {
             write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
@@ -168,14 +245,13 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
             .split_once(':')
             .ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
         let mut out = vec![0.0; n];
-        me.mixed(&x, param.trim(), &mut out)
-            .map_err(|e| e.to_string())?;
+        me.mixed(&x, param.trim(), &mut out).map_err(evaluation)?;
         write_file(Path::new(op), |w| {
             write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))
         })?;
     }
     if let Some(path) = &a.jacobian {
-        let (_, j) = me.jacobian(&x).map_err(|e| e.to_string())?;
+        let (_, j) = me.jacobian(&x).map_err(evaluation)?;
         write_file(path, |w| {
             write_matrix_market_rect(j.nrows, j.ncols, &j.row_ptr, &j.col_idx, &j.values, w)
         })?;
@@ -183,7 +259,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), String> {
     if a.energy {
         let e = match energy {
             Some(e) => e,
-            None => me.energy(&x).map_err(|e| e.to_string())?,
+            None => me.energy(&x).map_err(evaluation)?,
         };
         let _ = std::io::Write::write_all(
             &mut std::io::stdout().lock(),
@@ -206,9 +282,16 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
         BenchWhat::Hvp => "hvp",
         BenchWhat::Spmv => "spmv",
     };
-    let run = || -> Result<(), String> {
+    let run = || -> Result<(), Fail> {
+        if a.runs == 0 {
+            return Err(
+                "--runs 0: the number of timed evaluations must be at least 1"
+                    .to_string()
+                    .into(),
+            );
+        }
         let (me, x) = setup(&prog, &a.inputs)?;
-        let t = me.bench(what, &x, 3, a.runs).map_err(|e| e.to_string())?;
+        let t = me.bench(what, &x, 3, a.runs).map_err(evaluation)?;
         let text = format!(
             "median {:.3} ms\nmin {:.3} ms\nmax {:.3} ms\nevaluations/s {:.1}\nruns {}\n",
             t.median_ms,
@@ -223,6 +306,6 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
     };
     match run() {
         Ok(()) => 0,
-        Err(m) => fail(m),
+        Err(f) => f.report(),
     }
 }

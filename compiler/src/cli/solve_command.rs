@@ -29,7 +29,7 @@ use crate::api::{Error, Program};
 use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use crate::front::solve::{FixSpec, SolveSettings};
 use crate::front::state::Init;
-use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
+use mad_runtime::mesh::{Mesh, MeshFormat, load_mesh, save_mesh};
 use mad_runtime::solve::{
     Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status,
 };
@@ -88,6 +88,30 @@ pub struct SolveArgs {
     /// Worker threads for the energy evaluation (default 1).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+}
+
+impl SolveArgs {
+    /// The solve flags given on the command line.
+    fn given(&self) -> Vec<&'static str> {
+        let flags = [
+            ("--mesh", self.mesh.is_some()),
+            ("--solver", self.solver.is_some()),
+            ("--max-iters", self.max_iters.is_some()),
+            ("--tol", self.tol.is_some()),
+            ("--project-psd", self.project_psd),
+            ("--steps", self.steps.is_some()),
+            ("--dt", self.dt.is_some()),
+            ("--fix", self.fix.is_some()),
+            ("--set", !self.set.is_empty()),
+            ("--out", self.out.is_some()),
+            ("--json", self.json),
+            ("--plot", self.plot.is_some()),
+            ("--init", !self.init.is_empty()),
+            ("--step", self.step.is_some()),
+            ("--threads", self.threads != 1),
+        ];
+        flags.iter().filter(|f| f.1).map(|f| f.0).collect()
+    }
 }
 
 /// Everything a solve needs, after merging the file's block and the flags.
@@ -162,6 +186,14 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         step: a.step.or(f.step),
         out_field: f.out_field.clone(),
     };
+    // The result's format is known before the solve, not found wrong after it.
+    if let Some(out) = &s.out
+        && MeshFormat::from_path(out).is_none()
+    {
+        return Err(format!(
+            "--out {out}: unknown mesh format (expected .obj, .off or .ply)"
+        ));
+    }
     if let Some(st) = s.step
         && !(st > 0.0 && st.is_finite())
     {
@@ -176,6 +208,28 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     }
     if !(s.tol >= 0.0 && s.tol.is_finite()) {
         return Err(format!("tolerance {} is not a non-negative number", s.tol));
+    }
+    // Flags that the chosen solve would silently ignore are mistakes.
+    if a.step.is_some() && s.solver != "gd" {
+        return Err(format!(
+            "--step applies to the `gd` solver, not `{}`",
+            s.solver
+        ));
+    }
+    if a.project_psd && s.solver != "newton" {
+        return Err(format!(
+            "--project-psd applies to the `newton` solver, not `{}`",
+            s.solver
+        ));
+    }
+    if a.dt.is_some() && s.steps.is_none() {
+        return Err("--dt applies to dynamics: give --steps N as well".into());
+    }
+    if s.threads == 0 {
+        return Err("--threads 0: the number of worker threads must be at least 1".into());
+    }
+    if s.steps == Some(0) {
+        return Err("--steps 0: the number of time steps must be positive".into());
     }
     if !(s.dt > 0.0 && s.dt.is_finite()) {
         return Err(format!("time step {} is not positive", s.dt));
@@ -199,10 +253,31 @@ pub fn run(
     let mesh = &program.compiled().mesh;
     let has_terms = !mesh.energies.is_empty() || !mesh.residuals.is_empty();
     if entry.is_some() || !has_terms {
+        if let Some(flag) = a.given().first() {
+            eprintln!(
+                "error: {flag} applies to solving a file's energies, but {}",
+                if has_terms {
+                    "`--entry` runs a function".to_string()
+                } else {
+                    format!(
+                        "{} declares no `energy` or `residual` terms",
+                        file.display()
+                    )
+                }
+            );
+            return 1;
+        }
         return commands::run_program(&program, file, entry.unwrap_or("main"), interp, args, color);
     }
     if !args.is_empty() {
         eprintln!("error: arguments after `--` go to a function; pass `--entry NAME` to run one");
+        return 1;
+    }
+    if interp {
+        eprintln!(
+            "error: --interp runs a function on the interpreter; solving energies always uses \
+             the JIT (pass `--entry NAME` to run a function)"
+        );
         return 1;
     }
     let settings = match merge(mesh.solve.as_ref(), a) {
@@ -216,7 +291,42 @@ pub fn run(
     match solve(&eprog, &settings) {
         Ok(true) => 0,
         Ok(false) => 2,
-        Err(m) => fail(m),
+        Err(Failure::Input(m)) => fail(m),
+        Err(Failure::Solver(m)) => {
+            eprintln!("error: {m}");
+            2
+        }
+    }
+}
+
+/// Why a solve ended without a result: bad input (exit status 1) or a solver
+/// that failed on valid input (exit status 2).
+enum Failure {
+    Input(String),
+    Solver(String),
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Input(m)
+    }
+}
+
+/// A solver error: a solver the file's terms cannot serve is bad input, any
+/// other error a failure of the solver.
+fn solver_failure(context: &str, solver: &str, e: mad_runtime::solve::SolveError) -> Failure {
+    use mad_runtime::solve::SolveError as E;
+    match e {
+        E::Unsupported(what) => {
+            let hint = if what.contains("Jacobian") {
+                "it minimizes the `residual` terms of a file, and this file has none"
+            } else {
+                "for a file with `residual` terms use gauss-newton, levenberg-marquardt, \
+                 their -cg forms, newton-cg, lbfgs or gd"
+            };
+            Failure::Input(format!("{context}solver `{solver}`: {e}: {hint}"))
+        }
+        e => Failure::Solver(format!("{context}solver: {e}")),
     }
 }
 
@@ -234,8 +344,12 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
             .collect(),
         FixSpec::Ids(ids) => ids.clone(),
         FixSpec::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--fix {path}: cannot read: {e}"))?;
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "--fix {path}: not `boundary` or comma-separated vertex ids, and not a \
+                         readable file of ids: {e}"
+                )
+            })?;
             text.split(|c: char| c.is_whitespace() || c == ',')
                 .filter(|t| !t.is_empty())
                 .map(|t| {
@@ -364,7 +478,7 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     s: &Settings,
 ) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
-    let mesh = load_mesh(&s.mesh).map_err(|e| format!("{}: {e}", s.mesh))?;
+    let mesh = load_mesh(&s.mesh).map_err(|e| super::mesh_commands::mesh_error(&s.mesh, e))?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
     for (k, v) in &s.set {
@@ -404,7 +518,7 @@ fn write_mesh_at(
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
     }
-    save_mesh(&out, path).map_err(|e| format!("{path}: {e}"))
+    save_mesh(&out, path).map_err(|e| super::mesh_commands::mesh_error(path, e))
 }
 
 /// `OUT_0001.EXT` for frame 1 of `OUT.EXT`.
@@ -416,8 +530,16 @@ fn frame_path(out: &str, k: usize) -> String {
 }
 
 /// Runs the solve; `Ok(true)` when it converged (static) or every step ran (dynamics).
-fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
+fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
     let (mut obj, mut x, mesh) = setup(prog, s)?;
+    // Missing params or data, or an `out_field` that names no field, are bad
+    // input, not a failure of the solver.
+    obj.energy().check_data().map_err(|e| e.to_string())?;
+    if let Some(f) = &s.out_field {
+        obj.energy()
+            .field_positions(&x, f)
+            .map_err(|e| format!("out_field: {e}"))?;
+    }
     let mut opts = SolveOptions {
         max_iters: s.max_iters,
         grad_abs_tol: s.tol,
@@ -452,7 +574,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
             };
             let report = solver
                 .solve(&mut obj, &mut x, &opts, Some(&mut cb))
-                .map_err(|e| format!("solver: {e}"))?;
+                .map_err(|e| solver_failure("", &s.solver, e))?;
             if let Some(out) = &s.out {
                 write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
@@ -475,7 +597,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
                 };
                 let report = euler
                     .step(&mut solver, &opts, Some(&mut cb))
-                    .map_err(|e| format!("time step {k}: solver: {e}"))?;
+                    .map_err(|e| solver_failure(&format!("time step {k}: "), &s.solver, e))?;
                 let pos = euler.positions().to_vec();
                 let potential = euler
                     .potential_mut()
@@ -522,6 +644,14 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, String> {
     };
     if let Some(path) = &s.plot {
         let svg = svg_plot::convergence(&log.points, &format!("{} on {}", s.solver, s.mesh));
+        // Like `--out`, `--plot plots/conv.svg` creates `plots/` as needed.
+        if let Some(dir) = Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+        }
         std::fs::write(path, svg).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     Ok(ok)

@@ -68,6 +68,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) ndofs: usize,
     pub(crate) data: Vec<Option<Vec<f64>>>,
     pub(crate) params: Vec<f64>,
+    /// Per param, whether it has a value (a default or one set by the host).
+    pub(crate) params_given: Vec<bool>,
     pub(crate) pattern: HessianPattern,
     pub(crate) energies: Vec<BoundTerm>,
     pub(crate) residuals: Vec<BoundTerm>,
@@ -220,6 +222,12 @@ impl EnergyProgram {
                 _ => 0.0,
             })
             .collect();
+        let params_given = self
+            .decls
+            .params
+            .iter()
+            .map(|p| p.default.is_some())
+            .collect();
         let mut me = MeshEnergy {
             prog: self,
             mesh: mesh.clone(),
@@ -228,6 +236,7 @@ impl EnergyProgram {
             ndofs,
             data: vec![None; self.decls.data.len()],
             params,
+            params_given,
             pattern,
             energies,
             residuals,
@@ -392,12 +401,17 @@ impl MeshEnergy<'_> {
             .enumerate()
             .find(|(_, p)| p.name == name)
             .ok_or_else(|| EnergyError::Host(format!("no param named `{name}`")))?;
-        if p.ty == SurfaceType::I64 && value.fract() != 0.0 {
+        // 2^63 itself is out of range; every float below it in magnitude that is
+        // integral converts exactly.
+        if p.ty == SurfaceType::I64
+            && !(value.fract() == 0.0 && value.abs() < 9.223372036854775808e18)
+        {
             return Err(EnergyError::Host(format!(
-                "param `{name}` is an i64; {value} is not an integer"
+                "param `{name}` is an i64; {value} is not an integer in its range"
             )));
         }
         self.params[i] = value;
+        self.params_given[i] = true;
         Ok(())
     }
 
@@ -413,9 +427,15 @@ impl MeshEnergy<'_> {
 
     /// The number of values a data field takes: elements of its stencil × slots.
     pub fn data_len(&self, name: &str) -> Result<usize, EnergyError> {
-        let (i, _) = self.data_field(name)?;
-        let (n, s) = self.data_shape(i)?;
+        let (n, s) = self.data_dims(name)?;
         Ok(n * s)
+    }
+
+    /// (elements of its stencil, slots per element) of a data field: the `(n, d)`
+    /// shape of its array.
+    pub fn data_dims(&self, name: &str) -> Result<(usize, usize), EnergyError> {
+        let (i, _) = self.data_field(name)?;
+        self.data_shape(i)
     }
 
     fn data_field(&self, name: &str) -> Result<(usize, &crate::front::FieldDecl), EnergyError> {
@@ -500,8 +520,14 @@ impl MeshEnergy<'_> {
         }
     }
 
-    /// Checks that every data field a term reads has values.
+    /// Checks that every param has a value and every data field a term reads has values.
     pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
+        if let Some(i) = self.params_given.iter().position(|given| !given) {
+            let name = &self.prog.decls.params[i].name;
+            return Err(EnergyError::Host(format!(
+                "param `{name}` has no default and no value: set it (`--set {name}=VALUE`)"
+            )));
+        }
         for t in self.prog.energies.iter().chain(&self.prog.residuals) {
             let ring_data = t
                 .ring

@@ -70,8 +70,17 @@ impl MeshEnergy<'_> {
                         stencil.name()
                     )));
                 }
-                let m = load_mesh(path)
-                    .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                let m = load_mesh(path).map_err(|e| {
+                    use mad_runtime::mesh::MeshError;
+                    EnergyError::Host(match e {
+                        MeshError::UnknownFormat { .. } => format!(
+                            "field `{name}`: `{path}` is neither an initializer (positions, zeros, \
+                             tutte) nor a .obj, .off, .ply or .npy file"
+                        ),
+                        MeshError::Io { .. } => format!("field `{name}`: {e}"),
+                        e => format!("field `{name}`: {path}: {e}"),
+                    })
+                })?;
                 if m.num_vertices() != n {
                     return Err(EnergyError::Host(format!(
                         "field `{name}`: {path} has {} vertices, the mesh has {n}",

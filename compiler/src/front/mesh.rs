@@ -128,6 +128,15 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                     let help = Some("data is a number, a vec or a mat".to_string());
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
+                if stencil == Some(StencilKind::Pair) {
+                    let what = format!("`{name}` cannot live on pair elements");
+                    let help = Some(
+                        "pairs come from the host at run time; read vertex data at a pair's \
+                         vertices"
+                            .to_string(),
+                    );
+                    g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
+                }
                 if let Some(stencil) = stencil {
                     if let ast::ItemKind::State { init, .. } = &item.kind {
                         let init = init
@@ -211,6 +220,12 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 let Some(st) = g.items.resolve_stencil(&stencil, file) else {
                     continue;
                 };
+                if !is_energy && matches!(st, StencilKind::Pair | StencilKind::Ring) {
+                    let what = format!("residual `{name}` cannot run over {} elements", st.name());
+                    let help =
+                        Some("a residual runs over vertex, edge, face or diamond".to_string());
+                    g.error(ErrorKind::BadMeshDecl { what, help }, file, stencil.span);
+                }
                 let prefix = if is_energy { "energy" } else { "residual" };
                 let term = lower_term_as(g, &name, prefix, &elem, st, &body, &ret, file);
                 let (func, inputs) = term;
@@ -237,6 +252,15 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
             continue;
         }
         out.objective = objective(g, e, *file);
+        if let Some(o) = &out.objective
+            && let Err(detail) = weighted_sum(o).and_then(|d| match d {
+                0 => Err("the objective holds no energy".to_string()),
+                _ => Ok(()),
+            })
+        {
+            g.error(ErrorKind::BadObjective { detail }, *file, e.span);
+            out.objective = None;
+        }
     }
     out.solve = super::solve::check(g);
     out.updates = super::state::check_updates(g, &out.dofs, &out.data);
@@ -297,6 +321,30 @@ impl FnCx<'_, '_> {
         }
         v
     }
+}
+
+/// The degree of an objective in the energies (0 or 1), or why it is not a
+/// weighted sum of energies (a product of energies, a constant term).
+fn weighted_sum(e: &ObjExpr) -> Result<u8, String> {
+    Ok(match e {
+        ObjExpr::Energy(_) => 1,
+        ObjExpr::Param(_) | ObjExpr::Num(_) => 0,
+        ObjExpr::Neg(a) => weighted_sum(a)?,
+        ObjExpr::Mul(a, b) => match weighted_sum(a)? + weighted_sum(b)? {
+            2 => return Err("a product of two energies is not a weighted sum".into()),
+            d => d,
+        },
+        ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => match (weighted_sum(a)?, weighted_sum(b)?) {
+            (x, y) if x == y => x,
+            _ => {
+                return Err(
+                    "a constant term has no effect on derivatives: every term of the sum \
+                     needs one energy"
+                        .into(),
+                );
+            }
+        },
+    })
 }
 
 fn objective(g: &mut Front, e: &Expr, file: usize) -> Option<ObjExpr> {

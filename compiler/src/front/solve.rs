@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Values are literals: strings, numbers, `true`/`false`, and arrays of
-//! integers; `solver` and `fix` also take a bare name (`solver = newton;`).
+//! integers; `solver`, `fix` and `out_field` also take a bare name (`solver = newton;`).
 //! Relative paths are relative to the current directory, as on the command line.
 
 /// Which vertices are fixed.
@@ -154,6 +154,10 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 Value::Str(s) | Value::Name(s) => Some(s),
                 _ => None,
             };
+            let string = |v: Value| match v {
+                Value::Str(s) => Some(s),
+                _ => None,
+            };
             let count = |v: &Value| match v {
                 Value::Int(i) if *i >= 0 => Some(*i as usize),
                 _ => None,
@@ -164,9 +168,10 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 _ => None,
             };
             let ok = match key.node.as_str() {
-                "mesh" => text(v).map(|t| s.mesh = Some(t)).is_some(),
-                "out" => text(v).map(|t| s.out = Some(t)).is_some(),
-                "plot" => text(v).map(|t| s.plot = Some(t)).is_some(),
+                // File names and mesh specs are strings; `out_field` names a field.
+                "mesh" => string(v).map(|t| s.mesh = Some(t)).is_some(),
+                "out" => string(v).map(|t| s.out = Some(t)).is_some(),
+                "plot" => string(v).map(|t| s.plot = Some(t)).is_some(),
                 "out_field" => text(v).map(|t| s.out_field = Some(t)).is_some(),
                 "step" => number(&v)
                     .filter(|x| *x > 0.0 && x.is_finite())
@@ -225,7 +230,8 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
             };
             if !ok {
                 let want = match key.node.as_str() {
-                    "mesh" | "out" | "plot" | "out_field" => "a string".to_string(),
+                    "mesh" | "out" | "plot" => "a string".to_string(),
+                    "out_field" => "a field name".into(),
                     "step" => "a positive number".into(),
                     "solver" => format!("one of {}", mad_runtime::solve::Solver::NAMES.join(", ")),
                     "max_iters" => "a non-negative integer".into(),

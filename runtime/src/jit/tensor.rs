@@ -297,7 +297,7 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 let n = i64_arg(args, i, "tensor.full")?;
                 if n < 0 {
                     return Err(RtError::Other(format!(
-                        "`tensor.full` with negative extent {n}"
+                        "negative size {n} for a new tensor (`zeros`, `ones`)"
                     )));
                 }
                 shape.push(n as usize);

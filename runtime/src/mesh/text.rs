@@ -2,8 +2,10 @@
 
 use super::{Location, MeshError};
 
-/// Decodes a text file, reporting the line of the first invalid UTF-8 byte.
+/// Decodes a text file, reporting the line of the first invalid UTF-8 byte. A
+/// leading byte-order mark (as some Windows tools write) is dropped.
 pub(crate) fn decode<'a>(bytes: &'a [u8], format: &'static str) -> Result<&'a str, MeshError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()

@@ -165,7 +165,7 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
         let n = index_of(e, "tensor.full")?;
         if n < 0 {
             return Err(RtError::Other(format!(
-                "`tensor.full` with negative extent {n}"
+                "negative size {n} for a new tensor (`zeros`, `ones`)"
             )));
         }
         count = count
