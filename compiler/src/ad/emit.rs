@@ -108,6 +108,20 @@ impl Emitter {
         r
     }
 
+    /// Whether `v` is defined in the innermost region being built (an argument
+    /// or a result of one of its ops), or that region is the function's body.
+    /// A value from an enclosing region is invariant in this one: a reciprocal
+    /// `1 / v` formed here can be computed once outside a loop.
+    pub fn is_local(&self, v: ValueId) -> bool {
+        match self.stack.as_slice() {
+            [] | [_] => true,
+            [.., r] => {
+                r.args.contains(&v)
+                    || r.ops.iter().any(|&id| self.func.ops[id].results.contains(&v))
+            }
+        }
+    }
+
     // ---- vocabulary ----
 
     pub fn konst(&mut self, lit: Literal) -> ValueId {
@@ -307,7 +321,14 @@ impl Emitter {
     /// `f` is infinite or NaN (scalars; tensors multiply plainly).
     pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
         let p = self.mul(g, f)?;
-        match (self.ty(g), self.ty(f)) {
+        self.strong_zero(g, p)
+    }
+
+    /// `p`, a contribution formed from the cotangent `g` (a product or quotient
+    /// with it), with a strong zero: 0 where `g` is exactly 0, even if the other
+    /// factor made `p` infinite or NaN (scalars; tensors pass `p` unchanged).
+    pub fn strong_zero(&mut self, g: ValueId, p: ValueId) -> Result<ValueId, AdError> {
+        match (self.ty(g), self.ty(p)) {
             (Type::Scalar(k), Type::Scalar(_)) => {
                 let zero = self.float(k, 0.0);
                 let is0 = self.binary(BinaryOp::Eq, g, zero)?;
