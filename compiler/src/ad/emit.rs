@@ -11,6 +11,7 @@ use crate::ir::{
     ValueId,
 };
 use mad_grammar::span::Span;
+use std::collections::HashSet;
 
 pub struct Emitter {
     pub func: Function,
@@ -108,18 +109,30 @@ impl Emitter {
         r
     }
 
-    /// Whether `v` is defined in the innermost region being built (an argument
-    /// or a result of one of its ops), or that region is the function's body.
-    /// A value from an enclosing region is invariant in this one: a reciprocal
-    /// `1 / v` formed here can be computed once outside a loop.
-    pub fn is_local(&self, v: ValueId) -> bool {
-        match self.stack.as_slice() {
-            [] | [_] => true,
-            [.., r] => {
-                r.args.contains(&v)
-                    || r.ops.iter().any(|&id| self.func.ops[id].results.contains(&v))
+    /// Whether `v` can change between runs of the innermost region being built
+    /// (one loop trip to the next): an argument of that region, or a result of
+    /// one of its ops that reads such a value, has regions, calls, prints or uses
+    /// the tape. Values from enclosing regions, and ops of this region on those
+    /// alone, are invariant in it: a reciprocal `1 / v` of one is computed once
+    /// outside a loop. In the function's body every value counts as varying.
+    pub fn varies(&self, v: ValueId) -> bool {
+        let [_, .., r] = self.stack.as_slice() else {
+            return true;
+        };
+        let mut varying: HashSet<ValueId> = r.args.iter().copied().collect();
+        for &id in &r.ops {
+            let op = &self.func.ops[id];
+            let effects = matches!(op.kind, OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_))
+                || op.kind.is_tape()
+                || !op.regions.is_empty();
+            if effects || op.operands.iter().any(|x| varying.contains(x)) {
+                varying.extend(op.results.iter().copied());
+            }
+            if op.results.contains(&v) {
+                break;
             }
         }
+        varying.contains(&v)
     }
 
     // ---- vocabulary ----

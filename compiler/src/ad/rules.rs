@@ -124,7 +124,7 @@ fn unary_factor(
 /// (`num` = ±1): `num` and `d`. Forward mode multiplies each tangent by the
 /// factor `num / d` (shared by every seed direction); reverse mode divides its
 /// one cotangent by `d` instead (`g / d`, one division and no multiplication)
-/// where `x` is computed in the region being built ([`Emitter::is_local`]).
+/// where `x` varies in the region being built ([`Emitter::varies`]).
 fn unary_quotient(
     e: &mut Emitter,
     op: UnaryOp,
@@ -436,9 +436,9 @@ pub fn vjp(
             let c = match unary_quotient(e, *op, x)? {
                 // g·(±1/d) as ±g/d: a division instead of a reciprocal and a
                 // product (the same special values, one rounding fewer). An `x`
-                // from an enclosing region keeps the reciprocal, which is then
-                // invariant there (computed once outside a loop).
-                Some((num, d)) if e.is_local(x) => {
+                // invariant in this region (a loop body) keeps the reciprocal,
+                // which is then computed once outside the loop.
+                Some((num, d)) if e.varies(x) => {
                     let n = if num < 0.0 { e.neg(g)? } else { g };
                     let q = e.div(n, d)?;
                     Some(e.strong_zero(g, q)?)
@@ -466,12 +466,12 @@ pub fn vjp(
             };
             let (ga, gb) = match op {
                 BinaryOp::Add => (Some(g), Some(g)),
-                BinaryOp::Div if e.is_local(b) => {
+                BinaryOp::Div if e.varies(b) => {
                     // ∂a = 1/b, ∂b = -y/b from one quotient q = g/b: g·∂a = q and
                     // g·∂b = -(q·y) (one division, one product; the same special
-                    // values as g·(1/b) and g·(-(y·(1/b))); a `b` from an
-                    // enclosing region keeps the factors below, whose reciprocal
-                    // is invariant there).
+                    // values as g·(1/b) and g·(-(y·(1/b))); a `b` invariant in
+                    // this region keeps the factors below, whose reciprocal is
+                    // then computed once outside a loop).
                     let q = e.div(g, b)?;
                     let ga = e.strong_zero(g, q)?;
                     let qy = e.mul(q, y)?;
