@@ -56,7 +56,11 @@ fn grad(prog: &Program, name: &str, args: &[f64]) -> Vec<f64> {
     let jit = floats(&prog.jit().call(f, &vals, &mut out).expect("runs"));
     let interp = floats(&interp::call(prog.module(), f, &vals, &mut out).expect("runs"));
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&jit), bits(&interp), "{name}{args:?}: compiled and interpreted agree");
+    assert_eq!(
+        bits(&jit),
+        bits(&interp),
+        "{name}{args:?}: compiled and interpreted agree"
+    );
     jit
 }
 
@@ -71,9 +75,17 @@ fn quotient_adjoints_match_the_closed_forms() {
         let g = grad(&prog, "ga", &[c, x]);
         assert!(close(g[1], c / (1.0 + x * x)), "atan at {x}: {}", g[1]);
         let g = grad(&prog, "gs", &[c, x]);
-        assert!(close(g[1], c / (1.0 - x * x).sqrt()), "asin at {x}: {}", g[1]);
+        assert!(
+            close(g[1], c / (1.0 - x * x).sqrt()),
+            "asin at {x}: {}",
+            g[1]
+        );
         let g = grad(&prog, "gc", &[c, x]);
-        assert!(close(g[1], -c / (1.0 - x * x).sqrt()), "acos at {x}: {}", g[1]);
+        assert!(
+            close(g[1], -c / (1.0 - x * x).sqrt()),
+            "acos at {x}: {}",
+            g[1]
+        );
         let g = grad(&prog, "gd", &[c, x, 1.7]);
         assert!(close(g[1], c / 1.7), "d/da at {x}: {}", g[1]);
         assert!(close(g[2], -c * x / (1.7 * 1.7)), "d/db at {x}: {}", g[2]);
@@ -105,7 +117,10 @@ fn quotient_adjoints_keep_strong_zeros_and_special_values() {
     assert_eq!((g[1], g[2]), (f64::INFINITY, f64::NEG_INFINITY));
     let g = grad(&prog, "gd", &[2.0, 0.0, 0.0]);
     assert!(g[1] == f64::INFINITY && g[2].is_nan(), "{g:?}");
-    assert!(grad(&prog, "gl", &[f64::NAN, 2.0])[1].is_nan(), "a NaN cotangent is not zero");
+    assert!(
+        grad(&prog, "gl", &[f64::NAN, 2.0])[1].is_nan(),
+        "a NaN cotangent is not zero"
+    );
 }
 
 #[test]
@@ -123,8 +138,14 @@ fn loops_divide_by_varying_divisors_and_keep_invariant_reciprocals() {
     let args = [Value::F64(s), Value::I64(n)];
     let gi = floats(&prog.call("gi", &args).unwrap())[0];
     let gv = floats(&prog.call("gv", &args).unwrap())[0];
-    assert!((gi - want_inv).abs() <= 1e-14 * want_inv.abs(), "{gi} vs {want_inv}");
-    assert!((gv - want_var).abs() <= 1e-14 * want_var.abs(), "{gv} vs {want_var}");
+    assert!(
+        (gi - want_inv).abs() <= 1e-14 * want_inv.abs(),
+        "{gi} vs {want_inv}"
+    );
+    assert!(
+        (gv - want_var).abs() <= 1e-14 * want_var.abs(),
+        "{gv} vs {want_var}"
+    );
 
     // The reverse loop of `loop_inv` multiplies by the reciprocal of the
     // parameter `s` (invariant there); the one of `loop_var` divides by `u`.
@@ -134,7 +155,8 @@ fn loops_divide_by_varying_divisors_and_keep_invariant_reciprocals() {
         let id = files.add("q.mad".to_string(), SRC.to_string());
         let mut compiled = compile(&mut files, id).unwrap_or_else(|_| panic!("compiles"));
         let f = compiled.function(name).expect("function").func;
-        let text = derivative_ir(&mut compiled.module, f, Derivative::Grad).expect("differentiates");
+        let text =
+            derivative_ir(&mut compiled.module, f, Derivative::Grad).expect("differentiates");
         let vjp = text.rfind("func @").expect("a function");
         assert!(text[vjp..].contains("$vjp"), "{text}");
         text[vjp..].to_string()
@@ -143,10 +165,17 @@ fn loops_divide_by_varying_divisors_and_keep_invariant_reciprocals() {
     for name in ["loop_inv", "loop_ext"] {
         let inv = ir(name);
         let reciprocal = inv.lines().filter(|l| l.contains(" = div %")).any(|l| {
-            let num = l.split("div ").nth(1).and_then(|r| r.split(',').next()).unwrap_or("");
+            let num = l
+                .split("div ")
+                .nth(1)
+                .and_then(|r| r.split(',').next())
+                .unwrap_or("");
             inv.contains(&format!("{num} = const 1.0 : f64"))
         });
-        assert!(reciprocal, "{name}: an invariant divisor keeps `div 1.0, s`: {inv}");
+        assert!(
+            reciprocal,
+            "{name}: an invariant divisor keeps `div 1.0, s`: {inv}"
+        );
     }
     let var = ir("loop_var");
     let body = &var[var.rfind("scf.for").expect("a reverse loop")..];
@@ -160,5 +189,8 @@ fn loops_divide_by_varying_divisors_and_keep_invariant_reciprocals() {
     // division divide the cotangent by `u` (one shared quotient) instead of
     // multiplying it by `1 / u`.
     assert!(numerators.iter().any(|n| is_one(n)), "{body}");
-    assert!(numerators.iter().any(|n| !is_one(n)), "a quotient of the cotangent: {body}");
+    assert!(
+        numerators.iter().any(|n| !is_one(n)),
+        "a quotient of the cotangent: {body}"
+    );
 }

@@ -122,8 +122,10 @@ impl Emitter {
         let mut varying: HashSet<ValueId> = r.args.iter().copied().collect();
         for &id in &r.ops {
             let op = &self.func.ops[id];
-            let effects = matches!(op.kind, OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_))
-                || op.kind.is_tape()
+            let effects = matches!(
+                op.kind,
+                OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_)
+            ) || op.kind.is_tape()
                 || !op.regions.is_empty();
             if effects || op.operands.iter().any(|x| varying.contains(x)) {
                 varying.extend(op.results.iter().copied());

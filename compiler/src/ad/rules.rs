@@ -86,7 +86,10 @@ fn unary_factor(
         UnaryOp::Exp => y,
         UnaryOp::Log | UnaryOp::Atan | UnaryOp::Asin | UnaryOp::Acos => {
             let Some((num, d)) = unary_quotient(e, op, x)? else {
-                return Err(AdError::Internal(format!("no quotient for `{}`", op.name())));
+                return Err(AdError::Internal(format!(
+                    "no quotient for `{}`",
+                    op.name()
+                )));
             };
             let n = e.float(k, num);
             e.div(n, d)?
