@@ -11,6 +11,7 @@ use crate::ir::{
     ValueId,
 };
 use mad_grammar::span::Span;
+use std::collections::HashSet;
 
 pub struct Emitter {
     pub func: Function,
@@ -106,6 +107,34 @@ impl Emitter {
         let mut r = self.stack.pop().unwrap_or_default();
         r.yields = yields;
         r
+    }
+
+    /// Whether `v` can change between runs of the innermost region being built
+    /// (one loop trip to the next): an argument of that region, or a result of
+    /// one of its ops that reads such a value, has regions, calls, prints or uses
+    /// the tape. Values from enclosing regions, and ops of this region on those
+    /// alone, are invariant in it: a reciprocal `1 / v` of one is computed once
+    /// outside a loop. In the function's body every value counts as varying.
+    pub fn varies(&self, v: ValueId) -> bool {
+        let [_, .., r] = self.stack.as_slice() else {
+            return true;
+        };
+        let mut varying: HashSet<ValueId> = r.args.iter().copied().collect();
+        for &id in &r.ops {
+            let op = &self.func.ops[id];
+            let effects = matches!(
+                op.kind,
+                OpKind::Call(_) | OpKind::Print | OpKind::PrintStr(_)
+            ) || op.kind.is_tape()
+                || !op.regions.is_empty();
+            if effects || op.operands.iter().any(|x| varying.contains(x)) {
+                varying.extend(op.results.iter().copied());
+            }
+            if op.results.contains(&v) {
+                break;
+            }
+        }
+        varying.contains(&v)
     }
 
     // ---- vocabulary ----
@@ -307,7 +336,14 @@ impl Emitter {
     /// `f` is infinite or NaN (scalars; tensors multiply plainly).
     pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
         let p = self.mul(g, f)?;
-        match (self.ty(g), self.ty(f)) {
+        self.strong_zero(g, p)
+    }
+
+    /// `p`, a contribution formed from the cotangent `g` (a product or quotient
+    /// with it), with a strong zero: 0 where `g` is exactly 0, even if the other
+    /// factor made `p` infinite or NaN (scalars; tensors pass `p` unchanged).
+    pub fn strong_zero(&mut self, g: ValueId, p: ValueId) -> Result<ValueId, AdError> {
+        match (self.ty(g), self.ty(p)) {
             (Type::Scalar(k), Type::Scalar(_)) => {
                 let zero = self.float(k, 0.0);
                 let is0 = self.binary(BinaryOp::Eq, g, zero)?;

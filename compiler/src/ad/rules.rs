@@ -84,9 +84,15 @@ fn unary_factor(
             e.zero_where(f, is0)?
         }
         UnaryOp::Exp => y,
-        UnaryOp::Log => {
-            let o = one(e);
-            e.div(o, x)?
+        UnaryOp::Log | UnaryOp::Atan | UnaryOp::Asin | UnaryOp::Acos => {
+            let Some((num, d)) = unary_quotient(e, op, x)? else {
+                return Err(AdError::Internal(format!(
+                    "no quotient for `{}`",
+                    op.name()
+                )));
+            };
+            let n = e.float(k, num);
+            e.div(n, d)?
         }
         UnaryOp::Sin => e.unary(UnaryOp::Cos, x)?,
         UnaryOp::Cos => {
@@ -97,21 +103,6 @@ fn unary_factor(
             let y2 = e.mul(y, y)?;
             let o = one(e);
             e.add(o, y2)?
-        }
-        UnaryOp::Asin | UnaryOp::Acos => {
-            let x2 = e.mul(x, x)?;
-            let o = one(e);
-            let d = e.sub(o, x2)?;
-            let s = e.unary(UnaryOp::Sqrt, d)?;
-            let num = e.float(k, if op == UnaryOp::Asin { 1.0 } else { -1.0 });
-            e.div(num, s)?
-        }
-        UnaryOp::Atan => {
-            let x2 = e.mul(x, x)?;
-            let o = one(e);
-            let d = e.add(o, x2)?;
-            let o = one(e);
-            e.div(o, d)?
         }
         UnaryOp::Sinh => e.unary(UnaryOp::Cosh, x)?,
         UnaryOp::Cosh => e.unary(UnaryOp::Sinh, x)?,
@@ -129,6 +120,36 @@ fn unary_factor(
             let mn = e.mask(negc, k)?;
             e.sub(mp, mn)?
         }
+    }))
+}
+
+/// For the elementwise unary functions whose derivative is a quotient `num / d`
+/// (`num` = ±1): `num` and `d`. Forward mode multiplies each tangent by the
+/// factor `num / d` (shared by every seed direction); reverse mode divides its
+/// one cotangent by `d` instead (`g / d`, one division and no multiplication)
+/// where `x` varies in the region being built ([`Emitter::varies`]).
+fn unary_quotient(
+    e: &mut Emitter,
+    op: UnaryOp,
+    x: ValueId,
+) -> Result<Option<(f64, ValueId)>, AdError> {
+    let k = e.kind(x);
+    Ok(Some(match op {
+        UnaryOp::Log => (1.0, x),
+        UnaryOp::Asin | UnaryOp::Acos => {
+            let x2 = e.mul(x, x)?;
+            let o = e.float(k, 1.0);
+            let d = e.sub(o, x2)?;
+            let s = e.unary(UnaryOp::Sqrt, d)?;
+            (if op == UnaryOp::Asin { 1.0 } else { -1.0 }, s)
+        }
+        UnaryOp::Atan => {
+            let x2 = e.mul(x, x)?;
+            let o = e.float(k, 1.0);
+            let d = e.add(o, x2)?;
+            (1.0, d)
+        }
+        _ => return Ok(None),
     }))
 }
 
@@ -415,9 +436,26 @@ pub fn vjp(
             if *op == UnaryOp::Neg {
                 return Ok(Vjp::Cotangents(vec![tan(Some(e.neg(g)?))]));
             }
-            let c = match unary_factor(e, *op, x, y)? {
-                None => None,
-                Some(f) => Some(e.strong_mul(g, f)?),
+            let c = match unary_quotient(e, *op, x)? {
+                // g·(±1/d) as ±g/d: a division instead of a reciprocal and a
+                // product (the same special values, one rounding fewer). An `x`
+                // invariant in this region (a loop body) keeps the reciprocal,
+                // which is then computed once outside the loop.
+                Some((num, d)) if e.varies(x) => {
+                    let n = if num < 0.0 { e.neg(g)? } else { g };
+                    let q = e.div(n, d)?;
+                    Some(e.strong_zero(g, q)?)
+                }
+                Some((num, d)) => {
+                    let k = e.kind(x);
+                    let n = e.float(k, num);
+                    let f = e.div(n, d)?;
+                    Some(e.strong_mul(g, f)?)
+                }
+                None => match unary_factor(e, *op, x, y)? {
+                    None => None,
+                    Some(f) => Some(e.strong_mul(g, f)?),
+                },
             };
             Ok(Vjp::Cotangents(vec![tan(c)]))
         }
@@ -431,6 +469,19 @@ pub fn vjp(
             };
             let (ga, gb) = match op {
                 BinaryOp::Add => (Some(g), Some(g)),
+                BinaryOp::Div if e.varies(b) => {
+                    // ∂a = 1/b, ∂b = -y/b from one quotient q = g/b: g·∂a = q and
+                    // g·∂b = -(q·y) (one division, one product; the same special
+                    // values as g·(1/b) and g·(-(y·(1/b))); a `b` invariant in
+                    // this region keeps the factors below, whose reciprocal is
+                    // then computed once outside a loop).
+                    let q = e.div(g, b)?;
+                    let ga = e.strong_zero(g, q)?;
+                    let qy = e.mul(q, y)?;
+                    let nqy = e.neg(qy)?;
+                    let gb = e.strong_zero(g, nqy)?;
+                    (Some(ga), Some(gb))
+                }
                 BinaryOp::Sub => (Some(g), Some(e.neg(g)?)),
                 BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;

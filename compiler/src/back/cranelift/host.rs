@@ -296,6 +296,7 @@ impl Build {
         let mut ctx = self.module.make_context();
         ctx.func.signature = sig;
         ctx.func.name = UserFuncName::user(3, index as u32);
+        ctx.set_disasm(self.clif.is_some());
         let config = self.module.isa().frontend_config();
         {
             let b = FunctionBuilder::new(&mut ctx.func, fctx);
@@ -307,6 +308,13 @@ impl Build {
         self.module
             .define_function(id, &mut ctx)
             .map_err(|e| JitError::Codegen(format!("register entry of `{}`: {e:?}", f.name)))?;
+        if let Some(text) = &mut self.clif {
+            // After compilation `ctx.func` is the optimized function.
+            text.push_str(&format!("; register entry of {} (optimized)\n{}\n", f.name, ctx.func.display()));
+            if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+                text.push_str(&format!("; machine code\n{vcode}\n"));
+            }
+        }
         self.module.clear_context(&mut ctx);
         Ok(Some((id, n_args, n_results, super::leaf::is_plain_leaf(f))))
     }

@@ -88,6 +88,14 @@ impl FnLower<'_, '_> {
     }
 
     /// Calls an `f64` routine; `f32` operands are widened and the result rounded.
+    ///
+    /// An `f64` operand is passed as a copy of its own (lane 0 of a vector made
+    /// from it: the same bits, and no value that other code shares): a call
+    /// clobbers every float register, so an operand that is also
+    /// used after the call lives in a stack slot across it, and the register
+    /// allocator would then load the call's argument back from that slot just
+    /// after storing it, putting a store-to-load round trip in front of the
+    /// routine. The copy is made from the register the operand is still in.
     fn float_call(
         &mut self,
         k: ScalarKind,
@@ -99,7 +107,12 @@ impl FnLower<'_, '_> {
                 .map(|a| self.b.ins().fpromote(types::F64, *a))
                 .collect()
         } else {
-            args.to_vec()
+            args.iter()
+                .map(|a| {
+                    let v = self.b.ins().scalar_to_vector(types::F64X2, *a);
+                    self.b.ins().extractlane(v, 0)
+                })
+                .collect()
         };
         let r = if wide.len() == 1 {
             Routine::Math1(name)
