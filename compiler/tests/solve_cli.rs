@@ -590,3 +590,32 @@ fn fix_forms_ids_boundary_and_file() {
     assert_eq!(rc, 1);
     assert!(err.contains("`x` is not a vertex id"), "{err}");
 }
+
+#[test]
+fn a_plot_path_that_is_not_svg_is_reported_before_the_solve() {
+    let dir = std::env::temp_dir().join(format!("mad_plot_ext_{}", std::process::id()));
+    let png = dir.join("conv.png");
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:4",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("written as SVG"), "{err}");
+    assert!(!png.exists(), "nothing is written");
+    let svg = dir.join("conv.SVG");
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:4",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -194,6 +194,16 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
             "--out {out}: unknown mesh format (expected .obj, .off or .ply)"
         ));
     }
+    // The plot is SVG; a path that names another format would get SVG under a wrong name.
+    if let Some(plot) = &s.plot
+        && !std::path::Path::new(plot)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
+    {
+        return Err(format!(
+            "--plot {plot}: the convergence plot is written as SVG; give a path ending in .svg"
+        ));
+    }
     if let Some(st) = s.step
         && !(st > 0.0 && st.is_finite())
     {
