@@ -8,6 +8,9 @@
 use mad::energy::EnergyProgram;
 use mad_runtime::mesh::load_mesh;
 
+mod energy_common;
+use energy_common::derivatives_match_differences;
+
 const WINGS: &str = r#"
 dof x: vertex -> vec3 = positions;
 data X: vertex -> vec3;
@@ -34,12 +37,6 @@ energy far(d: diamond) {
 }
 "#;
 
-fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    ((*seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-}
 
 #[test]
 fn local_dofs_are_the_vertices_read() {
@@ -67,63 +64,13 @@ fn the_pattern_has_only_the_couplings_of_the_vertices_read() {
     assert_eq!(mw.pattern().col_idx, me.pattern().col_idx);
 }
 
-fn check_columns(src: &str, mesh: &str) {
-    let prog = EnergyProgram::compile_str("check.mad", src).expect("compiles");
-    let mesh = load_mesh(mesh).expect("mesh");
-    let me = prog.bind(&mesh).expect("binds");
-    let n = me.ndofs();
-    let mut seed = 3;
-    let x: Vec<f64> = me
-        .initial_x()
-        .unwrap()
-        .iter()
-        .map(|v| v + 0.05 * rnd(&mut seed))
-        .collect();
-    let mut g = vec![0.0; n];
-    let mut hv = vec![0.0; me.nnz()];
-    me.hessian(&x, &mut g, &mut hv, false).unwrap();
-    let p = me.pattern();
-    let mut dense = vec![vec![0.0; n]; n];
-    for r in 0..n {
-        for k in p.row_ptr[r]..p.row_ptr[r + 1] {
-            dense[r][p.col_idx[k] as usize] = hv[k];
-        }
-    }
-    let hscale = hv.iter().fold(1e-3f64, |m, v| m.max(v.abs()));
-    let step = 1e-6;
-    for i in 0..n {
-        let (mut xp, mut xm) = (x.clone(), x.clone());
-        xp[i] += step;
-        xm[i] -= step;
-        let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
-        me.gradient(&xp, &mut gp).unwrap();
-        me.gradient(&xm, &mut gm).unwrap();
-        for j in 0..n {
-            let fd = (gp[j] - gm[j]) / (2.0 * step);
-            assert!(
-                (fd - dense[j][i]).abs() <= 1e-6 * hscale,
-                "H[{j}][{i}] = {} vs fd {fd}",
-                dense[j][i]
-            );
-        }
-    }
-    // The gradient against central differences of the energy.
-    let gscale = g.iter().fold(1e-3f64, |m, v| m.max(v.abs()));
-    for i in 0..n {
-        let (mut xp, mut xm) = (x.clone(), x.clone());
-        xp[i] += step;
-        xm[i] -= step;
-        let fd = (me.energy(&xp).unwrap() - me.energy(&xm).unwrap()) / (2.0 * step);
-        assert!((fd - g[i]).abs() <= 1e-6 * gscale, "g[{i}] = {} vs fd {fd}", g[i]);
-    }
-}
 
 #[test]
 fn derivatives_match_differences_when_reading_the_edge() {
-    check_columns(WINGS, "sphere:1");
+    derivatives_match_differences(WINGS, "sphere:1", 0.05, 3);
 }
 
 #[test]
 fn derivatives_match_differences_when_reading_the_wings() {
-    check_columns(WING_DOFS, "sphere:1");
+    derivatives_match_differences(WING_DOFS, "sphere:1", 0.05, 3);
 }

@@ -6,7 +6,9 @@
 //! the first vertex of each element.
 
 use mad::energy::EnergyProgram;
-use mad_runtime::mesh::load_mesh;
+
+mod energy_common;
+use energy_common::derivatives_match_differences;
 
 fn seeds(src: &str) -> Vec<(String, usize, usize)> {
     let p = EnergyProgram::compile_str("seeds.mad", src).expect("compiles");
@@ -53,55 +55,7 @@ energy sphere(f: face) { dot(x[f.v0], x[f.v1] - x[f.v2]) }
     }
 }
 
-fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    ((*seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-}
 
-/// Every column of the assembled Hessian against central differences of the gradient.
-fn check_columns(src: &str, mesh: &str, amp: f64) {
-    let prog = EnergyProgram::compile_str("check.mad", src).expect("compiles");
-    let mesh = load_mesh(mesh).expect("mesh");
-    let me = prog.bind(&mesh).expect("binds");
-    let n = me.ndofs();
-    let mut seed = 7;
-    let x: Vec<f64> = me
-        .initial_x()
-        .expect("initial dofs")
-        .iter()
-        .map(|v| v + amp * rnd(&mut seed))
-        .collect();
-    let mut g = vec![0.0; n];
-    let mut hv = vec![0.0; me.nnz()];
-    me.hessian(&x, &mut g, &mut hv, false).unwrap();
-    let p = me.pattern();
-    let mut dense = vec![vec![0.0; n]; n];
-    for r in 0..n {
-        for k in p.row_ptr[r]..p.row_ptr[r + 1] {
-            dense[r][p.col_idx[k] as usize] = hv[k];
-        }
-    }
-    let hscale = hv.iter().fold(1e-3f64, |m, v| m.max(v.abs()));
-    let step = 1e-6;
-    for i in 0..n {
-        let (mut xp, mut xm) = (x.clone(), x.clone());
-        xp[i] += step;
-        xm[i] -= step;
-        let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
-        me.gradient(&xp, &mut gp).unwrap();
-        me.gradient(&xm, &mut gm).unwrap();
-        for j in 0..n {
-            let fd = (gp[j] - gm[j]) / (2.0 * step);
-            assert!(
-                (fd - dense[j][i]).abs() <= 1e-6 * hscale,
-                "H[{j}][{i}] = {} vs fd {fd}",
-                dense[j][i]
-            );
-        }
-    }
-}
 
 #[test]
 fn face_term_of_2_vectors_matches_differences_in_every_column() {
@@ -117,7 +71,7 @@ energy sd(f: face) {
 }
 "#;
     assert_eq!(seeds(src), vec![("sd".to_string(), 4, 6)]);
-    check_columns(src, "disk:2", 0.02);
+    derivatives_match_differences(src, "disk:2", 0.02, 7);
 }
 
 #[test]
@@ -132,5 +86,5 @@ energy bend(d: diamond) {
 }
 "#;
     assert_eq!(seeds(src), vec![("bend".to_string(), 9, 12)]);
-    check_columns(src, "sphere:1", 0.05);
+    derivatives_match_differences(src, "sphere:1", 0.05, 7);
 }

@@ -183,10 +183,9 @@ pub fn value_grad_hess(
         }
         _ => None,
     };
-    let Some(dim) = reduced else {
-        return Ok((value_grad_hess_full(module, &src, eg, active, k)?, k));
-    };
-    let seeds = k - dim;
+    // Seeds e_s for s ≥ first: all of them, or those of the vertices after the first.
+    let first = reduced.unwrap_or(0);
+    let seeds = k - first;
     let j = jvp_active(module, eg, seeds, active)?;
     let zt = src.param_types()[0].clone();
     let ht = Type::Tuple(vec![zt.clone(); k]);
@@ -195,82 +194,53 @@ pub fn value_grad_hess(
         &src.param_types(),
         Type::Tuple(vec![Type::F64, zt, ht]),
     );
-    let params = func.params().to_vec();
+    let mut args = func.params().to_vec();
     let mut e = Emitter::new(func);
-    let mut args = params;
-    for s in dim..k {
+    for s in first..k {
         args.push(unit(&mut e, k, s)?);
     }
     let out = call(&mut e, module, j, args);
     let primal = e.op(OpKind::TupleGet(0), vec![out])?;
     let val = e.op(OpKind::TupleGet(0), vec![primal])?;
     let g = e.op(OpKind::TupleGet(1), vec![primal])?;
-    // Columns of vertices 1.., as k scalars each.
-    let mut cols: Vec<Vec<ValueId>> = Vec::with_capacity(k);
+    let mut seeded = Vec::with_capacity(seeds);
     for s in 0..seeds {
         let t = e.op(OpKind::TupleGet(s as u32 + 1), vec![out])?;
-        let col = e.op(OpKind::TupleGet(1), vec![t])?;
-        let mut parts = Vec::with_capacity(k);
-        for i in 0..k {
-            parts.push(e.op(OpKind::TupleGet(i as u32), vec![col])?);
-        }
-        cols.push(parts);
+        seeded.push(e.op(OpKind::TupleGet(1), vec![t])?);
     }
-    let mut all = Vec::with_capacity(k);
-    for c in 0..dim {
-        let mut parts = Vec::with_capacity(k);
-        for i in 0..k {
-            let mut sum = cols[c][i];
-            for v in 2..k / dim {
-                let next = cols[(v - 1) * dim + c][i];
-                sum = e.op(OpKind::Binary(BinaryOp::Add), vec![sum, next])?;
+    let h = match reduced {
+        None => e.op(OpKind::Tuple, seeded)?,
+        Some(dim) => {
+            // Columns of vertices 1.., as k scalars each; those of vertex 0 are their
+            // negated sums over the vertices.
+            let mut cols: Vec<Vec<ValueId>> = Vec::with_capacity(seeds);
+            for col in seeded {
+                let parts = (0..k)
+                    .map(|i| e.op(OpKind::TupleGet(i as u32), vec![col]))
+                    .collect::<Result<Vec<_>, _>>()?;
+                cols.push(parts);
             }
-            parts.push(e.op(OpKind::Unary(UnaryOp::Neg), vec![sum])?);
+            let mut all = Vec::with_capacity(k);
+            for c in 0..dim {
+                let mut parts = Vec::with_capacity(k);
+                for i in 0..k {
+                    let mut sum = cols[c][i];
+                    for v in 2..k / dim {
+                        let next = cols[(v - 1) * dim + c][i];
+                        sum = e.op(OpKind::Binary(BinaryOp::Add), vec![sum, next])?;
+                    }
+                    parts.push(e.op(OpKind::Unary(UnaryOp::Neg), vec![sum])?);
+                }
+                all.push(e.op(OpKind::Tuple, parts)?);
+            }
+            for parts in cols {
+                all.push(e.op(OpKind::Tuple, parts)?);
+            }
+            e.op(OpKind::Tuple, all)?
         }
-        all.push(e.op(OpKind::Tuple, parts)?);
-    }
-    for parts in cols {
-        all.push(e.op(OpKind::Tuple, parts)?);
-    }
-    let h = e.op(OpKind::Tuple, all)?;
+    };
     let r = e.op(OpKind::Tuple, vec![val, g, h])?;
     Ok((finish(module, e, r)?, seeds))
-}
-
-/// [`value_grad_hess`] with one seed per local dof.
-fn value_grad_hess_full(
-    module: &mut Module,
-    src: &Function,
-    eg: FuncRef,
-    active: &[bool],
-    k: usize,
-) -> Result<FuncRef, AdError> {
-    let j = jvp_active(module, eg, k, active)?;
-    let zt = src.param_types()[0].clone();
-    let ht = Type::Tuple(vec![zt.clone(); k]);
-    let func = Function::new(
-        format!("{}$egh", src.name),
-        &src.param_types(),
-        Type::Tuple(vec![Type::F64, zt, ht]),
-    );
-    let params = func.params().to_vec();
-    let mut e = Emitter::new(func);
-    let mut args = params;
-    for s in 0..k {
-        args.push(unit(&mut e, k, s)?);
-    }
-    let out = call(&mut e, module, j, args);
-    let primal = e.op(OpKind::TupleGet(0), vec![out])?;
-    let val = e.op(OpKind::TupleGet(0), vec![primal])?;
-    let g = e.op(OpKind::TupleGet(1), vec![primal])?;
-    let mut cols = Vec::new();
-    for s in 0..k {
-        let t = e.op(OpKind::TupleGet(s as u32 + 1), vec![out])?;
-        cols.push(e.op(OpKind::TupleGet(1), vec![t])?);
-    }
-    let h = e.op(OpKind::Tuple, cols)?;
-    let r = e.op(OpKind::Tuple, vec![val, g, h])?;
-    finish(module, e, r)
 }
 
 /// `name$hvp(z, o…, v) -> H·v` (one forward seed over the reverse pass; no k×k matrix).

@@ -89,6 +89,24 @@ impl FnLower<'_, '_> {
             Some(v) => v.clone(),
             None => self.heap_view(t, shape.len())?,
         };
+        let off = self.heap_linear_index(&view, idx)?;
+        let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
+        let addr = self.b.ins().iadd(view.base, bytes);
+        // A tensor updated in place ([`super::inplace`]) is not read-only.
+        let flags = if self.inplace.mutable.contains(&t) {
+            MemFlagsData::trusted()
+        } else {
+            heap_flags()
+        };
+        let v = self.b.ins().load(clif_kind(elem), flags, addr, 0);
+        self.set(r, vec![v]);
+        Ok(true)
+    }
+
+    /// The linear index of `idx` (one index per leading axis of `view`) in row-major order,
+    /// each index bounds-checked against its extent (an index error, then index 0) unless the
+    /// current op was proved in bounds ([`super::version`]).
+    fn heap_linear_index(&mut self, view: &HeapView, idx: &[ValueId]) -> Result<Value, JitError> {
         let mut off = self.b.ins().iconst(types::I64, 0);
         let proved = self.cur_op.is_some_and(|id| self.unchecked.contains(&id));
         for (axis, &iv) in idx.iter().enumerate() {
@@ -107,17 +125,7 @@ impl FnLower<'_, '_> {
             let scaled = self.b.ins().imul(off, n);
             off = self.b.ins().iadd(scaled, ci);
         }
-        let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
-        let addr = self.b.ins().iadd(view.base, bytes);
-        // A tensor updated in place ([`super::inplace`]) is not read-only.
-        let flags = if self.inplace.mutable.contains(&t) {
-            MemFlagsData::trusted()
-        } else {
-            heap_flags()
-        };
-        let v = self.b.ins().load(clif_kind(elem), flags, addr, 0);
-        self.set(r, vec![v]);
-        Ok(true)
+        Ok(off)
     }
 
     /// `tensor.index` of a heap tensor down to a small static block (a row `X[i]` of a
@@ -159,23 +167,7 @@ impl FnLower<'_, '_> {
             Some(v) => v.clone(),
             None => self.heap_view(t, shape.len())?,
         };
-        let mut off = self.b.ins().iconst(types::I64, 0);
-        let proved = self.cur_op.is_some_and(|id| self.unchecked.contains(&id));
-        for (axis, &iv) in idx.iter().enumerate() {
-            let i = self.get1(iv)?;
-            let n = view.extents[axis];
-            if proved {
-                let scaled = self.b.ins().imul(off, n);
-                off = self.b.ins().iadd(scaled, i);
-                continue;
-            }
-            let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
-            self.error_if(oob, Routine::ErrorIndex, &[i, n])?;
-            let zero = self.b.ins().iconst(types::I64, 0);
-            let ci = self.b.ins().select(oob, zero, i);
-            let scaled = self.b.ins().imul(off, n);
-            off = self.b.ins().iadd(scaled, ci);
-        }
+        let off = self.heap_linear_index(&view, idx)?;
         // The trailing extents are the static ones for every well-typed value; a mismatch
         // is reported as an index error and reads the zero words.
         let mut bad = self.b.ins().iconst(types::I8, 0);
