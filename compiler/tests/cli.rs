@@ -175,3 +175,27 @@ fn emit_derivative_of_an_overloaded_name_covers_the_overloads_that_have_one() {
         "{err}"
     );
 }
+
+/// A UTF-8 byte-order mark at the start of a source file is skipped: the file compiles,
+/// and diagnostics count lines and columns from the first character after it.
+#[test]
+fn a_leading_byte_order_mark_is_skipped() {
+    let dir = std::env::temp_dir().join(format!("mad_bom_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = dir.join("ok.mad");
+    std::fs::write(&ok, b"\xEF\xBB\xBFfn main() { print(1 + 2); }\n").unwrap();
+    let o = madc(&["run", ok.to_str().unwrap()]);
+    let (rc, out, err) = (o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!((rc, out.as_ref()), (Some(0), "3\n"), "{err}");
+    let o = madc(&["explain", ok.to_str().unwrap()]);
+    let (rc, out, err) = (o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(rc, Some(0), "{err}");
+    assert!(out.contains("fn main"), "{out}");
+    let bad = dir.join("bad.mad");
+    std::fs::write(&bad, b"\xEF\xBB\xBFfn main() {\n    let x: i64 = 1.5;\n}\n").unwrap();
+    let o = madc(&["check", bad.to_str().unwrap()]);
+    let (rc, err) = (o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(rc, Some(1));
+    assert!(err.contains("E0101") && err.contains("bad.mad:2:18"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -619,3 +619,29 @@ fn a_plot_path_that_is_not_svg_is_reported_before_the_solve() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_set_value_out_of_the_f64_range_is_an_error() {
+    let (rc, _, err) = madc(&[
+        "run",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:3",
+        "--set",
+        "lambda=1e400",
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("out of the range of f64"), "{err}");
+    // Spelled out, an infinite value is taken as written.
+    let (rc, out, err) = madc(&[
+        "eval",
+        "examples/smooth.mad",
+        "--mesh",
+        "disk:3",
+        "--set",
+        "lambda=inf",
+        "--energy",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("energy"), "{out}");
+}

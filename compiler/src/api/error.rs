@@ -153,10 +153,24 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The byte-order mark some editors write at the start of UTF-8 files.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `bytes` without a leading UTF-8 byte-order mark: source files are read as if it were not
+/// there (positions in diagnostics count from the first character after it, as editors
+/// show them).
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)
+}
+
 /// Turns a file's bytes into a source; invalid UTF-8 becomes a diagnostic at the
 /// first bad byte (the rest of the file is shown lossily so the label has context).
-pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize), Error> {
+pub fn load_source(name: String, mut bytes: Vec<u8>) -> Result<(SourceFiles, usize), Error> {
     let mut files = SourceFiles::new();
+    let bom = without_bom(&bytes).len() != bytes.len();
+    if bom {
+        bytes.drain(..UTF8_BOM.len());
+    }
     match String::from_utf8(bytes) {
         Ok(text) => {
             let id = files.add(name, text);

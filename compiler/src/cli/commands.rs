@@ -56,7 +56,7 @@ pub fn explain(file: &Path, color: bool) -> i32 {
         Err(e) => return report(&e, color),
     };
     let source = match std::fs::read(file) {
-        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Ok(b) => String::from_utf8_lossy(api::without_bom(&b)).into_owned(),
         Err(e) => {
             return report(
                 &Error::Io(format!("cannot read {}: {e}", file.display())),

@@ -42,6 +42,29 @@ pub(super) fn mesh_error(spec: &str, e: MeshError) -> String {
     }
 }
 
+/// One `--set NAME=VALUE`. A value written as a finite number that does not fit an `f64`
+/// (`1e400`) is an error rather than a silent infinity; `inf` and `-inf` spelled out are
+/// taken as written.
+pub(super) fn parse_set(s: &str) -> Result<(String, f64), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
+    let text = v.trim();
+    let x: f64 = text
+        .parse()
+        .map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
+    let spelled_inf = text
+        .trim_start_matches(['+', '-'])
+        .to_ascii_lowercase()
+        .starts_with("inf");
+    if x.is_infinite() && !spelled_inf {
+        return Err(format!(
+            "--set {s}: `{text}` is out of the range of f64 (write `inf` for an infinite value)"
+        ));
+    }
+    Ok((k.trim().to_string(), x))
+}
+
 fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     read_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))
@@ -75,14 +98,8 @@ fn setup<'p>(
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
-        let (k, v) = s
-            .split_once('=')
-            .ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
-        let v: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
-        me.set_param(k.trim(), v).map_err(|e| e.to_string())?;
+        let (k, v) = parse_set(s)?;
+        me.set_param(&k, v).map_err(|e| e.to_string())?;
     }
     for d in &inp.data {
         let (k, p) = d

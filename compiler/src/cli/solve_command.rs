@@ -144,14 +144,7 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     })?;
     let mut set = Vec::new();
     for s in &a.set {
-        let (k, v) = s
-            .split_once('=')
-            .ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
-        let v: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
-        set.push((k.trim().to_string(), v));
+        set.push(super::mesh_commands::parse_set(s)?);
     }
     let mut init = Vec::new();
     for s in &a.init {
