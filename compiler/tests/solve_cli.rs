@@ -645,3 +645,29 @@ fn a_set_value_out_of_the_f64_range_is_an_error() {
     assert_eq!(rc, 0, "{err}");
     assert!(out.contains("energy"), "{out}");
 }
+
+#[test]
+fn mesh_warnings_are_printed_and_the_mesh_is_used() {
+    let dir = std::env::temp_dir().join(format!("mad_mesh_warn_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = dir.join("degenerate.obj");
+    std::fs::write(
+        &obj,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 2 2 0\nv 5 5 5\nf 1 2 3\nf 2 4 3\nf 1 2 2\n",
+    )
+    .unwrap();
+    let path = obj.to_str().unwrap();
+    let (rc, _, err) = madc(&["run", "examples/smooth.mad", "--mesh", path, "--max-iters", "2"]);
+    // The solve runs (2: it stops at the iteration cap before converging).
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("max_iterations: 2 iterations"), "{err}");
+    assert!(
+        err.contains(&format!("warning: {path}: 1 face(s) with a repeated vertex")),
+        "{err}"
+    );
+    assert!(err.contains("1 vertex/vertices referenced by no face"), "{err}");
+    let (rc, _, err) = madc(&["eval", "examples/smooth.mad", "--mesh", path, "--energy"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("repeated vertex"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

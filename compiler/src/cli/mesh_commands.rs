@@ -3,7 +3,7 @@
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
 use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
-use mad_runtime::mesh::{MeshError, load_mesh};
+use mad_runtime::mesh::{MeshError, load_mesh_with_report};
 use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
 use std::path::Path;
 
@@ -40,6 +40,17 @@ pub(super) fn mesh_error(spec: &str, e: MeshError) -> String {
         }
         _ => format!("{spec}: {e}"),
     }
+}
+
+/// Loads `--mesh`, printing the loader's warnings (degenerate faces, fan-triangulated
+/// polygons, vertices in no face) to standard error as `warning: MESH: …`: the mesh is
+/// accepted, but an energy may not suit it.
+pub(super) fn load_mesh_warning(spec: &str) -> Result<mad_runtime::mesh::Mesh, String> {
+    let (mesh, report) = load_mesh_with_report(spec).map_err(|e| mesh_error(spec, e))?;
+    for w in report.warnings() {
+        eprintln!("warning: {spec}: {w}");
+    }
+    Ok(mesh)
 }
 
 /// One `--set NAME=VALUE`. A value written as a finite number that does not fit an `f64`
@@ -94,7 +105,7 @@ fn setup<'p>(
     if inp.threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
     }
-    let mesh = load_mesh(&inp.mesh).map_err(|e| mesh_error(&inp.mesh, e))?;
+    let mesh = load_mesh_warning(&inp.mesh)?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
     for s in &inp.set {

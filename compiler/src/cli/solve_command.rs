@@ -29,7 +29,7 @@ use crate::api::{Error, Program};
 use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use crate::front::solve::{FixSpec, SolveSettings};
 use crate::front::state::Init;
-use mad_runtime::mesh::{Mesh, MeshFormat, load_mesh, save_mesh};
+use mad_runtime::mesh::{Mesh, MeshFormat, save_mesh};
 use mad_runtime::solve::{
     Control, ImplicitEuler, IterationInfo, SolveOptions, SolveReport, Solver, Status,
 };
@@ -481,7 +481,7 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     s: &Settings,
 ) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
-    let mesh = load_mesh(&s.mesh).map_err(|e| super::mesh_commands::mesh_error(&s.mesh, e))?;
+    let mesh = super::mesh_commands::load_mesh_warning(&s.mesh)?;
     let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
     for (k, v) in &s.set {
