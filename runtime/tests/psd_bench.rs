@@ -71,12 +71,13 @@ fn psd_projection_cost_table() {
 #[test]
 #[ignore = "a timing table, not a check: run with --release -- --ignored --nocapture"]
 fn psd_translation_cost_table() {
+    use mad_runtime::linalg::differences::project_psd_differences_many;
     use mad_runtime::linalg::translation::{project_psd_translation, project_psd_translation_many};
     const N: usize = 20_000;
     println!(
-        "| n × d (k → reduced) | blocks | test + QL, full (µs) | translation-reduced, one by one (µs) | translation-reduced, all at once (µs) |"
+        "| n × d (k → reduced) | blocks | test + QL, full (µs) | translation-reduced, one by one (µs) | translation-reduced, all at once (µs) | difference coordinates, all at once (µs) |"
     );
-    println!("|---|---|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|");
     for (n, d) in [(2usize, 3usize), (3, 2), (3, 3), (4, 3)] {
         let k = n * d;
         for (kind, negative) in [("PSD, rank k−d", false), ("one negative eigenvalue", true)] {
@@ -92,7 +93,7 @@ fn psd_translation_cost_table() {
                 .collect();
             let mut row = format!("| {n} × {d} ({k} → {}) | {kind} |", k - d);
             let flat: Vec<f64> = blocks.concat();
-            for how in 0..3 {
+            for how in 0..4 {
                 let mut work = PsdWork::new();
                 let mut best = f64::INFINITY;
                 for _ in 0..3 {
@@ -100,7 +101,9 @@ fn psd_translation_cost_table() {
                     let mut all = flat.clone();
                     let t = Instant::now();
                     let mut changed = 0usize;
-                    if how == 2 {
+                    if how == 3 {
+                        changed += project_psd_differences_many(black_box(&mut all), k, n, &mut work);
+                    } else if how == 2 {
                         changed += project_psd_translation_many(black_box(&mut all), k, n, 0.0, &mut work);
                     } else {
                         for b in buf.iter_mut() {

@@ -20,7 +20,6 @@
 //! Rings and pairs stay on the element-by-element path of [`super::eval`].
 
 use mad_runtime::linalg::sym_eigen::PsdWork;
-use mad_runtime::linalg::translation::project_psd_translation_many;
 use mad_runtime::sparse::Coloring;
 use rayon::prelude::*;
 
@@ -217,8 +216,8 @@ impl SharedFrame {
 /// add `weight` times it into `hess` through the element's k·k slots.
 struct Project<'a> {
     k: usize,
-    /// The term's translation vertex count (`TermKernels::translation_nverts`).
-    nverts: usize,
+    /// How the term's blocks are projected.
+    psd: super::psd::PsdProjector,
     slots: &'a mad_runtime::sparse::ElementList,
     hess: *mut f64,
     weight: f64,
@@ -410,7 +409,7 @@ impl MeshEnergy<'_> {
         });
         let project = (kind == BatchKind::HessBlock).then_some(Project {
             k: t.k,
-            nverts: t.translation_nverts(&self.prog.decls.dofs),
+            psd: super::psd::PsdProjector::of(t, &self.prog.decls.dofs),
             slots,
             hess: outs.hess,
             weight,
@@ -544,7 +543,7 @@ impl MeshEnergy<'_> {
             if let Some(p) = &project {
                 let kk = p.k * p.k;
                 let blocks = &mut w.blocks[..r.len() * kk];
-                project_psd_translation_many(blocks, p.k, p.nverts, 0.0, &mut w.work);
+                p.psd.many(blocks, &mut w.work);
                 for (e, block) in r.clone().zip(blocks.chunks_exact(kk)) {
                     let sl = p.slots.get(e);
                     for (&s, &v) in sl.iter().zip(block.iter()) {

@@ -11,7 +11,6 @@
 //! order.
 
 use mad_runtime::linalg::sym_eigen::PsdWork;
-use mad_runtime::linalg::translation::project_psd_translation;
 use mad_runtime::sparse::{Coloring, ElementList};
 use rayon::prelude::*;
 
@@ -163,7 +162,7 @@ impl MeshEnergy<'_> {
 
     fn run_chunk(&self, job: &Job, w: &mut Worker, chunk: u32) -> Result<f64, EnergyError> {
         let k = job.t.k;
-        let nverts = job.t.translation_nverts(&self.prog.decls.dofs);
+        let psd = super::psd::PsdProjector::of(job.t, &self.prog.decls.dofs);
         let mut work = PsdWork::new();
         let mut sum = 0.0;
         for e in job.coloring.chunk_elements(chunk) {
@@ -196,7 +195,7 @@ impl MeshEnergy<'_> {
                             }
                         }
                         if project {
-                            project_psd_translation(block, k, nverts, 0.0, &mut work);
+                            psd.one(block, &mut work);
                         }
                         for (&s, &v) in slots.get(e).iter().zip(block.iter()) {
                             unsafe { h.add(s as usize, job.weight * v) };
@@ -466,7 +465,7 @@ impl MeshEnergy<'_> {
         };
         let t = &self.prog.energies[term];
         let k = t.k;
-        let nverts = t.translation_nverts(&self.prog.decls.dofs);
+        let psd = super::psd::PsdProjector::of(t, &self.prog.decls.dofs);
         let mut work = PsdWork::new();
         let nargs = k.max(1) + t.other_slots + if kind == Kind::Hvp { k } else { 0 };
         let nres = match kind {
@@ -550,7 +549,7 @@ impl MeshEnergy<'_> {
                             }
                         }
                         if project {
-                            project_psd_translation(&mut block, k, nverts, 0.0, &mut work);
+                            psd.one(&mut block, &mut work);
                         }
                         for a in 0..k {
                             for b in 0..k {

@@ -26,7 +26,7 @@
 
 use super::contact::Contact;
 use super::{EnergyError, MeshEnergy};
-use mad_runtime::solve::{JacobianPattern, Objective, SolveError};
+use mad_runtime::solve::{JacobianPattern, Objective, SolveError, TranslationClasses};
 use mad_runtime::sparse::CsrPattern;
 
 /// A [`MeshEnergy`] seen by the solvers.
@@ -40,6 +40,8 @@ pub struct MeshObjective<'p> {
     /// With pair terms: the merged Hessian pattern, rebuilt when the pairs change
     /// (`None` until needed or after `energy_mut`).
     merged: Option<CsrPattern>,
+    /// The translations the energy is invariant under ([`super::gauge`]).
+    classes: Option<TranslationClasses>,
 }
 
 fn err(e: EnergyError) -> SolveError {
@@ -74,7 +76,9 @@ impl<'p> MeshObjective<'p> {
             hess: vec![0.0; nnz],
             contact,
             merged: None,
+            classes: None,
         };
+        o.classes = super::gauge::translation_classes(&o.energy);
         o.sync(x0).map_err(|e| EnergyError::Host(e.to_string()))?;
         Ok(o)
     }
@@ -222,6 +226,10 @@ impl Objective for MeshObjective<'_> {
             }
         }
         Ok(e)
+    }
+
+    fn translation_classes(&self) -> Option<&TranslationClasses> {
+        self.classes.as_ref()
     }
 
     fn hessian_pattern(&self) -> Option<&CsrPattern> {

@@ -15,7 +15,8 @@
 //! is skipped the same way. The same matrix decomposed alone (the other lanes zero) or beside
 //! any others gives the same bits, so a batched projection equals the block-by-block one.
 //!
-//! The algorithm is the one of [`super::sym_eigen`]: rotations in cyclic (p, q) order with the
+//! The algorithm is the one of [`super::sym_eigen`] with the pairs of a sweep in round-robin
+//! order (rounds of disjoint pairs, whose rotations overlap in the pipeline): rotations with the
 //! smaller angle (Numerical Recipes' form), pivot entries updated in closed form, eigenvectors
 //! accumulated; a lane has converged when Σ_{p<q} a_pq² ≤ 10⁻³⁴ · Σ_p a_pp² (or the
 //! off-diagonal part is exactly 0). The caller scales each matrix so its largest entry is near
@@ -189,13 +190,47 @@ fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatri
         if !any {
             return ok;
         }
-        for p in 0..M {
-            for q in (p + 1)..M {
-                rotate::<M>(a, v, p, q, live);
-            }
+        let (pairs, count) = const { round_robin::<M>() };
+        for &(p, q) in &pairs[..count] {
+            rotate::<M>(a, v, p as usize, q as usize, live);
         }
     }
     ok
+}
+
+/// The (p, q) pairs of one sweep in round-robin order (the circle method): each round is a
+/// set of disjoint pairs, so the rotation angles of a round depend on entries that the other
+/// rotations of the round do not change, and their chains of divisions and square roots
+/// overlap. (Rotations on disjoint pairs commute, so this is the cyclic method in another
+/// order.) Returns the pairs and their count M(M−1)/2; M ≤ 16.
+const fn round_robin<const M: usize>() -> ([(u8, u8); 120], usize) {
+    let mut out = [(0u8, 0u8); 120];
+    let mut count = 0;
+    // An even number of players; with M odd the last one is a bye.
+    let n = if M % 2 == 0 { M } else { M + 1 };
+    if n < 2 {
+        return (out, 0);
+    }
+    let mut r = 0;
+    while r < n - 1 {
+        // Player n−1 meets r; the others meet across the circle of the first n−1.
+        let mut i = 0;
+        while i < n / 2 {
+            let (a, b) = if i == 0 {
+                (r, n - 1)
+            } else {
+                ((r + i) % (n - 1), (r + n - 1 - i) % (n - 1))
+            };
+            let (p, q) = if a < b { (a, b) } else { (b, a) };
+            if q < M {
+                out[count] = (p as u8, q as u8);
+                count += 1;
+            }
+            i += 1;
+        }
+        r += 1;
+    }
+    (out, count)
 }
 
 /// One Jacobi rotation in the (p, q) plane of every `live` lane whose |a_pq| is above
@@ -285,6 +320,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_sweep_visits_every_pair_once_in_disjoint_rounds() {
+        fn check<const M: usize>() {
+            let (pairs, count) = round_robin::<M>();
+            assert_eq!(count, M * (M - 1) / 2);
+            let mut seen = vec![false; M * M];
+            for &(p, q) in &pairs[..count] {
+                assert!(p < q && (q as usize) < M);
+                assert!(!seen[p as usize * M + q as usize], "M={M}: ({p},{q}) twice");
+                seen[p as usize * M + q as usize] = true;
+            }
+            // Consecutive rounds of ⌊M/2⌋ pairs share no index within a round.
+            let per = M / 2;
+            if M % 2 == 0 {
+                for round in pairs[..count].chunks(per) {
+                    let mut used = vec![false; M];
+                    for &(p, q) in round {
+                        assert!(!used[p as usize] && !used[q as usize], "M={M}: round reuses");
+                        used[p as usize] = true;
+                        used[q as usize] = true;
+                    }
+                }
+            }
+        }
+        check::<2>();
+        check::<3>();
+        check::<4>();
+        check::<5>();
+        check::<6>();
+        check::<9>();
+        check::<16>();
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Small dense linear algebra.
 pub mod jacobi_lanes;
+mod lane_batch;
 pub mod psd_test;
 pub mod sym_eigen;
+pub mod differences;
 pub mod tridiag_ql;
 pub mod translation;

@@ -41,10 +41,10 @@
 //! reported unchanged, as there). Everything is per block on stack arrays: deterministic and
 //! allocation-free.
 
-use super::jacobi_lanes::{LANES, LaneMatrix, jacobi_lanes, lane_zeros};
+use super::lane_batch::{Prepared, Reduction, project_many};
 use super::psd_test::{PSD_TOL_FACTOR, psd_check};
 use super::sym_eigen::{PsdWork, project_psd_with};
-use super::tridiag_ql::{tridiag_ql, unit_scale};
+use super::tridiag_ql::{eigen_rows, scaled_symmetric, tridiag_ql, unit_scale};
 
 /// The largest block size the reduced path handles (larger blocks take the full path).
 pub const MAX_K: usize = 16;
@@ -120,7 +120,7 @@ pub fn project_psd_translation(
 /// [`project_psd_translation`] on every k×k block of `blocks` (consecutive, row-major);
 /// returns how many were changed. For reduced sizes up to 6 (springs, 2-D and 3-D faces,
 /// 2-D diamonds) the reduced matrices of the blocks that need a decomposition are
-/// decomposed [`LANES`] at a time by [`jacobi_lanes`], 2–3× faster per block than one QL
+/// decomposed [`LANES`](super::jacobi_lanes::LANES) at a time by [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes), 2–3× faster per block than one QL
 /// after another (`docs/benchmarks.md`); larger ones take [`project_psd_translation`] block
 /// by block (Jacobi's O(M³) sweeps lose to QL there). The lanes do not influence each
 /// other, so a block's result does not depend on its neighbours in the slice or on how the
@@ -159,89 +159,55 @@ pub fn project_psd_translation_many(
     }
 }
 
-/// A block whose reduced matrix went into a lane, waiting for its decomposition.
-struct Waiting<const K: usize> {
-    /// Where the block starts in the slice.
-    at: usize,
-    /// The symmetric part of the block.
+/// The translation-complement reduction of K×K blocks over `n` vertices, M = K − K/n.
+struct Complement<const K: usize> {
+    n: usize,
+}
+
+/// What finishing a decomposed block needs: the block's symmetric part and R's scale.
+struct Pending<const K: usize> {
     s: [[f64; K]; K],
-    /// The power of two the reduced matrix was scaled by.
     sc: f64,
 }
 
-/// The batched projection for a K×K block over `n` vertices with reduced size M = K − K/n.
-#[allow(clippy::needless_range_loop)]
-fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut PsdWork) -> usize {
-    debug_assert_eq!(M, K - K / n);
-    let kk = K * K;
-    let mut changed = 0;
-    let mut lanes: LaneMatrix<M> = lane_zeros::<M>();
-    let mut waiting = [const { Waiting { at: 0, s: [[0.0; K]; K], sc: 1.0 } }; LANES];
-    let mut filled = 0;
-    let mut at = 0;
-    while at < blocks.len() {
-        let block = &mut blocks[at..at + kk];
-        match prepare::<K>(block, K, n) {
-            Prepared::Done(ch) => changed += usize::from(ch),
-            Prepared::Full => changed += usize::from(project_psd_with(block, K, 0.0, work)),
-            Prepared::Decompose { s, r, sc } => {
-                for i in 0..M {
-                    for j in 0..M {
-                        lanes[i][j].0[filled] = r[i][j];
-                    }
+impl<const K: usize, const M: usize> Reduction<M> for Complement<K> {
+    type Pending = Pending<K>;
+
+    #[inline(always)]
+    fn prepare(&self, block: &[f64]) -> Prepared<Pending<K>, M> {
+        match prepare::<K>(block, K, self.n) {
+            Prep::Done(ch) => Prepared::Done(ch),
+            Prep::Full => Prepared::Fallback,
+            Prep::Decompose { s, r, sc } => {
+                let mut rm = [[0.0f64; M]; M];
+                for (row, src) in rm.iter_mut().zip(&r) {
+                    row.copy_from_slice(&src[..M]);
                 }
-                waiting[filled] = Waiting { at, s, sc };
-                filled += 1;
-                if filled == LANES {
-                    changed += flush::<K, M>(blocks, n, &mut lanes, &waiting[..filled], work);
-                    filled = 0;
-                }
+                Prepared::Decompose { pending: Pending { s, sc }, r: rm }
             }
         }
-        at += kk;
     }
-    if filled > 0 {
-        changed += flush::<K, M>(blocks, n, &mut lanes, &waiting[..filled], work);
+
+    #[inline(always)]
+    fn finish(&self, block: &mut [f64], p: &Pending<K>, ev: &[f64; M], w: &[[f64; M]; M]) -> Option<bool> {
+        let mut evk = [0.0f64; K];
+        let mut wk = [[0.0f64; K]; K];
+        evk[..M].copy_from_slice(ev);
+        for (row, src) in wk.iter_mut().zip(w) {
+            row[..M].copy_from_slice(src);
+        }
+        finish::<K>(block, K, self.n, &p.s, p.sc, &evk, &wk)
     }
-    changed
+
+    fn fallback(&self, block: &mut [f64], work: &mut PsdWork) -> bool {
+        project_psd_with(block, K, 0.0, work)
+    }
 }
 
-/// Decomposes the lanes of the `waiting` blocks (lane i holds `waiting[i]`'s reduced
-/// matrix, the others are zero), finishes those blocks, and zeroes the lanes again (a zero
-/// lane converges at once).
-#[allow(clippy::needless_range_loop)]
-fn flush<const K: usize, const M: usize>(
-    blocks: &mut [f64],
-    n: usize,
-    lanes: &mut LaneMatrix<M>,
-    waiting: &[Waiting<K>],
-    work: &mut PsdWork,
-) -> usize {
-    let mut vecs: LaneMatrix<M> = lane_zeros::<M>();
-    let ok = jacobi_lanes::<M>(lanes, &mut vecs);
-    let mut changed = 0;
-    for (lane, w) in waiting.iter().enumerate() {
-        let block = &mut blocks[w.at..w.at + K * K];
-        let mut ev = [0.0f64; K];
-        let mut vs = [[0.0f64; K]; K];
-        for j in 0..M {
-            ev[j] = lanes[j][j].0[lane];
-            for i in 0..M {
-                vs[j][i] = vecs[i][j].0[lane];
-            }
-        }
-        let done = if ok[lane] {
-            finish::<K>(block, K, n, &w.s, w.sc, &ev, &vs)
-        } else {
-            None
-        };
-        changed += usize::from(match done {
-            Some(ch) => ch,
-            None => project_psd_with(block, K, 0.0, work),
-        });
-    }
-    *lanes = lane_zeros::<M>();
-    changed
+/// The batched projection for a K×K block over `n` vertices with reduced size M = K − K/n.
+fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut PsdWork) -> usize {
+    debug_assert_eq!(M, K - K / n);
+    project_many::<M, _>(&Complement::<K> { n }, blocks, K * K, work)
 }
 
 /// The reduced projection one block at a time: [`prepare`], tridiagonal QL of the reduced
@@ -251,30 +217,16 @@ fn flush<const K: usize, const M: usize>(
 #[inline(always)]
 fn reduced<const K: usize>(block: &mut [f64], k: usize, n: usize) -> Option<bool> {
     let (s, r, sc) = match prepare::<K>(block, k, n) {
-        Prepared::Done(changed) => return Some(changed),
-        Prepared::Full => return None,
-        Prepared::Decompose { s, r, sc } => (s, r, sc),
+        Prep::Done(changed) => return Some(changed),
+        Prep::Full => return None,
+        Prep::Decompose { s, r, sc } => (s, r, sc),
     };
-    let m = k - k / n;
-    let mut v_ = [[0.0f64; K]; K];
-    let v = v_.as_flattened_mut();
-    for i in 0..m {
-        v[i * m..i * m + m].copy_from_slice(&r[i][..m]);
-    }
-    let (mut ev, mut e) = ([0.0f64; K], [0.0f64; K]);
-    if !tridiag_ql(&mut v[..m * m], &mut ev[..m], &mut e[..m], m) {
-        return None;
-    }
-    // The rows of v are the eigenvectors.
-    let mut w = [[0.0f64; K]; K];
-    for (j, wj) in w.iter_mut().enumerate().take(m) {
-        wj[..m].copy_from_slice(&v[j * m..j * m + m]);
-    }
+    let (ev, w) = eigen_rows::<K>(&r, k - k / n)?;
     finish::<K>(block, k, n, &s, sc, &ev, &w)
 }
 
 /// What [`prepare`] found for a block.
-enum Prepared<const K: usize> {
+enum Prep<const K: usize> {
     /// Nothing left to do: whether the block was changed.
     Done(bool),
     /// The block must take the full path (not invariant, not finite); it is untouched.
@@ -288,23 +240,23 @@ enum Prepared<const K: usize> {
 /// matrix R = QᵀSQ, scaled by a power of two, when R is not PSD. Stack arrays are K×K (K ≥ k).
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
-fn prepare<const K: usize>(block: &[f64], k: usize, n: usize) -> Prepared<K> {
+fn prepare<const K: usize>(block: &[f64], k: usize, n: usize) -> Prep<K> {
     // For k ≥ 9 the full PSD test is cheaper than the reduction on blocks that pass it (the
     // usual case): it runs first, and only blocks that fail it are reduced.
     if k >= FULL_TEST_FIRST_K {
         let mut m = [[0.0f64; K]; K];
         if psd_check(block, k, 0.0, m.as_flattened_mut()) {
-            return Prepared::Done(false);
+            return Prep::Done(false);
         }
     }
     let Some(amax) = max_abs(&block[..k * k]) else {
-        return Prepared::Full;
+        return Prep::Full;
     };
     if amax == 0.0 {
-        return Prepared::Done(false);
+        return Prep::Done(false);
     }
     if !invariant(block, k, n, translation_tolerance(k, amax)) {
-        return Prepared::Full;
+        return Prep::Full;
     }
     let d = k / n;
     let m = k - d;
@@ -322,22 +274,12 @@ fn prepare<const K: usize>(block: &[f64], k: usize, n: usize) -> Prepared<K> {
     }
     let mut scratch = [[0.0f64; K]; K];
     if psd_check(&rf[..m * m], m, 0.0, scratch.as_flattened_mut()) {
-        return Prepared::Done(false);
+        return Prep::Done(false);
     }
-    let rmax = rf[..m * m].iter().fold(0.0f64, |x, y| x.max(y.abs()));
-    if !(rmax > 0.0 && rmax.is_finite()) {
-        return Prepared::Full;
-    }
-    let sc = unit_scale(rmax);
-    let mut rs = [[0.0f64; K]; K];
-    for i in 0..m {
-        for j in 0..=i {
-            let x = 0.5 * (r[i][j] + r[j][i]) * sc;
-            rs[i][j] = x;
-            rs[j][i] = x;
-        }
-    }
-    Prepared::Decompose { s, r: rs, sc }
+    let Some((rs, sc)) = scaled_symmetric::<K>(&r, m) else {
+        return Prep::Full;
+    };
+    Prep::Decompose { s, r: rs, sc }
 }
 
 /// R = QᵀSQ ((k − d)×(k − d) in the K×K array) by prefix sums: first C = QᵀS over the rows
@@ -426,12 +368,41 @@ fn finish<const K: usize>(
     }
     // The translation part N = T̂ᵀ A T̂ (T̂ the normalized t_c) is rounding noise of either
     // sign; its negative eigenvalues are clamped as the full decomposition would clamp them.
+    neg = translation_negatives::<K>(|i, j| s[i][j], k, n, &mut lam, &mut u, neg)?;
+    for i in 0..k {
+        for j in i..k {
+            let mut acc = s[i][j];
+            for q in 0..neg {
+                acc -= lam[q] * u[q][i] * u[q][j];
+            }
+            block[i * k + j] = acc;
+            block[j * k + i] = acc;
+        }
+    }
+    Some(true)
+}
+
+/// The negative eigenpairs of the translation part N = T̂ᵀ A T̂ of the symmetric k×k block
+/// A (`at(i, j)`, vertex-major over `n` vertices; T̂ the normalized translations), appended to
+/// `lam`/`u` from index `neg` as (λ, T̂z) with z the eigenvector of N: A − Σ λ·u uᵀ over them
+/// has a PSD translation part. Returns the new count, or `None` if the d×d decomposition
+/// failed.
+#[inline(always)]
+pub(crate) fn translation_negatives<const K: usize>(
+    at: impl Fn(usize, usize) -> f64,
+    k: usize,
+    n: usize,
+    lam: &mut [f64; K],
+    u: &mut [[f64; K]; K],
+    mut neg: usize,
+) -> Option<usize> {
+    let d = k / n;
     let inv_n = 1.0 / n as f64;
     let mut nn_ = [[0.0f64; K]; K];
     let nn = nn_.as_flattened_mut();
     for i in 0..k {
         for j in 0..k {
-            nn[(i % d) * d + j % d] += s[i][j] * inv_n;
+            nn[(i % d) * d + j % d] += at(i, j) * inv_n;
         }
     }
     let nmax = nn[..d * d].iter().fold(0.0f64, |x, y| x.max(y.abs()));
@@ -459,17 +430,7 @@ fn finish<const K: usize>(
             }
         }
     }
-    for i in 0..k {
-        for j in i..k {
-            let mut acc = s[i][j];
-            for q in 0..neg {
-                acc -= lam[q] * u[q][i] * u[q][j];
-            }
-            block[i * k + j] = acc;
-            block[j * k + i] = acc;
-        }
-    }
-    Some(true)
+    Some(neg)
 }
 
 /// The largest |entry|, or `None` if some entry is not finite (one branch-free pass).
@@ -506,7 +467,7 @@ fn invariant(a: &[f64], k: usize, n: usize, tol: f64) -> bool {
 
 /// The Helmert coefficients 1/√((j+1)(j+2)), j = 0..n−1.
 #[inline(always)]
-fn helmert(n: usize) -> [f64; MAX_K] {
+pub(crate) fn helmert(n: usize) -> [f64; MAX_K] {
     let mut a = [0.0; MAX_K];
     for (j, x) in a.iter_mut().enumerate().take(n.saturating_sub(1)) {
         *x = 1.0 / (((j + 1) * (j + 2)) as f64).sqrt();

@@ -45,6 +45,54 @@ pub(crate) fn unit_scale(amax: f64) -> f64 {
     pow2(-e)
 }
 
+/// The symmetric part of the leading m×m block of `r` (N×N arrays, N ≥ m) scaled by the
+/// power of two that brings its largest entry near 1, and that scale; `None` when the block is
+/// zero or not finite.
+#[inline(always)]
+pub(crate) fn scaled_symmetric<const N: usize>(r: &[[f64; N]; N], m: usize) -> Option<([[f64; N]; N], f64)> {
+    let mut rmax = 0.0f64;
+    for row in &r[..m] {
+        for x in &row[..m] {
+            rmax = rmax.max(x.abs());
+        }
+    }
+    if !(rmax > 0.0 && rmax.is_finite()) {
+        return None;
+    }
+    let sc = unit_scale(rmax);
+    let mut rs = [[0.0f64; N]; N];
+    for i in 0..m {
+        for j in 0..=i {
+            let x = 0.5 * (r[i][j] + r[j][i]) * sc;
+            rs[i][j] = x;
+            rs[j][i] = x;
+        }
+    }
+    Some((rs, sc))
+}
+
+/// The eigen-decomposition of the symmetric m×m block of `r` (N×N arrays) by [`tridiag_ql`]:
+/// the eigenvalues and, in `w[j]`, the eigenvector of eigenvalue j; `None` if QL did not
+/// converge.
+#[inline(always)]
+pub(crate) fn eigen_rows<const N: usize>(r: &[[f64; N]; N], m: usize) -> Option<([f64; N], [[f64; N]; N])> {
+    let mut v_ = [[0.0f64; N]; N];
+    let v = v_.as_flattened_mut();
+    for i in 0..m {
+        v[i * m..i * m + m].copy_from_slice(&r[i][..m]);
+    }
+    let (mut ev, mut e) = ([0.0f64; N], [0.0f64; N]);
+    if !tridiag_ql(&mut v[..m * m], &mut ev[..m], &mut e[..m], m) {
+        return None;
+    }
+    // The rows of v are the eigenvectors.
+    let mut w = [[0.0f64; N]; N];
+    for (j, wj) in w.iter_mut().enumerate().take(m) {
+        wj[..m].copy_from_slice(&v[j * m..j * m + m]);
+    }
+    Some((ev, w))
+}
+
 /// Decomposes the symmetric n×n matrix in `v` (row-major; only its lower triangle is read):
 /// afterwards the rows of `v` are orthonormal eigenvectors and `d[j]` the eigenvalue of
 /// row j (unsorted). `e` is scratch of length n. Returns false (contents unspecified) if

@@ -9,7 +9,7 @@
 //! - [`Objective`]: `num_dofs`, `value`, `value_grad` (required); `hessian_pattern`,
 //!   `hessian_values(x, project_psd, values)`, `hvp` (finite-difference default),
 //!   `hessian_diagonal`, `jacobian_pattern`, `residuals`, `residuals_jacobian`,
-//!   `take_assembly_time` (optional). Output buffers arrive zeroed; `+∞`/NaN energies mark
+//!   `take_assembly_time`, `translation_classes` (optional). Output buffers arrive zeroed; `+∞`/NaN energies mark
 //!   infeasible points. Implemented for `&mut T`.
 //! - [`JacobianPattern`] `{ rows, cols, row_ptr, col_idx }` (`from_entries`, `nnz`, `mul`,
 //!   `mul_transpose`, `normal_diagonal`).
@@ -54,6 +54,7 @@ mod cg;
 mod cholesky;
 mod driver;
 mod error;
+mod gauge;
 mod gauss_newton;
 mod gradient_descent;
 mod implicit_euler;
@@ -71,6 +72,7 @@ mod stopping;
 pub use cg::CgOptions;
 pub use driver::Callback;
 pub use error::SolveError;
+pub use gauge::TranslationClasses;
 pub use gauss_newton::{GaussNewton, GaussNewtonLinear};
 pub use gradient_descent::GradientDescent;
 pub use implicit_euler::ImplicitEuler;

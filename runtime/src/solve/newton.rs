@@ -7,6 +7,9 @@
 //! `initial·max|diag H|`) until the factorization succeeds and `d` is a descent direction with
 //! `−gᵀd ≥ min_descent_cosine·‖g‖‖d‖`: indefinite and singular Hessians are handled this way.
 //! A factorization whose shifted values are unchanged bit for bit is reused, not recomputed.
+//! When the objective reports translation classes (an energy invariant under translations,
+//! whose Hessian is singular), one dof of each class is held at zero step in the linear solve
+//! ([`super::gauge`]): the step is still an exact Newton step.
 
 use super::cholesky::ShiftedCholesky;
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run, timed, timed_eval};
@@ -46,6 +49,10 @@ pub struct Newton {
     chol: Option<ShiftedCholesky>,
     hess: Vec<f64>,
     symbolic_count: usize,
+    /// The linear solve's fixed-dof mask when the objective has translation classes.
+    solve_mask: Vec<bool>,
+    /// The gradient with the pinned dofs' entries zeroed.
+    pinned_g: Vec<f64>,
 }
 
 impl Default for Newton {
@@ -62,6 +69,8 @@ impl Newton {
             chol: None,
             hess: Vec::new(),
             symbolic_count: 0,
+            solve_mask: Vec::new(),
+            pinned_g: Vec::new(),
         }
     }
 
@@ -192,7 +201,22 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
                 what: "Hessian",
             });
         }
-        let tau = shifted_solve(chol, &self.hess, &pattern, ctx, &self.shift, g, d, t)?;
+        // Translation classes: one dof of each held at zero step (`super::gauge`).
+        let pinned = match obj.translation_classes() {
+            Some(c) => c.solve_mask(n, ctx.fixed, &mut self.solve_mask),
+            None => false,
+        };
+        let tau = if pinned {
+            self.pinned_g.clear();
+            self.pinned_g.extend(g.iter().zip(&self.solve_mask).map(|(&v, &m)| if m { 0.0 } else { v }));
+            let pctx = Ctx {
+                fixed: Some(&self.solve_mask),
+                iteration: ctx.iteration,
+            };
+            shifted_solve(chol, &self.hess, &pattern, &pctx, &self.shift, &self.pinned_g, d, t)?
+        } else {
+            shifted_solve(chol, &self.hess, &pattern, ctx, &self.shift, g, d, t)?
+        };
         Ok(DirectionInfo {
             decrement: Some(-dot(g, d)),
             shift: tau,

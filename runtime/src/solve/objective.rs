@@ -9,7 +9,7 @@
 //! [`Objective::value_grad`]: the line search never accepts such a point. Errors (`Err`) end the
 //! solve.
 
-use super::SolveError;
+use super::{SolveError, TranslationClasses};
 use super::jacobian::JacobianPattern;
 use crate::sparse::CsrPattern;
 use std::time::Duration;
@@ -123,6 +123,14 @@ pub trait Objective {
         Duration::ZERO
     }
 
+    /// The translations under which the energy is exactly invariant, as classes of dofs
+    /// ([`TranslationClasses`]): Newton holds one dof of each class (that has no fixed dof) at
+    /// zero step in its linear solve, which makes the singular system nonsingular without
+    /// changing its solutions. `None` (the default): no such invariance is known.
+    fn translation_classes(&self) -> Option<&TranslationClasses> {
+        None
+    }
+
     /// Recomputes what the energy depends on besides `x` (per-element state), at the start
     /// point and after every accepted step; it may also re-assign `x` (e.g. reset tangent
     /// coordinates after a retraction). Returns `true` when the energy may have changed:
@@ -179,6 +187,9 @@ impl<T: Objective + ?Sized> Objective for &mut T {
     }
     fn take_assembly_time(&mut self) -> Duration {
         (**self).take_assembly_time()
+    }
+    fn translation_classes(&self) -> Option<&TranslationClasses> {
+        (**self).translation_classes()
     }
     fn update(&mut self, x: &mut [f64]) -> Result<bool, SolveError> {
         (**self).update(x)
