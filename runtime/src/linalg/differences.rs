@@ -87,10 +87,10 @@ pub fn project_psd_differences_many(
         "project_psd_differences_many: matrix size"
     );
     match (k, nverts) {
-        (6, 2) => many::<6, 3>(blocks, 2, work),
-        (6, 3) => many::<6, 4>(blocks, 3, work),
-        (9, 3) => many::<9, 6>(blocks, 3, work),
-        (8, 4) => many::<8, 6>(blocks, 4, work),
+        (6, 2) => many::<6, 3, 2>(blocks, work),
+        (6, 3) => many::<6, 4, 3>(blocks, work),
+        (9, 3) => many::<9, 6, 3>(blocks, work),
+        (8, 4) => many::<8, 6, 4>(blocks, work),
         _ => blocks
             .chunks_exact_mut(k * k)
             .map(|b| usize::from(project_psd_differences(b, k, nverts, work)))
@@ -98,10 +98,9 @@ pub fn project_psd_differences_many(
     }
 }
 
-/// The difference-coordinate reduction of K×K blocks over `n` vertices, M = K − K/n.
-struct Differences<const K: usize> {
-    n: usize,
-}
+/// The difference-coordinate reduction of K×K blocks over N vertices, M = K − K/N (all
+/// constants, so that every loop below has fixed bounds).
+struct Differences<const K: usize, const N: usize>;
 
 /// What finishing a decomposed block needs: the symmetric part of X and R's scale.
 struct Pending<const M: usize> {
@@ -109,12 +108,12 @@ struct Pending<const M: usize> {
     sc: f64,
 }
 
-impl<const K: usize, const M: usize> Reduction<M> for Differences<K> {
+impl<const K: usize, const M: usize, const N: usize> Reduction<M> for Differences<K, N> {
     type Pending = Pending<M>;
 
     #[inline(always)]
     fn prepare(&self, block: &[f64]) -> Prepared<Pending<M>, M> {
-        match prepare::<K, M>(block, K, self.n) {
+        match prepare::<K, M>(block, K, N) {
             Prep::Done => Prepared::Done(false),
             Prep::Fallback => Prepared::Fallback,
             Prep::Decompose { x, r, sc } => Prepared::Decompose { pending: Pending { x, sc }, r },
@@ -123,18 +122,18 @@ impl<const K: usize, const M: usize> Reduction<M> for Differences<K> {
 
     #[inline(always)]
     fn finish(&self, block: &mut [f64], p: &Pending<M>, ev: &[f64; M], w: &[[f64; M]; M]) -> Option<bool> {
-        Some(finish::<K, M>(block, K, self.n, &p.x, p.sc, ev, w, M))
+        Some(finish::<K, M>(block, K, N, &p.x, p.sc, ev, w, M))
     }
 
     fn fallback(&self, block: &mut [f64], work: &mut PsdWork) -> bool {
-        project_psd_translation(block, K, self.n, 0.0, work)
+        project_psd_translation(block, K, N, 0.0, work)
     }
 }
 
-/// The batched projection of K×K blocks over `n` vertices, m = M = K − K/n.
-fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut PsdWork) -> usize {
-    debug_assert_eq!(M, K - K / n);
-    project_many::<M, _>(&Differences::<K> { n }, blocks, K * K, work)
+/// The batched projection of K×K blocks over N vertices, m = M = K − K/N.
+fn many<const K: usize, const M: usize, const N: usize>(blocks: &mut [f64], work: &mut PsdWork) -> usize {
+    debug_assert_eq!(M, K - K / N);
+    project_many::<M, _>(&Differences::<K, N>, blocks, K * K, work)
 }
 
 /// One block: [`prepare`], tridiagonal QL of R, [`finish`]. `None` sends the block (untouched)

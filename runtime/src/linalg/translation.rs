@@ -148,10 +148,10 @@ pub fn project_psd_translation_many(
     // Constant sizes for the common stencils, so that the loops and the stack arrays below
     // specialize: K the block size, M = K − d the reduced size.
     match (k, nverts) {
-        (6, 2) => many::<6, 3>(blocks, 2, work),
-        (6, 3) => many::<6, 4>(blocks, 3, work),
-        (9, 3) => many::<9, 6>(blocks, 3, work),
-        (8, 4) => many::<8, 6>(blocks, 4, work),
+        (6, 2) => many::<6, 3, 2>(blocks, work),
+        (6, 3) => many::<6, 4, 3>(blocks, work),
+        (9, 3) => many::<9, 6, 3>(blocks, work),
+        (8, 4) => many::<8, 6, 4>(blocks, work),
         _ => blocks
             .chunks_exact_mut(k * k)
             .map(|b| usize::from(project_psd_translation(b, k, nverts, 0.0, work)))
@@ -159,10 +159,9 @@ pub fn project_psd_translation_many(
     }
 }
 
-/// The translation-complement reduction of K×K blocks over `n` vertices, M = K − K/n.
-struct Complement<const K: usize> {
-    n: usize,
-}
+/// The translation-complement reduction of K×K blocks over N vertices, M = K − K/N (all
+/// constants, so that every loop below has fixed bounds).
+struct Complement<const K: usize, const N: usize>;
 
 /// What finishing a decomposed block needs: the block's symmetric part and R's scale.
 struct Pending<const K: usize> {
@@ -170,12 +169,12 @@ struct Pending<const K: usize> {
     sc: f64,
 }
 
-impl<const K: usize, const M: usize> Reduction<M> for Complement<K> {
+impl<const K: usize, const M: usize, const N: usize> Reduction<M> for Complement<K, N> {
     type Pending = Pending<K>;
 
     #[inline(always)]
     fn prepare(&self, block: &[f64]) -> Prepared<Pending<K>, M> {
-        match prepare::<K>(block, K, self.n) {
+        match prepare::<K>(block, K, N) {
             Prep::Done(ch) => Prepared::Done(ch),
             Prep::Full => Prepared::Fallback,
             Prep::Decompose { s, r, sc } => {
@@ -196,7 +195,7 @@ impl<const K: usize, const M: usize> Reduction<M> for Complement<K> {
         for (row, src) in wk.iter_mut().zip(w) {
             row[..M].copy_from_slice(src);
         }
-        finish::<K>(block, K, self.n, &p.s, p.sc, &evk, &wk)
+        finish::<K>(block, K, N, &p.s, p.sc, &evk, &wk)
     }
 
     fn fallback(&self, block: &mut [f64], work: &mut PsdWork) -> bool {
@@ -204,10 +203,10 @@ impl<const K: usize, const M: usize> Reduction<M> for Complement<K> {
     }
 }
 
-/// The batched projection for a K×K block over `n` vertices with reduced size M = K − K/n.
-fn many<const K: usize, const M: usize>(blocks: &mut [f64], n: usize, work: &mut PsdWork) -> usize {
-    debug_assert_eq!(M, K - K / n);
-    project_many::<M, _>(&Complement::<K> { n }, blocks, K * K, work)
+/// The batched projection for a K×K block over N vertices with reduced size M = K − K/N.
+fn many<const K: usize, const M: usize, const N: usize>(blocks: &mut [f64], work: &mut PsdWork) -> usize {
+    debug_assert_eq!(M, K - K / N);
+    project_many::<M, _>(&Complement::<K, N>, blocks, K * K, work)
 }
 
 /// The reduced projection one block at a time: [`prepare`], tridiagonal QL of the reduced
