@@ -316,3 +316,30 @@ pub fn grad_mixed(module: &mut Module, local: FuncRef, input: usize) -> Result<F
     let g = e.op(OpKind::TupleGet(1), vec![t])?;
     finish(module, e, g)
 }
+
+/// Whether the `$egh` kernel `f` (after inlining and clean-up) returns Hessian columns that
+/// are constant zeros only: a term linear in its dofs (a gravity or a load term), whose
+/// Hessian blocks need not be evaluated, projected or scattered. Conservative: any part that
+/// is not a literal 0 (or a tuple of them) makes it false.
+pub fn hessian_is_zero(module: &Module, f: FuncRef) -> bool {
+    let func = &module.functions[f];
+    let mut def: HashMap<ValueId, OpId> = HashMap::new();
+    for &op in &func.body.ops {
+        for &r in &func.ops[op].results {
+            def.insert(r, op);
+        }
+    }
+    fn zero(func: &Function, def: &HashMap<ValueId, OpId>, v: ValueId, depth: usize) -> bool {
+        let Some(&op) = def.get(&v) else { return false };
+        let o = &func.ops[op];
+        match &o.kind {
+            OpKind::Const(Literal::F64(x)) => *x == 0.0,
+            OpKind::Tuple if depth < 3 => o.operands.iter().all(|&w| zero(func, def, w, depth + 1)),
+            _ => false,
+        }
+    }
+    let Some(&root) = func.body.yields.first() else { return false };
+    let Some(&op) = def.get(&root) else { return false };
+    let o = &func.ops[op];
+    matches!(o.kind, OpKind::Tuple) && o.operands.len() == 3 && zero(func, &def, o.operands[2], 0)
+}

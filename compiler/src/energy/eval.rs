@@ -361,6 +361,14 @@ impl MeshEnergy<'_> {
                 total += self.ring_loop(i, rk, weights[i], x, target, hess)?;
                 continue;
             }
+            // A term linear in its dofs has zero Hessian blocks: its gradient kernel gives
+            // what a Hessian evaluation needs of it (the energy and the gradient).
+            let kind = match kind {
+                Kind::Hess { .. } if t.hess_zero && t.grad.is_some() => Kind::Grad,
+                // Nor does it add to a Hessian-vector product.
+                Kind::Hvp if t.hess_zero => continue,
+                k => k,
+            };
             let func = match kind {
                 Kind::Value => Some(t.local),
                 Kind::Grad => t.grad,

@@ -78,6 +78,9 @@ pub struct TermKernels {
     /// reads its vertex dofs only through differences (see
     /// [`super::derive::value_grad_hess`]); 0 without a Hessian kernel.
     pub hess_seeds: usize,
+    /// Whether the Hessian kernel's blocks are constant zeros (the term is linear in its
+    /// dofs, [`super::derive::hessian_is_zero`]): Hessian evaluations run its gradient kernel.
+    pub hess_zero: bool,
     /// ∂²E/∂z∂θ kernels: (param index, `mixed(z, o…) -> tuple of k`).
     pub mixed: Vec<(usize, FuncRef)>,
     /// The kernels of a `ring` term (then `k` is 0: it varies per element).
@@ -204,6 +207,7 @@ fn build_with(
                 hvp: None,
                 jac: None,
                 hess_seeds: 0,
+                hess_zero: false,
                 mixed: Vec::new(),
                 ring: Some(ring),
             });
@@ -414,6 +418,7 @@ fn build_with(
         hvp: None,
         jac: None,
         hess_seeds: 0,
+        hess_zero: false,
         mixed: Vec::new(),
         ring: None,
     };
@@ -452,6 +457,7 @@ fn build_with(
             message: m,
         })?;
     }
+    out.hess_zero = out.hess.is_some_and(|h| super::derive::hessian_is_zero(module, h));
     Ok(out)
 }
 

@@ -42,6 +42,8 @@ pub struct MeshObjective<'p> {
     merged: Option<CsrPattern>,
     /// The translations the energy is invariant under ([`super::gauge`]).
     classes: Option<TranslationClasses>,
+    /// Bumped whenever the Hessian pattern may change (`Objective::hessian_pattern_generation`).
+    generation: u64,
 }
 
 fn err(e: EnergyError) -> SolveError {
@@ -77,6 +79,7 @@ impl<'p> MeshObjective<'p> {
             contact,
             merged: None,
             classes: None,
+            generation: 0,
         };
         o.classes = super::gauge::translation_classes(&o.energy);
         o.sync(x0).map_err(|e| EnergyError::Host(e.to_string()))?;
@@ -103,6 +106,7 @@ impl<'p> MeshObjective<'p> {
         }
         if self.energy.pair_arity() > 0 && (changed || self.merged.is_none()) {
             self.merged = Some(self.energy.hessian_csr_pattern());
+            self.generation += 1;
         }
         Ok(())
     }
@@ -115,6 +119,7 @@ impl<'p> MeshObjective<'p> {
     /// The bound energy, e.g. to change a param or the pairs between solves.
     pub fn energy_mut(&mut self) -> &mut MeshEnergy<'p> {
         self.merged = None;
+        self.generation += 1;
         if let Some(c) = &mut self.contact {
             c.invalidate();
         }
@@ -232,6 +237,10 @@ impl Objective for MeshObjective<'_> {
         self.classes.as_ref()
     }
 
+    fn hessian_pattern_generation(&self) -> Option<u64> {
+        Some(self.generation)
+    }
+
     fn hessian_pattern(&self) -> Option<&CsrPattern> {
         match (&self.jac_pattern, &self.merged) {
             (Some(_), _) => None,
@@ -252,6 +261,13 @@ impl Objective for MeshObjective<'_> {
             ));
         }
         self.sync(x)?;
+        if self.energy.pair_arity() == 0 && values.len() == self.energy.nnz() {
+            // The values arrive zeroed and the evaluation overwrites its output: straight in.
+            self.energy
+                .hessian(x, &mut self.grad, values, project_psd)
+                .map_err(err)?;
+            return Ok(());
+        }
         self.hess.resize(self.energy.nnz(), 0.0);
         self.energy
             .hessian(x, &mut self.grad, &mut self.hess, project_psd)

@@ -134,6 +134,17 @@ impl EnergyProgram {
             .collect()
     }
 
+    /// The energy terms whose Hessian kernels return constant zeros (terms linear in their
+    /// dofs, such as a gravity term), in declaration order: Hessian evaluations run their
+    /// gradient kernels instead, and Hessian-vector products skip them.
+    pub fn linear_terms(&self) -> Vec<&str> {
+        self.energies
+            .iter()
+            .filter(|t| t.hess_zero)
+            .map(|t| t.name.as_str())
+            .collect()
+    }
+
     /// The names of the energy terms, in declaration order.
     pub fn energy_names(&self) -> Vec<&str> {
         self.energies.iter().map(|t| t.name.as_str()).collect()

@@ -29,9 +29,14 @@ pub struct ImplicitEuler<P: Objective> {
     /// The potential's pattern (as last seen), the pattern with every diagonal, and where each
     /// potential entry and each diagonal lands in it.
     inner_pattern: Option<CsrPattern>,
+    /// The potential's pattern generation when `inner_pattern` was taken.
+    inner_generation: Option<u64>,
     pattern: Option<CsrPattern>,
     inner_slots: Vec<usize>,
     diag_slots: Vec<usize>,
+    /// Whether the potential's pattern already has every diagonal entry (the combined pattern
+    /// is the same and `inner_slots` the identity): its values are then written in place.
+    same_pattern: bool,
     scratch: Vec<f64>,
 }
 
@@ -68,9 +73,11 @@ impl<P: Objective> ImplicitEuler<P> {
             x: x0,
             v: v0,
             inner_pattern: None,
+            inner_generation: None,
             pattern: None,
             inner_slots: Vec::new(),
             diag_slots: Vec::new(),
+            same_pattern: false,
             scratch: Vec::new(),
         };
         s.refresh_pattern();
@@ -105,6 +112,7 @@ impl<P: Objective> ImplicitEuler<P> {
     /// Rebuilds the combined pattern from the potential's current one.
     pub fn refresh_pattern(&mut self) {
         let n = self.mass.len();
+        self.inner_generation = self.potential.hessian_pattern_generation();
         let Some(p) = self.potential.hessian_pattern() else {
             self.inner_pattern = None;
             self.pattern = None;
@@ -124,6 +132,7 @@ impl<P: Objective> ImplicitEuler<P> {
         self.diag_slots = (0..n)
             .map(|i| combined.find(i, i as u32).expect("diagonal added"))
             .collect();
+        self.same_pattern = combined == inner;
         self.inner_pattern = Some(inner);
         self.pattern = Some(combined);
     }
@@ -174,6 +183,15 @@ impl<P: Objective> ImplicitEuler<P> {
         Ok(report)
     }
 
+    /// Whether the potential's pattern is still the one taken by `refresh_pattern`: by its
+    /// generation when it reports one, else entry by entry.
+    fn potential_pattern_unchanged(&self) -> bool {
+        match (self.potential.hessian_pattern_generation(), self.inner_generation) {
+            (Some(now), Some(then)) if now == then => true,
+            _ => self.potential.hessian_pattern() == self.inner_pattern.as_ref(),
+        }
+    }
+
     fn inertia(&self, x: &[f64], grad: Option<&mut [f64]>) -> f64 {
         let hd = self.h * self.damping;
         let mut e = 0.0;
@@ -203,7 +221,7 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         let p = self.potential.value_grad(x, grad)?;
         // A potential whose pattern follows x (contact pairs) changes it here, before the
         // solver reads the combined pattern at this point.
-        if self.potential.hessian_pattern() != self.inner_pattern.as_ref() {
+        if !self.potential_pattern_unchanged() {
             self.refresh_pattern();
         }
         let h2 = self.h * self.h;
@@ -226,18 +244,27 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         let (Some(inner), Some(_)) = (&self.inner_pattern, &self.pattern) else {
             return Err(SolveError::Unsupported("a Hessian pattern"));
         };
-        if self.potential.hessian_pattern() != Some(inner) {
+        if !self.potential_pattern_unchanged() {
             return Err(SolveError::Objective(
                 "the potential's Hessian pattern changed; call refresh_pattern".into(),
             ));
         }
-        self.scratch.clear();
-        self.scratch.resize(inner.nnz(), 0.0);
-        self.potential
-            .hessian_values(x, project_psd, &mut self.scratch)?;
         let h2 = self.h * self.h;
-        for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
-            values[s] += h2 * v;
+        if self.same_pattern {
+            // The potential writes straight into `values` (zeroed on entry, module docs of
+            // `objective`).
+            self.potential.hessian_values(x, project_psd, values)?;
+            for v in values.iter_mut() {
+                *v *= h2;
+            }
+        } else {
+            self.scratch.clear();
+            self.scratch.resize(inner.nnz(), 0.0);
+            self.potential
+                .hessian_values(x, project_psd, &mut self.scratch)?;
+            for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
+                values[s] += h2 * v;
+            }
         }
         let hd = self.h * self.damping;
         for (&s, &m) in self.diag_slots.iter().zip(&self.mass) {

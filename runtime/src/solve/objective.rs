@@ -39,6 +39,13 @@ pub trait Objective {
         None
     }
 
+    /// A number that changes whenever [`hessian_pattern`](Objective::hessian_pattern) may
+    /// have changed, so that a caller holding a copy of the pattern need not compare it entry
+    /// by entry. `None` (the default): unknown; callers compare the patterns.
+    fn hessian_pattern_generation(&self) -> Option<u64> {
+        None
+    }
+
     /// The Hessian values at `x`, added into `values` (pattern order, zeroed on entry). With
     /// `project_psd`, each element's block should be projected to positive semidefinite before
     /// it is added (projected Newton); objectives that cannot do so may ignore the flag.
@@ -153,6 +160,9 @@ impl<T: Objective + ?Sized> Objective for &mut T {
     }
     fn hessian_pattern(&self) -> Option<&CsrPattern> {
         (**self).hessian_pattern()
+    }
+    fn hessian_pattern_generation(&self) -> Option<u64> {
+        (**self).hessian_pattern_generation()
     }
     fn hessian_values(
         &mut self,
