@@ -44,7 +44,7 @@ pub(crate) fn translation_classes(energy: &MeshEnergy<'_>) -> Option<Translation
         let mut parts = UnionFind::new(nv);
         let mut read = vec![false; nv];
         for &t in &readers {
-            let Some(bound) = energy.energies.get(t) else { return None };
+            let bound = energy.energies.get(t)?;
             let at = &prog.energies[t].dof_verts;
             for e in 0..bound.verts.len() {
                 let verts = bound.verts.get(e);
@@ -66,10 +66,7 @@ pub(crate) fn translation_classes(energy: &MeshEnergy<'_>) -> Option<Translation
         let off = energy.dof_offsets[f];
         // Classes in order of each part's lowest vertex (the pin's).
         let mut class_of_root = vec![u32::MAX; nv];
-        for v in 0..nv {
-            if !read[v] {
-                continue;
-            }
+        for (v, _) in read.iter().enumerate().filter(|(_, r)| **r) {
             let r = parts.find(v);
             if class_of_root[r] == u32::MAX {
                 class_of_root[r] = out.pins.len() as u32;

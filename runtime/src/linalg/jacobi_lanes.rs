@@ -207,7 +207,7 @@ const fn round_robin<const M: usize>() -> ([(u8, u8); 120], usize) {
     let mut out = [(0u8, 0u8); 120];
     let mut count = 0;
     // An even number of players; with M odd the last one is a bye.
-    let n = if M % 2 == 0 { M } else { M + 1 };
+    let n = if M.is_multiple_of(2) { M } else { M + 1 };
     if n < 2 {
         return (out, 0);
     }
