@@ -26,7 +26,9 @@
 
 use super::contact::Contact;
 use super::{EnergyError, MeshEnergy};
-use mad_runtime::solve::{JacobianPattern, Objective, SolveError, TranslationClasses};
+use mad_runtime::solve::{
+    JacobianPattern, Objective, SolveError, TranslationClasses, next_pattern_generation,
+};
 use mad_runtime::sparse::CsrPattern;
 
 /// A [`MeshEnergy`] seen by the solvers.
@@ -79,7 +81,7 @@ impl<'p> MeshObjective<'p> {
             contact,
             merged: None,
             classes: None,
-            generation: 0,
+            generation: next_pattern_generation(),
         };
         o.classes = super::gauge::translation_classes(&o.energy);
         o.sync(x0).map_err(|e| EnergyError::Host(e.to_string()))?;
@@ -106,7 +108,7 @@ impl<'p> MeshObjective<'p> {
         }
         if self.energy.pair_arity() > 0 && (changed || self.merged.is_none()) {
             self.merged = Some(self.energy.hessian_csr_pattern());
-            self.generation += 1;
+            self.generation = next_pattern_generation();
         }
         Ok(())
     }
@@ -119,7 +121,7 @@ impl<'p> MeshObjective<'p> {
     /// The bound energy, e.g. to change a param or the pairs between solves.
     pub fn energy_mut(&mut self) -> &mut MeshEnergy<'p> {
         self.merged = None;
-        self.generation += 1;
+        self.generation = next_pattern_generation();
         if let Some(c) = &mut self.contact {
             c.invalidate();
         }

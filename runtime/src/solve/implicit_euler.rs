@@ -31,6 +31,8 @@ pub struct ImplicitEuler<P: Objective> {
     inner_pattern: Option<CsrPattern>,
     /// The potential's pattern generation when `inner_pattern` was taken.
     inner_generation: Option<u64>,
+    /// This objective's pattern generation (a new one at each `refresh_pattern`).
+    generation: u64,
     pattern: Option<CsrPattern>,
     inner_slots: Vec<usize>,
     diag_slots: Vec<usize>,
@@ -74,6 +76,7 @@ impl<P: Objective> ImplicitEuler<P> {
             v: v0,
             inner_pattern: None,
             inner_generation: None,
+            generation: 0,
             pattern: None,
             inner_slots: Vec::new(),
             diag_slots: Vec::new(),
@@ -112,6 +115,7 @@ impl<P: Objective> ImplicitEuler<P> {
     /// Rebuilds the combined pattern from the potential's current one.
     pub fn refresh_pattern(&mut self) {
         let n = self.mass.len();
+        self.generation = super::objective::next_pattern_generation();
         self.inner_generation = self.potential.hessian_pattern_generation();
         let Some(p) = self.potential.hessian_pattern() else {
             self.inner_pattern = None;
@@ -233,6 +237,10 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
 
     fn hessian_pattern(&self) -> Option<&CsrPattern> {
         self.pattern.as_ref()
+    }
+
+    fn hessian_pattern_generation(&self) -> Option<u64> {
+        Some(self.generation)
     }
 
     fn hessian_values(

@@ -49,6 +49,10 @@ pub struct Newton {
     chol: Option<ShiftedCholesky>,
     hess: Vec<f64>,
     symbolic_count: usize,
+    /// The Hessian pattern of the last iteration and the objective's generation for it
+    /// (`Objective::hessian_pattern_generation`): reused without a copy or a comparison while
+    /// the generation is the same.
+    pattern: Option<(CsrPattern, Option<u64>)>,
     /// The linear solve's fixed-dof mask when the objective has translation classes.
     solve_mask: Vec<bool>,
     /// The gradient with the pinned dofs' entries zeroed.
@@ -69,6 +73,7 @@ impl Newton {
             chol: None,
             hess: Vec::new(),
             symbolic_count: 0,
+            pattern: None,
             solve_mask: Vec::new(),
             pinned_g: Vec::new(),
         }
@@ -184,12 +189,21 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
         t: &mut Timings,
     ) -> Result<DirectionInfo, SolveError> {
         let n = x.len();
-        let pattern = obj
-            .hessian_pattern()
-            .ok_or(SolveError::Unsupported("a Hessian pattern"))?
-            .clone();
-        super::error::check_len("Hessian pattern size", n, pattern.n)?;
-        let chol = ensure_factorization(&mut self.chol, &pattern, &mut self.symbolic_count, t)?;
+        let generation = obj.hessian_pattern_generation();
+        let known = generation.is_some()
+            && self.chol.is_some()
+            && self.pattern.as_ref().is_some_and(|(_, g)| *g == generation);
+        if !known {
+            let p = obj
+                .hessian_pattern()
+                .ok_or(SolveError::Unsupported("a Hessian pattern"))?
+                .clone();
+            super::error::check_len("Hessian pattern size", n, p.n)?;
+            ensure_factorization(&mut self.chol, &p, &mut self.symbolic_count, t)?;
+            self.pattern = Some((p, generation));
+        }
+        let pattern = &self.pattern.as_ref().expect("set above").0;
+        let chol = self.chol.as_mut().expect("set above");
         self.hess.clear();
         self.hess.resize(pattern.nnz(), 0.0);
         let project = self.project_psd;

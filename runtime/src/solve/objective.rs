@@ -14,6 +14,13 @@ use super::jacobian::JacobianPattern;
 use crate::sparse::CsrPattern;
 use std::time::Duration;
 
+/// A pattern generation no objective has reported yet (see
+/// [`Objective::hessian_pattern_generation`]).
+pub fn next_pattern_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// An energy over `num_dofs()` unknowns and the derivatives the solvers use.
 ///
 /// Required: the value and the gradient. Newton needs [`hessian_pattern`](Objective::hessian_pattern)
@@ -41,7 +48,10 @@ pub trait Objective {
 
     /// A number that changes whenever [`hessian_pattern`](Objective::hessian_pattern) may
     /// have changed, so that a caller holding a copy of the pattern need not compare it entry
-    /// by entry. `None` (the default): unknown; callers compare the patterns.
+    /// by entry. Generations are unique across objectives: take each new one from
+    /// [`next_pattern_generation`] (two objectives never report the same number, so a solver
+    /// reused on another objective does not mistake its pattern). `None` (the default):
+    /// unknown; callers compare the patterns.
     fn hessian_pattern_generation(&self) -> Option<u64> {
         None
     }
