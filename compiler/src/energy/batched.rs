@@ -264,8 +264,28 @@ impl Clear<'_> {
 /// One worker's batched caller and scratch space.
 struct BatchWorker<'m> {
     caller: crate::back::cranelift::BatchCaller<'m>,
+    /// The chunk's k×k blocks (`HessBlock`): taken from [`BLOCK_BUFFER`] and given back
+    /// when the worker is dropped, so evaluations do not allocate and clear it again.
     blocks: Vec<f64>,
     work: PsdWork,
+}
+
+impl Drop for BatchWorker<'_> {
+    fn drop(&mut self) {
+        let blocks = std::mem::take(&mut self.blocks);
+        if blocks.capacity() > 0 {
+            BLOCK_BUFFER.with_borrow_mut(|b| {
+                if b.capacity() < blocks.capacity() {
+                    *b = blocks;
+                }
+            });
+        }
+    }
+}
+
+thread_local! {
+    /// Each thread's block buffer between batched `HessBlock` runs.
+    static BLOCK_BUFFER: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl MeshEnergy<'_> {
@@ -526,7 +546,13 @@ impl MeshEnergy<'_> {
             if let Some(p) = &project {
                 let need = r.len() * p.k * p.k;
                 if w.blocks.len() < need {
-                    w.blocks.resize(need, 0.0);
+                    // The thread's buffer from earlier evaluations, grown if needed (the
+                    // kernel writes every value it reads back: no clearing).
+                    let mut buf = BLOCK_BUFFER.with_borrow_mut(std::mem::take);
+                    if buf.len() < need {
+                        buf.resize(need, 0.0);
+                    }
+                    w.blocks = buf;
                 }
                 f.out = w.blocks.as_mut_ptr();
             }
