@@ -9,7 +9,9 @@
 //! - [`Objective`]: `num_dofs`, `value`, `value_grad` (required); `hessian_pattern`,
 //!   `hessian_values(x, project_psd, values)`, `hvp` (finite-difference default),
 //!   `hessian_diagonal`, `jacobian_pattern`, `residuals`, `residuals_jacobian`,
-//!   `take_assembly_time`, `translation_classes` (optional). Output buffers arrive zeroed; `+∞`/NaN energies mark
+//!   `take_assembly_time`, `translation_classes`, `hessian_pattern_generation` (optional).
+//!   [`next_pattern_generation`] hands out pattern generations; [`TranslationClasses`]
+//!   `{ class_of, pins }` (`solve_mask`) lists the translations an energy is invariant under. Output buffers arrive zeroed; `+∞`/NaN energies mark
 //!   infeasible points. Implemented for `&mut T`.
 //! - [`JacobianPattern`] `{ rows, cols, row_ptr, col_idx }` (`from_entries`, `nnz`, `mul`,
 //!   `mul_transpose`, `normal_diagonal`).
