@@ -571,6 +571,11 @@ impl MeshEnergy<'_> {
                 let blocks = &mut w.blocks[..r.len() * kk];
                 p.psd.many(blocks, &mut w.work);
                 for (e, block) in r.clone().zip(blocks.chunks_exact(kk)) {
+                    // A zero block adds nothing (a barrier or contact term away from
+                    // contact); the test stops at the first nonzero entry of the others.
+                    if block.iter().all(|&v| v == 0.0) {
+                        continue;
+                    }
                     let sl = p.slots.get(e);
                     for (&s, &v) in sl.iter().zip(block.iter()) {
                         // SAFETY: `tables_ok` checked every slot against nnz (the

@@ -197,6 +197,10 @@ pub enum PsdMethod {
 /// If `block.len() != k*k` (a programming error).
 pub fn project_psd_by(block: &mut [f64], k: usize, eps: f64, work: &mut PsdWork, method: PsdMethod) -> bool {
     assert_eq!(block.len(), k * k, "project_psd: matrix size");
+    // A zero block (a term switched off on this element) is its own clamp at 0.
+    if eps == 0.0 && block.iter().all(|&x| x == 0.0) {
+        return false;
+    }
     match k {
         3 => return project_fixed::<3>(block, eps, method),
         6 => return project_fixed::<6>(block, eps, method),
