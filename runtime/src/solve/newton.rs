@@ -227,9 +227,9 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
                 fixed: Some(&self.solve_mask),
                 iteration: ctx.iteration,
             };
-            shifted_solve(chol, &self.hess, &pattern, &pctx, &self.shift, &self.pinned_g, d, t)?
+            shifted_solve(chol, &self.hess, pattern, &pctx, &self.shift, &self.pinned_g, d, t)?
         } else {
-            shifted_solve(chol, &self.hess, &pattern, ctx, &self.shift, g, d, t)?
+            shifted_solve(chol, &self.hess, pattern, ctx, &self.shift, g, d, t)?
         };
         Ok(DirectionInfo {
             decrement: Some(-dot(g, d)),
