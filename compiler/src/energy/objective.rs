@@ -292,6 +292,35 @@ impl Objective for MeshObjective<'_> {
         Ok(())
     }
 
+    fn value_grad_hessian(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        // The plain case only: energies without residual terms or pairs (whose pattern may
+        // move), the values in the program's own pattern.
+        if self.jac_pattern.is_some()
+            || !self.has_energies
+            || self.energy.pair_arity() > 0
+            || values.len() != self.energy.nnz()
+        {
+            return Ok(None);
+        }
+        self.sync(x)?;
+        // The Hessian evaluation fills the gradient as the gradient evaluation does (same
+        // bits), and overwrites the zeroed values.
+        let e = self
+            .energy
+            .hessian(x, &mut self.grad, values, project_psd)
+            .map_err(err)?;
+        for (g, s) in grad.iter_mut().zip(&self.grad) {
+            *g += s;
+        }
+        Ok(Some(e))
+    }
+
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
         self.sync(x)?;
         if self.has_energies {

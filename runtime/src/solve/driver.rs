@@ -60,9 +60,14 @@ pub(crate) trait Method<O: Objective + ?Sized> {
 }
 
 /// What a method may need to know about the solve.
+#[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub fixed: Option<&'a [bool]>,
     pub iteration: usize,
+    /// The gradient norm at or below which the solve stops (the gradient rule).
+    pub gradient_stop: f64,
+    /// Whether this is the last iteration the cap allows.
+    pub last: bool,
 }
 
 pub(crate) fn norm(v: &[f64]) -> f64 {
@@ -175,7 +180,12 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         iteration += 1;
         let mut t = Timings::default();
         d.fill(0.0);
-        let ctx = Ctx { fixed, iteration };
+        let ctx = Ctx {
+            fixed,
+            iteration,
+            gradient_stop: opts.grad_abs_tol.max(opts.grad_rel_tol * g0),
+            last: iteration >= opts.max_iters,
+        };
         let info = method.direction(obj, &ctx, x, &g, &mut d, &mut t)?;
         mask(fixed, &mut d);
         if d.iter().any(|v| !v.is_finite()) {

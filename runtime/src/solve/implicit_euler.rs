@@ -281,6 +281,40 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         Ok(())
     }
 
+    fn value_grad_hessian(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        // Only where the potential writes straight into `values` and its pattern is the one
+        // the combined pattern was built from (a potential with a moving pattern declines).
+        if !self.same_pattern || self.inner_pattern.is_none() || !self.potential_pattern_unchanged() {
+            return Ok(None);
+        }
+        let Some(p) = self.potential.value_grad_hessian(x, grad, project_psd, values)? else {
+            return Ok(None);
+        };
+        if !self.potential_pattern_unchanged() {
+            return Err(SolveError::Objective(
+                "the potential's Hessian pattern changed during a combined evaluation".into(),
+            ));
+        }
+        let h2 = self.h * self.h;
+        for g in grad.iter_mut() {
+            *g *= h2;
+        }
+        for v in values.iter_mut() {
+            *v *= h2;
+        }
+        let hd = self.h * self.damping;
+        for (&s, &m) in self.diag_slots.iter().zip(&self.mass) {
+            values[s] += m * (1.0 + hd);
+        }
+        Ok(Some(self.inertia(x, Some(grad)) + h2 * p))
+    }
+
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
         self.potential.hvp(x, v, out)?;
         let h2 = self.h * self.h;

@@ -10,6 +10,17 @@
 //! When the objective reports translation classes (an energy invariant under translations,
 //! whose Hessian is singular), one dof of each class is held at zero step in the linear solve
 //! ([`super::gauge`]): the step is still an exact Newton step.
+//!
+//! **One evaluation per iteration where the objective offers it.** After a step, the energy
+//! and gradient at the new point are needed, and, unless the solve stops there, the Hessian.
+//! Objectives whose Hessian evaluation computes the gradient anyway offer
+//! [`Objective::value_grad_hessian`]; Newton calls it instead of `value_grad` when it expects
+//! to go on from the new point: the iteration cap is not reached and the gradient norm where
+//! the step was taken is above 10³ times the gradient tolerance (so the new point is not
+//! expected to meet it). The values are kept with a copy of the point and used by the next
+//! direction at the same point. The gradient, the values and so every iterate are the same
+//! bits either way; a wrong guess costs one Hessian evaluation at the point where the solve
+//! stops.
 
 use super::cholesky::ShiftedCholesky;
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run, timed, timed_eval};
@@ -57,7 +68,16 @@ pub struct Newton {
     solve_mask: Vec<bool>,
     /// The gradient with the pinned dofs' entries zeroed.
     pinned_g: Vec<f64>,
+    /// Whether the next energy-and-gradient evaluation should also compute the Hessian values
+    /// (module docs).
+    combine_next: bool,
+    /// The point at which `hess` holds the values of a combined evaluation, if any.
+    combined_at: Option<Vec<f64>>,
 }
+
+/// How far above the gradient tolerance the gradient norm must be for Newton to expect that
+/// the next point needs a Hessian (module docs).
+const COMBINE_MARGIN: f64 = 1e3;
 
 impl Default for Newton {
     fn default() -> Self {
@@ -76,6 +96,8 @@ impl Newton {
             pattern: None,
             solve_mask: Vec::new(),
             pinned_g: Vec::new(),
+            combine_next: false,
+            combined_at: None,
         }
     }
 
@@ -179,6 +201,32 @@ pub(crate) fn ensure_factorization<'a>(
 }
 
 impl<O: Objective + ?Sized> Method<O> for Newton {
+    fn energy_grad(&mut self, obj: &mut O, x: &[f64], g: &mut [f64]) -> Result<f64, SolveError> {
+        let combine = std::mem::take(&mut self.combine_next);
+        // Only with the pattern already known: a new one is read (and factored symbolically)
+        // by `direction`, timed as the linear solve.
+        let generation = obj.hessian_pattern_generation();
+        let known = generation.is_some()
+            && self.chol.is_some()
+            && self.pattern.as_ref().is_some_and(|(_, g)| *g == generation);
+        if combine && known {
+            let nnz = self.pattern.as_ref().expect("known").0.nnz();
+            self.hess.clear();
+            self.hess.resize(nnz, 0.0);
+            if let Some(f) = obj.value_grad_hessian(x, g, self.project_psd, &mut self.hess)? {
+                let mut at = self.combined_at.take().unwrap_or_default();
+                at.clear();
+                at.extend_from_slice(x);
+                self.combined_at = Some(at);
+                return Ok(f);
+            }
+        }
+        if let Some(at) = &mut self.combined_at {
+            at.clear();
+        }
+        obj.value_grad(x, g)
+    }
+
     fn direction(
         &mut self,
         obj: &mut O,
@@ -204,11 +252,21 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
         }
         let pattern = &self.pattern.as_ref().expect("set above").0;
         let chol = self.chol.as_mut().expect("set above");
-        self.hess.clear();
-        self.hess.resize(pattern.nnz(), 0.0);
-        let project = self.project_psd;
-        let hess = &mut self.hess;
-        timed_eval(obj, t, |o| o.hessian_values(x, project, hess))?;
+        // The values of a combined evaluation at this very point (same pattern) are used as
+        // they are; otherwise they are evaluated here.
+        let combined = known
+            && self.hess.len() == pattern.nnz()
+            && self.combined_at.as_deref().is_some_and(|at| at == x);
+        if let Some(at) = &mut self.combined_at {
+            at.clear();
+        }
+        if !combined {
+            self.hess.clear();
+            self.hess.resize(pattern.nnz(), 0.0);
+            let project = self.project_psd;
+            let hess = &mut self.hess;
+            timed_eval(obj, t, |o| o.hessian_values(x, project, hess))?;
+        }
         if self.hess.iter().any(|v| !v.is_finite()) {
             return Err(SolveError::NonFinite {
                 iteration: ctx.iteration,
@@ -225,12 +283,13 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
             self.pinned_g.extend(g.iter().zip(&self.solve_mask).map(|(&v, &m)| if m { 0.0 } else { v }));
             let pctx = Ctx {
                 fixed: Some(&self.solve_mask),
-                iteration: ctx.iteration,
+                ..*ctx
             };
             shifted_solve(chol, &self.hess, pattern, &pctx, &self.shift, &self.pinned_g, d, t)?
         } else {
             shifted_solve(chol, &self.hess, pattern, ctx, &self.shift, g, d, t)?
         };
+        self.combine_next = !ctx.last && norm(g) > COMBINE_MARGIN * ctx.gradient_stop;
         Ok(DirectionInfo {
             decrement: Some(-dot(g, d)),
             shift: tau,

@@ -69,6 +69,26 @@ pub trait Objective {
         Err(SolveError::Unsupported("Hessian values"))
     }
 
+    /// The energy, its gradient and the Hessian values at `x` from one evaluation, for
+    /// objectives whose Hessian evaluation computes the gradient anyway: the gradient is added
+    /// into `grad` and the values into `values` as [`value_grad`](Objective::value_grad) and
+    /// [`hessian_values`](Objective::hessian_values) would add them (the same bits), and the
+    /// energy is returned. Newton asks for it at points where it expects to need the Hessian,
+    /// which saves a separate gradient evaluation per iteration. `Ok(None)` (the default):
+    /// not provided; nothing was written and the caller evaluates the two separately. An
+    /// objective whose pattern may change at this evaluation (contact pairs found at `x`)
+    /// returns `Ok(None)` as well.
+    fn value_grad_hessian(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        let _ = (x, grad, project_psd, values);
+        Ok(None)
+    }
+
     /// The Hessian-vector product `H(x) v`, added into `out` (zeroed on entry).
     ///
     /// The default is a central difference of gradients, `(∇E(x+εv) − ∇E(x−εv)) / 2ε` with
@@ -181,6 +201,15 @@ impl<T: Objective + ?Sized> Objective for &mut T {
         values: &mut [f64],
     ) -> Result<(), SolveError> {
         (**self).hessian_values(x, project_psd, values)
+    }
+    fn value_grad_hessian(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        (**self).value_grad_hessian(x, grad, project_psd, values)
     }
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
         (**self).hvp(x, v, out)
