@@ -196,3 +196,45 @@ fn shapes_without_differences_take_the_translation_path() {
         assert!(max_err(&got, &reference(&a, k)) <= 1e-12);
     }
 }
+
+#[test]
+fn rank_deficient_psd_blocks_are_left_bit_for_bit_in_batches() {
+    // X PSD with one or two zero eigenvalues (a term flat along some differences): the
+    // unpivoted test meets a pivot within the tolerance and the pivoted test keeps the block;
+    // blocks with a negative eigenvalue among them are projected as before.
+    let mut work = PsdWork::new();
+    for (n, d) in [(2usize, 3usize), (3, 2), (3, 3), (4, 2)] {
+        let k = n * d;
+        let kk = k * k;
+        let m = k - d;
+        let mut rng = Lcg(91 + k as u64 + n as u64);
+        let mut blocks = Vec::new();
+        for trial in 0..24 {
+            let zeros = 1 + trial % 2;
+            let mut l: Vec<f64> = (0..m).map(|_| 0.1 + rng.uniform().abs()).collect();
+            for z in l.iter_mut().take(zeros) {
+                *z = 0.0;
+            }
+            if trial % 3 == 2 {
+                l[m - 1] = -0.5;
+            }
+            let x = with_spectrum(&l, &mut rng);
+            blocks.push(from_differences(n, d, &x));
+        }
+        let mut flat: Vec<f64> = blocks.concat();
+        project_psd_differences_many(&mut flat, k, n, &mut work);
+        for (trial, (b, got)) in blocks.iter().zip(flat.chunks_exact(kk)).enumerate() {
+            if trial % 3 == 2 {
+                check_result(n, d, b, got, "rank-deficient, one negative");
+            } else if psd_within_tolerance(b, k, 0.0) {
+                assert!(
+                    got.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "n={n} d={d} trial {trial}: a PSD block was changed"
+                );
+            } else {
+                // Rounding put an eigenvalue just below the tolerance: projected, to rounding.
+                check_result(n, d, b, got, "rank-deficient");
+            }
+        }
+    }
+}

@@ -26,8 +26,12 @@
 //!   negative eigenvalues of that rounding (the translation part T̂ᵀBT̂) are clamped as
 //!   [`super::translation`] clamps them.
 //!
-//! The decompositions are batched [`LANES`](super::jacobi_lanes::LANES) at a time by [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes) for m ≤ 6 and run
-//! by tridiagonal QL one block at a time above (as in [`super::translation`]). Blocks the
+//! For the shapes of faces, edges and diamonds (m ≤ 6) the batched projection
+//! ([`project_psd_differences_many`]) runs `differences_lanes`: a cheaper test
+//! (unpivoted LDLᵀ of X, the pivoted test where a pivot falls within its tolerance) and
+//! everything after it [`LANES`](super::jacobi_lanes::LANES) blocks at a time in SIMD lanes;
+//! one block at a time ([`project_psd_differences`]) R is decomposed by tridiagonal QL (as in
+//! [`super::translation`]). The two agree to rounding. Blocks the
 //! difference path cannot take (non-finite X, a shape outside [`MAX_K`], a decomposition
 //! that does not converge) take [`project_psd_translation`], which tests the translation
 //! structure itself. Everything is per block on stack arrays: deterministic (a block's result
@@ -37,7 +41,7 @@
 //! differences (only the rows and columns of vertices 1… are read); for any other block the
 //! result is the projection of Tᵀ X T, not of the block.
 
-use super::lane_batch::{Prepared, Reduction, project_many};
+use super::differences_lanes::project_many_lanes;
 use super::psd_test::psd_check;
 use super::sym_eigen::PsdWork;
 use super::translation::{MAX_K, helmert, project_psd_translation, translation_negatives};
@@ -71,8 +75,9 @@ pub fn project_psd_differences(block: &mut [f64], k: usize, nverts: usize, work:
 }
 
 /// [`project_psd_differences`] on every k×k block of `blocks` (consecutive, row-major);
-/// returns how many were changed. For m = k − k/`nverts` ≤ 6 the blocks that need a
-/// decomposition are decomposed [`LANES`](super::jacobi_lanes::LANES) at a time by [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes).
+/// returns how many were changed. For the shapes with m = k − k/`nverts` ≤ 6 of faces,
+/// edges and diamonds the blocks are tested one by one and projected
+/// [`LANES`](super::jacobi_lanes::LANES) at a time (`differences_lanes`).
 ///
 /// # Panics
 /// If `blocks.len()` is not a multiple of `k*k` (a programming error).
@@ -87,53 +92,15 @@ pub fn project_psd_differences_many(
         "project_psd_differences_many: matrix size"
     );
     match (k, nverts) {
-        (6, 2) => many::<6, 3, 2>(blocks, work),
-        (6, 3) => many::<6, 4, 3>(blocks, work),
-        (9, 3) => many::<9, 6, 3>(blocks, work),
-        (8, 4) => many::<8, 6, 4>(blocks, work),
+        (6, 2) => project_many_lanes::<6, 3, 2>(blocks, work),
+        (6, 3) => project_many_lanes::<6, 4, 3>(blocks, work),
+        (9, 3) => project_many_lanes::<9, 6, 3>(blocks, work),
+        (8, 4) => project_many_lanes::<8, 6, 4>(blocks, work),
         _ => blocks
             .chunks_exact_mut(k * k)
             .map(|b| usize::from(project_psd_differences(b, k, nverts, work)))
             .sum(),
     }
-}
-
-/// The difference-coordinate reduction of K×K blocks over N vertices, M = K − K/N (all
-/// constants, so that every loop below has fixed bounds).
-struct Differences<const K: usize, const N: usize>;
-
-/// What finishing a decomposed block needs: the symmetric part of X and R's scale.
-struct Pending<const M: usize> {
-    x: [[f64; M]; M],
-    sc: f64,
-}
-
-impl<const K: usize, const M: usize, const N: usize> Reduction<M> for Differences<K, N> {
-    type Pending = Pending<M>;
-
-    #[inline(always)]
-    fn prepare(&self, block: &[f64]) -> Prepared<Pending<M>, M> {
-        match prepare::<K, M>(block, K, N) {
-            Prep::Done => Prepared::Done(false),
-            Prep::Fallback => Prepared::Fallback,
-            Prep::Decompose { x, r, sc } => Prepared::Decompose { pending: Pending { x, sc }, r },
-        }
-    }
-
-    #[inline(always)]
-    fn finish(&self, block: &mut [f64], p: &Pending<M>, ev: &[f64; M], w: &[[f64; M]; M]) -> Option<bool> {
-        Some(finish::<K, M>(block, K, N, &p.x, p.sc, ev, w, M))
-    }
-
-    fn fallback(&self, block: &mut [f64], work: &mut PsdWork) -> bool {
-        project_psd_translation(block, K, N, 0.0, work)
-    }
-}
-
-/// The batched projection of K×K blocks over N vertices, m = M = K − K/N.
-fn many<const K: usize, const M: usize, const N: usize>(blocks: &mut [f64], work: &mut PsdWork) -> usize {
-    debug_assert_eq!(M, K - K / N);
-    project_many::<M, _>(&Differences::<K, N>, blocks, K * K, work)
 }
 
 /// One block: [`prepare`], tridiagonal QL of R, [`finish`]. `None` sends the block (untouched)

@@ -41,47 +41,47 @@ pub struct Wide(pub [f64; LANES]);
 
 /// A per-lane condition: all bits set where true.
 #[derive(Clone, Copy)]
-struct Mask([u64; LANES]);
+pub(crate) struct Mask(pub(crate) [u64; LANES]);
 
 impl Wide {
-    const ZERO: Wide = Wide([0.0; LANES]);
-    const ONE: Wide = Wide([1.0; LANES]);
+    pub(crate) const ZERO: Wide = Wide([0.0; LANES]);
+    pub(crate) const ONE: Wide = Wide([1.0; LANES]);
 
     #[inline(always)]
-    fn splat(x: f64) -> Wide {
+    pub(crate) fn splat(x: f64) -> Wide {
         Wide([x; LANES])
     }
     #[inline(always)]
-    fn map2(self, o: Wide, f: impl Fn(f64, f64) -> f64) -> Wide {
+    pub(crate) fn map2(self, o: Wide, f: impl Fn(f64, f64) -> f64) -> Wide {
         Wide(std::array::from_fn(|i| f(self.0[i], o.0[i])))
     }
     #[inline(always)]
-    fn map(self, f: impl Fn(f64) -> f64) -> Wide {
+    pub(crate) fn map(self, f: impl Fn(f64) -> f64) -> Wide {
         Wide(std::array::from_fn(|i| f(self.0[i])))
     }
     #[inline(always)]
-    fn cmp(self, o: Wide, f: impl Fn(f64, f64) -> bool) -> Mask {
+    pub(crate) fn cmp(self, o: Wide, f: impl Fn(f64, f64) -> bool) -> Mask {
         Mask(std::array::from_fn(|i| if f(self.0[i], o.0[i]) { u64::MAX } else { 0 }))
     }
     #[inline(always)]
-    fn abs(self) -> Wide {
+    pub(crate) fn abs(self) -> Wide {
         // Clearing the sign bit, as `f64::abs` does.
         self.map(|x| f64::from_bits(x.to_bits() & !(1u64 << 63)))
     }
     #[inline(always)]
-    fn sqrt(self) -> Wide {
+    pub(crate) fn sqrt(self) -> Wide {
         self.map(f64::sqrt)
     }
 }
 
 impl Mask {
     #[inline(always)]
-    fn and(self, o: Mask) -> Mask {
+    pub(crate) fn and(self, o: Mask) -> Mask {
         Mask(std::array::from_fn(|i| self.0[i] & o.0[i]))
     }
     /// `a` where the mask is set, `b` elsewhere (bitwise: exact).
     #[inline(always)]
-    fn select(self, a: Wide, b: Wide) -> Wide {
+    pub(crate) fn select(self, a: Wide, b: Wide) -> Wide {
         Wide(std::array::from_fn(|i| {
             f64::from_bits((a.0[i].to_bits() & self.0[i]) | (b.0[i].to_bits() & !self.0[i]))
         }))
@@ -157,7 +157,7 @@ fn jacobi_lanes_avx<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>
 /// AVX enabled. No fused multiply-add is formed (Rust does not contract `a*b + c`), so both
 /// copies round identically.
 #[inline(always)]
-fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
+pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
     for (i, row) in v.iter_mut().enumerate() {
         for (j, x) in row.iter_mut().enumerate() {
             *x = if i == j { Wide::ONE } else { Wide::ZERO };
@@ -246,13 +246,26 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     // through by |2a_pq| (one division fewer; no overflow for scaled entries).
     let tau = aqq - app;
     let two_apq = apq + apq;
-    let den = tau.abs() + (tau * tau + two_apq * two_apq).sqrt();
+    let tau2 = tau * tau;
+    let sum2 = tau2 + two_apq * two_apq;
+    // Small angles (the last sweep, where |a_pq| is far below |τ|): where τ² + 4a_pq² rounds
+    // to τ² in every acting lane, √ of it is |τ| exactly, so den = 2|τ| without the square
+    // root; where then t² + 1 rounds to 1, c = 1 and s = t exactly. The shortcut gives the
+    // bits of the general formula.
+    let acting = |m: Mask| (0..LANES).all(|l| act.0[l] == 0 || m.0[l] != 0);
+    let small = acting(sum2.cmp(tau2, |x, y| x == y));
+    let den = if small { tau.abs() + tau.abs() } else { tau.abs() + sum2.sqrt() };
     let mag = two_apq / den;
     let t = tau.cmp(Wide::ZERO, |x, z| x < z).select(-mag, mag);
     // Inactive lanes may hold NaN here (0/0); it is never selected.
     let t = act.select(t, Wide::ZERO);
-    let c = Wide::ONE / (t * t + Wide::ONE).sqrt();
-    let s = t * c;
+    let t2p1 = t * t + Wide::ONE;
+    let (c, s) = if small && acting(t2p1.cmp(Wide::ONE, |x, y| x == y)) {
+        (Wide::ONE, t)
+    } else {
+        let c = Wide::ONE / t2p1.sqrt();
+        (c, t * c)
+    };
     for r in 0..M {
         if r == p || r == q {
             continue;
@@ -353,6 +366,33 @@ mod tests {
         check::<6>();
         check::<9>();
         check::<16>();
+    }
+
+    #[test]
+    fn the_small_angle_shortcut_gives_the_bits_of_the_general_formula() {
+        // Where τ² + 4a² rounds to τ², √(τ² + 4a²) is |τ| exactly; where t² + 1 rounds to 1,
+        // 1/√(t² + 1) is 1 exactly. Checked over random magnitudes and ratios.
+        let mut st = 12345u64;
+        let mut hits = 0;
+        for _ in 0..200_000 {
+            let tau = lcg(&mut st) * 10f64.powf(lcg(&mut st) * 3.0);
+            let a = lcg(&mut st) * tau.abs() * 10f64.powf(-6.0 - 12.0 * lcg(&mut st).abs());
+            let two_a = a + a;
+            let tau2 = tau * tau;
+            let sum2 = tau2 + two_a * two_a;
+            if sum2 != tau2 {
+                continue;
+            }
+            hits += 1;
+            assert_eq!(sum2.sqrt().to_bits(), tau.abs().to_bits(), "τ = {tau:e}");
+            let den = tau.abs() + sum2.sqrt();
+            let t = two_a / den;
+            assert_eq!(t.to_bits(), (two_a / (tau.abs() + tau.abs())).to_bits());
+            if t * t + 1.0 == 1.0 {
+                assert_eq!((1.0 / (t * t + 1.0).sqrt()).to_bits(), 1f64.to_bits());
+            }
+        }
+        assert!(hits > 10_000, "{hits}");
     }
 
     #[test]

@@ -4,5 +4,6 @@ mod lane_batch;
 pub mod psd_test;
 pub mod sym_eigen;
 pub mod differences;
+mod differences_lanes;
 pub mod tridiag_ql;
 pub mod translation;
