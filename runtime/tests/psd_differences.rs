@@ -201,7 +201,7 @@ fn shapes_without_differences_take_the_translation_path() {
 fn rank_deficient_psd_blocks_are_left_bit_for_bit_in_batches() {
     // X PSD with one or two zero eigenvalues (a term flat along some differences): the
     // unpivoted test meets a pivot within the tolerance and the pivoted test keeps the block;
-    // blocks with a negative eigenvalue among them are projected as before.
+    // blocks with a negative eigenvalue among them are projected.
     let mut work = PsdWork::new();
     for (n, d) in [(2usize, 3usize), (3, 2), (3, 3), (4, 2)] {
         let k = n * d;

@@ -570,10 +570,12 @@ impl MeshEnergy<'_> {
                 let kk = p.k * p.k;
                 let blocks = &mut w.blocks[..r.len() * kk];
                 p.psd.many(blocks, &mut w.work);
+                let (hess, weight) = (p.hess, p.weight);
                 for (e, block) in r.clone().zip(blocks.chunks_exact(kk)) {
-                    // A zero block adds nothing (a barrier or contact term away from
-                    // contact); the test stops at the first nonzero entry of the others.
-                    if block.iter().all(|&v| v == 0.0) {
+                    // A zero block (±0 everywhere) adds nothing: a barrier or contact term
+                    // away from contact. The test ORs the bits without the sign, without
+                    // branches.
+                    if block.iter().fold(0u64, |acc, &v| acc | (v.to_bits() << 1)) == 0 {
                         continue;
                     }
                     let sl = p.slots.get(e);
@@ -581,7 +583,7 @@ impl MeshEnergy<'_> {
                         // SAFETY: `tables_ok` checked every slot against nnz (the
                         // length of the values `hess` points to); no other
                         // chunk running now writes this element's CSR rows.
-                        unsafe { *p.hess.add(s as usize) += p.weight * v };
+                        unsafe { *hess.add(s as usize) += weight * v };
                     }
                 }
             }

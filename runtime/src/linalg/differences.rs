@@ -28,7 +28,7 @@
 //!
 //! For the shapes of faces, edges and diamonds (m ≤ 6) the batched projection
 //! ([`project_psd_differences_many`]) runs `differences_lanes`: a cheaper test
-//! (unpivoted LDLᵀ of X, the pivoted test where a pivot falls within its tolerance) and
+//! (unpivoted LDLᵀ of X, the pivoted test where a pivot falls within its tolerance), then
 //! everything after it [`LANES`](super::jacobi_lanes::LANES) blocks at a time in SIMD lanes;
 //! one block at a time ([`project_psd_differences`]) R is decomposed by tridiagonal QL (as in
 //! [`super::translation`]). The two agree to rounding. Blocks the

@@ -7,7 +7,8 @@
 //! # Public API
 //!
 //! - [`Objective`]: `num_dofs`, `value`, `value_grad` (required); `hessian_pattern`,
-//!   `hessian_values(x, project_psd, values)`, `hvp` (finite-difference default),
+//!   `hessian_values(x, project_psd, values)`, `value_grad_hessian` (both from one evaluation,
+//!   which Newton asks for where it expects to need the Hessian), `hvp` (finite-difference default),
 //!   `hessian_diagonal`, `jacobian_pattern`, `residuals`, `residuals_jacobian`,
 //!   `take_assembly_time`, `translation_classes`, `hessian_pattern_generation` (optional).
 //!   [`next_pattern_generation`] hands out pattern generations; [`TranslationClasses`]
