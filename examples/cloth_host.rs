@@ -12,14 +12,32 @@ use mad_runtime::mesh::{Mesh, generators::grid, save_mesh};
 use mad_runtime::solve::{Control, ImplicitEuler, IterationInfo, Newton, SolveOptions, Solver};
 use std::error::Error;
 
-fn main() -> Result<(), Box<dyn Error>> {
+/// The positional argument `i` as a count of at least 1 (`default` when absent).
+fn count_arg(args: &[String], i: usize, name: &str, default: usize) -> Result<usize, String> {
+    match args.get(i) {
+        None => Ok(default),
+        Some(s) => match s.parse::<usize>() {
+            Ok(v) if v >= 1 => Ok(v),
+            _ => Err(format!("{name}: expected a whole number of at least 1, got `{s}`")),
+        },
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let out_dir = args
         .first()
         .cloned()
         .unwrap_or_else(|| "cloth_frames".into());
-    let steps: usize = args.get(1).map_or(Ok(40), |s| s.parse())?;
-    let n: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
+    let steps = count_arg(&args, 1, "STEPS", 40)?;
+    let n = count_arg(&args, 2, "GRID_N", 16)?;
 
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cloth_sphere.mad");
     let program = Program::compile_file(path)?;
