@@ -606,3 +606,48 @@ fn mesh_files_with_a_byte_order_mark_or_crlf_lines_read() {
         assert_eq!((rc, out.as_str()), (0, "energy 0.5\n"), "{name}: {err}");
     }
 }
+
+#[test]
+fn eval_runs_the_updates_once_as_a_solve_starts() {
+    // ARAP's rotations are a state filled by a ring update: at the rest shape they are the
+    // identity, so only the handle energy remains, and `eval` reports the energy `run`
+    // starts from.
+    let (rc, out, err) = madc(&["eval", "examples/arap.mad", "--mesh", "sphere:1", "--energy"]);
+    assert_eq!(rc, 0, "{err}");
+    let got: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
+    let (rc, out, err) = madc(&[
+        "run",
+        "examples/arap.mad",
+        "--mesh",
+        "sphere:1",
+        "--max-iters",
+        "1",
+        "--json",
+    ]);
+    // One iteration does not converge: exit status 2 (§14), with the summary written.
+    assert_eq!(rc, 2, "{err}");
+    let summary = out.lines().find(|l| l.contains("\"summary\"")).expect("a summary line");
+    let key = "\"initial_energy\":";
+    let at = summary.find(key).unwrap() + key.len();
+    let start: f64 = summary[at..]
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(got.to_bits(), start.to_bits(), "eval {got} vs the solve's start {start}");
+    // With R = 0 (no update) the ARAP part would be Σ w‖e‖² > 0 on top of the handles.
+    let (rc, out, _) = madc(&[
+        "eval",
+        "examples/arap.mad",
+        "--mesh",
+        "sphere:1",
+        "--energy",
+        "--set",
+        "k_handle=0",
+    ]);
+    assert_eq!(rc, 0);
+    let arap: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
+    assert!(arap.abs() < 1e-9, "the rest shape with its own rotations: {arap}");
+}

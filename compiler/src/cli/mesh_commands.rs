@@ -97,7 +97,8 @@ fn dof_dims(me: &MeshEnergy) -> (usize, usize) {
     }
 }
 
-/// Binds the mesh and applies `--x`, `--set`, `--data`, `--threads`.
+/// Binds the mesh, applies `--x`, `--set`, `--data`, `--threads`, and runs the `update`
+/// items once at x.
 fn setup<'p>(
     prog: &'p EnergyProgram,
     inp: &MeshInputs,
@@ -127,10 +128,13 @@ fn setup<'p>(
         me.set_pairs(&ids)
             .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
     }
-    let x = match &inp.x {
+    let mut x = match &inp.x {
         Some(p) => read_field(p, dof_dims(&me)).map_err(|e| format!("--x: {e}"))?,
         None => me.declared_x().map_err(|e| e.to_string())?,
     };
+    // The objective a solve starts from: its `update` items run once at x first (the
+    // states that terms read; an update of a dof re-assigns it), as `madc run` does.
+    me.update(&mut x).map_err(|e| format!("update: {e}"))?;
     Ok((me, x))
 }
 
