@@ -159,3 +159,30 @@ fn the_last_allowed_iteration_does_not_combine() {
     assert_eq!(c.hessians + c.combos, 2, "one Hessian per iteration, none after the last");
     assert_eq!(c.combos, 1, "the point after the first step");
 }
+
+#[test]
+fn implicit_euler_passes_the_combined_evaluation_through() {
+    use mad_runtime::solve::ImplicitEuler;
+    let n = 12;
+    let x0: Vec<f64> = (0..n).map(|i| 0.1 * i as f64).collect();
+    let v0: Vec<f64> = (0..n).map(|i| (i as f64).cos()).collect();
+    let mass: Vec<f64> = (0..n).map(|i| 1.0 + 0.25 * i as f64).collect();
+    let mut euler = ImplicitEuler::new(Chain::new(n, true), mass, 0.05, x0, v0).unwrap();
+    let nnz = euler.hessian_pattern().unwrap().nnz();
+    let x: Vec<f64> = (0..n).map(|i| 0.3 * (i as f64 * 1.3).sin()).collect();
+    let (mut g1, mut h1) = (vec![0.0; n], vec![0.0; nnz]);
+    let e1 = euler.value_grad(&x, &mut g1).unwrap();
+    euler.hessian_values(&x, false, &mut h1).unwrap();
+    let (mut g2, mut h2) = (vec![0.0; n], vec![0.0; nnz]);
+    let e2 = euler
+        .value_grad_hessian(&x, &mut g2, false, &mut h2)
+        .unwrap()
+        .expect("the potential offers it");
+    assert_eq!(e1.to_bits(), e2.to_bits());
+    assert!(g1.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()));
+    // A potential that does not offer it: the step declines too.
+    let mut plain = ImplicitEuler::new(Chain::new(n, false), vec![1.0; n], 0.05, vec![0.0; n], vec![0.0; n]).unwrap();
+    let mut h = vec![0.0; nnz];
+    assert_eq!(plain.value_grad_hessian(&x, &mut vec![0.0; n], false, &mut h).unwrap(), None);
+}
