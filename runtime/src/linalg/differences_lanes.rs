@@ -9,8 +9,7 @@
 //! * a remaining diagonal entry below −tolerance while all earlier pivots were above it: X is
 //!   not PSD, the block waits in a lane for the decomposition;
 //! * a pivot within the tolerance (a rank-deficient X, such as that of a spring at rest):
-//!   the pivoted test of [`super::psd_test`] decides (with fixed bounds), as on the one-block
-//!   path.
+//!   the pivoted test of [`super::psd_test`] decides, as on the one-block path.
 //!
 //! Up to rounding the decision is the pivoted test's: an X that is PSD within the tolerance
 //! but whose unpivoted elimination amplifies rounding below −tolerance is decomposed, and its
@@ -32,7 +31,7 @@
 #![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)]
 
 use super::jacobi_lanes::{LANES, LaneMatrix, Wide, jacobi_lanes_generic, lane_zeros};
-use super::psd_test::psd_tolerance;
+use super::psd_test::{psd_check, psd_tolerance};
 use super::sym_eigen::PsdWork;
 use super::translation::{helmert, project_psd_translation};
 
@@ -64,7 +63,7 @@ fn test<const M: usize>(x: &[[f64; M]; M]) -> Test {
         }
         if !(d > tol) {
             // A pivot within the tolerance: the pivoted test decides.
-            return if pivoted_test::<M>(x, tol) { Test::Keep } else { Test::Decompose };
+            return if pivoted_test::<M>(x) { Test::Keep } else { Test::Decompose };
         }
         let inv = 1.0 / d;
         for i in (s + 1)..M {
@@ -77,51 +76,11 @@ fn test<const M: usize>(x: &[[f64; M]; M]) -> Test {
     Test::Keep
 }
 
-/// The pivoted LDLᵀ test of [`super::psd_test`] on the symmetric `x` with tolerance `tol`,
-/// with fixed bounds (the same operations in the same order, so the same decisions).
+/// The pivoted LDLᵀ test of [`super::psd_test`] on the symmetric `x` (inlined with M fixed).
 #[inline(always)]
-fn pivoted_test<const M: usize>(x: &[[f64; M]; M], tol: f64) -> bool {
-    let mut a = *x;
-    for s in 0..M {
-        // The largest remaining diagonal entry; one below −tol means not PSD.
-        let mut p = s;
-        let mut d = a[s][s];
-        for i in s..M {
-            let v = a[i][i];
-            if !(v >= -tol) {
-                return false;
-            }
-            if v > d {
-                d = v;
-                p = i;
-            }
-        }
-        if !(d > tol) {
-            // Rank found: the rest of the Schur complement must vanish within tol.
-            for i in s..M {
-                for j in (i + 1)..M {
-                    if !(a[i][j].abs() <= tol) {
-                        return false;
-                    }
-                }
-            }
-            return true;
-        }
-        if p != s {
-            a.swap(s, p);
-            for row in a.iter_mut() {
-                row.swap(s, p);
-            }
-        }
-        let inv = 1.0 / d;
-        for i in (s + 1)..M {
-            let l = a[i][s] * inv;
-            for j in (s + 1)..M {
-                a[i][j] -= l * a[s][j];
-            }
-        }
-    }
-    true
+fn pivoted_test<const M: usize>(x: &[[f64; M]; M]) -> bool {
+    let mut scratch = [[0.0f64; M]; M];
+    psd_check(x.as_flattened(), M, 0.0, scratch.as_flattened_mut())
 }
 
 /// The batched projection of K×K blocks over N vertices (M = K − K/N); returns how many

@@ -125,6 +125,16 @@ impl Newton {
     }
 }
 
+impl Newton {
+    /// Whether the kept pattern and factorization are those of the objective's pattern
+    /// `generation` (a known generation, unchanged since they were taken).
+    fn pattern_known(&self, generation: Option<u64>) -> bool {
+        generation.is_some()
+            && self.chol.is_some()
+            && self.pattern.as_ref().is_some_and(|(_, g)| *g == generation)
+    }
+}
+
 /// Solves `(H + τI) d = −g` with the smallest τ of the shift schedule that works; returns τ.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn shifted_solve(
@@ -205,10 +215,7 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
         let combine = std::mem::take(&mut self.combine_next);
         // Only with the pattern already known: a new one is read (and factored symbolically)
         // by `direction`, timed as the linear solve.
-        let generation = obj.hessian_pattern_generation();
-        let known = generation.is_some()
-            && self.chol.is_some()
-            && self.pattern.as_ref().is_some_and(|(_, g)| *g == generation);
+        let known = self.pattern_known(obj.hessian_pattern_generation());
         if combine && known {
             let nnz = self.pattern.as_ref().expect("known").0.nnz();
             self.hess.clear();
@@ -238,9 +245,7 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
     ) -> Result<DirectionInfo, SolveError> {
         let n = x.len();
         let generation = obj.hessian_pattern_generation();
-        let known = generation.is_some()
-            && self.chol.is_some()
-            && self.pattern.as_ref().is_some_and(|(_, g)| *g == generation);
+        let known = self.pattern_known(generation);
         if !known {
             let p = obj
                 .hessian_pattern()
