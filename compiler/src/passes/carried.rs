@@ -43,7 +43,8 @@ fn mark(module: &Module, f: &Function, r: &Region, live: &mut HashSet<ValueId>) 
     }
 }
 
-fn uses(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
+/// Every value that `r` (and below) reads or yields.
+pub(super) fn uses(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
     out.extend(r.yields.iter().copied());
     for &id in &r.ops {
         out.extend(f.ops[id].operands.iter().copied());

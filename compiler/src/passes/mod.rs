@@ -1,7 +1,7 @@
 //! Clean-up passes over the IR, run after differentiation (and usable anywhere):
 //! [`simplify`] (exact algebraic identities and constant folding), [`cse`]
-//! (common subexpressions), [`dce`] (dead code) and [`carried`] (dead loop-carried
-//! values), [`accum`] (sparse accumulation into loop-carried tensors); [`inline`] inlines calls;
+//! (common subexpressions), [`dce`] (dead code), [`carried`] (dead loop-carried
+//! values) and [`if_fuse`] (unused `scf.if` results, adjacent `scf.if`s on one condition), [`accum`] (sparse accumulation into loop-carried tensors); [`inline`] inlines calls;
 //! [`licm`] hoists loop invariants. Each keeps the IR valid;
 //! [`cleanup`] runs them to a fixed point and validates after every pass;
 //! [`for_codegen`] prepares a module for the code generator.
@@ -10,6 +10,7 @@ pub mod accum;
 pub mod carried;
 pub mod cse;
 pub mod dce;
+pub mod if_fuse;
 pub mod inline;
 pub mod licm;
 pub mod simplify;
@@ -46,6 +47,10 @@ pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationErro
         changed |= dce::dce(module, f);
         validate_function(module, f)?;
         if accum::sparse_accumulate(&mut module.functions[f]) {
+            changed = true;
+            validate_function(module, f)?;
+        }
+        if if_fuse::fuse_ifs(&mut module.functions[f]) {
             changed = true;
             validate_function(module, f)?;
         }

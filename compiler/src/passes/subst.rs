@@ -48,3 +48,10 @@ pub fn apply(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
     region(f, &mut body, map);
     f.body = body;
 }
+
+/// As [`apply`], for the uses inside region `r` only (a region taken out of `f`).
+pub fn apply_in_region(f: &mut Function, r: &mut Region, map: &HashMap<ValueId, ValueId>) {
+    if !map.is_empty() {
+        region(f, r, map);
+    }
+}

@@ -136,7 +136,10 @@ impl FnLower<'_, '_> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
         Ok(match k {
             ScalarKind::F64 | ScalarKind::F32 => match op {
-                UnaryOp::Neg => self.b.ins().fneg(x),
+                UnaryOp::Neg => match self.negated(x) {
+                    Some(y) => y,
+                    None => self.b.ins().fneg(x),
+                },
                 UnaryOp::Sqrt => self.b.ins().sqrt(x),
                 UnaryOp::Abs => self.b.ins().fabs(x),
                 UnaryOp::Floor => self.b.ins().floor(x),
@@ -169,10 +172,7 @@ impl FnLower<'_, '_> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
         Ok(match k {
             ScalarKind::F64 | ScalarKind::F32 => match op {
-                BinaryOp::Add => self.b.ins().fadd(a, b),
-                BinaryOp::Sub => self.b.ins().fsub(a, b),
-                BinaryOp::Mul => self.b.ins().fmul(a, b),
-                BinaryOp::Div => self.b.ins().fdiv(a, b),
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => self.float_arith(op, a, b),
                 BinaryOp::And | BinaryOp::Or => return Err(bad()),
                 other => match (float_cc(other), math2(other)) {
                     (Some(cc), _) => self.b.ins().fcmp(cc, a, b),
@@ -238,6 +238,72 @@ impl FnLower<'_, '_> {
             let zero = self.b.ins().iconst(types::I64, 0);
             self.b.ins().select(is_m1, zero, r)
         })
+    }
+
+    /// `a op b` for a float `+ - * /`, with the operations that are known to give one of
+    /// the operands left out: a constant 0 added or subtracted, a constant 1 multiplied or
+    /// divided by, a negation that an addition or subtraction absorbs (`a + (−b)` is
+    /// `a − b`, `(−a) + b` is `b − a`, `a − (−b)` is `a + b`) or that cancels (`(−a)·(−b)`,
+    /// `(−a)/(−b)`), and −1 as a factor (a negation). Each gives the same bits, except
+    /// that `x + 0` and `x − (−0)` keep the sign of a zero `x` (IEEE gives +0 for −0 there),
+    /// as [`crate::passes::simplify`] accepts. The scalarized small tensors of derivative
+    /// code are full of such operations: the unit seeds of forward mode become matrices of
+    /// zeros and ones, sums and products start from zero, inverses negate entries.
+    fn float_arith(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        let (ca, cb) = (self.fconst_value(a), self.fconst_value(b));
+        let (na, nb) = (self.negated(a), self.negated(b));
+        match op {
+            BinaryOp::Add => match (ca, cb, na, nb) {
+                (_, Some(z), _, _) if z == 0.0 => a,
+                (Some(z), _, _, _) if z == 0.0 => b,
+                (_, _, _, Some(nb)) => self.b.ins().fsub(a, nb),
+                (_, _, Some(na), _) => self.b.ins().fsub(b, na),
+                _ => self.b.ins().fadd(a, b),
+            },
+            BinaryOp::Sub => match (cb, nb) {
+                (Some(z), _) if z == 0.0 => a,
+                (_, Some(nb)) => self.b.ins().fadd(a, nb),
+                _ => self.b.ins().fsub(a, b),
+            },
+            BinaryOp::Mul => match (ca, cb, na, nb) {
+                (_, Some(o), _, _) if o == 1.0 => a,
+                (Some(o), _, _, _) if o == 1.0 => b,
+                (_, Some(m), _, _) if m == -1.0 => self.b.ins().fneg(a),
+                (Some(m), _, _, _) if m == -1.0 => self.b.ins().fneg(b),
+                (_, _, Some(na), Some(nb)) => self.b.ins().fmul(na, nb),
+                _ => self.b.ins().fmul(a, b),
+            },
+            _ => match (cb, na, nb) {
+                (Some(o), _, _) if o == 1.0 => a,
+                (_, Some(na), Some(nb)) => self.b.ins().fdiv(na, nb),
+                _ => self.b.ins().fdiv(a, b),
+            },
+        }
+    }
+
+    /// The value of `v` when it is a float constant.
+    fn fconst_value(&self, v: Value) -> Option<f64> {
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            InstructionData::UnaryIeee64 { opcode: Opcode::F64const, imm } => Some(f64::from_bits(imm.bits())),
+            InstructionData::UnaryIeee32 { opcode: Opcode::F32const, imm } => Some(f32::from_bits(imm.bits()) as f64),
+            _ => None,
+        }
+    }
+
+    /// `x` when `v` is `fneg x`.
+    fn negated(&self, v: Value) -> Option<Value> {
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            InstructionData::Unary { opcode: Opcode::Fneg, arg } => Some(arg),
+            _ => None,
+        }
     }
 
     /// The value of `v` when it is an integer constant.
