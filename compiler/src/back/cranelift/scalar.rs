@@ -244,7 +244,8 @@ impl FnLower<'_, '_> {
     /// the operands left out: a constant 0 added or subtracted, a constant 1 multiplied or
     /// divided by, a negation that an addition or subtraction absorbs (`a + (−b)` is
     /// `a − b`, `(−a) + b` is `b − a`, `a − (−b)` is `a + b`) or that cancels (`(−a)·(−b)`,
-    /// `(−a)/(−b)`), and −1 as a factor (a negation). Each gives the same bits, except
+    /// `(−a)/(−b)`), and −1 as a factor (a negation). A negated factor moves to the product
+    /// (`(−a)·b` is `−(a·b)`), where a later sum can absorb it. Each gives the same bits, except
     /// that `x + 0` and `x − (−0)` keep the sign of a zero `x` (IEEE gives +0 for −0 there),
     /// as [`crate::passes::simplify`] accepts. The scalarized small tensors of derivative
     /// code are full of such operations: the unit seeds of forward mode become matrices of
@@ -271,11 +272,27 @@ impl FnLower<'_, '_> {
                 (_, Some(m), _, _) if m == -1.0 => self.b.ins().fneg(a),
                 (Some(m), _, _, _) if m == -1.0 => self.b.ins().fneg(b),
                 (_, _, Some(na), Some(nb)) => self.b.ins().fmul(na, nb),
+                (_, _, Some(na), None) => {
+                    let m = self.b.ins().fmul(na, b);
+                    self.b.ins().fneg(m)
+                }
+                (_, _, None, Some(nb)) => {
+                    let m = self.b.ins().fmul(a, nb);
+                    self.b.ins().fneg(m)
+                }
                 _ => self.b.ins().fmul(a, b),
             },
             _ => match (cb, na, nb) {
                 (Some(o), _, _) if o == 1.0 => a,
                 (_, Some(na), Some(nb)) => self.b.ins().fdiv(na, nb),
+                (_, Some(na), None) => {
+                    let m = self.b.ins().fdiv(na, b);
+                    self.b.ins().fneg(m)
+                }
+                (_, None, Some(nb)) => {
+                    let m = self.b.ins().fdiv(a, nb);
+                    self.b.ins().fneg(m)
+                }
                 _ => self.b.ins().fdiv(a, b),
             },
         }
