@@ -240,7 +240,10 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     let (app, aqq, apq) = (a[p][p], a[q][q], a[p][q]);
     // An entry below 1e-150 is left alone: with the matrix scaled to a largest entry near 1
     // it is far below the convergence test, and its square could underflow below.
-    let act = live.and(apq.abs().cmp(Wide::splat(1e-150), |x, b| x > b));
+    // Opaque to the optimizer: it would otherwise turn the selects below back into compares
+    // of narrow masks (re-widened for every blend) and `store(select(m, new, load p), p)` into
+    // masked stores, which many processors run as slow microcode.
+    let act = std::hint::black_box(live.and(apq.abs().cmp(Wide::splat(1e-150), |x, b| x > b)));
     // t = tan φ of the smaller rotation angle, sgn(τ)·2a_pq / (|τ| + √(τ² + 4a_pq²)) with
     // τ = a_qq − a_pp: Numerical Recipes' 1 / (|θ| + √(θ² + 1)), θ = τ / 2a_pq, multiplied
     // through by |2a_pq| (one division fewer; no overflow for scaled entries).
