@@ -79,6 +79,14 @@ impl Mask {
     pub(crate) fn and(self, o: Mask) -> Mask {
         Mask(std::array::from_fn(|i| self.0[i] & o.0[i]))
     }
+    #[inline(always)]
+    pub(crate) fn or(self, o: Mask) -> Mask {
+        Mask(std::array::from_fn(|i| self.0[i] | o.0[i]))
+    }
+    #[inline(always)]
+    pub(crate) fn not(self) -> Mask {
+        Mask(std::array::from_fn(|i| !self.0[i]))
+    }
     /// `a` where the mask is set, `b` elsewhere (bitwise: exact).
     #[inline(always)]
     pub(crate) fn select(self, a: Wide, b: Wide) -> Wide {
@@ -163,9 +171,11 @@ pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mu
             *x = if i == j { Wide::ONE } else { Wide::ZERO };
         }
     }
-    // `live`: lanes still rotating.
+    // `live`: lanes still rotating; `ok`: lanes that stopped converged with finite values.
+    // The test runs in the lanes too (a lane-by-lane loop with branches would make the
+    // compiler take every entry apart into scalars).
     let mut live = Mask([u64::MAX; LANES]);
-    let mut ok = [false; LANES];
+    let mut ok = Mask([0; LANES]);
     for _ in 0..MAX_LANE_SWEEPS {
         let mut off = Wide::ZERO;
         let mut diag = Wide::ZERO;
@@ -175,27 +185,19 @@ pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mu
                 off = off + a[p][q] * a[p][q];
             }
         }
-        let mut any = false;
-        for l in 0..LANES {
-            if live.0[l] != 0 {
-                let (o, d) = (off.0[l], diag.0[l]);
-                let finite = o.is_finite() && d.is_finite();
-                if !finite || o == 0.0 || o <= 1e-34 * d {
-                    live.0[l] = 0;
-                    ok[l] = finite;
-                }
-            }
-            any |= live.0[l] != 0;
-        }
-        if !any {
-            return ok;
+        let finite = off.cmp(diag, |o, d| o.is_finite() && d.is_finite());
+        let converged = off.cmp(diag, |o, d| o == 0.0 || o <= 1e-34 * d);
+        ok = ok.or(live.and(finite).and(converged));
+        live = live.and(finite).and(converged.not());
+        if live.0.iter().all(|&m| m == 0) {
+            return std::array::from_fn(|l| ok.0[l] != 0);
         }
         let (pairs, count) = const { round_robin::<M>() };
         for &(p, q) in &pairs[..count] {
             rotate::<M>(a, v, p as usize, q as usize, live);
         }
     }
-    ok
+    std::array::from_fn(|l| ok.0[l] != 0)
 }
 
 /// The (p, q) pairs of one sweep in round-robin order (the circle method): each round is a
