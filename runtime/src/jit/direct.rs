@@ -97,7 +97,8 @@ pub unsafe extern "C" fn mad_rt_transpose_f64(ctx: &mut JitContext<'_>, desc: u3
     general(ctx, desc, &[a])
 }
 
-/// `tensor.sum` of an `f64` heap tensor: left to right from `0.0`.
+/// `tensor.sum` of an `f64` heap tensor: left to right from its first element
+/// ([`super::kernels::sum_f64`]).
 ///
 /// # Safety
 /// `a` must be 0 or a live arena entry of `ctx`.
@@ -106,7 +107,7 @@ pub unsafe extern "C" fn mad_rt_sum_f64(ctx: &mut JitContext<'_>, desc: u32, a: 
         return 0.0;
     }
     if let Some((_, v)) = unsafe { f64_heap(a) } {
-        return v.iter().fold(0.0, |s, x| s + x);
+        return super::kernels::sum_f64(v);
     }
     f64::from_bits(general(ctx, desc, &[a]))
 }

@@ -20,14 +20,33 @@ pub fn matmul_f64(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, out: &mut 
     );
     for i in 0..m {
         let row = &mut out[i * n..(i + 1) * n];
-        row.fill(0.0);
-        for p in 0..k {
+        if k == 0 {
+            row.fill(0.0);
+            continue;
+        }
+        // The first product starts each entry (see [`sum_f64`]).
+        let ai0 = a[i * k];
+        for (o, &bv) in row.iter_mut().zip(&b[..n]) {
+            *o = ai0 * bv;
+        }
+        for p in 1..k {
             let aip = a[i * k + p];
             let brow = &b[p * n..(p + 1) * n];
             for (o, &bv) in row.iter_mut().zip(brow) {
                 *o += aip * bv;
             }
         }
+    }
+}
+
+/// The sum of `v` left to right from its first element, `((v0 + v1) + v2) + …`; 0 when it
+/// is empty. Every back end sums (and forms matmul entries) this way, so they give the same
+/// bits; starting from the first term rather than from 0 keeps the sign of a sum of negative
+/// zeros, as IEEE addition of the terms alone does.
+pub fn sum_f64(v: &[f64]) -> f64 {
+    match v.split_first() {
+        Some((&first, rest)) => rest.iter().fold(first, |s, x| s + x),
+        None => 0.0,
     }
 }
 
@@ -94,7 +113,7 @@ pub fn fast(op: &TensorOp, args: &[Arg<'_>]) -> Option<Value> {
         }
         (TensorOp::Sum, [a]) => {
             let (_, v) = f64_tensor(a)?;
-            Some(Value::F64(v.iter().fold(0.0, |s, x| s + x)))
+            Some(Value::F64(sum_f64(v)))
         }
         (TensorOp::Full, [v, dims @ ..]) => {
             let x = f64_scalar(v)?;

@@ -195,9 +195,12 @@ fn mul_values(a: &Value, b: &Value) -> Value {
     }
 }
 
-/// Left-to-right sum starting from zero.
-pub fn sum_values(k: ScalarKind, terms: impl Iterator<Item = Value>) -> Value {
-    terms.fold(scalar::zero(k), |a, b| add_values(&a, &b))
+/// Left-to-right sum from the first term ([`super::kernels::sum_f64`]); zero when empty.
+pub fn sum_values(k: ScalarKind, mut terms: impl Iterator<Item = Value>) -> Value {
+    match terms.next() {
+        Some(first) => terms.fold(first, |a, b| add_values(&a, &b)),
+        None => scalar::zero(k),
+    }
 }
 
 fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
@@ -507,8 +510,13 @@ mod tests {
     }
 
     #[test]
-    fn sum_starts_from_zero() {
+    fn sum_starts_from_the_first_term() {
+        // A sum of negative zeros is −0, as adding the terms alone gives; the empty sum is +0.
         let s = apply(&TensorOp::Sum, &[vecf(&[-0.0])]).unwrap();
+        assert!(matches!(s, Value::F64(x) if x.to_bits() == (-0.0f64).to_bits()));
+        let s = apply(&TensorOp::Sum, &[vecf(&[-0.0, -0.0])]).unwrap();
+        assert!(matches!(s, Value::F64(x) if x.to_bits() == (-0.0f64).to_bits()));
+        let s = apply(&TensorOp::Sum, &[vecf(&[-0.0, 0.0])]).unwrap();
         assert!(matches!(s, Value::F64(x) if x.to_bits() == 0));
         let s = apply(&TensorOp::Sum, &[vecf(&[])]).unwrap();
         assert!(matches!(s, Value::F64(x) if x.to_bits() == 0));

@@ -18,7 +18,7 @@
 //!   spectrum of H, and the clamp λ ← max(λ, 0) of H is Tᵀ X₊ T with
 //!   X₊ = X − Σ_{λ<0} λ·z zᵀ = Σ_{λ>0} λ·z zᵀ, z = G⁻ᵀw (w the eigenvector of λ): from
 //!   T = G Qᵀ (T kills the translations), Tᵀ z = Q w. The sum with fewer terms is formed (the
-//!   first while at most half the eigenvalues are negative). R is formed and z solved by
+//!   second when fewer than half the eigenvalues are clearly positive, [`sum_positive_part`]). R is formed and z solved by
 //!   suffix sums, in O(m²) and O(m).
 //! * **Result.** A projected block is written as Tᵀ X₊ T: X₊ in the rows and columns of
 //!   vertices 1…, their negated sums per component in those of vertex 0. Its translations are
@@ -187,6 +187,27 @@ fn prepare<const K: usize, const M: usize>(block: &[f64], k: usize, n: usize) ->
     Prep::Decompose { x, r: rs, sc }
 }
 
+/// How many of the eigenvalues `ev` are negative, and how many are clearly positive: above
+/// 64·m·ε times the largest magnitude, the rounding level of an eigenvalue that is zero in
+/// exact arithmetic.
+pub(crate) fn sign_counts(ev: &[f64]) -> (usize, usize) {
+    let largest = ev.iter().fold(0.0f64, |acc, l| acc.max(l.abs()));
+    let tol = 64.0 * ev.len() as f64 * f64::EPSILON * largest;
+    let nneg = ev.iter().filter(|&&l| l < 0.0).count();
+    let npos = ev.iter().filter(|&&l| l > tol).count();
+    (nneg, npos)
+}
+
+/// Whether X₊ is formed as Σ_{λ>0} λ·z zᵀ rather than X − Σ_{λ<0} λ·z zᵀ: when fewer than
+/// half of the m eigenvalues are clearly positive ([`sign_counts`]). That is the sum with
+/// fewer terms, and a block whose eigenvalues are all negative or zero (a spring compressed
+/// along its only stiff direction) becomes 0 or the PSD sum of its rounding-level positive
+/// terms, instead of the rounding left by X minus its own negative part, which has either
+/// sign at its own scale.
+pub(crate) fn sum_positive_part(npos: usize, m: usize) -> bool {
+    2 * npos < m
+}
+
 /// After the decomposition of R (eigenvalues `ev[..m]` scaled by `sc`, `w[j][..m]` the
 /// eigenvector of `ev[j]`): X₊ = X − Σ_{λ<0} λ·z zᵀ with Gᵀz = w, written as Tᵀ X₊ T.
 /// Returns whether the block changed.
@@ -205,20 +226,16 @@ fn finish<const K: usize, const M: usize>(
     let d = k / n;
     let nv = n - 1;
     let a = helmert(n);
-    // X₊ = X − Σ_{λ<0} λ·z zᵀ, or Σ_{λ>0} λ·z zᵀ when fewer eigenvalues are positive than
-    // negative (fewer terms, and a block whose eigenvalues are all negative becomes exactly 0
-    // rather than the rounding of X minus its own decomposition).
-    let mut nneg = 0;
+    // X₊ = X − Σ_{λ<0} λ·z zᵀ, or Σ_{λ>0} λ·z zᵀ ([`sum_positive_part`]).
+    let mut unscaled = [0.0f64; M];
     for col in 0..m {
-        let l = ev[col] / sc;
-        if l < 0.0 {
-            nneg += 1;
-        }
+        unscaled[col] = ev[col] / sc;
     }
+    let (nneg, npos) = sign_counts(&unscaled[..m]);
     if nneg == 0 {
         return false;
     }
-    let from_positive = 2 * nneg > m;
+    let from_positive = sum_positive_part(npos, m);
     let mut lam = [0.0f64; M];
     let mut z = [[0.0f64; M]; M];
     let mut used = 0;

@@ -258,20 +258,18 @@ fn lanes_body<const K: usize, const M: usize, const N: usize>(
     for l in 0..LANES {
         ok[l] = converged[l] && usable.0[l] != 0;
     }
-    // Eigenvalues of R, unscaled; how many are negative.
+    // Eigenvalues of R, unscaled; how many are negative and how many clearly positive.
     let mut lam = [Wide::ZERO; M];
-    let mut nneg = [0usize; LANES];
     for j in 0..M {
         lam[j] = rs[j][j] / sc;
-        for l in 0..LANES {
-            nneg[l] += usize::from(lam[j].0[l] < 0.0);
-        }
     }
     let mut write = [false; LANES];
     let mut from_positive = crate::linalg::jacobi_lanes::Mask([0; LANES]);
     for l in 0..LANES {
-        write[l] = ok[l] && nneg[l] > 0;
-        if 2 * nneg[l] > M {
+        let ev: [f64; M] = std::array::from_fn(|j| lam[j].0[l]);
+        let (nneg, npos) = super::differences::sign_counts(&ev);
+        write[l] = ok[l] && nneg > 0;
+        if super::differences::sum_positive_part(npos, M) {
             from_positive.0[l] = u64::MAX;
         }
     }
@@ -282,6 +280,10 @@ fn lanes_body<const K: usize, const M: usize, const N: usize>(
     // eigenvalues not taken get a zero coefficient.
     let mut coef = [Wide::ZERO; M];
     let mut z = lane_zeros::<M>();
+    // 1/a_v = √((v+1)(v+2)) and 1/(v+2) as factors: the divisions by these constants would
+    // occupy the divider that the rotations wait on.
+    let inv_a: [Wide; M] = std::array::from_fn(|v| Wide::splat((((v + 1) * (v + 2)) as f64).sqrt()));
+    let inv_v2: [Wide; M] = std::array::from_fn(|v| Wide::splat(1.0 / (v + 2) as f64));
     for j in 0..M {
         let l = lam[j];
         let pos = l.cmp(Wide::ZERO, |p, q| p > q).select(l, Wide::ZERO);
@@ -291,7 +293,7 @@ fn lanes_body<const K: usize, const M: usize, const N: usize>(
             // (Gᵀz)_v = −a_v·((v+2)·z_v + Σ_{u>v} z_u) = w_v, from the last vertex back.
             let mut suf = Wide::ZERO;
             for v in (0..nv).rev() {
-                let zv = (-w[v * d + comp][j] / Wide::splat(a[v]) - suf) / Wide::splat((v + 2) as f64);
+                let zv = (-w[v * d + comp][j] * inv_a[v] - suf) * inv_v2[v];
                 z[j][v * d + comp] = zv;
                 suf = suf + zv;
             }

@@ -246,31 +246,38 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     // of narrow masks (re-widened for every blend) and `store(select(m, new, load p), p)` into
     // masked stores, which many processors run as slow microcode.
     let act = std::hint::black_box(live.and(apq.abs().cmp(Wide::splat(1e-150), |x, b| x > b)));
-    // t = tan φ of the smaller rotation angle, sgn(τ)·2a_pq / (|τ| + √(τ² + 4a_pq²)) with
-    // τ = a_qq − a_pp: Numerical Recipes' 1 / (|θ| + √(θ² + 1)), θ = τ / 2a_pq, multiplied
-    // through by |2a_pq| (one division fewer; no overflow for scaled entries).
+    // The rotation of the smaller angle (Numerical Recipes' t = 1 / (|θ| + √(θ² + 1)),
+    // θ = τ / 2a_pq, τ = a_qq − a_pp), written with one division: with r = √(τ² + 4a_pq²)
+    // and den = |τ| + r, t = sgn(τ)·2a_pq / den, and 1 + t² = 2r·den / den², so with
+    // inv = 1 / √(2r·den):
+    //   c = 1/√(1 + t²) = den·inv,   s = t·c = sgn(τ)·2a_pq·inv,   t = sgn(τ)·2a_pq·2r·inv².
+    // (Square roots and divisions share one slow unit that the rotations wait on; this takes
+    // three of its operations instead of four. No overflow for scaled entries.)
     let tau = aqq - app;
     let two_apq = apq + apq;
     let tau2 = tau * tau;
     let sum2 = tau2 + two_apq * two_apq;
     // Small angles (the last sweep, where |a_pq| is far below |τ|): where τ² + 4a_pq² rounds
-    // to τ² in every acting lane, √ of it is |τ| exactly, so den = 2|τ| without the square
-    // root; where then t² + 1 rounds to 1, c = 1 and s = t exactly. The shortcut gives the
-    // bits of the general formula.
+    // to τ² in every acting lane, r = √(τ²) is |τ| exactly, den = 2|τ| and 2r·den = 4τ²
+    // (scaling by 2 and 4 is exact), whose square root is 2|τ| exactly: both square roots
+    // are skipped and the bits are those of the general formula.
     let acting = |m: Mask| (0..LANES).all(|l| act.0[l] == 0 || m.0[l] != 0);
     let small = acting(sum2.cmp(tau2, |x, y| x == y));
-    let den = if small { tau.abs() + tau.abs() } else { tau.abs() + sum2.sqrt() };
-    let mag = two_apq / den;
-    let t = tau.cmp(Wide::ZERO, |x, z| x < z).select(-mag, mag);
-    // Inactive lanes may hold NaN here (0/0); it is never selected.
-    let t = act.select(t, Wide::ZERO);
-    let t2p1 = t * t + Wide::ONE;
-    let (c, s) = if small && acting(t2p1.cmp(Wide::ONE, |x, y| x == y)) {
-        (Wide::ONE, t)
+    let (two_r, root) = if small {
+        let two_r = tau.abs() + tau.abs();
+        (two_r, two_r)
     } else {
-        let c = Wide::ONE / t2p1.sqrt();
-        (c, t * c)
+        let r = sum2.sqrt();
+        let two_r = r + r;
+        (two_r, (two_r * (tau.abs() + r)).sqrt())
     };
+    let den = two_r * Wide::splat(0.5) + tau.abs();
+    // Inactive lanes may hold NaN here (0/0); they are never selected.
+    let inv = Wide::ONE / root;
+    let signed = tau.cmp(Wide::ZERO, |x, z| x < z).select(-two_apq, two_apq);
+    let c = den * inv;
+    let s = signed * inv;
+    let t = act.select(signed * two_r * (inv * inv), Wide::ZERO);
     for r in 0..M {
         if r == p || r == q {
             continue;
@@ -375,8 +382,8 @@ mod tests {
 
     #[test]
     fn the_small_angle_shortcut_gives_the_bits_of_the_general_formula() {
-        // Where τ² + 4a² rounds to τ², √(τ² + 4a²) is |τ| exactly; where t² + 1 rounds to 1,
-        // 1/√(t² + 1) is 1 exactly. Checked over random magnitudes and ratios.
+        // Where τ² + 4a² rounds to τ², r = √(τ² + 4a²) is |τ| exactly and √(2r·(|τ| + r))
+        // is 2|τ| exactly. Checked over random magnitudes and ratios.
         let mut st = 12345u64;
         let mut hits = 0;
         for _ in 0..200_000 {
@@ -389,15 +396,43 @@ mod tests {
                 continue;
             }
             hits += 1;
-            assert_eq!(sum2.sqrt().to_bits(), tau.abs().to_bits(), "τ = {tau:e}");
-            let den = tau.abs() + sum2.sqrt();
-            let t = two_a / den;
-            assert_eq!(t.to_bits(), (two_a / (tau.abs() + tau.abs())).to_bits());
-            if t * t + 1.0 == 1.0 {
-                assert_eq!((1.0 / (t * t + 1.0).sqrt()).to_bits(), 1f64.to_bits());
-            }
+            let r = sum2.sqrt();
+            assert_eq!(r.to_bits(), tau.abs().to_bits(), "τ = {tau:e}");
+            let two_r = r + r;
+            let root = (two_r * (tau.abs() + r)).sqrt();
+            assert_eq!(root.to_bits(), (tau.abs() + tau.abs()).to_bits(), "τ = {tau:e}");
         }
         assert!(hits > 10_000, "{hits}");
+    }
+
+    #[test]
+    fn a_rotation_annihilates_its_pivot_entry() {
+        // The one-division form of c, s and t: c² + s² = 1, t = s/c, and the rotated
+        // (p, q) entry (c² − s²)·a_pq + c·s·(a_pp − a_qq) vanishes, to rounding.
+        let mut st = 777u64;
+        for _ in 0..20_000 {
+            let (app, aqq) = (lcg(&mut st), lcg(&mut st));
+            let apq = lcg(&mut st) * 10f64.powf(-4.0 * lcg(&mut st).abs());
+            let mut m = lane_zeros::<2>();
+            let mut v = lane_zeros::<2>();
+            for l in 0..LANES {
+                m[0][0].0[l] = app;
+                m[1][1].0[l] = aqq;
+                m[0][1].0[l] = apq;
+                m[1][0].0[l] = apq;
+            }
+            for (i, row) in v.iter_mut().enumerate() {
+                row[i] = Wide::ONE;
+            }
+            rotate::<2>(&mut m, &mut v, 0, 1, Mask([u64::MAX; LANES]));
+            let (c, s) = (v[0][0].0[0], v[0][1].0[0]);
+            assert!((c * c + s * s - 1.0).abs() < 1e-15, "{c} {s}");
+            let rotated = (c * c - s * s) * apq + c * s * (app - aqq);
+            assert!(rotated.abs() < 1e-15, "{rotated:e}");
+            // The closed-form diagonal agrees with the rotated one.
+            let dpp = c * c * app - 2.0 * c * s * apq + s * s * aqq;
+            assert!((m[0][0].0[0] - dpp).abs() < 1e-15, "{} vs {dpp}", m[0][0].0[0]);
+        }
     }
 
     #[test]

@@ -241,28 +241,27 @@ impl FnLower<'_, '_> {
     }
 
     /// `a op b` for a float `+ - * /`, with the operations that are known to give one of
-    /// the operands left out: a constant 0 added or subtracted, a constant 1 multiplied or
-    /// divided by, a negation that an addition or subtraction absorbs (`a + (−b)` is
-    /// `a − b`, `(−a) + b` is `b − a`, `a − (−b)` is `a + b`) or that cancels (`(−a)·(−b)`,
+    /// the operands left out: −0 added, +0 subtracted, a constant 1 multiplied or divided
+    /// by, a negation that an addition or subtraction absorbs (`a + (−b)` is `a − b`,
+    /// `(−a) + b` is `b − a`, `a − (−b)` is `a + b`) or that cancels (`(−a)·(−b)`,
     /// `(−a)/(−b)`), and −1 as a factor (a negation). A negated factor moves to the product
-    /// (`(−a)·b` is `−(a·b)`), where a later sum can absorb it. Each gives the same bits, except
-    /// that `x + 0` and `x − (−0)` keep the sign of a zero `x` (IEEE gives +0 for −0 there),
-    /// as [`crate::passes::simplify`] accepts. The scalarized small tensors of derivative
-    /// code are full of such operations: the unit seeds of forward mode become matrices of
-    /// zeros and ones, sums and products start from zero, inverses negate entries.
+    /// (`(−a)·b` is `−(a·b)`), where a later sum can absorb it. Each is an IEEE identity: the
+    /// same bits, signs of zeros included (`x + 0` is not one: it turns −0 into +0). The
+    /// scalarized small tensors of derivative code are full of such operations: the unit
+    /// seeds of forward mode become matrices of zeros and ones, inverses negate entries.
     fn float_arith(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
         let (ca, cb) = (self.fconst_value(a), self.fconst_value(b));
         let (na, nb) = (self.negated(a), self.negated(b));
         match op {
             BinaryOp::Add => match (ca, cb, na, nb) {
-                (_, Some(z), _, _) if z == 0.0 => a,
-                (Some(z), _, _, _) if z == 0.0 => b,
+                (_, Some(z), _, _) if is_negative_zero(z) => a,
+                (Some(z), _, _, _) if is_negative_zero(z) => b,
                 (_, _, _, Some(nb)) => self.b.ins().fsub(a, nb),
                 (_, _, Some(na), _) => self.b.ins().fsub(b, na),
                 _ => self.b.ins().fadd(a, b),
             },
             BinaryOp::Sub => match (cb, nb) {
-                (Some(z), _) if z == 0.0 => a,
+                (Some(z), _) if z == 0.0 && !is_negative_zero(z) => a,
                 (_, Some(nb)) => self.b.ins().fadd(a, nb),
                 _ => self.b.ins().fsub(a, b),
             },
@@ -424,4 +423,9 @@ impl FnLower<'_, '_> {
             _ => self.b.ins().select(c, x, y),
         }
     }
+}
+
+/// Whether `z` is −0 (the additive identity of IEEE addition: `x + (−0)` is `x` for every x).
+fn is_negative_zero(z: f64) -> bool {
+    z.to_bits() == (-0.0f64).to_bits()
 }

@@ -3,7 +3,7 @@
 //! `full`, `extract`, `index`/`insert` at constant in-bounds indices (by picking
 //! the element values), other `index`/`insert` (through a stack buffer, with
 //! bounds checks that record an error and clamp to 0), `dim`, `matmul`,
-//! `transpose` and `sum` (left to right from zero, as the run time).
+//! `transpose` and `sum` (left to right from the first term, as the run time).
 
 use cranelift_codegen::ir::{
     InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, condcodes::IntCC, types,
@@ -261,10 +261,13 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 
-    /// Left-to-right sum from zero: `((0 + t0) + t1) + …`.
+    /// Left-to-right sum from the first term: `((t0 + t1) + t2) + …`; 0 when empty.
     fn sum_terms(&mut self, k: ScalarKind, terms: &[Value]) -> Result<Value, JitError> {
-        let mut acc = self.zero(clif_kind(k));
-        for &t in terms {
+        let Some((&first, rest)) = terms.split_first() else {
+            return Ok(self.zero(clif_kind(k)));
+        };
+        let mut acc = first;
+        for &t in rest {
             acc = self.scalar_binary(BinaryOp::Add, k, acc, t)?;
         }
         Ok(acc)

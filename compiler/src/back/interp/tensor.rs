@@ -2,8 +2,8 @@
 //! `Transpose`, `Sum`, and the row-major data helpers they share.
 //!
 //! Reductions are sequential and left to right, in the element kind, starting
-//! from zero: `sum` is `((0 + t0) + t1) + …`, a matmul entry is
-//! `((0 + a[i,0]*b[0,j]) + a[i,1]*b[1,j]) + …` (multiply then add, no fused
+//! from the first term: `sum` is `((t0 + t1) + t2) + …` (0 when empty), a matmul entry is
+//! `(a[i,0]*b[0,j] + a[i,1]*b[1,j]) + …` (multiply then add, no fused
 //! multiply-add), so every back end can reproduce the same bits.
 
 use mad_runtime::{RtError, ScalarKind, Tensor, TensorData, Value};
@@ -280,8 +280,8 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value, RtError> {
             let mut c = Vec::with_capacity(m * n);
             for i in 0..m {
                 for j in 0..n {
-                    let mut acc = $zero;
-                    for l in 0..k {
+                    let mut acc = if k == 0 { $zero } else { $x[i * k] * $y[j] };
+                    for l in 1..k {
                         acc += $x[i * k + l] * $y[l * n + j];
                     }
                     c.push(acc);
@@ -320,8 +320,11 @@ pub fn transpose(t: &Value) -> Result<Value, RtError> {
 pub fn sum(t: &Value) -> Result<Value, RtError> {
     let t = tensor(t, "tensor.sum")?;
     Ok(match &t.data {
-        TensorData::F64(v) => Value::F64(v.iter().fold(0.0, |acc, x| acc + x)),
-        TensorData::F32(v) => Value::F32(v.iter().fold(0.0, |acc, x| acc + x)),
+        TensorData::F64(v) => Value::F64(mad_runtime::jit::kernels::sum_f64(v)),
+        TensorData::F32(v) => Value::F32(match v.split_first() {
+            Some((&first, rest)) => rest.iter().fold(first, |acc, x| acc + x),
+            None => 0.0,
+        }),
         TensorData::I64(v) => Value::I64(v.iter().fold(0i64, |acc, x| acc.wrapping_add(*x))),
         TensorData::Bool(_) => return Err(RtError::BadOperand("tensor.sum")),
     })
