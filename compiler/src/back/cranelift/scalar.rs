@@ -266,10 +266,10 @@ impl FnLower<'_, '_> {
                 _ => self.b.ins().fsub(a, b),
             },
             BinaryOp::Mul => match (ca, cb, na, nb) {
-                (_, Some(o), _, _) if o == 1.0 => a,
-                (Some(o), _, _, _) if o == 1.0 => b,
-                (_, Some(m), _, _) if m == -1.0 => self.b.ins().fneg(a),
-                (Some(m), _, _, _) if m == -1.0 => self.b.ins().fneg(b),
+                (_, Some(1.0), _, _) => a,
+                (Some(1.0), _, _, _) => b,
+                (_, Some(-1.0), _, _) => self.b.ins().fneg(a),
+                (Some(-1.0), _, _, _) => self.b.ins().fneg(b),
                 (_, _, Some(na), Some(nb)) => self.b.ins().fmul(na, nb),
                 (_, _, Some(na), None) => {
                     let m = self.b.ins().fmul(na, b);
@@ -282,7 +282,7 @@ impl FnLower<'_, '_> {
                 _ => self.b.ins().fmul(a, b),
             },
             _ => match (cb, na, nb) {
-                (Some(o), _, _) if o == 1.0 => a,
+                (Some(1.0), _, _) => a,
                 (_, Some(na), Some(nb)) => self.b.ins().fdiv(na, nb),
                 (_, Some(na), None) => {
                     let m = self.b.ins().fdiv(na, b);
