@@ -134,3 +134,50 @@ fn a_clamp_above_zero_takes_the_full_path() {
         assert!(got.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()));
     }
 }
+
+#[test]
+fn blocks_without_the_translation_null_space_are_batched_whole() {
+    // 6×6 blocks of a term in per-vertex frames (no translation null space): indefinite,
+    // PSD, rank-deficient and at three scales. They are decomposed in lanes as whole blocks;
+    // the result is the clamp (against the one-block Jacobi projection), symmetric, PSD,
+    // and independent of the other blocks of the batch.
+    use mad_runtime::linalg::psd_test::psd_within_tolerance;
+    for (n, d) in [(2usize, 3usize), (3, 2)] {
+        let k = n * d;
+        let mut rng = Lcg(4242 + k as u64 + n as u64);
+        let blocks: Vec<Vec<f64>> = (0..120)
+            .map(|trial| {
+                let rank = 1 + trial % k;
+                let w: Vec<f64> = (0..rank)
+                    .map(|i| {
+                        let v = 0.1 + rng.uniform().abs();
+                        if (i + trial) % 3 == 0 { -0.6 * v } else { v }
+                    })
+                    .collect();
+                let scale = [1.0, 1e-7, 1e9][trial % 3];
+                block(n, d, &w, false, &mut rng).iter().map(|x| x * scale).collect()
+            })
+            .collect();
+        let mut flat = blocks.concat();
+        let mut work = PsdWork::new();
+        let changed = project_psd_translation_many(&mut flat, k, n, 0.0, &mut work);
+        assert!(changed > 40, "n={n} d={d}: only {changed} changed");
+        for (i, a) in blocks.iter().enumerate() {
+            let got = &flat[i * k * k..(i + 1) * k * k];
+            let mut want = a.clone();
+            project_psd_by(&mut want, k, 0.0, &mut PsdWork::new(), PsdMethod::Jacobi);
+            let scale = max_abs(a);
+            let err = got.iter().zip(&want).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+            assert!(err <= 1e-10 * scale, "n={n} d={d} block {i}: error {err:e} of scale {scale:e}");
+            assert!(psd_within_tolerance(got, k, 0.0), "n={n} d={d} block {i}: not PSD");
+            for r in 0..k {
+                for c in 0..k {
+                    assert_eq!(got[r * k + c], got[c * k + r], "not symmetric");
+                }
+            }
+            let mut one = a.clone();
+            project_psd_translation_many(&mut one, k, n, 0.0, &mut work);
+            assert!(one.iter().zip(got).all(|(x, y)| x.to_bits() == y.to_bits()), "block {i}: alone differs");
+        }
+    }
+}

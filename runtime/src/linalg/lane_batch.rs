@@ -38,16 +38,33 @@ pub(crate) fn project_many<const M: usize, R: Reduction<M>>(
     kk: usize,
     work: &mut PsdWork,
 ) -> usize {
+    let len = blocks.len();
+    project_at(red, blocks, kk, (0..len).step_by(kk), work, None)
+}
+
+/// Projects the `kk`-value blocks of `blocks` that start at `offsets` by `red`; returns how
+/// many changed. With `deferred`, the blocks whose preparation asks for the fallback are
+/// left untouched and their offsets pushed there instead (for a batched fallback).
+pub(crate) fn project_at<const M: usize, R: Reduction<M>>(
+    red: &R,
+    blocks: &mut [f64],
+    kk: usize,
+    offsets: impl Iterator<Item = usize>,
+    work: &mut PsdWork,
+    mut deferred: Option<&mut Vec<usize>>,
+) -> usize {
     let mut changed = 0;
     let mut lanes: LaneMatrix<M> = lane_zeros::<M>();
     let mut waiting: [Option<(usize, R::Pending)>; LANES] = [const { None }; LANES];
     let mut filled = 0;
-    let mut at = 0;
-    while at < blocks.len() {
+    for at in offsets {
         let block = &mut blocks[at..at + kk];
         match red.prepare(block) {
             Prepared::Done(ch) => changed += usize::from(ch),
-            Prepared::Fallback => changed += usize::from(red.fallback(block, work)),
+            Prepared::Fallback => match deferred.as_deref_mut() {
+                Some(list) => list.push(at),
+                None => changed += usize::from(red.fallback(block, work)),
+            },
             Prepared::Decompose { pending, r } => {
                 for (i, row) in r.iter().enumerate() {
                     for (j, &x) in row.iter().enumerate() {
@@ -62,7 +79,6 @@ pub(crate) fn project_many<const M: usize, R: Reduction<M>>(
                 }
             }
         }
-        at += kk;
     }
     if filled > 0 {
         changed += flush(red, blocks, kk, &mut lanes, &mut waiting[..filled], work);

@@ -5,5 +5,6 @@ pub mod psd_test;
 pub mod sym_eigen;
 pub mod differences;
 mod differences_lanes;
+mod full_lanes;
 pub mod tridiag_ql;
 pub mod translation;

@@ -41,7 +41,7 @@
 //! reported unchanged, as there). Everything is per block on stack arrays: deterministic and
 //! allocation-free.
 
-use super::lane_batch::{Prepared, Reduction, project_many};
+use super::lane_batch::{project_at, Prepared, Reduction, project_many};
 use super::psd_test::{PSD_TOL_FACTOR, psd_check};
 use super::sym_eigen::{PsdWork, project_psd_with};
 use super::tridiag_ql::{eigen_rows, scaled_symmetric, tridiag_ql, unit_scale};
@@ -122,7 +122,8 @@ pub fn project_psd_translation(
 /// 2-D diamonds) the reduced matrices of the blocks that need a decomposition are
 /// decomposed [`LANES`](super::jacobi_lanes::LANES) at a time by [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes), 2–3× faster per block than one QL
 /// after another (`docs/benchmarks.md`); larger ones take [`project_psd_translation`] block
-/// by block (Jacobi's O(M³) sweeps lose to QL there). The lanes do not influence each
+/// by block (Jacobi's O(M³) sweeps lose to QL there). 6×6 blocks without the translation null
+/// space (terms in per-vertex frames) are batched as whole blocks ([`super::full_lanes`]). The lanes do not influence each
 /// other, so a block's result does not depend on its neighbours in the slice or on how the
 /// blocks are split into calls.
 ///
@@ -204,9 +205,17 @@ impl<const K: usize, const M: usize, const N: usize> Reduction<M> for Complement
 }
 
 /// The batched projection for a K×K block over N vertices with reduced size M = K − K/N.
+/// For K = 6, the blocks without the translation null space are batched too, as whole
+/// blocks ([`super::full_lanes`]); larger ones take [`project_psd_with`] one by one.
 fn many<const K: usize, const M: usize, const N: usize>(blocks: &mut [f64], work: &mut PsdWork) -> usize {
     debug_assert_eq!(M, K - K / N);
-    project_many::<M, _>(&Complement::<K, N>, blocks, K * K, work)
+    if K != 6 {
+        return project_many::<M, _>(&Complement::<K, N>, blocks, K * K, work);
+    }
+    let mut whole = Vec::new();
+    let len = blocks.len();
+    let reduced = project_at::<M, _>(&Complement::<K, N>, blocks, K * K, (0..len).step_by(K * K), work, Some(&mut whole));
+    reduced + super::full_lanes::project_whole_at::<6>(blocks, &whole, work)
 }
 
 /// The reduced projection one block at a time: [`prepare`], tridiagonal QL of the reduced
