@@ -20,7 +20,8 @@ use super::differences::{sign_counts, sum_positive_part};
 use super::lane_batch::{Prepared, Reduction, project_at};
 use super::psd_test::psd_check;
 use super::sym_eigen::{PsdWork, project_psd_with};
-use super::tridiag_ql::unit_scale;
+use super::translation::max_abs;
+use super::tridiag_ql::scaled_symmetric;
 
 /// The whole-block reduction of K×K blocks.
 struct Whole<const K: usize>;
@@ -37,15 +38,9 @@ impl<const K: usize> Reduction<K> for Whole<K> {
 
     #[inline(always)]
     fn prepare(&self, block: &[f64]) -> Prepared<Pending<K>, K> {
-        let mut amax = 0.0f64;
-        for &x in &block[..K * K] {
-            if !x.is_finite() {
-                return Prepared::Done(false);
-            }
-            amax = amax.max(x.abs());
-        }
-        if amax == 0.0 {
-            return Prepared::Done(false);
+        match max_abs(&block[..K * K]) {
+            None | Some(0.0) => return Prepared::Done(false),
+            Some(_) => {}
         }
         let mut scratch = [[0.0f64; K]; K];
         if psd_check(&block[..K * K], K, 0.0, scratch.as_flattened_mut()) {
@@ -57,16 +52,12 @@ impl<const K: usize> Reduction<K> for Whole<K> {
                 s[i][j] = 0.5 * (block[i * K + j] + block[j * K + i]);
             }
         }
-        let sc = unit_scale(amax);
-        let mut r = [[0.0f64; K]; K];
-        for i in 0..K {
-            for j in 0..K {
-                r[i][j] = s[i][j] * sc;
-            }
-        }
-        Prepared::Decompose {
-            pending: Pending { s, sc },
-            r,
+        match scaled_symmetric::<K>(&s, K) {
+            Some((r, sc)) => Prepared::Decompose {
+                pending: Pending { s, sc },
+                r,
+            },
+            None => Prepared::Done(false),
         }
     }
 

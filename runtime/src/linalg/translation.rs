@@ -443,7 +443,8 @@ pub(crate) fn translation_negatives<const K: usize>(
 
 /// The largest |entry|, or `None` if some entry is not finite (one branch-free pass).
 #[inline(always)]
-fn max_abs(block: &[f64]) -> Option<f64> {
+/// The largest |entry| of `block`; `None` when an entry is not finite.
+pub(crate) fn max_abs(block: &[f64]) -> Option<f64> {
     let mut amax = 0.0f64;
     let mut finite = true;
     for &x in block {
