@@ -98,16 +98,21 @@ fn dof_dims(me: &MeshEnergy) -> (usize, usize) {
 }
 
 /// Binds the mesh, applies `--x`, `--set`, `--data`, `--threads`, and runs the `update`
-/// items once at x.
+/// items once at x. With `local` (`madc bench`) the mesh is bound as `madc run` binds it,
+/// renumbered for locality where that pays ([`EnergyProgram::bind_local`]), unless `--x`,
+/// `--data` or `--pairs` give arrays in the file's numbering.
 fn setup<'p>(
     prog: &'p EnergyProgram,
     inp: &MeshInputs,
+    local: bool,
 ) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
     if inp.threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
     }
     let mesh = load_mesh_warning(&inp.mesh)?;
-    let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
+    let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
+    let mut me = if local { prog.bind_local(&mesh) } else { prog.bind(&mesh) }
+        .map_err(|e| e.to_string())?;
     me.set_threads(inp.threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
         let (k, v) = parse_set(s)?;
@@ -241,7 +246,7 @@ impl Fail {
 }
 
 fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
-    let (me, x) = setup(prog, &a.inputs)?;
+    let (me, x) = setup(prog, &a.inputs, false)?;
     let n = me.ndofs();
     let shape = dof_shape(&me);
     let mut g = vec![0.0; n];
@@ -322,7 +327,7 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
                     .into(),
             );
         }
-        let (me, x) = setup(&prog, &a.inputs)?;
+        let (me, x) = setup(&prog, &a.inputs, true)?;
         let t = me.bench(what, &x, 3, a.runs).map_err(evaluation)?;
         let text = format!(
             "median {:.3} ms\nmin {:.3} ms\nmax {:.3} ms\nevaluations/s {:.1}\nruns {}\n",

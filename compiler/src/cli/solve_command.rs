@@ -16,6 +16,10 @@
 //! - a progress bar (time steps, or iterations of a static solve) on standard
 //!   error when it is a terminal, with the text log printed above it.
 //!
+//! Large meshes whose file numbering is scattered are solved with their vertices
+//! renumbered for locality ([`EnergyProgram::bind_local`]); `--fix` ids, initializer
+//! files and the written meshes use the file's numbering all the same.
+//!
 //! Dynamics (`--steps N --dt H`): implicit Euler with a lumped mass of 1 per
 //! vertex (every dof component of a vertex has mass 1), starting at rest.
 //!
@@ -369,7 +373,12 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
                 "fixed vertex {i} is out of range (the mesh has {nv} vertices)"
             ));
         }
-        for d in me.vertex_dofs(i) {
+        // Ids are the file's; the boundary's are the bound mesh's already.
+        let v = match (spec, me.renumbering()) {
+            (FixSpec::Boundary, _) | (_, None) => i,
+            (_, Some(r)) => r.new_id(i),
+        };
+        for d in me.vertex_dofs(v) {
             mask[d] = true;
         }
     }
@@ -482,7 +491,8 @@ fn setup<'p>(
     s: &Settings,
 ) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
     let mesh = super::mesh_commands::load_mesh_warning(&s.mesh)?;
-    let mut me = prog.bind(&mesh).map_err(|e| e.to_string())?;
+    // Renumbered for locality where that pays; results are written in the file's numbering.
+    let mut me = prog.bind_local(&mesh).map_err(|e| e.to_string())?;
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
     for (k, v) in &s.set {
         me.set_param(k, *v).map_err(|e| e.to_string())?;
@@ -508,6 +518,10 @@ fn write_mesh_at(
         None => me
             .positions_of(x)
             .ok_or("the program has no dofs to write as a mesh")?,
+    };
+    let positions = match me.renumbering() {
+        Some(r) if positions.len() == r.len() => r.rows_to_original(&positions, 1),
+        _ => positions,
     };
     let out = Mesh {
         positions,

@@ -168,7 +168,7 @@ impl MeshEnergy<'_> {
         for e in job.coloring.chunk_elements(chunk) {
             self.gather(job, e, &mut w.args);
             w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
-                let id = job.b.element_id(e);
+                let id = self.reported_element(job.b, e);
                 EnergyError::Runtime(format!("term `{}`, element {id}: {err}", job.t.name))
             })?;
             let dofs = job.dofs.get(e);
@@ -791,7 +791,8 @@ impl MeshEnergy<'_> {
                 };
                 self.gather(&job, e, &mut w.args);
                 w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
-                    EnergyError::Runtime(format!("term `{}`, element {e}: {err}", t.name))
+                    let id = self.reported_element(b, e);
+                    EnergyError::Runtime(format!("term `{}`, element {id}: {err}", t.name))
                 })?;
                 Ok(w.res[..nres].to_vec())
             };

@@ -8,7 +8,8 @@
 //! single vertex (a gravity or anchor term) makes the field not invariant. The classes of an
 //! invariant field are its components over each connected part of the mesh, the parts being
 //! those of the graph whose edges join the vertices at which one element reads the field; a
-//! class's pin is the dof of its lowest vertex. Vertices no element reads belong to no class.
+//! class's pin is the dof of its lowest vertex (by the caller's ids when the binding renumbered
+//! the mesh). Vertices no element reads belong to no class.
 
 use mad_runtime::solve::TranslationClasses;
 
@@ -64,9 +65,11 @@ pub(crate) fn translation_classes(energy: &MeshEnergy<'_>) -> Option<Translation
             }
         }
         let off = energy.dof_offsets[f];
-        // Classes in order of each part's lowest vertex (the pin's).
+        // Classes in order of each part's lowest vertex (the pin's), by the caller's ids: a
+        // renumbered binding pins the vertices a plain one does.
         let mut class_of_root = vec![u32::MAX; nv];
-        for (v, _) in read.iter().enumerate().filter(|(_, r)| **r) {
+        let caller_order = (0..nv).map(|u| energy.renumbering.as_ref().map_or(u, |r| r.new_id(u)));
+        for v in caller_order.filter(|&v| read[v]) {
             let r = parts.find(v);
             if class_of_root[r] == u32::MAX {
                 class_of_root[r] = out.pins.len() as u32;

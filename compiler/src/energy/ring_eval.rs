@@ -215,7 +215,8 @@ impl MeshEnergy<'_> {
         let z: Vec<f64> = dofs.iter().map(|&d| x[d as usize]).collect();
         let args = self.ring_args(t, r, verts, &z);
         let rt = |e: mad_runtime::RtError| {
-            EnergyError::Runtime(format!("term `{}`, element {}: {e}", t.name, verts[0]))
+            let id = self.reported_vertex(verts[0] as usize);
+            EnergyError::Runtime(format!("term `{}`, element {id}: {e}", t.name))
         };
         let bad = || EnergyError::Kernel {
             term: t.name.clone(),

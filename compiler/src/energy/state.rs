@@ -14,7 +14,7 @@
 //! (simultaneous). A state update's values replace the state's; a dof update's
 //! values replace the dofs in `x`.
 
-use mad_runtime::mesh::load_mesh;
+use mad_runtime::mesh::{Stencil, load_mesh};
 use mad_runtime::sparse::{ElementList, Field, element_dofs};
 use mad_runtime::{Value, mesh::tutte::tutte_embedding};
 use rayon::prelude::*;
@@ -47,8 +47,13 @@ impl MeshEnergy<'_> {
             Init::Zeros => Ok(vec![0.0; n * slots]),
             Init::Positions => Ok(padded(&self.mesh.positions)),
             Init::Tutte => {
-                let uv = tutte_embedding(&self.mesh)
-                    .map_err(|e| EnergyError::Mesh(format!("field `{name}`: {e}")))?;
+                // On the caller's numbering, whose lowest boundary vertex starts the circle:
+                // a renumbered binding starts where a plain one does.
+                let uv = match &self.renumbering {
+                    Some(r) => tutte_embedding(&r.restore(&self.mesh)).map(|uv| r.rows_to_new(&uv, 1)),
+                    None => tutte_embedding(&self.mesh),
+                }
+                .map_err(|e| EnergyError::Mesh(format!("field `{name}`: {e}")))?;
                 Ok(uv.iter().flat_map(|q| [q[0], q[1]]).collect())
             }
             Init::File(path) => {
@@ -60,9 +65,10 @@ impl MeshEnergy<'_> {
                         .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
                     let arr = mad_runtime::sparse::read_npy(&bytes)
                         .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
-                    return arr
+                    let vals = arr
                         .into_field(n, slots)
-                        .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")));
+                        .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
+                    return Ok(self.from_file_rows(stencil, vals, slots));
                 }
                 if stencil != StencilKind::Vertex {
                     return Err(EnergyError::Host(format!(
@@ -87,8 +93,18 @@ impl MeshEnergy<'_> {
                         m.num_vertices()
                     )));
                 }
-                Ok(padded(&m.positions))
+                Ok(self.from_file_rows(stencil, padded(&m.positions), slots))
             }
+        }
+    }
+
+    /// Per-vertex values read in the caller's numbering, in the bound mesh's.
+    fn from_file_rows(&self, stencil: StencilKind, vals: Vec<f64>, slots: usize) -> Vec<f64> {
+        match &self.renumbering {
+            Some(r) if stencil == StencilKind::Vertex && vals.len() == r.len() * slots => {
+                r.rows_to_new(&vals, slots)
+            }
+            _ => vals,
         }
     }
 
@@ -254,8 +270,10 @@ impl MeshEnergy<'_> {
         let dofs = element_dofs(&verts, &fields);
         let m = t.m;
         let n = verts.len();
+        let on_vertices = matches!(s, Stencil::Vertex | Stencil::Ring);
         let rt = |e: usize, err: mad_runtime::RtError| {
-            EnergyError::Runtime(format!("update `{}`, element {e}: {err}", t.name))
+            let id = if on_vertices { self.reported_vertex(e) } else { e };
+            EnergyError::Runtime(format!("update `{}`, element {id}: {err}", t.name))
         };
         let outs: Vec<Result<Vec<f64>, EnergyError>> = if let Some(r) = &t.ring {
             let prog = self.prog;

@@ -17,6 +17,8 @@
 //! - [`topology::Topology::new`]`(&Mesh) -> Result<Topology, MeshError>` and [`topology::Stencil`]:
 //!   edges, diamonds, one-rings, boundary flags
 //!   and each stencil's element → vertex lists.
+//! - [`renumber::VertexRenumbering`]: a breadth-first renumbering of a scattered mesh's vertices
+//!   for evaluation locality, and the maps of ids and per-vertex arrays both ways.
 //!
 //! # Accepted input
 //!
@@ -48,12 +50,14 @@ pub mod generators;
 pub mod obj;
 pub mod off;
 pub mod ply;
+pub mod renumber;
 pub mod report;
 mod text;
 pub mod topology;
 pub mod tutte;
 
 pub use error::{Location, MeshError};
+pub use renumber::VertexRenumbering;
 pub use report::{Degeneracy, MeshReport};
 pub use topology::{Stencil, Topology};
 
