@@ -5,6 +5,7 @@
 //! `madc run` reads `--fix` ids and writes `--out` in the file's numbering.
 
 use mad::energy::EnergyProgram;
+use mad::front::state::Init;
 use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
 
 mod cli_common;
@@ -74,6 +75,30 @@ fn a_scattered_mesh_is_renumbered_and_evaluates_as_the_plain_binding() {
         .zip(&back)
         .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(d <= 1e-12, "tutte starts differ by {d}");
+
+    // Initializer files are read in the file's numbering: a mesh and a `.npy` array.
+    let shifted: Vec<f64> = (0..mesh.num_vertices())
+        .flat_map(|v| [mesh.positions[v][0] + 0.25, mesh.positions[v][1] - 0.5])
+        .collect();
+    let obj = tmp("init.obj");
+    let moved = Mesh::new(
+        (0..mesh.num_vertices())
+            .map(|v| [shifted[2 * v], shifted[2 * v + 1], 7.0])
+            .collect(),
+        mesh.triangles.clone(),
+    )
+    .unwrap();
+    save_mesh(&moved, &obj).unwrap();
+    let npy = tmp("init.npy");
+    let mut bytes = Vec::new();
+    mad_runtime::sparse::write_npy(&[mesh.num_vertices(), 2], &shifted, &mut bytes).unwrap();
+    std::fs::write(&npy, bytes).unwrap();
+    for file in [obj, npy] {
+        let mut e = prog.bind_local(&mesh).unwrap();
+        e.set_init("u", Init::File(file.clone())).unwrap();
+        let x = r.rows_to_original(&e.initial_x().unwrap(), 2);
+        assert_eq!(x, shifted, "{file}");
+    }
 
     // Energy, gradient and projected Hessian at the same point.
     let n = xp.len();
