@@ -86,6 +86,9 @@ impl FnLower<'_, '_> {
     pub fn lower_if(&mut self, op: &Op) -> Result<(), JitError> {
         let cond = self.get1(*op.operands.first().ok_or_else(|| unsupported("scf.if needs a condition"))?)?;
         let (then_r, else_r) = (self.region(op, 0)?, self.region(op, 1)?);
+        if self.b.func.dfg.value_type(cond).is_vector() {
+            return self.lower_lane_if(op, cond, then_r, else_r);
+        }
         let then_b = self.b.create_block();
         let else_b = self.b.create_block();
         let merge = self.b.create_block();
@@ -100,6 +103,59 @@ impl FnLower<'_, '_> {
             let ys = self.get_many_as(&region.yields, &result_tys)?;
             self.b.ins().jump(merge, &Self::block_args(&ys));
         }
+        self.b.switch_to_block(merge);
+        let params = self.b.block_params(merge).to_vec();
+        self.set_many(&op.results, &params)
+    }
+
+    /// An `if` whose condition differs per lane ([`FnLower::wide`]): both branches run and
+    /// each result is selected per lane (no run-time error may be raised there, see
+    /// [`FnLower::converting`]). When one branch is much smaller than the other (a barrier's
+    /// far side), lanes that both take it run it alone, so pairs of far elements cost no
+    /// more than in the one-element loop. Inside branches that run for both lanes, nested
+    /// per-lane `if`s are selects.
+    fn lower_lane_if(&mut self, op: &Op, cond: Value, then_r: &Region, else_r: &Region) -> Result<(), JitError> {
+        let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
+        // A branch's results, `bool`s as per-lane masks so that every path agrees on types.
+        let branch = |me: &mut Self, region: &Region| -> Result<Vec<Value>, JitError> {
+            me.lower_ops(&region.ops)?;
+            let ys = me.get_many_as(&region.yields, &result_tys)?;
+            Ok(ys
+                .into_iter()
+                .map(|y| if me.b.func.dfg.value_type(y) == types::I8 { me.lane_mask(y) } else { y })
+                .collect())
+        };
+        let selected = |me: &mut Self| -> Result<Vec<Value>, JitError> {
+            me.converting += 1;
+            let both = branch(me, then_r).and_then(|t| Ok((t, branch(me, else_r)?)));
+            me.converting -= 1;
+            let (t, e) = both?;
+            Ok(t.iter().zip(&e).map(|(&x, &y)| me.select_slot(cond, x, y)).collect())
+        };
+        let (then_size, else_size) = (region_size(self.f, then_r), region_size(self.f, else_r));
+        let small_then = 4 * then_size <= else_size;
+        if self.converting > 0 || !(small_then || 4 * else_size <= then_size) {
+            let picked = selected(self)?;
+            return self.set_many(&op.results, &picked);
+        }
+        let (alone_b, both_b, merge) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        if small_then {
+            let all = self.b.ins().vall_true(cond);
+            self.b.ins().brif(all, alone_b, &[], both_b, &[]);
+        } else {
+            let any = self.b.ins().vany_true(cond);
+            self.b.ins().brif(any, both_b, &[], alone_b, &[]);
+        }
+        self.b.switch_to_block(alone_b);
+        let ys = branch(self, if small_then { then_r } else { else_r })?;
+        for &y in &ys {
+            let t = self.b.func.dfg.value_type(y);
+            self.b.append_block_param(merge, t);
+        }
+        self.b.ins().jump(merge, &Self::block_args(&ys));
+        self.b.switch_to_block(both_b);
+        let ys = selected(self)?;
+        self.b.ins().jump(merge, &Self::block_args(&ys));
         self.b.switch_to_block(merge);
         let params = self.b.block_params(merge).to_vec();
         self.set_many(&op.results, &params)
@@ -340,4 +396,12 @@ impl FnLower<'_, '_> {
         self.b.ins().return_(&ret);
         Ok(())
     }
+}
+
+/// The ops of `r` and of the regions nested in it.
+fn region_size(f: &crate::ir::Function, r: &Region) -> usize {
+    r.ops
+        .iter()
+        .map(|&id| 1 + f.ops[id].regions.iter().map(|n| region_size(f, n)).sum::<usize>())
+        .sum()
 }

@@ -137,20 +137,42 @@ impl Build {
         let id = self.module.declare_function(&format!("mad_b{index}"), Linkage::Local, &sig).map_err(module_err)?;
         self.batch_ids.push(id);
         let mut ctx = self.module.make_context();
-        ctx.set_disasm(self.clif.is_some());
-        ctx.func.signature = sig;
-        ctx.func.name = UserFuncName::user(2, index as u32);
         let config = self.module.isa().frontend_config();
-        {
-            let b = FunctionBuilder::new(&mut ctx.func, fctx);
-            let mut lower = self.lowerer(b, funcs, f, Default::default());
-            lower.lower_batch(spec)?;
-            lower.b.seal_all_blocks();
-            lower.b.finalize(config);
+        // The loop over pairs of elements where the kernel has a lane-wise form; the
+        // one-element loop alone otherwise (or where the code generator turns the
+        // pair loop down).
+        let mut paired = true;
+        loop {
+            ctx.set_disasm(self.clif.is_some());
+            ctx.func.signature = sig.clone();
+            ctx.func.name = UserFuncName::user(2, index as u32);
+            // A failed attempt leaves its builder state behind: each attempt has its own.
+            let mut attempt_fctx = FunctionBuilderContext::new();
+            let fctx: &mut FunctionBuilderContext = if paired { &mut attempt_fctx } else { &mut *fctx };
+            let lowered = {
+                let b = FunctionBuilder::new(&mut ctx.func, fctx);
+                let mut lower = self.lowerer(b, funcs, f, Default::default());
+                let r = lower.lower_batch(spec, paired);
+                if r.is_ok() {
+                    lower.b.seal_all_blocks();
+                    lower.b.finalize(config);
+                }
+                r
+            };
+            let defined = lowered.and_then(|()| {
+                self.module
+                    .define_function(id, &mut ctx)
+                    .map_err(|e| JitError::Codegen(format!("batched loop of `{}`: {e:?}", f.name)))
+            });
+            match defined {
+                Ok(()) => break,
+                Err(_) if paired => {
+                    paired = false;
+                    self.module.clear_context(&mut ctx);
+                }
+                Err(e) => return Err(e),
+            }
         }
-        self.module
-            .define_function(id, &mut ctx)
-            .map_err(|e| JitError::Codegen(format!("batched loop of `{}`: {e:?}", f.name)))?;
         if let Some(text) = &mut self.clif {
             // After compilation `ctx.func` is the optimized function.
             text.push_str(&format!("; batched {:?} loop of {} (optimized)\n{}\n", spec.kind, f.name, ctx.func.display()));
@@ -187,6 +209,8 @@ impl Build {
             release,
             heap_views: HashMap::new(),
             unchecked: std::collections::HashSet::new(),
+            wide: false,
+            converting: 0,
         }
     }
 

@@ -76,6 +76,17 @@ pub struct FnLower<'a, 'b> {
     /// Element reads whose bounds are proved in front of the loop copy being
     /// lowered ([`super::version`]).
     pub unchecked: std::collections::HashSet<OpId>,
+    /// Lowering for two elements at once (the paired batched loop, [`super::batch`]): every
+    /// `f64` is a 2×f64 vector, one element per lane, and a comparison of them a per-lane
+    /// mask (`i64x2`); integers and `bool`s of integer comparisons stay scalars, the same
+    /// in both lanes. An `if` on a mask runs both branches and selects per lane (only
+    /// without run-time errors inside: [`FnLower::converting`]). What has no lane-wise form
+    /// here (calls of math routines, loops, casts of per-lane values, per-lane errors) is
+    /// reported as unsupported, and the caller builds the one-element loop alone.
+    pub wide: bool,
+    /// The depth of `if`s being lowered as per-lane selects: their branches run for every
+    /// lane, so no run-time error may be raised inside them.
+    pub converting: usize,
 }
 
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {
@@ -186,6 +197,13 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     pub fn error_if(&mut self, cond: Value, r: Routine, args: &[Value]) -> Result<(), JitError> {
+        if self.wide && self.known_false(cond) {
+            // A check of constants that passes (the extents of a `full`): nothing can fail.
+            return Ok(());
+        }
+        if self.wide && (self.converting > 0 || self.b.func.dfg.value_type(cond).is_vector()) {
+            return Err(unsupported("a run-time error check on two lanes"));
+        }
         let err = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(err);
@@ -234,6 +252,35 @@ impl<'a, 'b> FnLower<'a, 'b> {
         Ok(())
     }
 
+    /// Whether `cond` is a comparison of two integer constants that is false (the form
+    /// the tensor checks take for constant extents and indices).
+    fn known_false(&self, cond: Value) -> bool {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(cond) else {
+            return false;
+        };
+        let InstructionData::IntCompare { cond: cc, args, .. } = dfg.insts[inst] else {
+            return false;
+        };
+        let constant = |v: Value| match dfg.value_def(v) {
+            ValueDef::Result(def, 0) => match dfg.insts[def] {
+                InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some(a), Some(b)) = (constant(args[0]), constant(args[1])) else {
+            return false;
+        };
+        match cc {
+            IntCC::NotEqual => a == b,
+            IntCC::Equal => a != b,
+            IntCC::UnsignedGreaterThanOrEqual => (a as u64) < (b as u64),
+            _ => false,
+        }
+    }
+
     /// 1 (`i8`) when no run-time error is recorded.
     pub fn no_error(&mut self) -> Value {
         let flag = self.b.ins().load(
@@ -280,6 +327,10 @@ impl<'a, 'b> FnLower<'a, 'b> {
 
     pub fn zero(&mut self, t: types::Type) -> Value {
         match t {
+            types::F64 if self.wide => {
+                let z = self.b.ins().f64const(0.0);
+                self.b.ins().splat(types::F64X2, z)
+            }
             types::F64 => self.b.ins().f64const(0.0),
             types::F32 => self.b.ins().f32const(0.0),
             t => self.b.ins().iconst(t, 0),
@@ -299,6 +350,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 continue;
             }
             match pairs.get(&op) {
+                Some(_) if self.wide => return Err(unsupported("sin and cos on two lanes")),
                 Some(&other) => {
                     self.lower_sincos(op, other)?;
                     done.insert(other);
@@ -447,6 +499,22 @@ impl<'a, 'b> FnLower<'a, 'b> {
         self.cur_op = Some(id);
         let f = self.f;
         let op = &f.ops[id];
+        if self.wide
+            && (op.kind.is_tape()
+                || self.touches_heap(op)
+                || matches!(
+                    op.kind,
+                    OpKind::Call(_)
+                        | OpKind::Print
+                        | OpKind::PrintStr(_)
+                        | OpKind::For
+                        | OpKind::While
+                        | OpKind::TapePush
+                        | OpKind::TapePop
+                ))
+        {
+            return Err(unsupported("this op on two lanes"));
+        }
         if op.kind.is_tape() {
             return self.lower_tape(op);
         }

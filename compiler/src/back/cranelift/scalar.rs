@@ -80,6 +80,10 @@ fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
 impl FnLower<'_, '_> {
     pub fn constant(&mut self, lit: Literal) -> Value {
         match lit {
+            Literal::F64(x) if self.wide => {
+                let c = self.b.ins().f64const(x);
+                self.b.ins().splat(types::F64X2, c)
+            }
             Literal::F64(x) => self.b.ins().f64const(x),
             Literal::F32(x) => self.b.ins().f32const(x),
             Literal::I64(x) => self.b.ins().iconst(types::I64, x),
@@ -134,7 +138,15 @@ impl FnLower<'_, '_> {
         x: Value,
     ) -> Result<Value, JitError> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
+        let lanes = self.b.func.dfg.value_type(x).is_vector();
+        if lanes && k == ScalarKind::F64 && let Some(name) = math1(op) {
+            return self.lane_call(name, &[x]);
+        }
+        if lanes && !matches!((k, op), (ScalarKind::F64, UnaryOp::Neg | UnaryOp::Sqrt | UnaryOp::Abs) | (ScalarKind::Bool, UnaryOp::Not)) {
+            return Err(unsupported(format!("`{}` on two lanes", op.name())));
+        }
         Ok(match k {
+            ScalarKind::Bool if lanes => self.b.ins().bnot(x),
             ScalarKind::F64 | ScalarKind::F32 => match op {
                 UnaryOp::Neg => match self.negated(x) {
                     Some(y) => y,
@@ -170,6 +182,33 @@ impl FnLower<'_, '_> {
         b: Value,
     ) -> Result<Value, JitError> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
+        let dfg = &self.b.func.dfg;
+        let (la, lb) = (dfg.value_type(a).is_vector(), dfg.value_type(b).is_vector());
+        if (la || lb) && k == ScalarKind::F64 && float_cc(op).is_none() && let Some(name) = math2(op) {
+            let (a, b) = (self.lane_f64(a), self.lane_f64(b));
+            return self.lane_call(name, &[a, b]);
+        }
+        if la || lb {
+            let lane_wise = match k {
+                ScalarKind::F64 => {
+                    matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div)
+                        || float_cc(op).is_some()
+                }
+                ScalarKind::Bool => matches!(op, BinaryOp::And | BinaryOp::Or),
+                _ => false,
+            };
+            if !lane_wise {
+                return Err(unsupported(format!("`{}` on two lanes", op.name())));
+            }
+            if k == ScalarKind::Bool {
+                let (a, b) = (self.lane_mask(a), self.lane_mask(b));
+                return Ok(if op == BinaryOp::And {
+                    self.b.ins().band(a, b)
+                } else {
+                    self.b.ins().bor(a, b)
+                });
+            }
+        }
         Ok(match k {
             ScalarKind::F64 | ScalarKind::F32 => match op {
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => self.float_arith(op, a, b),
@@ -297,12 +336,50 @@ impl FnLower<'_, '_> {
         }
     }
 
-    /// The value of `v` when it is a float constant.
+    /// The math routine `name` on each lane of 2×f64 `args`: one call per lane, so each
+    /// lane gets the bits of the one-element code.
+    fn lane_call(&mut self, name: &'static str, args: &[Value]) -> Result<Value, JitError> {
+        let mut out = None;
+        for lane in 0..2u8 {
+            let scalars: Vec<Value> = args.iter().map(|&a| self.b.ins().extractlane(a, lane)).collect();
+            let r = self.float_call(ScalarKind::F64, name, &scalars)?;
+            out = Some(match out {
+                None => self.b.ins().scalar_to_vector(types::F64X2, r),
+                Some(v) => self.b.ins().insertlane(v, r, 1),
+            });
+        }
+        Ok(out.expect("two lanes"))
+    }
+
+    /// An `f64` as 2×f64 (a scalar, the same in both lanes, splatted).
+    fn lane_f64(&mut self, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v).is_vector() {
+            v
+        } else {
+            self.b.ins().splat(types::F64X2, v)
+        }
+    }
+
+    /// A `bool` as a per-lane mask (`i64x2`, all bits set where true): a mask as it is, a
+    /// scalar (the same in both lanes) widened.
+    pub fn lane_mask(&mut self, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v).is_vector() {
+            return v;
+        }
+        let wide = self.b.ins().uextend(types::I64, v);
+        let all = self.b.ins().ineg(wide);
+        self.b.ins().splat(types::I64X2, all)
+    }
+
+    /// The value of `v` when it is a float constant (in every lane, for a vector).
     fn fconst_value(&self, v: Value) -> Option<f64> {
         let dfg = &self.b.func.dfg;
         let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
             return None;
         };
+        if let InstructionData::Unary { opcode: Opcode::Splat, arg } = dfg.insts[inst] {
+            return self.fconst_value(arg);
+        }
         match dfg.insts[inst] {
             InstructionData::UnaryIeee64 { opcode: Opcode::F64const, imm } => Some(f64::from_bits(imm.bits())),
             InstructionData::UnaryIeee32 { opcode: Opcode::F32const, imm } => Some(f32::from_bits(imm.bits()) as f64),
@@ -345,6 +422,22 @@ impl FnLower<'_, '_> {
         x: Value,
     ) -> Result<Value, JitError> {
         use ScalarKind::*;
+        if self.wide {
+            let lanes = self.b.func.dfg.value_type(x).is_vector();
+            return match (from, to) {
+                (F64, F64) | (I64, I64) => Ok(x),
+                (I64, F64) if !lanes => {
+                    let f = self.b.ins().fcvt_from_sint(types::F64, x);
+                    Ok(self.b.ins().splat(types::F64X2, f))
+                }
+                (Bool, I64) if !lanes => Ok(self.b.ins().uextend(types::I64, x)),
+                _ => Err(unsupported(format!(
+                    "cast from {} to {} on two lanes",
+                    from.name(),
+                    to.name()
+                ))),
+            };
+        }
         let ins = self.b.ins();
         Ok(match (from, to) {
             (F64, F64) | (F32, F32) | (I64, I64) => x,
@@ -370,6 +463,29 @@ impl FnLower<'_, '_> {
     /// code), which x86-64 runs without the branches of a scalar float select.
     pub fn select_slot(&mut self, c: Value, x: Value, y: Value) -> Value {
         use cranelift_codegen::ir::{Endianness, InstructionData, MemFlagsData, ValueDef};
+        if self.wide {
+            let ty = |me: &Self, v: Value| me.b.func.dfg.value_type(v);
+            let lanes = ty(self, c).is_vector() || ty(self, x).is_vector() || ty(self, y).is_vector();
+            if lanes {
+                // Per lane: a mask (or a condition the same in both lanes, widened to one).
+                let (x, y) = if ty(self, x) == types::I8 || ty(self, y) == types::I8 {
+                    (self.lane_mask(x), self.lane_mask(y))
+                } else {
+                    (x, y)
+                };
+                let mask = self.lane_mask(c);
+                let mask = if ty(self, x) == types::F64X2 {
+                    self.b.ins().bitcast(
+                        types::F64X2,
+                        MemFlagsData::new().with_endianness(Endianness::Little),
+                        mask,
+                    )
+                } else {
+                    mask
+                };
+                return self.b.ins().bitselect(mask, x, y);
+            }
+        }
         let dfg = &self.b.func.dfg;
         let compare = match dfg.value_def(c) {
             ValueDef::Result(inst, 0) => match dfg.insts[inst] {
