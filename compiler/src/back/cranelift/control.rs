@@ -399,7 +399,7 @@ impl FnLower<'_, '_> {
 }
 
 /// The ops of `r` and of the regions nested in it.
-fn region_size(f: &crate::ir::Function, r: &Region) -> usize {
+pub(super) fn region_size(f: &crate::ir::Function, r: &Region) -> usize {
     r.ops
         .iter()
         .map(|&id| 1 + f.ops[id].regions.iter().map(|n| region_size(f, n)).sum::<usize>())

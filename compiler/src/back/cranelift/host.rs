@@ -138,10 +138,10 @@ impl Build {
         self.batch_ids.push(id);
         let mut ctx = self.module.make_context();
         let config = self.module.isa().frontend_config();
-        // The loop over pairs of elements where the kernel has a lane-wise form; the
-        // one-element loop alone otherwise (or where the code generator turns the
-        // pair loop down).
-        let mut paired = true;
+        // The loop over pairs of elements where it pays and the kernel has a lane-wise
+        // form; the one-element loop alone otherwise (or where the code generator turns
+        // the pair loop down).
+        let mut paired = super::batch::worth_pairing(f, spec);
         loop {
             ctx.set_disasm(self.clif.is_some());
             ctx.func.signature = sig.clone();
