@@ -146,10 +146,10 @@ impl EnergyProgram {
 
     fn bind_with(
         &self,
-        mesh: Mesh,
+        owned: Mesh,
         renumbering: Option<VertexRenumbering>,
     ) -> Result<MeshEnergy<'_>, EnergyError> {
-        let mesh = &mesh;
+        let mesh = &owned;
         let topo = Topology::new(mesh).map_err(|e| EnergyError::Mesh(e.to_string()))?;
         let nv = mesh.num_vertices();
         let mut dof_offsets = Vec::new();
@@ -268,7 +268,7 @@ impl EnergyProgram {
             .collect();
         let mut me = MeshEnergy {
             prog: self,
-            mesh: mesh.clone(),
+            mesh: owned,
             topo,
             dof_offsets,
             ndofs,

@@ -140,15 +140,7 @@ impl VertexRenumbering {
     /// # Panics
     /// If `values` does not hold `row` values per vertex.
     pub fn rows_to_new<T: Copy>(&self, values: &[T], row: usize) -> Vec<T> {
-        assert_eq!(values.len(), row * self.len(), "one row per vertex");
-        self.original
-            .iter()
-            .flat_map(|&u| {
-                values[u as usize * row..(u as usize + 1) * row]
-                    .iter()
-                    .copied()
-            })
-            .collect()
+        rows_in_order(&self.original, values, row)
     }
 
     /// A per-vertex array in the new numbering back in the file's.
@@ -156,16 +148,21 @@ impl VertexRenumbering {
     /// # Panics
     /// If `values` does not hold `row` values per vertex.
     pub fn rows_to_original<T: Copy>(&self, values: &[T], row: usize) -> Vec<T> {
-        assert_eq!(values.len(), row * self.len(), "one row per vertex");
-        self.new
-            .iter()
-            .flat_map(|&v| {
-                values[v as usize * row..(v as usize + 1) * row]
-                    .iter()
-                    .copied()
-            })
-            .collect()
+        rows_in_order(&self.new, values, row)
     }
+}
+
+/// Row `order[i]` of `values` (`row` values each) as row i.
+fn rows_in_order<T: Copy>(order: &[u32], values: &[T], row: usize) -> Vec<T> {
+    assert_eq!(values.len(), row * order.len(), "one row per vertex");
+    order
+        .iter()
+        .flat_map(|&v| {
+            values[v as usize * row..(v as usize + 1) * row]
+                .iter()
+                .copied()
+        })
+        .collect()
 }
 
 #[cfg(test)]

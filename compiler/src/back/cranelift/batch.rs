@@ -382,12 +382,9 @@ impl FnLower<'_, '_> {
                 });
             }
             self.wide = true;
-            self.vals = vec![None; f.values.len()];
-            self.set_many(&f.body.args, &args)?;
-            self.lower_ops(&f.body.ops)?;
-            let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
+            let res = self.inline_kernel(&args);
             self.wide = false;
-            self.vals = vec![None; f.values.len()];
+            let res = res?;
             let mut lanes = Vec::with_capacity(2);
             for lane in 0..2u8 {
                 let lane_res: Vec<Value> = res
@@ -421,11 +418,7 @@ impl FnLower<'_, '_> {
 
         self.b.switch_to_block(body);
         let (args, addr_of) = self.gather_element(spec, &env, e)?;
-        // The kernel, inlined.
-        self.set_many(&f.body.args, &args)?;
-        self.lower_ops(&f.body.ops)?;
-        let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret))?;
-        self.vals = vec![None; f.values.len()];
+        let res = self.inline_kernel(&args)?;
         let next = self.b.ins().iadd_imm_s(e, 1);
         self.scatter_weighted(spec, &env, is_one, &[(e, &addr_of, &res)], acc, header, next)?;
 
@@ -462,6 +455,18 @@ impl FnLower<'_, '_> {
                 .jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
         }
         Ok(())
+    }
+
+    /// The kernel's body inlined on `args`; returns its result slots. Its values are
+    /// forgotten afterwards, so that the next copy of the body starts afresh.
+    fn inline_kernel(&mut self, args: &[Value]) -> Result<Vec<Value>, JitError> {
+        let f = self.f;
+        self.vals = vec![None; f.values.len()];
+        self.set_many(&f.body.args, args)?;
+        self.lower_ops(&f.body.ops)?;
+        let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret));
+        self.vals = vec![None; f.values.len()];
+        res
     }
 
     /// The kernel arguments of element `e` (its dofs through the dof indices, its data,
