@@ -137,12 +137,13 @@ fn a_clamp_above_zero_takes_the_full_path() {
 
 #[test]
 fn blocks_without_the_translation_null_space_are_batched_whole() {
-    // 6×6 blocks of a term in per-vertex frames (no translation null space): indefinite,
-    // PSD, rank-deficient and at three scales. They are decomposed in lanes as whole blocks;
-    // the result is the clamp (against the one-block Jacobi projection), symmetric, PSD,
-    // and independent of the other blocks of the batch.
+    // 6×6 blocks of a term in per-vertex frames (no translation null space), and 3×3 and
+    // 6×6 blocks over one vertex (a vertex term such as a barrier against a fixed obstacle):
+    // indefinite, PSD, rank-deficient and at three scales. They are decomposed in lanes as
+    // whole blocks; the result is the clamp (against the one-block Jacobi projection),
+    // symmetric, PSD, and independent of the other blocks of the batch.
     use mad_runtime::linalg::psd_test::psd_within_tolerance;
-    for (n, d) in [(2usize, 3usize), (3, 2)] {
+    for (n, d) in [(2usize, 3usize), (3, 2), (1, 3), (1, 6)] {
         let k = n * d;
         let mut rng = Lcg(4242 + k as u64 + n as u64);
         let blocks: Vec<Vec<f64>> = (0..120)

@@ -17,7 +17,7 @@
 //! (The pivoted test on every block costs about a tenth of a parameterization's projected
 //! Hessian: its pivots are data-dependent branches.)
 //!
-//! Per batch of [`LANES`] waiting blocks, lane by lane in vector instructions (AVX where the
+//! Per batch of [`LANES`] waiting blocks, lane by lane in vector instructions (AVX-512 or AVX where the
 //! processor has it, chosen at run time, as [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes)
 //! does): R = GᵀXG by suffix sums, its power-of-two scale, cyclic Jacobi, X₊ from the side
 //! with fewer terms, the block Tᵀ X₊ T and the clamp of its translation part's negative
@@ -164,18 +164,31 @@ fn flush<const K: usize, const M: usize, const N: usize>(
     changed
 }
 
-/// Runs [`lanes_body`] with AVX where the processor has it.
+/// Runs [`lanes_body`] with AVX-512 or AVX where the processor has them.
 fn lanes_dispatch<const K: usize, const M: usize, const N: usize>(
     x: &LaneMatrix<M>,
     out: &mut [[Wide; K]; K],
 ) -> ([bool; LANES], [bool; LANES]) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the processor supports AVX-512F (checked just above).
+            return unsafe { lanes_avx512::<K, M, N>(x, out) };
+        }
         if std::arch::is_x86_feature_detected!("avx") {
             // SAFETY: the processor supports AVX (checked just above).
             return unsafe { lanes_avx::<K, M, N>(x, out) };
         }
     }
+    lanes_body::<K, M, N>(x, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn lanes_avx512<const K: usize, const M: usize, const N: usize>(
+    x: &LaneMatrix<M>,
+    out: &mut [[Wide; K]; K],
+) -> ([bool; LANES], [bool; LANES]) {
     lanes_body::<K, M, N>(x, out)
 }
 
@@ -200,7 +213,7 @@ fn unit_scales(amax: Wide) -> Wide {
 
 /// The decomposition and the rebuilt blocks of every lane. Returns, per lane, whether it
 /// went through (else the lane takes the fallback) and whether its block changed (then `out`
-/// holds it, both triangles). No fused multiply-add is formed, so the AVX and the portable
+/// holds it, both triangles). No fused multiply-add is formed, so the AVX-512, AVX and portable
 /// copies round identically.
 #[inline(always)]
 fn lanes_body<const K: usize, const M: usize, const N: usize>(

@@ -17,7 +17,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::differences::{sign_counts, sum_positive_part};
-use super::lane_batch::{Prepared, Reduction, project_at};
+use super::lane_batch::{Prepared, Reduction, project_at, project_many};
 use super::psd_test::psd_check;
 use super::sym_eigen::{PsdWork, project_psd_with};
 use super::translation::max_abs;
@@ -105,6 +105,12 @@ impl<const K: usize> Reduction<K> for Whole<K> {
     fn fallback(&self, block: &mut [f64], work: &mut PsdWork) -> bool {
         project_psd_with(block, K, 0.0, work)
     }
+}
+
+/// Projects every K×K block of `blocks` (consecutive, row-major; module docs); returns how
+/// many changed.
+pub(crate) fn project_whole_many<const K: usize>(blocks: &mut [f64], work: &mut PsdWork) -> usize {
+    project_many::<K, _>(&Whole::<K>, blocks, K * K, work)
 }
 
 /// Projects the K×K blocks of `blocks` that start at `offsets` (module docs); returns how

@@ -123,7 +123,8 @@ pub fn project_psd_translation(
 /// decomposed [`LANES`](super::jacobi_lanes::LANES) at a time by [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes), 2–3× faster per block than one QL
 /// after another (`docs/benchmarks.md`); larger ones take [`project_psd_translation`] block
 /// by block (Jacobi's O(M³) sweeps lose to QL there). 6×6 blocks without the translation null
-/// space (terms in per-vertex frames) are batched as whole blocks ([`super::full_lanes`]). The lanes do not influence each
+/// space (terms in per-vertex frames) are batched as whole blocks ([`super::full_lanes`]),
+/// and so are 3×3 and 6×6 blocks over one vertex (`nverts` < 2). The lanes do not influence each
 /// other, so a block's result does not depend on its neighbours in the slice or on how the
 /// blocks are split into calls.
 ///
@@ -140,6 +141,15 @@ pub fn project_psd_translation_many(
         k > 0 && blocks.len().is_multiple_of(k * k),
         "project_psd_translation_many: matrix size"
     );
+    // Blocks of one vertex (no translation null space) of the sizes the lanes take well:
+    // whole blocks in lanes.
+    if eps == 0.0 && nverts < 2 {
+        match k {
+            3 => return super::full_lanes::project_whole_many::<3>(blocks, work),
+            6 => return super::full_lanes::project_whole_many::<6>(blocks, work),
+            _ => {}
+        }
+    }
     if eps != 0.0 || nverts < 2 || !k.is_multiple_of(nverts) || k > MAX_K {
         return blocks
             .chunks_exact_mut(k * k)
