@@ -39,6 +39,8 @@ fn hessians_overwrite_their_buffers_and_agree_with_hvp() {
     for threads in [1, 2] {
         let mut me = p.bind(&mesh).unwrap();
         me.set_threads(threads).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        me.set_min_parallel_work(0);
         let n = me.ndofs();
         let mut s = 11;
         let x: Vec<f64> = me.initial_x().unwrap().iter().map(|v| v + 0.05 * rnd(&mut s)).collect();

@@ -95,6 +95,8 @@ fn a_scrambled_mesh_is_scheduled_by_locality_and_gives_the_tidy_results() {
     let run = |threads: usize, batched: bool| {
         let mut e = prog.bind(&mesh).unwrap();
         e.set_threads(threads).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        e.set_min_parallel_work(0);
         e.set_batched(batched);
         let mut g = vec![f64::NAN; n];
         let mut h = vec![f64::NAN; e.nnz()];
@@ -111,6 +113,8 @@ fn a_scrambled_mesh_is_scheduled_by_locality_and_gives_the_tidy_results() {
     let plain = run(1, false);
     assert!((plain.0 - one.0).abs() <= 1e-12 * one.0.abs());
     b.set_threads(2).unwrap();
+    // Every colour of two chunks or more on the workers, however small the mesh.
+    b.set_min_parallel_work(0);
     assert!(b.gradient(&xb, &mut gb).unwrap().is_finite());
 }
 
@@ -144,6 +148,8 @@ fn errors_name_the_mesh_face_on_every_path() {
         let mut e = prog.bind(&mesh).unwrap();
         assert!(e.element_order("pick").is_some());
         e.set_threads(threads).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        e.set_min_parallel_work(0);
         e.set_batched(batched);
         let mut w = vec![0.0; mesh.num_vertices()];
         w[bad] = 5.0;

@@ -132,6 +132,8 @@ fn assembly_is_bit_identical_across_thread_counts() {
     let mut results = Vec::new();
     for threads in [1, 2, 4] {
         me.set_threads(threads).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        me.set_min_parallel_work(0);
         let mut g = vec![0.0; me.ndofs()];
         let mut h = vec![0.0; me.nnz()];
         let e = me.hessian(&x, &mut g, &mut h, false).unwrap();
@@ -305,6 +307,8 @@ fn batched_loops_are_bit_identical_for_1_to_4_threads() {
     let mut results = Vec::new();
     for threads in [1, 2, 3, 4] {
         me.set_threads(threads).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        me.set_min_parallel_work(0);
         let (mut g, mut h, mut hv) = (
             vec![0.0; me.ndofs()],
             vec![0.0; me.nnz()],

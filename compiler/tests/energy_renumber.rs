@@ -151,6 +151,8 @@ fn errors_name_the_vertex_by_its_file_id() {
         let mut e = prog.bind_local(&mesh).unwrap();
         let r = e.renumbering().expect("renumbered").clone();
         e.set_threads(threads).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        e.set_min_parallel_work(0);
         e.set_batched(batched);
         // Host data is in the bound mesh's numbering.
         let mut w = vec![0.0; mesh.num_vertices()];

@@ -168,6 +168,8 @@ fn umbrella_hessian_matches_hand_built_reference() {
         me.hessian(&x, &mut g1, &mut hp1, true).unwrap();
         assert!(hp1.iter().zip(&hv).all(|(a, b)| (a - b).abs() <= 1e-10));
         me.set_threads(3).unwrap();
+        // Every colour of two chunks or more on the workers, however small the mesh.
+        me.set_min_parallel_work(0);
         let (mut g3, mut hp3) = (vec![0.0; n], vec![0.0; me.nnz()]);
         me.hessian(&x, &mut g3, &mut hp3, true).unwrap();
         assert_eq!(g1, g3);

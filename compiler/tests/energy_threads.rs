@@ -21,12 +21,16 @@ fn bits(a: &[f64]) -> Bits {
 }
 
 /// (energy, gradient, Hessian, projected Hessian, HVP, gradient alone) as bits.
-fn evaluate(file: &str, mesh: &str, threads: usize, batched: bool) -> [Bits; 6] {
+/// `min_work`: the binding's parallel threshold (`None`: its default).
+fn evaluate(file: &str, mesh: &str, threads: usize, batched: bool, min_work: Option<usize>) -> [Bits; 6] {
     let path = format!("{}/../examples/{file}", env!("CARGO_MANIFEST_DIR"));
     let prog = EnergyProgram::compile_file(&path).unwrap();
     let mesh = load_mesh(mesh).unwrap();
     let mut me = prog.bind(&mesh).unwrap();
     me.set_threads(threads).unwrap();
+    if let Some(w) = min_work {
+        me.set_min_parallel_work(w);
+    }
     me.set_batched(batched);
     let mut s = 17;
     let x: Vec<f64> = me
@@ -88,15 +92,17 @@ fn close(a: &Bits, b: &Bits, tol: f64) -> bool {
 }
 
 fn check(file: &str, mesh: &str) {
-    let one = evaluate(file, mesh, 1, true);
+    let one = evaluate(file, mesh, 1, true, None);
     // The element-by-element path (its outputs cleared in a separate pass) is
     // the reference for what the batched loops store and add.
-    let reference = evaluate(file, mesh, 1, false);
+    let reference = evaluate(file, mesh, 1, false, None);
     for (i, what) in ["energies", "gradient", "Hessian", "projected Hessian", "HVP", "gradient alone"].iter().enumerate() {
         assert!(close(&one[i], &reference[i], 1e-12), "{file} on {mesh}: batched {what} differs from the element path");
     }
-    for threads in [2, 3] {
-        let many = evaluate(file, mesh, threads, true);
+    // Every colour of two chunks or more on the workers (threshold 0), and the default
+    // threshold, which keeps the small colours on the calling thread.
+    for (threads, min_work) in [(2, Some(0)), (3, Some(0)), (2, None)] {
+        let many = evaluate(file, mesh, threads, true, min_work);
         for (i, what) in [
             "energies",
             "gradient",

@@ -102,7 +102,8 @@ pub struct MeshInputs {
     /// Vertex tuples for the `pair` terms: an (n, arity) integer or float `.npy` of vertex ids.
     #[arg(long, value_name = "P.npy")]
     pub pairs: Option<PathBuf>,
-    /// Worker threads (default 1; results are identical for every count).
+    /// Worker threads (default 1; results are identical for every count; work too small to
+    /// pay for the other threads stays on the calling thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 }

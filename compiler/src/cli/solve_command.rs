@@ -89,7 +89,8 @@ pub struct SolveArgs {
     /// Gradient descent: a fixed step λ (x ← x − λ∇E; backtracks only if the energy rises).
     #[arg(long)]
     pub step: Option<f64>,
-    /// Worker threads for the energy evaluation (default 1).
+    /// Worker threads for the energy evaluation (default 1; work too small to pay for the
+    /// other threads stays on the calling thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 }

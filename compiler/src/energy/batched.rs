@@ -27,6 +27,7 @@ use super::EnergyError;
 use super::bind::MeshEnergy;
 use super::first_touch::{FirstStore, FirstTouch};
 use super::kernels::{Source, TermKernels};
+use super::parallel::{Work, worth_parallel};
 use crate::back::cranelift::batch::batchable;
 use crate::back::cranelift::{BatchFrame, BatchInput, BatchKind, BatchSpec};
 use crate::front::{MeshDecls, StencilKind, SurfaceType};
@@ -435,7 +436,14 @@ impl MeshEnergy<'_> {
             weight,
         });
         let clear = if clear { self.clear_outputs(term, dofs, coloring, outs, first_store) } else { None };
-        Some(self.batched_schedule(term, batch, coloring, frame, project, clear))
+        let work = match kind {
+            BatchKind::Value => Work::Value,
+            BatchKind::Grad => Work::Grad,
+            BatchKind::Hvp => Work::Hvp,
+            BatchKind::Hess => Work::Hess,
+            BatchKind::HessBlock => Work::ProjectedHess,
+        };
+        Some(self.batched_schedule(term, batch, coloring, work, frame, project, clear))
     }
 
     /// Starts the outputs of a run of term `term` from zero. With `first_store`
@@ -518,6 +526,7 @@ impl MeshEnergy<'_> {
         term: usize,
         batch: usize,
         coloring: &Coloring,
+        work: Work,
         frame: SharedFrame,
         project: Option<Project<'_>>,
         clear: Option<Clear<'_>>,
@@ -590,15 +599,12 @@ impl MeshEnergy<'_> {
             Ok(sum)
         };
         let mut total = 0.0;
-        let mut caller = match &self.pool {
-            Some(_) => None,
-            None => Some(new_caller()?),
-        };
+        // The calling thread's caller, made when a colour first runs here (parallel).
+        let mut caller = None;
         for c in 0..coloring.num_colours() {
             let chunks = coloring.colour(c);
-            let sums: Vec<Result<f64, EnergyError>> = match (&self.pool, caller.as_mut()) {
-                (None, Some(cl)) => chunks.iter().map(|&ch| run(cl, ch)).collect(),
-                (Some(pool), _) => pool.install(|| {
+            let sums: Vec<Result<f64, EnergyError>> = match &self.pool {
+                Some(pool) if worth_parallel(coloring, c, work, self.min_parallel_work) => pool.install(|| {
                     chunks
                         .par_iter()
                         .map_init(new_caller, |cl, &ch| match cl {
@@ -607,7 +613,13 @@ impl MeshEnergy<'_> {
                         })
                         .collect()
                 }),
-                (None, None) => return Err(EnergyError::Backend("no batched caller".into())),
+                _ => {
+                    if caller.is_none() {
+                        caller = Some(new_caller()?);
+                    }
+                    let cl = caller.as_mut().expect("made above");
+                    chunks.iter().map(|&ch| run(cl, ch)).collect()
+                }
             };
             for s in sums {
                 total += s?;

@@ -77,6 +77,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) energies: Vec<BoundTerm>,
     pub(crate) residuals: Vec<BoundTerm>,
     pub(crate) pool: Option<rayon::ThreadPool>,
+    /// The estimated work from which a colour runs on the pool ([`super::parallel`]).
+    pub(crate) min_parallel_work: usize,
     /// The pair list and its incremental pattern (programs with `pair` terms).
     pub(crate) pairs: Option<super::pairs::PairState>,
     /// Per energy term: whether its element tables fit a batched loop
@@ -279,6 +281,7 @@ impl EnergyProgram {
             energies,
             residuals,
             pool: None,
+            min_parallel_work: super::parallel::PARALLEL_MIN_WORK,
             pairs,
             batch_tables: Default::default(),
             compact: Default::default(),
@@ -440,6 +443,16 @@ impl MeshEnergy<'_> {
             )
         };
         Ok(())
+    }
+
+    /// The estimated work (elements times a weight per evaluation kind) from which a colour
+    /// of the assembly schedule runs on the worker threads; smaller colours run on the
+    /// calling thread, where waking the workers would cost more than they save
+    /// ([`super::parallel`]; default [`PARALLEL_MIN_WORK`](super::parallel::PARALLEL_MIN_WORK)).
+    /// 0 hands every colour of two or more chunks to the workers. Results are the same bits
+    /// for every value.
+    pub fn set_min_parallel_work(&mut self, work: usize) {
+        self.min_parallel_work = work;
     }
 
     /// Whether energy terms run in their batched loops where they have one

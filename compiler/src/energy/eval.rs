@@ -18,6 +18,7 @@ use super::EnergyError;
 use super::batched::Outputs;
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
+use super::parallel::{Work, worth_parallel};
 use super::ring_eval::{RING_CHUNK, RingKind};
 use crate::back::cranelift::BatchKind;
 use crate::back::cranelift::RawCaller;
@@ -245,11 +246,18 @@ impl MeshEnergy<'_> {
                 block: vec![0.0; nres],
             })
         };
+        let work = match job.kind {
+            Kind::Value => Work::Value,
+            Kind::Grad => Work::Grad,
+            Kind::Hvp | Kind::Mixed => Work::Hvp,
+            Kind::Hess { project: false } => Work::Hess,
+            Kind::Hess { project: true } => Work::ProjectedHess,
+        };
         let mut total = 0.0;
         for c in 0..job.coloring.num_colours() {
             let chunks = job.coloring.colour(c);
             let sums: Vec<Result<f64, EnergyError>> = match &self.pool {
-                Some(pool) => pool.install(|| {
+                Some(pool) if worth_parallel(job.coloring, c, work, self.min_parallel_work) => pool.install(|| {
                     chunks
                         .par_iter()
                         .map_init(new_worker, |w, &ch| match w {
@@ -258,7 +266,7 @@ impl MeshEnergy<'_> {
                         })
                         .collect()
                 }),
-                None => {
+                _ => {
                     let mut w = new_worker()?;
                     chunks
                         .iter()

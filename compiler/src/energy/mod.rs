@@ -133,6 +133,7 @@ pub mod layout;
 pub mod objective;
 pub mod pairs;
 pub mod program;
+pub mod parallel;
 pub(crate) mod psd;
 pub mod ring;
 pub mod ring_eval;
