@@ -24,7 +24,9 @@
 //!   vertices 1…, their negated sums per component in those of vertex 0. Its translations are
 //!   a null space up to the rounding of those sums, as in the blocks the kernels write; the
 //!   negative eigenvalues of that rounding (the translation part T̂ᵀBT̂) are clamped as
-//!   [`super::translation`] clamps them.
+//!   [`super::translation`] clamps them (one block at a time), or the part is lifted by its
+//!   Gershgorin deficit (in the lanes, where a d×d decomposition per block cost about a tenth
+//!   of a parameterization's projected Hessian); the two agree to rounding.
 //!
 //! For the shapes of faces, edges and diamonds (m ≤ 6) the batched projection
 //! ([`project_psd_differences_many`]) runs `differences_lanes`: a cheaper test

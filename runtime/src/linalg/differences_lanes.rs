@@ -20,8 +20,9 @@
 //! Per batch of [`LANES`] waiting blocks, lane by lane in vector instructions (AVX-512 or AVX where the
 //! processor has it, chosen at run time, as [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes)
 //! does): R = GᵀXG by suffix sums, its power-of-two scale, cyclic Jacobi, X₊ from the side
-//! with fewer terms, the block Tᵀ X₊ T and the clamp of its translation part's negative
-//! eigenvalues (a d×d Jacobi in the lanes), as [`super::differences`] describes them. Lanes
+//! with fewer terms, the block Tᵀ X₊ T, and its translation part (rounding of either sign)
+//! lifted to PSD by its Gershgorin deficit ([`clamp_translation_part`]), as
+//! [`super::differences`] describes them. Lanes
 //! are independent bit for bit: a block's result does not depend on the others in its batch.
 //! A lane whose R is zero or not finite, or whose decomposition does not converge, takes
 //! [`project_psd_translation`] (its block untouched until then).
@@ -357,9 +358,15 @@ fn lanes_body<const K: usize, const M: usize, const N: usize>(
     (ok, write)
 }
 
-/// Clamps the negative eigenvalues of the translation part T̂ᵀ B T̂ (d×d, T̂ the normalized
-/// translations) of each lane's block B, as [`super::translation`] does for the blocks it
-/// rebuilds: the rounding of the sums that form the rows of vertex 0 has either sign.
+/// Lifts the translation part T̂ᵀ B T̂ (d×d, T̂ the normalized translations) of each lane's
+/// block B to PSD: the rounding of the sums that form the rows of vertex 0 leaves it at the
+/// level of rounding, of either sign, and a global Hessian singular along the translations
+/// (no fixed vertex) must not be made indefinite by it. With s ≥ 0 the largest Gershgorin
+/// deficit of T̂ᵀ B T̂ (s = max(0, −min_c (t_cc − Σ_{c'≠c} |t_cc'|))), B + s·T̂T̂ᵀ has the
+/// translation part T̂ᵀ B T̂ + s·I, which is PSD, and the same spectrum on the complement of
+/// the translations. (s is at the level of rounding; the one-block path of
+/// [`super::differences`] clamps the same part's negative eigenvalues instead, which agrees
+/// to rounding and costs a d×d decomposition and d rank-one updates per block.)
 #[inline(always)]
 fn clamp_translation_part<const K: usize, const N: usize>(out: &mut [[Wide; K]; K]) {
     // d ≤ 4 for the shapes batched here; the arrays are sized for it.
@@ -367,61 +374,104 @@ fn clamp_translation_part<const K: usize, const N: usize>(out: &mut [[Wide; K]; 
     let d = K / N;
     debug_assert!(d <= D);
     let inv_n = Wide::splat(1.0 / N as f64);
+    // t = T̂ᵀ B T̂: t_cc' is the mean over the vertex pairs of the (c, c') entries.
     let mut t = [[Wide::ZERO; D]; D];
     for i in 0..K {
         for j in 0..K {
-            t[i % d][j % d] = t[i % d][j % d] + out[i][j] * inv_n;
+            t[i % d][j % d] = t[i % d][j % d] + out[i][j];
         }
     }
-    let mut tmax = Wide::ZERO;
-    for i in 0..d {
-        for j in 0..d {
-            let v = t[i][j].abs();
-            tmax = v.cmp(tmax, |p, q| p > q).select(v, tmax);
+    let mut deficit = Wide::ZERO;
+    for c in 0..d {
+        let mut radius = Wide::ZERO;
+        for c2 in 0..d {
+            if c2 != c {
+                radius = radius + (Wide::splat(0.5) * (t[c][c2] + t[c2][c])).abs();
+            }
         }
+        // −(t_cc − radius)/N, NaN-safe: a non-finite block is never lifted.
+        let lack = (radius - t[c][c]) * inv_n;
+        deficit = lack.cmp(deficit, |a, b| a > b).select(lack, deficit);
     }
-    let usable = tmax.cmp(Wide::ZERO, |p, _| p > 0.0 && p.is_finite());
-    let st = usable.select(unit_scales(tmax), Wide::ONE);
-    match d {
-        1 => clamp_with::<K, 1>(out, &t, st, usable),
-        2 => clamp_with::<K, 2>(out, &t, st, usable),
-        3 => clamp_with::<K, 3>(out, &t, st, usable),
-        _ => clamp_with::<K, 4>(out, &t, st, usable),
+    // B += s·T̂T̂ᵀ: s/N on the entries of equal components.
+    let add = deficit * inv_n;
+    for i in 0..K {
+        for j in 0..K {
+            if i % d == j % d {
+                out[i][j] = out[i][j] + add;
+            }
+        }
     }
 }
 
-#[inline(always)]
-fn clamp_with<const K: usize, const D: usize>(
-    out: &mut [[Wide; K]; K],
-    t: &[[Wide; 4]; 4],
-    st: Wide,
-    usable: crate::linalg::jacobi_lanes::Mask,
-) {
-    let mut ts = lane_zeros::<D>();
-    for i in 0..D {
-        for j in 0..D {
-            // The symmetric part (the block is symmetric; this only fixes rounding).
-            ts[i][j] = usable.select(Wide::splat(0.5) * (t[i][j] + t[j][i]) * st, Wide::ZERO);
-        }
-    }
-    let mut v = lane_zeros::<D>();
-    let ok = jacobi_lanes_generic::<D>(&mut ts, &mut v);
-    let okm = crate::linalg::jacobi_lanes::Mask(std::array::from_fn(|l| if ok[l] { u64::MAX } else { 0 }));
-    let scale = Wide::splat((1.0 / (K / D) as f64).sqrt());
-    for col in 0..D {
-        let l = ts[col][col] / st;
-        let neg = l.cmp(Wide::ZERO, |p, q| p < q).and(okm).and(usable);
-        let l = neg.select(l, Wide::ZERO);
-        let mut u = [Wide::ZERO; K];
-        for i in 0..K {
-            u[i] = v[i % D][col] * scale;
-        }
-        for i in 0..K {
-            for j in i..K {
-                let acc = out[i][j] - l * u[i] * u[j];
-                out[i][j] = acc;
-                out[j][i] = acc;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// B = C − δ·T̂T̂ᵀ for 3 vertices of 2 components, C with translations in its null space
+    /// (rows of vertex 0 the negated sums): the lift must add back δ·T̂T̂ᵀ, which
+    /// leaves the translation part PSD and the complement untouched.
+    #[test]
+    fn a_negative_translation_part_is_lifted_to_psd_and_the_rest_is_kept() {
+        const K: usize = 6;
+        const N: usize = 3;
+        let d = K / N;
+        let mut out = [[Wide::ZERO; K]; K];
+        let mut c = [[0.0f64; K]; K];
+        for lane in 0..LANES {
+            // C = Tᵀ X T with X = diag(1, 2, 3, 4) + lane·0.01 in the difference coordinates.
+            for i in 0..K {
+                for j in 0..K {
+                    let (vi, ci, vj, cj) = (i / d, i % d, j / d, j % d);
+                    if ci != cj {
+                        c[i][j] = 0.0;
+                        continue;
+                    }
+                    let x = |v: usize| 1.0 + (v - 1) as f64 * 2.0 + ci as f64 + lane as f64 * 0.01;
+                    c[i][j] = match (vi, vj) {
+                        (0, 0) => x(1) + x(2),
+                        (0, v) | (v, 0) => -x(v),
+                        (a, b) if a == b => x(a),
+                        _ => 0.0,
+                    };
+                }
             }
+            let delta = [0.0, 1e-14, 3e-3][lane % 3];
+            for i in 0..K {
+                for j in 0..K {
+                    let p = if i % d == j % d { 1.0 / N as f64 } else { 0.0 };
+                    out[i][j].0[lane] = c[i][j] - delta * p;
+                }
+            }
+        }
+        let before = out;
+        clamp_translation_part::<K, N>(&mut out);
+        for lane in 0..LANES {
+            let delta = [0.0, 1e-14, 3e-3][lane % 3];
+            for i in 0..K {
+                for j in 0..K {
+                    let lifted = out[i][j].0[lane] - before[i][j].0[lane];
+                    let want = if i % d == j % d { delta / N as f64 } else { 0.0 };
+                    assert!((lifted - want).abs() <= 1e-15, "lane {lane} ({i}, {j}): {lifted:e} vs {want:e}");
+                }
+            }
+            // The translation part is now ≥ 0 (here diagonal), and a difference direction
+            // (the complement) sees the same block as before.
+            for comp in 0..d {
+                let mut t = 0.0;
+                for i in (comp..K).step_by(d) {
+                    for j in (comp..K).step_by(d) {
+                        t += out[i][j].0[lane];
+                    }
+                }
+                let t = t / N as f64;
+                assert!(t >= -1e-15, "lane {lane}: translation part {t:e}");
+            }
+            let w = [1.0, 0.0, -1.0, 0.0, 0.0, 0.0];
+            let quad = |b: &[[Wide; K]; K]| -> f64 {
+                (0..K).map(|i| (0..K).map(|j| w[i] * b[i][j].0[lane] * w[j]).sum::<f64>()).sum()
+            };
+            assert!((quad(&out) - quad(&before)).abs() <= 1e-12, "lane {lane}: the complement changed");
         }
     }
 }
