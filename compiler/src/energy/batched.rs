@@ -408,10 +408,32 @@ impl MeshEnergy<'_> {
                 }
             })
             .collect();
+        // Data stored per element is read at the loop's position: a term in a locality order
+        // reads its copy in that order.
+        let permuted = b.order.as_ref().map(|order| {
+            self.permuted_data[term].get_or_init(|| {
+                self.data
+                    .iter()
+                    .enumerate()
+                    .map(|(field, d)| {
+                        let d = d.as_deref()?;
+                        let slots = t.others.iter().find_map(|s| match *s {
+                            Source::Data { field: f, vertex: None, slots } if f == field => Some(slots),
+                            _ => None,
+                        })?;
+                        Some(order.iter().flat_map(|&e| &d[e as usize * slots..(e as usize + 1) * slots]).copied().collect())
+                    })
+                    .collect()
+            })
+        });
         let data: Vec<*const f64> = self
             .data
             .iter()
-            .map(|d| d.as_deref().map_or(std::ptr::null(), |d| d.as_ptr()))
+            .enumerate()
+            .map(|(field, d)| {
+                let d = permuted.and_then(|p| p[field].as_deref()).or(d.as_deref());
+                d.map_or(std::ptr::null(), |d| d.as_ptr())
+            })
             .collect();
         let frame = SharedFrame(BatchFrame {
             start: 0,

@@ -41,9 +41,11 @@ impl BoundTerm {
 /// parallelism) and cache misses on every gather and scatter. The locality order
 /// ([`mad_runtime::sparse::locality_order`], by a breadth-first vertex numbering) is kept
 /// when its schedule needs fewer colours than the file order's; otherwise (structured meshes,
-/// small meshes) the file order stays. Only terms over fixed stencils that read no data
-/// indexed by the element itself are reordered (such data, and residual rows, are numbered
-/// by element); error messages name the mesh element ([`BoundTerm::element_id`]). The order
+/// small meshes) the file order stays. Only energy terms over fixed stencils are reordered
+/// (residual rows are numbered by element); data stored per element is read through
+/// [`BoundTerm::element_id`] (element by element) or from a copy in the term's order
+/// (`MeshEnergy::permuted_data`, batched loops), and error messages name the mesh element.
+/// The order
 /// depends only on the mesh, so results stay bit-identical on every thread count.
 fn locality_schedule(term: &mut BoundTerm, rank: &[u32], ndofs: usize) {
     use mad_runtime::sparse::{Coloring, locality_order};
@@ -99,6 +101,10 @@ pub struct MeshEnergy<'p> {
     pub(crate) dof_inits: Vec<Option<crate::front::state::Init>>,
     /// The renumbering of the caller's mesh that `mesh` is ([`EnergyProgram::bind_local`]).
     pub(crate) renumbering: Option<VertexRenumbering>,
+    /// Per energy term in a locality order, the data stored per element that it reads, in
+    /// that order (made on first use by the batched loops, which read by position; dropped
+    /// when data or a state changes).
+    pub(crate) permuted_data: Vec<std::sync::OnceLock<Vec<Option<Vec<f64>>>>>,
 }
 
 /// The runtime stencil of a declared one (`pair` elements come from the host, not the topology).
@@ -230,11 +236,7 @@ impl EnergyProgram {
         for (t, d) in self.energies.iter().zip(&self.decls.energies) {
             let mut b = bind_term(t, d)?;
             let fixed_stencil = !matches!(d.stencil, StencilKind::Ring | StencilKind::Pair);
-            let per_element_data = t
-                .others
-                .iter()
-                .any(|s| matches!(s, Source::Data { vertex: None, .. }));
-            if fixed_stencil && !per_element_data && b.verts.len() > 1 {
+            if fixed_stencil && b.verts.len() > 1 {
                 // A renumbered mesh's ids are a breadth-first rank already.
                 let rank = rank.get_or_insert_with(|| match &renumbering {
                     Some(_) => (0..topo.num_vertices as u32).collect(),
@@ -294,11 +296,13 @@ impl EnergyProgram {
             batched: true,
             dof_inits: self.decls.dof_inits.clone(),
             renumbering,
+            permuted_data: Vec::new(),
         };
         for i in 0..self.decls.data.len() {
             me.data[i] = me.geometry_default(i);
         }
         me.init_states()?;
+        me.refresh_static_states()?;
         Ok(me)
     }
 }
@@ -455,6 +459,12 @@ impl MeshEnergy<'_> {
         self.min_parallel_work = work;
     }
 
+    /// Forgets the per-term copies of data stored per element (after data or a state
+    /// changed).
+    pub(crate) fn forget_permuted_data(&mut self) {
+        self.permuted_data = (0..self.energies.len()).map(|_| Default::default()).collect();
+    }
+
     /// Whether energy terms run in their batched loops where they have one
     /// (the default) or element by element through per-element kernel calls.
     /// Both give the same energy, gradient and HVP bits; Hessian values agree
@@ -488,7 +498,7 @@ impl MeshEnergy<'_> {
         }
         self.params[i] = value;
         self.params_given[i] = true;
-        Ok(())
+        self.refresh_static_states()
     }
 
     /// A param's current value.
@@ -553,6 +563,7 @@ impl MeshEnergy<'_> {
             )));
         }
         self.data[i] = Some(values.to_vec());
+        self.refresh_static_states()?;
         Ok(())
     }
 

@@ -21,7 +21,8 @@ use rayon::prelude::*;
 
 use super::EnergyError;
 use super::bind::{MeshEnergy, type_slots};
-use crate::front::state::{Init, UpdateTarget};
+use super::kernels::Source;
+use crate::front::state::{Init, UpdateDecl, UpdateTarget};
 use crate::front::{StencilKind, SurfaceType};
 
 impl MeshEnergy<'_> {
@@ -132,7 +133,7 @@ impl MeshEnergy<'_> {
         let (n, slots) = self.data_shape(i)?;
         let vals = self.init_values(name, &init, d.stencil, &d.ty, n, slots)?;
         self.data[i] = Some(vals);
-        Ok(())
+        self.refresh_static_states()
     }
 
     /// Fills every state field from its `= INIT` (zeros without one).
@@ -211,6 +212,11 @@ impl MeshEnergy<'_> {
     /// Runs every update at `x` (old values read, then all written): states
     /// change in place, dof updates write into `x`. Returns whether any value
     /// changed (bitwise), i.e. whether the objective may have changed.
+    ///
+    /// Static updates (updates of a state that read no dof and no state that an
+    /// update writes: only data, params and the mesh, such as a rest frame) are
+    /// not run here: they are kept current by the binding itself
+    /// ([`MeshEnergy::refresh_static_states`]).
     pub fn update(&mut self, x: &mut [f64]) -> Result<bool, EnergyError> {
         if self.prog.updates.is_empty() {
             return Ok(false);
@@ -225,16 +231,25 @@ impl MeshEnergy<'_> {
         self.check_data()?;
         let mut results = Vec::with_capacity(self.prog.updates.len());
         for (u, t) in self.prog.decls.updates.iter().zip(&self.prog.updates) {
-            results.push(self.eval_update(t, u.term.stencil, x)?);
+            if self.static_update(u, t) {
+                results.push(None);
+                continue;
+            }
+            results.push(Some(self.eval_update(t, u.term.stencil, x)?));
         }
         let mut changed = false;
+        let mut state_changed = false;
         let same = |a: &[f64], b: &[f64]| {
             a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits())
         };
         for (u, vals) in self.prog.decls.updates.iter().zip(results) {
+            // A static update's values are current already.
+            let Some(vals) = vals else { continue };
             match u.target {
                 UpdateTarget::State(i) => {
-                    changed |= !self.data[i].as_deref().is_some_and(|old| same(old, &vals));
+                    let differs = !self.data[i].as_deref().is_some_and(|old| same(old, &vals));
+                    changed |= differs;
+                    state_changed |= differs;
                     self.data[i] = Some(vals);
                 }
                 UpdateTarget::Dof(f) => {
@@ -244,7 +259,59 @@ impl MeshEnergy<'_> {
                 }
             }
         }
+        if state_changed {
+            self.forget_permuted_data();
+        }
         Ok(changed)
+    }
+
+    /// Computes the static updates' states (see [`MeshEnergy::update`]) from the current
+    /// data, params and mesh: called when the mesh is bound and whenever data, a param or a
+    /// state's initializer changes, so that every evaluation reads them current.
+    pub(crate) fn refresh_static_states(&mut self) -> Result<(), EnergyError> {
+        let prog = self.prog;
+        let mut results = Vec::new();
+        for (u, t) in prog.decls.updates.iter().zip(&prog.updates) {
+            // Inputs not given yet (data without a default, a param without a value): the
+            // state waits for them.
+            let ready = t.others.iter().all(|s| match *s {
+                Source::Data { field, .. } => self.data[field].is_some(),
+                Source::Param { param, .. } => self.params_given[param],
+                Source::Dof { .. } => true,
+            });
+            if let UpdateTarget::State(i) = u.target
+                && ready
+                && self.static_update(u, t)
+            {
+                results.push((i, self.eval_update(t, u.term.stencil, &[])?));
+            }
+        }
+        for (i, vals) in results {
+            self.data[i] = Some(vals);
+        }
+        self.forget_permuted_data();
+        Ok(())
+    }
+
+    /// Whether update `u` (kernel `t`) gives the same values on every call for the same
+    /// data and params: it writes a state and reads no dof and no state that an update
+    /// writes.
+    fn static_update(&self, u: &UpdateDecl, t: &super::kernels::TermKernels) -> bool {
+        let updated = |field: usize| {
+            self.prog
+                .decls
+                .updates
+                .iter()
+                .any(|v| matches!(v.target, UpdateTarget::State(f) if f == field))
+        };
+        matches!(u.target, UpdateTarget::State(_))
+            && t.k == 0
+            && t.dof_fields.is_empty()
+            && t.others.iter().all(|s| match *s {
+                Source::Dof { .. } => false,
+                Source::Data { field, .. } => !updated(field),
+                Source::Param { .. } => true,
+            })
     }
 
     /// One update's values over its elements (`m` slots each).
