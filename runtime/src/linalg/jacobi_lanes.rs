@@ -38,7 +38,9 @@ pub const LANES: usize = 16;
 pub const MAX_LANE_SWEEPS: usize = 40;
 
 /// One value per lane. The element-wise operations below are written lane by lane without
-/// branches, which the compiler turns into vector instructions.
+/// branches, as plain loops over the lanes (which the compiler turns into vector instructions
+/// wherever they are inlined; `std::array::from_fn` over 16 lanes was sometimes left as a
+/// call of a scalar loop).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(64))]
 pub struct Wide(pub [f64; LANES]);
@@ -57,15 +59,27 @@ impl Wide {
     }
     #[inline(always)]
     pub(crate) fn map2(self, o: Wide, f: impl Fn(f64, f64) -> f64) -> Wide {
-        Wide(std::array::from_fn(|i| f(self.0[i], o.0[i])))
+        let mut out = [0.0; LANES];
+        for i in 0..LANES {
+            out[i] = f(self.0[i], o.0[i]);
+        }
+        Wide(out)
     }
     #[inline(always)]
     pub(crate) fn map(self, f: impl Fn(f64) -> f64) -> Wide {
-        Wide(std::array::from_fn(|i| f(self.0[i])))
+        let mut out = [0.0; LANES];
+        for i in 0..LANES {
+            out[i] = f(self.0[i]);
+        }
+        Wide(out)
     }
     #[inline(always)]
     pub(crate) fn cmp(self, o: Wide, f: impl Fn(f64, f64) -> bool) -> Mask {
-        Mask(std::array::from_fn(|i| if f(self.0[i], o.0[i]) { u64::MAX } else { 0 }))
+        let mut out = [0u64; LANES];
+        for i in 0..LANES {
+            out[i] = if f(self.0[i], o.0[i]) { u64::MAX } else { 0 };
+        }
+        Mask(out)
     }
     #[inline(always)]
     pub(crate) fn abs(self) -> Wide {
@@ -81,22 +95,36 @@ impl Wide {
 impl Mask {
     #[inline(always)]
     pub(crate) fn and(self, o: Mask) -> Mask {
-        Mask(std::array::from_fn(|i| self.0[i] & o.0[i]))
+        let mut out = [0u64; LANES];
+        for i in 0..LANES {
+            out[i] = self.0[i] & o.0[i];
+        }
+        Mask(out)
     }
     #[inline(always)]
     pub(crate) fn or(self, o: Mask) -> Mask {
-        Mask(std::array::from_fn(|i| self.0[i] | o.0[i]))
+        let mut out = [0u64; LANES];
+        for i in 0..LANES {
+            out[i] = self.0[i] | o.0[i];
+        }
+        Mask(out)
     }
     #[inline(always)]
     pub(crate) fn not(self) -> Mask {
-        Mask(std::array::from_fn(|i| !self.0[i]))
+        let mut out = [0u64; LANES];
+        for i in 0..LANES {
+            out[i] = !self.0[i];
+        }
+        Mask(out)
     }
     /// `a` where the mask is set, `b` elsewhere (bitwise: exact).
     #[inline(always)]
     pub(crate) fn select(self, a: Wide, b: Wide) -> Wide {
-        Wide(std::array::from_fn(|i| {
-            f64::from_bits((a.0[i].to_bits() & self.0[i]) | (b.0[i].to_bits() & !self.0[i]))
-        }))
+        let mut out = [0.0; LANES];
+        for i in 0..LANES {
+            out[i] = f64::from_bits((a.0[i].to_bits() & self.0[i]) | (b.0[i].to_bits() & !self.0[i]));
+        }
+        Wide(out)
     }
 }
 
