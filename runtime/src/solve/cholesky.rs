@@ -54,6 +54,8 @@ pub(crate) struct ShiftedCholesky {
     source: Vec<usize>,
     /// For each column, the CSC position of its diagonal.
     diag: Vec<usize>,
+    /// For each dof, the CSR position of its diagonal entry (`NONE`: not in the pattern).
+    csr_diag: Vec<usize>,
     /// The dof of each row and column of the stored (AMD-ordered) matrix.
     new_to_old: Vec<usize>,
     /// The right-hand side in the stored order (scratch of `solve`).
@@ -154,8 +156,10 @@ impl ShiftedCholesky {
         let scratch = MemBuffer::try_new(req).map_err(analysis)?;
         let values = vec![0.0; row_idx.len()];
         let l_values = vec![0.0; symbolic.len_val()];
+        let csr_diag = (0..n).map(|r| pattern.find(r, r as u32).unwrap_or(NONE)).collect();
         Ok(ShiftedCholesky {
             pattern: pattern.clone(),
+            csr_diag,
             col_ptr,
             row_idx,
             source,
@@ -178,18 +182,15 @@ impl ShiftedCholesky {
         self.pattern == *pattern
     }
 
-    /// The largest absolute diagonal entry and the smallest diagonal entry over free dofs.
-    pub fn diagonal_range(
-        hess: &[f64],
-        pattern: &CsrPattern,
-        fixed: Option<&[bool]>,
-    ) -> (f64, f64) {
+    /// The largest absolute diagonal entry and the smallest diagonal entry over free dofs of
+    /// `hess` (values in this factorization's pattern).
+    pub fn diagonal_range(&self, hess: &[f64], fixed: Option<&[bool]>) -> (f64, f64) {
         let (mut max_abs, mut min) = (0.0f64, f64::INFINITY);
-        for r in 0..pattern.n {
+        for (r, &k) in self.csr_diag.iter().enumerate() {
             if fixed.is_some_and(|f| f[r]) {
                 continue;
             }
-            let v = pattern.find(r, r as u32).map_or(0.0, |k| hess[k]);
+            let v = if k == NONE { 0.0 } else { hess[k] };
             max_abs = max_abs.max(v.abs());
             min = min.min(v);
         }

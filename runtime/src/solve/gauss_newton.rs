@@ -177,7 +177,7 @@ impl<O: Objective + ?Sized> Method<O> for GaussNewton {
                     t,
                 )?;
                 let tau =
-                    shifted_solve(chol, &self.jtj, &normal.pattern, ctx, &self.shift, g, d, t)?;
+                    shifted_solve(chol, &self.jtj, ctx, &self.shift, g, d, t)?;
                 Ok(DirectionInfo {
                     decrement: Some(-dot(g, d)),
                     shift: tau,

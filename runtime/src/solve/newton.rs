@@ -140,16 +140,13 @@ impl Newton {
 pub(crate) fn shifted_solve(
     chol: &mut ShiftedCholesky,
     hess: &[f64],
-    pattern: &CsrPattern,
     ctx: &Ctx,
     shift: &ShiftOptions,
     g: &[f64],
     d: &mut [f64],
     t: &mut Timings,
 ) -> Result<f64, SolveError> {
-    let (max_abs, min_diag) = timed(&mut t.assembly, || {
-        ShiftedCholesky::diagonal_range(hess, pattern, ctx.fixed)
-    });
+    let (max_abs, min_diag) = timed(&mut t.assembly, || chol.diagonal_range(hess, ctx.fixed));
     let beta = if max_abs > 0.0 && max_abs.is_finite() {
         shift.initial * max_abs
     } else {
@@ -290,9 +287,9 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
                 fixed: Some(&self.solve_mask),
                 ..*ctx
             };
-            shifted_solve(chol, &self.hess, pattern, &pctx, &self.shift, &self.pinned_g, d, t)?
+            shifted_solve(chol, &self.hess, &pctx, &self.shift, &self.pinned_g, d, t)?
         } else {
-            shifted_solve(chol, &self.hess, pattern, ctx, &self.shift, g, d, t)?
+            shifted_solve(chol, &self.hess, ctx, &self.shift, g, d, t)?
         };
         self.combine_next = !ctx.last && norm(g) > COMBINE_MARGIN * ctx.gradient_stop;
         Ok(DirectionInfo {
