@@ -543,6 +543,7 @@ impl MeshEnergy<'_> {
         ok.get(term).copied().unwrap_or(false)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn batched_schedule(
         &self,
         term: usize,
