@@ -102,10 +102,15 @@ pub struct MeshInputs {
     /// Vertex tuples for the `pair` terms: an (n, arity) integer or float `.npy` of vertex ids.
     #[arg(long, value_name = "P.npy")]
     pub pairs: Option<PathBuf>,
-    /// Worker threads (default 1; results are identical for every count; work too small to
-    /// pay for the other threads stays on the calling thread).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Worker threads (default: one per CPU core; results are identical for every count;
+    /// work too small to pay for the other threads stays on the calling thread).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// The worker threads when `--threads` is not given: one per CPU core the process may use.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 #[derive(clap::Args, Debug)]

@@ -106,14 +106,15 @@ fn setup<'p>(
     inp: &MeshInputs,
     local: bool,
 ) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
-    if inp.threads == 0 {
+    let threads = inp.threads.unwrap_or_else(super::args::default_threads);
+    if threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
     }
     let mesh = load_mesh_warning(&inp.mesh)?;
     let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
     let mut me = if local { prog.bind_local(&mesh) } else { prog.bind(&mesh) }
         .map_err(|e| e.to_string())?;
-    me.set_threads(inp.threads).map_err(|e| e.to_string())?;
+    me.set_threads(threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
         let (k, v) = parse_set(s)?;
         me.set_param(&k, v).map_err(|e| e.to_string())?;

@@ -89,10 +89,11 @@ pub struct SolveArgs {
     /// Gradient descent: a fixed step λ (x ← x − λ∇E; backtracks only if the energy rises).
     #[arg(long)]
     pub step: Option<f64>,
-    /// Worker threads for the energy evaluation (default 1; work too small to pay for the
-    /// other threads stays on the calling thread).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Worker threads for the energy evaluation (default: one per CPU core; results are
+    /// identical for every count; work too small to pay for the other threads stays on the
+    /// calling thread).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 impl SolveArgs {
@@ -113,7 +114,7 @@ impl SolveArgs {
             ("--plot", self.plot.is_some()),
             ("--init", !self.init.is_empty()),
             ("--step", self.step.is_some()),
-            ("--threads", self.threads != 1),
+            ("--threads", self.threads.is_some()),
         ];
         flags.iter().filter(|f| f.1).map(|f| f.0).collect()
     }
@@ -179,7 +180,7 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         out: a.out.clone().or_else(|| f.out.clone()),
         json: a.json,
         plot: a.plot.clone().or_else(|| f.plot.clone()),
-        threads: a.threads,
+        threads: a.threads.unwrap_or_else(super::args::default_threads),
         init,
         step: a.step.or(f.step),
         out_field: f.out_field.clone(),
