@@ -458,14 +458,7 @@ impl MeshEnergy<'_> {
             weight,
         });
         let clear = if clear { self.clear_outputs(term, dofs, coloring, outs, first_store) } else { None };
-        let work = match kind {
-            BatchKind::Value => Work::Value,
-            BatchKind::Grad => Work::Grad,
-            BatchKind::Hvp => Work::Hvp,
-            BatchKind::Hess => Work::Hess,
-            BatchKind::HessBlock => Work::ProjectedHess,
-        };
-        Some(self.batched_schedule(term, batch, coloring, work, frame, project, clear))
+        Some(self.batched_schedule(term, batch, coloring, Work::of_batch(kind), frame, project, clear))
     }
 
     /// Starts the outputs of a run of term `term` from zero. With `first_store`

@@ -45,8 +45,7 @@ impl BoundTerm {
 /// (residual rows are numbered by element); data stored per element is read through
 /// [`BoundTerm::element_id`] (element by element) or from a copy in the term's order
 /// (`MeshEnergy::permuted_data`, batched loops), and error messages name the mesh element.
-/// The order
-/// depends only on the mesh, so results stay bit-identical on every thread count.
+/// The order depends only on the mesh, so results stay bit-identical on every thread count.
 fn locality_schedule(term: &mut BoundTerm, rank: &[u32], ndofs: usize) {
     use mad_runtime::sparse::{Coloring, locality_order};
     let order = locality_order(&term.verts, rank);

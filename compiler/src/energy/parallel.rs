@@ -14,6 +14,7 @@
 //! ≈ 4, a projected Hessian block ≈ 10. The threshold puts the energies and gradients of
 //! meshes of a few thousand elements on one thread and their projected Hessians on all.
 
+use crate::back::cranelift::BatchKind;
 use mad_runtime::sparse::Coloring;
 
 /// What an evaluation computes per element, for the work estimate.
@@ -27,6 +28,17 @@ pub(crate) enum Work {
 }
 
 impl Work {
+    /// The work of a batched loop of kind `kind`.
+    pub(crate) fn of_batch(kind: BatchKind) -> Work {
+        match kind {
+            BatchKind::Value => Work::Value,
+            BatchKind::Grad => Work::Grad,
+            BatchKind::Hvp => Work::Hvp,
+            BatchKind::Hess => Work::Hess,
+            BatchKind::HessBlock => Work::ProjectedHess,
+        }
+    }
+
     /// The weight of one element (module docs).
     fn weight(self) -> usize {
         match self {

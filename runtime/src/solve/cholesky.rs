@@ -156,7 +156,11 @@ impl ShiftedCholesky {
         let scratch = MemBuffer::try_new(req).map_err(analysis)?;
         let values = vec![0.0; row_idx.len()];
         let l_values = vec![0.0; symbolic.len_val()];
-        let csr_diag = (0..n).map(|r| pattern.find(r, r as u32).unwrap_or(NONE)).collect();
+        // Each stored column's diagonal copies the CSR diagonal of its dof (NONE: added).
+        let mut csr_diag = vec![NONE; n];
+        for (c, &k) in diag.iter().enumerate() {
+            csr_diag[new_to_old[c]] = source[k];
+        }
         Ok(ShiftedCholesky {
             pattern: pattern.clone(),
             csr_diag,
