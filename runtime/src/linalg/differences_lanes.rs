@@ -181,7 +181,7 @@ fn lanes_dispatch<const K: usize, const M: usize, const N: usize>(
             return unsafe { lanes_avx::<K, M, N>(x, out) };
         }
     }
-    lanes_body::<K, M, N>(x, out)
+    lanes_body::<K, M, N, false>(x, out)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -190,7 +190,7 @@ fn lanes_avx512<const K: usize, const M: usize, const N: usize>(
     x: &LaneMatrix<M>,
     out: &mut [[Wide; K]; K],
 ) -> ([bool; LANES], [bool; LANES]) {
-    lanes_body::<K, M, N>(x, out)
+    lanes_body::<K, M, N, true>(x, out)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -199,7 +199,21 @@ fn lanes_avx<const K: usize, const M: usize, const N: usize>(
     x: &LaneMatrix<M>,
     out: &mut [[Wide; K]; K],
 ) -> ([bool; LANES], [bool; LANES]) {
-    lanes_body::<K, M, N>(x, out)
+    lanes_body::<K, M, N, false>(x, out)
+}
+
+/// The lanes' decomposition: the AVX-512 sweeps where `AVX512` says the processor has them
+/// and they cover M ([`super::jacobi_avx512`]), else the portable ones. Same bits either way.
+#[inline(always)]
+fn decompose<const M: usize, const AVX512: bool>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    if AVX512 {
+        // SAFETY: `AVX512` is true only in `lanes_avx512`, which runs on AVX-512F processors.
+        if let Some(ok) = unsafe { super::jacobi_avx512::jacobi_small::<M>(a, v) } {
+            return ok;
+        }
+    }
+    jacobi_lanes_generic::<M>(a, v)
 }
 
 /// The power of two that brings each lane's `amax` (> 0, finite) near 1, as
@@ -217,7 +231,7 @@ fn unit_scales(amax: Wide) -> Wide {
 /// holds it, both triangles). No fused multiply-add is formed, so the AVX-512, AVX and portable
 /// copies round identically.
 #[inline(always)]
-fn lanes_body<const K: usize, const M: usize, const N: usize>(
+fn lanes_body<const K: usize, const M: usize, const N: usize, const AVX512: bool>(
     x: &LaneMatrix<M>,
     out: &mut [[Wide; K]; K],
 ) -> ([bool; LANES], [bool; LANES]) {
@@ -267,7 +281,7 @@ fn lanes_body<const K: usize, const M: usize, const N: usize>(
         }
     }
     let mut w = lane_zeros::<M>();
-    let converged = jacobi_lanes_generic::<M>(&mut rs, &mut w);
+    let converged = decompose::<M, AVX512>(&mut rs, &mut w);
     let mut ok = [false; LANES];
     for l in 0..LANES {
         ok[l] = converged[l] && usable.0[l] != 0;

@@ -194,6 +194,10 @@ pub fn jacobi_lanes<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn jacobi_lanes_avx512<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
+    // SAFETY: this function is compiled for and only called on AVX-512F processors.
+    if let Some(ok) = unsafe { super::jacobi_avx512::jacobi_small::<M>(a, v) } {
+        return ok;
+    }
     jacobi_lanes_generic::<M>(a, v)
 }
 
@@ -247,7 +251,7 @@ pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mu
 /// rotations of the round do not change, and their chains of divisions and square roots
 /// overlap. (Rotations on disjoint pairs commute, so this is the cyclic method in another
 /// order.) Returns the pairs and their count M(M−1)/2; M ≤ 16.
-const fn round_robin<const M: usize>() -> ([(u8, u8); 120], usize) {
+pub(crate) const fn round_robin<const M: usize>() -> ([(u8, u8); 120], usize) {
     let mut out = [(0u8, 0u8); 120];
     let mut count = 0;
     // An even number of players; with M odd the last one is a bye.

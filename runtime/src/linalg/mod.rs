@@ -1,5 +1,6 @@
 //! Small dense linear algebra.
 pub mod jacobi_lanes;
+mod jacobi_avx512;
 mod lane_batch;
 pub mod psd_test;
 pub mod sym_eigen;
