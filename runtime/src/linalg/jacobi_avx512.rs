@@ -12,193 +12,66 @@
 //! processor (AMD Zen 5) a batch of 16 random 4×4 matrices took 580 ns instead of 790, and
 //! the projected Hessian of a parameterization 6 % less time (`docs/benchmarks.md`).
 //!
-//! Every operation rounds as its portable counterpart does: `_mm512_*_pd` arithmetic is IEEE
-//! like the scalar operators, no fused multiply-add is formed, comparisons have the same NaN
-//! behaviour (ordered for `>`/`<`, unordered for `≠`), negation flips the sign bit, and a
-//! select keeps the old bits where a lane does not act. `tests::the_avx512_sweeps_give_the_bits_of_the_portable_ones`
-//! checks this on random matrices, non-finite lanes included.
+//! Every operation rounds as its portable counterpart does ([`super::lane_ops`]: IEEE
+//! arithmetic without fused multiply-adds, the same NaN behaviour of comparisons, negation by
+//! the sign bit, selects that move bits).
+//! `tests::the_avx512_sweeps_give_the_bits_of_the_portable_ones` checks this on random
+//! matrices, non-finite lanes included.
 
 #![cfg(target_arch = "x86_64")]
 
 use super::jacobi_lanes::{LANES, LaneMatrix, MAX_LANE_SWEEPS, round_robin};
-use std::arch::x86_64::*;
-
-/// One [`super::jacobi_lanes::Wide`] in two AVX-512 registers (lanes 0–7, 8–15).
-#[derive(Clone, Copy)]
-struct W(__m512d, __m512d);
-
-/// A per-lane condition as two AVX-512 mask registers.
-#[derive(Clone, Copy)]
-struct K(__mmask8, __mmask8);
-
-impl W {
-    #[inline(always)]
-    fn splat(x: f64) -> W {
-        // SAFETY: only called from functions compiled with AVX-512F.
-        unsafe { W(_mm512_set1_pd(x), _mm512_set1_pd(x)) }
-    }
-    #[inline(always)]
-    fn add(self, o: W) -> W {
-        unsafe { W(_mm512_add_pd(self.0, o.0), _mm512_add_pd(self.1, o.1)) }
-    }
-    #[inline(always)]
-    fn sub(self, o: W) -> W {
-        unsafe { W(_mm512_sub_pd(self.0, o.0), _mm512_sub_pd(self.1, o.1)) }
-    }
-    #[inline(always)]
-    fn mul(self, o: W) -> W {
-        unsafe { W(_mm512_mul_pd(self.0, o.0), _mm512_mul_pd(self.1, o.1)) }
-    }
-    #[inline(always)]
-    fn div(self, o: W) -> W {
-        unsafe { W(_mm512_div_pd(self.0, o.0), _mm512_div_pd(self.1, o.1)) }
-    }
-    #[inline(always)]
-    fn sqrt(self) -> W {
-        unsafe { W(_mm512_sqrt_pd(self.0), _mm512_sqrt_pd(self.1)) }
-    }
-    #[inline(always)]
-    fn abs(self) -> W {
-        unsafe { W(_mm512_abs_pd(self.0), _mm512_abs_pd(self.1)) }
-    }
-    /// A comparison with predicate `P`, lane by lane.
-    #[inline(always)]
-    fn cmp<const P: i32>(self, o: W) -> K {
-        unsafe {
-            K(
-                _mm512_cmp_pd_mask::<P>(self.0, o.0),
-                _mm512_cmp_pd_mask::<P>(self.1, o.1),
-            )
-        }
-    }
-    /// The sign bit flipped, as the portable `-x`.
-    #[inline(always)]
-    fn neg(self) -> W {
-        unsafe {
-            let sign = _mm512_set1_epi64(i64::MIN);
-            let flip =
-                |x: __m512d| _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign));
-            W(flip(self.0), flip(self.1))
-        }
-    }
-    #[inline(always)]
-    fn gt(self, o: W) -> K {
-        self.cmp::<_CMP_GT_OQ>(o)
-    }
-    #[inline(always)]
-    fn lt(self, o: W) -> K {
-        self.cmp::<_CMP_LT_OQ>(o)
-    }
-    #[inline(always)]
-    fn le(self, o: W) -> K {
-        self.cmp::<_CMP_LE_OQ>(o)
-    }
-    #[inline(always)]
-    fn eq(self, o: W) -> K {
-        self.cmp::<_CMP_EQ_OQ>(o)
-    }
-    /// Not equal, or unordered (NaN): the portable `!(x == y)`.
-    #[inline(always)]
-    fn ne(self, o: W) -> K {
-        self.cmp::<_CMP_NEQ_UQ>(o)
-    }
-    /// Finite in every lane where the mask is set: |x| < ∞ (false for NaN).
-    #[inline(always)]
-    fn finite(self) -> K {
-        self.abs().lt(W::splat(f64::INFINITY))
-    }
-}
-
-impl K {
-    const ALL: K = K(0xff, 0xff);
-    const NONE: K = K(0, 0);
-    #[inline(always)]
-    fn and(self, o: K) -> K {
-        K(self.0 & o.0, self.1 & o.1)
-    }
-    #[inline(always)]
-    fn or(self, o: K) -> K {
-        K(self.0 | o.0, self.1 | o.1)
-    }
-    #[inline(always)]
-    fn not(self) -> K {
-        K(!self.0, !self.1)
-    }
-    #[inline(always)]
-    fn none(self) -> bool {
-        (self.0 | self.1) == 0
-    }
-    /// `a` where set, `b` elsewhere (bit for bit).
-    #[inline(always)]
-    fn select(self, a: W, b: W) -> W {
-        unsafe {
-            W(
-                _mm512_mask_blend_pd(self.0, b.0, a.0),
-                _mm512_mask_blend_pd(self.1, b.1, a.1),
-            )
-        }
-    }
-    #[inline(always)]
-    fn lanes(self) -> [bool; LANES] {
-        std::array::from_fn(|l| {
-            if l < 8 {
-                self.0 >> l & 1 == 1
-            } else {
-                self.1 >> (l - 8) & 1 == 1
-            }
-        })
-    }
-}
+use super::lane_ops::{K, Lanes, Zmm2};
 
 /// What a rotation hands to the eigenvector update: c, s and the acting lanes.
-type Rotation = (W, W, K);
+type Rotation = (Zmm2, Zmm2, K);
 
 /// The rotation of [`super::jacobi_lanes`]'s `rotate` in the (P, Q) plane on the matrix
 /// entries only; `None` when no lane acts (every lane would keep its bits).
 #[inline(always)]
 fn rotate<const M: usize, const P: usize, const Q: usize>(
-    a: &mut [[W; M]; M],
+    a: &mut [[Zmm2; M]; M],
     live: K,
 ) -> Option<Rotation> {
     let (app, aqq, apq) = (a[P][P], a[Q][Q], a[P][Q]);
-    let act = live.and(apq.abs().gt(W::splat(1e-150)));
+    let act = live.and(apq.abs().gt(Zmm2::splat(1e-150)));
     if act.none() {
         return None;
     }
-    let tau = aqq.sub(app);
-    let two_apq = apq.add(apq);
-    let tau2 = tau.mul(tau);
-    let sum2 = tau2.add(two_apq.mul(two_apq));
+    let tau = aqq - app;
+    let two_apq = apq + apq;
+    let tau2 = tau * tau;
+    let sum2 = tau2 + two_apq * two_apq;
     let small = act.and(sum2.ne(tau2)).none();
     let (two_r, root) = if small {
-        let two_r = tau.abs().add(tau.abs());
+        let two_r = tau.abs() + tau.abs();
         (two_r, two_r)
     } else {
         let r = sum2.sqrt();
-        let two_r = r.add(r);
-        (two_r, two_r.mul(tau.abs().add(r)).sqrt())
+        let two_r = r + r;
+        (two_r, (two_r * (tau.abs() + r)).sqrt())
     };
-    let den = two_r.mul(W::splat(0.5)).add(tau.abs());
-    let inv = W::splat(1.0).div(root);
-    let signed = tau.lt(W::splat(0.0)).select(two_apq.neg(), two_apq);
-    let c = den.mul(inv);
-    let s = signed.mul(inv);
-    let t = act.select(signed.mul(two_r).mul(inv.mul(inv)), W::splat(0.0));
+    let den = two_r * Zmm2::splat(0.5) + tau.abs();
+    let inv = Zmm2::splat(1.0) / root;
+    let signed = tau.lt(Zmm2::splat(0.0)).select(-two_apq, two_apq);
+    let c = den * inv;
+    let s = signed * inv;
+    let t = act.select(signed * two_r * (inv * inv), Zmm2::splat(0.0));
     for r in 0..M {
         if r == P || r == Q {
             continue;
         }
         let (arp, arq) = (a[r][P], a[r][Q]);
-        let np = act.select(c.mul(arp).sub(s.mul(arq)), arp);
-        let nq = act.select(s.mul(arp).add(c.mul(arq)), arq);
+        let np = act.select(c * arp - s * arq, arp);
+        let nq = act.select(s * arp + c * arq, arq);
         a[r][P] = np;
         a[P][r] = np;
         a[r][Q] = nq;
         a[Q][r] = nq;
     }
-    a[P][P] = act.select(app.sub(t.mul(apq)), app);
-    a[Q][Q] = act.select(aqq.add(t.mul(apq)), aqq);
-    let zpq = act.select(W::splat(0.0), apq);
+    a[P][P] = act.select(app - t * apq, app);
+    a[Q][Q] = act.select(aqq + t * apq, aqq);
+    let zpq = act.select(Zmm2::splat(0.0), apq);
     a[P][Q] = zpq;
     a[Q][P] = zpq;
     Some((c, s, act))
@@ -207,14 +80,14 @@ fn rotate<const M: usize, const P: usize, const Q: usize>(
 /// The eigenvector update of a rotation in the (P, Q) plane.
 #[inline(always)]
 fn rotate_vectors<const M: usize, const P: usize, const Q: usize>(
-    v: &mut [[W; M]; M],
+    v: &mut [[Zmm2; M]; M],
     rotation: Option<Rotation>,
 ) {
     let Some((c, s, act)) = rotation else { return };
     for row in v.iter_mut() {
         let (vp, vq) = (row[P], row[Q]);
-        row[P] = act.select(c.mul(vp).sub(s.mul(vq)), vp);
-        row[Q] = act.select(s.mul(vp).add(c.mul(vq)), vq);
+        row[P] = act.select(c * vp - s * vq, vp);
+        row[Q] = act.select(s * vp + c * vq, vq);
     }
 }
 
@@ -223,31 +96,29 @@ fn rotate_vectors<const M: usize, const P: usize, const Q: usize>(
 macro_rules! jacobi_body {
     ($m:literal, $am:ident, $vm:ident, |$a:ident, $v:ident, $live:ident| $sweep:block) => {{
         const M: usize = $m;
-        let mut $a = [[W::splat(0.0); M]; M];
-        let mut $v = [[W::splat(0.0); M]; M];
+        let mut $a = [[Zmm2::splat(0.0); M]; M];
+        let mut $v = [[Zmm2::splat(0.0); M]; M];
         for i in 0..M {
             for j in 0..M {
-                // SAFETY: each Wide is 16 contiguous f64 (lanes 0–7, then 8–15).
-                unsafe {
-                    let p = $am[i][j].0.as_ptr();
-                    $a[i][j] = W(_mm512_loadu_pd(p), _mm512_loadu_pd(p.add(8)));
-                }
-                $v[i][j] = W::splat(if i == j { 1.0 } else { 0.0 });
+                $a[i][j] = Zmm2::load(&$am[i][j]);
+                $v[i][j] = Zmm2::splat(if i == j { 1.0 } else { 0.0 });
             }
         }
         let mut $live = K::ALL;
         let mut ok = K::NONE;
         for _ in 0..MAX_LANE_SWEEPS {
-            let mut off = W::splat(0.0);
-            let mut diag = W::splat(0.0);
+            let mut off = Zmm2::splat(0.0);
+            let mut diag = Zmm2::splat(0.0);
             for p in 0..M {
-                diag = diag.add($a[p][p].mul($a[p][p]));
+                diag = diag + $a[p][p] * $a[p][p];
                 for q in (p + 1)..M {
-                    off = off.add($a[p][q].mul($a[p][q]));
+                    off = off + $a[p][q] * $a[p][q];
                 }
             }
             let finite = off.finite().and(diag.finite());
-            let converged = off.eq(W::splat(0.0)).or(off.le(W::splat(1e-34).mul(diag)));
+            let converged = off
+                .eq(Zmm2::splat(0.0))
+                .or(off.le(Zmm2::splat(1e-34) * diag));
             ok = ok.or($live.and(finite).and(converged));
             $live = $live.and(finite).and(converged.not());
             if $live.none() {
@@ -257,17 +128,11 @@ macro_rules! jacobi_body {
         }
         for i in 0..M {
             for j in 0..M {
-                unsafe {
-                    let p = $am[i][j].0.as_mut_ptr();
-                    _mm512_storeu_pd(p, $a[i][j].0);
-                    _mm512_storeu_pd(p.add(8), $a[i][j].1);
-                    let p = $vm[i][j].0.as_mut_ptr();
-                    _mm512_storeu_pd(p, $v[i][j].0);
-                    _mm512_storeu_pd(p.add(8), $v[i][j].1);
-                }
+                $a[i][j].store(&mut $am[i][j]);
+                $v[i][j].store(&mut $vm[i][j]);
             }
         }
-        ok.lanes()
+        Zmm2::lanes_of(ok)
     }};
 }
 

@@ -1,0 +1,290 @@
+//! The lane-wise operations the batched projections are written with ([`Lanes`]), for two
+//! representations of [`LANES`] values: the portable [`Wide`] (an array left to the
+//! compiler's vectorizer) and, on x86-64 processors with AVX-512, [`Zmm2`] (two AVX-512
+//! registers, whose arrays of matrix entries the compiler keeps in registers).
+//!
+//! Both round identically: every operation is the IEEE operation of the scalar operators, no
+//! fused multiply-add is formed, comparisons treat NaN alike (ordered `>`, `<`, `≤`, `=`;
+//! unordered `≠`), negation flips the sign bit and a select moves bits. Code written once
+//! against [`Lanes`] gives the same bits with either.
+
+use super::jacobi_lanes::{LANES, Mask, Wide};
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+/// [`LANES`] f64 values and their lane-wise operations.
+pub(crate) trait Lanes:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// A per-lane condition.
+    type Mask: Copy;
+    fn splat(x: f64) -> Self;
+    fn load(w: &Wide) -> Self;
+    fn store(self, w: &mut Wide);
+    /// The sign bit cleared.
+    fn abs(self) -> Self;
+    fn gt(self, o: Self) -> Self::Mask;
+    fn lt(self, o: Self) -> Self::Mask;
+    /// `> 0` and finite (false for NaN).
+    fn positive_finite(self) -> Self::Mask;
+    /// `a` where `m` is set, `b` elsewhere, bit for bit.
+    fn select(m: Self::Mask, a: Self, b: Self) -> Self;
+    fn mask_of(b: &[bool; LANES]) -> Self::Mask;
+    fn lanes_of(m: Self::Mask) -> [bool; LANES];
+    /// Lane by lane, the power of two that brings a positive finite value near 1, as
+    /// [`super::tridiag_ql::unit_scale`] computes it.
+    fn unit_scales(self) -> Self;
+}
+
+/// The power of two that brings `a` (> 0, finite) near 1.
+#[inline(always)]
+fn unit_scale(a: f64) -> f64 {
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    f64::from_bits(((1023 - e).clamp(1, 2046) as u64) << 52)
+}
+
+impl Lanes for Wide {
+    type Mask = Mask;
+    #[inline(always)]
+    fn splat(x: f64) -> Wide {
+        Wide::splat(x)
+    }
+    #[inline(always)]
+    fn load(w: &Wide) -> Wide {
+        *w
+    }
+    #[inline(always)]
+    fn store(self, w: &mut Wide) {
+        *w = self;
+    }
+    #[inline(always)]
+    fn abs(self) -> Wide {
+        Wide::abs(self)
+    }
+    #[inline(always)]
+    fn gt(self, o: Wide) -> Mask {
+        self.cmp(o, |p, q| p > q)
+    }
+    #[inline(always)]
+    fn lt(self, o: Wide) -> Mask {
+        self.cmp(o, |p, q| p < q)
+    }
+    #[inline(always)]
+    fn positive_finite(self) -> Mask {
+        self.cmp(self, |p, _| p > 0.0 && p.is_finite())
+    }
+    #[inline(always)]
+    fn select(m: Mask, a: Wide, b: Wide) -> Wide {
+        m.select(a, b)
+    }
+    #[inline(always)]
+    fn mask_of(b: &[bool; LANES]) -> Mask {
+        let mut out = [0u64; LANES];
+        for l in 0..LANES {
+            out[l] = if b[l] { u64::MAX } else { 0 };
+        }
+        Mask(out)
+    }
+    #[inline(always)]
+    fn lanes_of(m: Mask) -> [bool; LANES] {
+        let mut out = [false; LANES];
+        for l in 0..LANES {
+            out[l] = m.0[l] != 0;
+        }
+        out
+    }
+    #[inline(always)]
+    fn unit_scales(self) -> Wide {
+        self.map(unit_scale)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx512::{K, Zmm2};
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    //! [`Zmm2`]: every method must only run on processors with AVX-512F (the functions that
+    //! use it are compiled with that feature and called after the run-time check).
+
+    use super::{LANES, Lanes, Wide, unit_scale};
+    use std::arch::x86_64::*;
+    use std::ops::{Add, Div, Mul, Neg, Sub};
+
+    /// [`LANES`] values in two AVX-512 registers (lanes 0–7, 8–15).
+    #[derive(Clone, Copy)]
+    pub(crate) struct Zmm2(pub(crate) __m512d, pub(crate) __m512d);
+
+    /// A per-lane condition as two AVX-512 mask registers.
+    #[derive(Clone, Copy)]
+    pub(crate) struct K(pub(crate) __mmask8, pub(crate) __mmask8);
+
+    // SAFETY (every `unsafe` block below): AVX-512F is present (module docs).
+
+    macro_rules! binary {
+        ($tr:ident, $f:ident, $op:ident) => {
+            impl $tr for Zmm2 {
+                type Output = Zmm2;
+                #[inline(always)]
+                fn $f(self, o: Zmm2) -> Zmm2 {
+                    unsafe { Zmm2($op(self.0, o.0), $op(self.1, o.1)) }
+                }
+            }
+        };
+    }
+    binary!(Add, add, _mm512_add_pd);
+    binary!(Sub, sub, _mm512_sub_pd);
+    binary!(Mul, mul, _mm512_mul_pd);
+    binary!(Div, div, _mm512_div_pd);
+
+    impl Neg for Zmm2 {
+        type Output = Zmm2;
+        /// The sign bit flipped, as the portable `-x`.
+        #[inline(always)]
+        fn neg(self) -> Zmm2 {
+            unsafe {
+                let sign = _mm512_set1_epi64(i64::MIN);
+                let flip = |x: __m512d| {
+                    _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign))
+                };
+                Zmm2(flip(self.0), flip(self.1))
+            }
+        }
+    }
+
+    impl Zmm2 {
+        #[inline(always)]
+        pub(crate) fn sqrt(self) -> Zmm2 {
+            unsafe { Zmm2(_mm512_sqrt_pd(self.0), _mm512_sqrt_pd(self.1)) }
+        }
+        /// A comparison with predicate `P`, lane by lane.
+        #[inline(always)]
+        pub(crate) fn cmp<const P: i32>(self, o: Zmm2) -> K {
+            unsafe {
+                K(
+                    _mm512_cmp_pd_mask::<P>(self.0, o.0),
+                    _mm512_cmp_pd_mask::<P>(self.1, o.1),
+                )
+            }
+        }
+        #[inline(always)]
+        pub(crate) fn le(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_LE_OQ>(o)
+        }
+        #[inline(always)]
+        pub(crate) fn eq(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_EQ_OQ>(o)
+        }
+        /// Not equal, or unordered (NaN): the portable `!(x == y)`.
+        #[inline(always)]
+        pub(crate) fn ne(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_NEQ_UQ>(o)
+        }
+        /// |x| < ∞ (false for NaN).
+        #[inline(always)]
+        pub(crate) fn finite(self) -> K {
+            Lanes::abs(self).lt(Zmm2::splat(f64::INFINITY))
+        }
+    }
+
+    impl K {
+        pub(crate) const ALL: K = K(0xff, 0xff);
+        pub(crate) const NONE: K = K(0, 0);
+        #[inline(always)]
+        pub(crate) fn and(self, o: K) -> K {
+            K(self.0 & o.0, self.1 & o.1)
+        }
+        #[inline(always)]
+        pub(crate) fn or(self, o: K) -> K {
+            K(self.0 | o.0, self.1 | o.1)
+        }
+        #[inline(always)]
+        pub(crate) fn not(self) -> K {
+            K(!self.0, !self.1)
+        }
+        #[inline(always)]
+        pub(crate) fn none(self) -> bool {
+            (self.0 | self.1) == 0
+        }
+        #[inline(always)]
+        pub(crate) fn select(self, a: Zmm2, b: Zmm2) -> Zmm2 {
+            unsafe {
+                Zmm2(
+                    _mm512_mask_blend_pd(self.0, b.0, a.0),
+                    _mm512_mask_blend_pd(self.1, b.1, a.1),
+                )
+            }
+        }
+    }
+
+    impl Lanes for Zmm2 {
+        type Mask = K;
+        #[inline(always)]
+        fn splat(x: f64) -> Zmm2 {
+            unsafe { Zmm2(_mm512_set1_pd(x), _mm512_set1_pd(x)) }
+        }
+        #[inline(always)]
+        fn load(w: &Wide) -> Zmm2 {
+            let p = w.0.as_ptr();
+            // SAFETY: a Wide is 16 contiguous f64.
+            unsafe { Zmm2(_mm512_loadu_pd(p), _mm512_loadu_pd(p.add(8))) }
+        }
+        #[inline(always)]
+        fn store(self, w: &mut Wide) {
+            let p = w.0.as_mut_ptr();
+            // SAFETY: a Wide is 16 contiguous f64.
+            unsafe {
+                _mm512_storeu_pd(p, self.0);
+                _mm512_storeu_pd(p.add(8), self.1);
+            }
+        }
+        #[inline(always)]
+        fn abs(self) -> Zmm2 {
+            unsafe { Zmm2(_mm512_abs_pd(self.0), _mm512_abs_pd(self.1)) }
+        }
+        #[inline(always)]
+        fn gt(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_GT_OQ>(o)
+        }
+        #[inline(always)]
+        fn lt(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_LT_OQ>(o)
+        }
+        #[inline(always)]
+        fn positive_finite(self) -> K {
+            self.gt(Zmm2::splat(0.0)).and(self.finite())
+        }
+        #[inline(always)]
+        fn select(m: K, a: Zmm2, b: Zmm2) -> Zmm2 {
+            m.select(a, b)
+        }
+        #[inline(always)]
+        fn mask_of(b: &[bool; LANES]) -> K {
+            // Loops, not closures: closures were left as calls.
+            let mut bits = 0u16;
+            for l in 0..LANES {
+                bits |= u16::from(b[l]) << l;
+            }
+            K(bits as u8, (bits >> 8) as u8)
+        }
+        #[inline(always)]
+        fn lanes_of(m: K) -> [bool; LANES] {
+            let bits = u16::from(m.0) | (u16::from(m.1) << 8);
+            let mut out = [false; LANES];
+            for l in 0..LANES {
+                out[l] = bits >> l & 1 == 1;
+            }
+            out
+        }
+        #[inline(always)]
+        fn unit_scales(self) -> Zmm2 {
+            let mut w = Wide::ZERO;
+            self.store(&mut w);
+            Zmm2::load(&w.map(unit_scale))
+        }
+    }
+}
