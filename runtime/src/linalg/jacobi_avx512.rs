@@ -1,93 +1,36 @@
-//! The cyclic Jacobi of [`super::jacobi_lanes`] for 3×3 and 4×4 matrices written with
-//! AVX-512 instructions, for processors that have them: the same arithmetic in the same
-//! order, so the same bits as the portable code.
+//! The sweeps of the cyclic Jacobi of [`super::jacobi_lanes`] for 3×3 and 4×4 matrices in
+//! AVX-512 registers ([`Zmm2`]), for processors that have them: the rotation and the
+//! convergence test are the portable code's ([`rotate_entries`], [`rotate_vectors`],
+//! [`sweep_test`], written once over [`Lanes`]), so the bits are the same.
 //!
-//! Why a second copy: the portable lanes (`[f64; LANES]` per entry, left to the compiler's
-//! vectorizer) keep every entry in memory and index it at run time, and each rotation's
-//! eigenvector update sits between the square roots and divisions of consecutive rotations,
-//! which the rotations wait on. Here the (p, q) pairs are constants, so the entries stay in
-//! registers, and the eigenvector updates of a sweep are applied after the sweep's rotations
-//! (they read only each rotation's c, s and acting lanes, in rotation order, as before), so
-//! the processor overlaps them with the next chain instead of stalling. On an AVX-512
-//! processor (AMD Zen 5) a batch of 16 random 4×4 matrices took 580 ns instead of 790, and
-//! the projected Hessian of a parameterization 6 % less time (`docs/benchmarks.md`).
-//!
-//! Every operation rounds as its portable counterpart does ([`super::lane_ops`]: IEEE
-//! arithmetic without fused multiply-adds, the same NaN behaviour of comparisons, negation by
-//! the sign bit, selects that move bits).
-//! `tests::the_avx512_sweeps_give_the_bits_of_the_portable_ones` checks this on random
-//! matrices, non-finite lanes included.
+//! What differs is the driver. The portable sweeps index entries kept in memory at run time,
+//! and each rotation's eigenvector update sits between the square roots and divisions of
+//! consecutive rotations, which the rotations wait on. Here the (p, q) pairs are constants,
+//! so the entries stay in registers, and the eigenvector updates of a sweep are applied after
+//! the sweep's rotations (each reads only its rotation's c, s and acting lanes, in rotation
+//! order, as before), so the processor overlaps them with the next chain instead of stalling.
+//! On an AVX-512 processor (AMD Zen 5) a batch of 16 random 4×4 matrices took 580 ns instead
+//! of 790, and the projected Hessian of a parameterization 6 % less time
+//! (`docs/benchmarks.md`). `tests::the_avx512_sweeps_give_the_bits_of_the_portable_ones`
+//! checks the bits on random matrices, non-finite lanes included.
 
 #![cfg(target_arch = "x86_64")]
 
-use super::jacobi_lanes::{LANES, LaneMatrix, MAX_LANE_SWEEPS, round_robin};
+use super::jacobi_lanes::{
+    LANES, LaneMatrix, MAX_LANE_SWEEPS, Rotation, rotate_entries, rotate_vectors, round_robin,
+    sweep_test,
+};
 use super::lane_ops::{K, Lanes, Zmm2};
 
-/// What a rotation hands to the eigenvector update: c, s and the acting lanes.
-type Rotation = (Zmm2, Zmm2, K);
-
-/// The rotation of [`super::jacobi_lanes`]'s `rotate` in the (P, Q) plane on the matrix
-/// entries only; `None` when no lane acts (every lane would keep its bits).
+/// The eigenvector update of a rotation that acted.
 #[inline(always)]
-fn rotate<const M: usize, const P: usize, const Q: usize>(
-    a: &mut [[Zmm2; M]; M],
-    live: K,
-) -> Option<Rotation> {
-    let (app, aqq, apq) = (a[P][P], a[Q][Q], a[P][Q]);
-    let act = live.and(apq.abs().gt(Zmm2::splat(1e-150)));
-    if act.none() {
-        return None;
-    }
-    let tau = aqq - app;
-    let two_apq = apq + apq;
-    let tau2 = tau * tau;
-    let sum2 = tau2 + two_apq * two_apq;
-    let small = act.and(sum2.ne(tau2)).none();
-    let (two_r, root) = if small {
-        let two_r = tau.abs() + tau.abs();
-        (two_r, two_r)
-    } else {
-        let r = sum2.sqrt();
-        let two_r = r + r;
-        (two_r, (two_r * (tau.abs() + r)).sqrt())
-    };
-    let den = two_r * Zmm2::splat(0.5) + tau.abs();
-    let inv = Zmm2::splat(1.0) / root;
-    let signed = tau.lt(Zmm2::splat(0.0)).select(-two_apq, two_apq);
-    let c = den * inv;
-    let s = signed * inv;
-    let t = act.select(signed * two_r * (inv * inv), Zmm2::splat(0.0));
-    for r in 0..M {
-        if r == P || r == Q {
-            continue;
-        }
-        let (arp, arq) = (a[r][P], a[r][Q]);
-        let np = act.select(c * arp - s * arq, arp);
-        let nq = act.select(s * arp + c * arq, arq);
-        a[r][P] = np;
-        a[P][r] = np;
-        a[r][Q] = nq;
-        a[Q][r] = nq;
-    }
-    a[P][P] = act.select(app - t * apq, app);
-    a[Q][Q] = act.select(aqq + t * apq, aqq);
-    let zpq = act.select(Zmm2::splat(0.0), apq);
-    a[P][Q] = zpq;
-    a[Q][P] = zpq;
-    Some((c, s, act))
-}
-
-/// The eigenvector update of a rotation in the (P, Q) plane.
-#[inline(always)]
-fn rotate_vectors<const M: usize, const P: usize, const Q: usize>(
+fn vectors<const M: usize>(
     v: &mut [[Zmm2; M]; M],
-    rotation: Option<Rotation>,
+    (p, q): (usize, usize),
+    rotation: Option<Rotation<Zmm2>>,
 ) {
-    let Some((c, s, act)) = rotation else { return };
-    for row in v.iter_mut() {
-        let (vp, vq) = (row[P], row[Q]);
-        row[P] = act.select(c * vp - s * vq, vp);
-        row[Q] = act.select(s * vp + c * vq, vq);
+    if let Some(r) = rotation {
+        rotate_vectors::<Zmm2, M>(v, p, q, r);
     }
 }
 
@@ -107,21 +50,7 @@ macro_rules! jacobi_body {
         let mut $live = K::ALL;
         let mut ok = K::NONE;
         for _ in 0..MAX_LANE_SWEEPS {
-            let mut off = Zmm2::splat(0.0);
-            let mut diag = Zmm2::splat(0.0);
-            for p in 0..M {
-                diag = diag + $a[p][p] * $a[p][p];
-                for q in (p + 1)..M {
-                    off = off + $a[p][q] * $a[p][q];
-                }
-            }
-            let finite = off.finite().and(diag.finite());
-            let converged = off
-                .eq(Zmm2::splat(0.0))
-                .or(off.le(Zmm2::splat(1e-34) * diag));
-            ok = ok.or($live.and(finite).and(converged));
-            $live = $live.and(finite).and(converged.not());
-            if $live.none() {
+            if !sweep_test::<Zmm2, M>(&$a, &mut $live, &mut ok) {
                 break;
             }
             $sweep
@@ -153,12 +82,12 @@ fn jacobi3(am: &mut LaneMatrix<3>, vm: &mut LaneMatrix<3>) -> [bool; LANES] {
         const P0: (usize, usize) = pair!(PAIRS3, 0);
         const P1: (usize, usize) = pair!(PAIRS3, 1);
         const P2: (usize, usize) = pair!(PAIRS3, 2);
-        let r0 = rotate::<3, { P0.0 }, { P0.1 }>(&mut a, live);
-        let r1 = rotate::<3, { P1.0 }, { P1.1 }>(&mut a, live);
-        let r2 = rotate::<3, { P2.0 }, { P2.1 }>(&mut a, live);
-        rotate_vectors::<3, { P0.0 }, { P0.1 }>(&mut v, r0);
-        rotate_vectors::<3, { P1.0 }, { P1.1 }>(&mut v, r1);
-        rotate_vectors::<3, { P2.0 }, { P2.1 }>(&mut v, r2);
+        let r0 = rotate_entries::<Zmm2, 3>(&mut a, P0.0, P0.1, live);
+        let r1 = rotate_entries::<Zmm2, 3>(&mut a, P1.0, P1.1, live);
+        let r2 = rotate_entries::<Zmm2, 3>(&mut a, P2.0, P2.1, live);
+        vectors::<3>(&mut v, P0, r0);
+        vectors::<3>(&mut v, P1, r1);
+        vectors::<3>(&mut v, P2, r2);
     })
 }
 
@@ -172,18 +101,18 @@ fn jacobi4(am: &mut LaneMatrix<4>, vm: &mut LaneMatrix<4>) -> [bool; LANES] {
         const P3: (usize, usize) = pair!(PAIRS4, 3);
         const P4: (usize, usize) = pair!(PAIRS4, 4);
         const P5: (usize, usize) = pair!(PAIRS4, 5);
-        let r0 = rotate::<4, { P0.0 }, { P0.1 }>(&mut a, live);
-        let r1 = rotate::<4, { P1.0 }, { P1.1 }>(&mut a, live);
-        let r2 = rotate::<4, { P2.0 }, { P2.1 }>(&mut a, live);
-        let r3 = rotate::<4, { P3.0 }, { P3.1 }>(&mut a, live);
-        let r4 = rotate::<4, { P4.0 }, { P4.1 }>(&mut a, live);
-        let r5 = rotate::<4, { P5.0 }, { P5.1 }>(&mut a, live);
-        rotate_vectors::<4, { P0.0 }, { P0.1 }>(&mut v, r0);
-        rotate_vectors::<4, { P1.0 }, { P1.1 }>(&mut v, r1);
-        rotate_vectors::<4, { P2.0 }, { P2.1 }>(&mut v, r2);
-        rotate_vectors::<4, { P3.0 }, { P3.1 }>(&mut v, r3);
-        rotate_vectors::<4, { P4.0 }, { P4.1 }>(&mut v, r4);
-        rotate_vectors::<4, { P5.0 }, { P5.1 }>(&mut v, r5);
+        let r0 = rotate_entries::<Zmm2, 4>(&mut a, P0.0, P0.1, live);
+        let r1 = rotate_entries::<Zmm2, 4>(&mut a, P1.0, P1.1, live);
+        let r2 = rotate_entries::<Zmm2, 4>(&mut a, P2.0, P2.1, live);
+        let r3 = rotate_entries::<Zmm2, 4>(&mut a, P3.0, P3.1, live);
+        let r4 = rotate_entries::<Zmm2, 4>(&mut a, P4.0, P4.1, live);
+        let r5 = rotate_entries::<Zmm2, 4>(&mut a, P5.0, P5.1, live);
+        vectors::<4>(&mut v, P0, r0);
+        vectors::<4>(&mut v, P1, r1);
+        vectors::<4>(&mut v, P2, r2);
+        vectors::<4>(&mut v, P3, r3);
+        vectors::<4>(&mut v, P4, r4);
+        vectors::<4>(&mut v, P5, r5);
     })
 }
 

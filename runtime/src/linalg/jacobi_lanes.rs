@@ -31,6 +31,8 @@
 // Index loops are the natural form of these matrix sweeps (as in `sym_eigen`).
 #![allow(clippy::needless_range_loop)]
 
+use super::lane_ops::{LaneMask, Lanes};
+
 /// Matrices decomposed together (module docs).
 pub const LANES: usize = 16;
 
@@ -223,24 +225,15 @@ pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mu
     let mut live = Mask([u64::MAX; LANES]);
     let mut ok = Mask([0; LANES]);
     for _ in 0..MAX_LANE_SWEEPS {
-        let mut off = Wide::ZERO;
-        let mut diag = Wide::ZERO;
-        for p in 0..M {
-            diag = diag + a[p][p] * a[p][p];
-            for q in (p + 1)..M {
-                off = off + a[p][q] * a[p][q];
-            }
-        }
-        let finite = off.cmp(diag, |o, d| o.is_finite() && d.is_finite());
-        let converged = off.cmp(diag, |o, d| o == 0.0 || o <= 1e-34 * d);
-        ok = ok.or(live.and(finite).and(converged));
-        live = live.and(finite).and(converged.not());
-        if live.0.iter().all(|&m| m == 0) {
-            return std::array::from_fn(|l| ok.0[l] != 0);
+        if !sweep_test::<Wide, M>(a, &mut live, &mut ok) {
+            break;
         }
         let (pairs, count) = const { round_robin::<M>() };
         for &(p, q) in &pairs[..count] {
-            rotate::<M>(a, v, p as usize, q as usize, live);
+            let (p, q) = (p as usize, q as usize);
+            if let Some(r) = rotate_entries::<Wide, M>(a, p, q, live) {
+                rotate_vectors::<Wide, M>(v, p, q, r);
+            }
         }
     }
     std::array::from_fn(|l| ok.0[l] != 0)
@@ -281,17 +274,48 @@ pub(crate) const fn round_robin<const M: usize>() -> ([(u8, u8); 120], usize) {
     (out, count)
 }
 
-/// One Jacobi rotation in the (p, q) plane of every `live` lane whose |a_pq| is above
-/// 1e-150; the other lanes keep their values exactly.
+/// The convergence test before a sweep, written once for both lane types: a lane has
+/// converged when Σ_{p<q} a_pq² ≤ 10⁻³⁴ · Σ_p a_pp² (or the off-diagonal part is exactly 0)
+/// with finite sums; such lanes (and non-finite ones) leave `live`, the converged ones join
+/// `ok`. Returns whether any lane is still live.
 #[inline(always)]
-fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize, q: usize, live: Mask) {
+pub(crate) fn sweep_test<L: Lanes, const M: usize>(a: &[[L; M]; M], live: &mut L::Mask, ok: &mut L::Mask) -> bool {
+    let mut off = L::splat(0.0);
+    let mut diag = L::splat(0.0);
+    for p in 0..M {
+        diag = diag + a[p][p] * a[p][p];
+        for q in (p + 1)..M {
+            off = off + a[p][q] * a[p][q];
+        }
+    }
+    let finite = off.finite().and(diag.finite());
+    let converged = off.eq(L::splat(0.0)).or(off.le(L::splat(1e-34) * diag));
+    *ok = ok.or(live.and(finite).and(converged));
+    *live = live.and(finite).and(converged.not());
+    !live.none()
+}
+
+/// What a rotation hands to the eigenvector update: c, s and the acting lanes.
+pub(crate) type Rotation<L> = (L, L, <L as Lanes>::Mask);
+
+/// One Jacobi rotation in the (p, q) plane of every `live` lane whose |a_pq| is above
+/// 1e-150, on the matrix entries (both triangles); the other lanes keep their values
+/// exactly. `None` when no lane acts. Written once for both lane types (with constant p and
+/// q the AVX-512 sweeps keep the entries in registers).
+#[inline(always)]
+pub(crate) fn rotate_entries<L: Lanes, const M: usize>(
+    a: &mut [[L; M]; M],
+    p: usize,
+    q: usize,
+    live: L::Mask,
+) -> Option<Rotation<L>> {
     let (app, aqq, apq) = (a[p][p], a[q][q], a[p][q]);
     // An entry below 1e-150 is left alone: with the matrix scaled to a largest entry near 1
     // it is far below the convergence test, and its square could underflow below.
-    // Opaque to the optimizer: it would otherwise turn the selects below back into compares
-    // of narrow masks (re-widened for every blend) and `store(select(m, new, load p), p)` into
-    // masked stores, which many processors run as slow microcode.
-    let act = std::hint::black_box(live.and(apq.abs().cmp(Wide::splat(1e-150), |x, b| x > b)));
+    let act = L::opaque(live.and(apq.abs().gt(L::splat(1e-150))));
+    if act.none() {
+        return None;
+    }
     // The rotation of the smaller angle (Numerical Recipes' t = 1 / (|θ| + √(θ² + 1)),
     // θ = τ / 2a_pq, τ = a_qq − a_pp), written with one division: with r = √(τ² + 4a_pq²)
     // and den = |τ| + r, t = sgn(τ)·2a_pq / den, and 1 + t² = 2r·den / den², so with
@@ -307,8 +331,7 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
     // to τ² in every acting lane, r = √(τ²) is |τ| exactly, den = 2|τ| and 2r·den = 4τ²
     // (scaling by 2 and 4 is exact), whose square root is 2|τ| exactly: both square roots
     // are skipped and the bits are those of the general formula.
-    let acting = |m: Mask| (0..LANES).all(|l| act.0[l] == 0 || m.0[l] != 0);
-    let small = acting(sum2.cmp(tau2, |x, y| x == y));
+    let small = act.and(sum2.ne(tau2)).none();
     let (two_r, root) = if small {
         let two_r = tau.abs() + tau.abs();
         (two_r, two_r)
@@ -317,34 +340,41 @@ fn rotate<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>, p: usize
         let two_r = r + r;
         (two_r, (two_r * (tau.abs() + r)).sqrt())
     };
-    let den = two_r * Wide::splat(0.5) + tau.abs();
+    let den = two_r * L::splat(0.5) + tau.abs();
     // Inactive lanes may hold NaN here (0/0); they are never selected.
-    let inv = Wide::ONE / root;
-    let signed = tau.cmp(Wide::ZERO, |x, z| x < z).select(-two_apq, two_apq);
+    let inv = L::splat(1.0) / root;
+    let signed = L::select(tau.lt(L::splat(0.0)), -two_apq, two_apq);
     let c = den * inv;
     let s = signed * inv;
-    let t = act.select(signed * two_r * (inv * inv), Wide::ZERO);
+    let t = L::select(act, signed * two_r * (inv * inv), L::splat(0.0));
     for r in 0..M {
         if r == p || r == q {
             continue;
         }
         let (arp, arq) = (a[r][p], a[r][q]);
-        let np = act.select(c * arp - s * arq, arp);
-        let nq = act.select(s * arp + c * arq, arq);
+        let np = L::select(act, c * arp - s * arq, arp);
+        let nq = L::select(act, s * arp + c * arq, arq);
         a[r][p] = np;
         a[p][r] = np;
         a[r][q] = nq;
         a[q][r] = nq;
     }
-    a[p][p] = act.select(app - t * apq, app);
-    a[q][q] = act.select(aqq + t * apq, aqq);
-    let zpq = act.select(Wide::ZERO, apq);
+    a[p][p] = L::select(act, app - t * apq, app);
+    a[q][q] = L::select(act, aqq + t * apq, aqq);
+    let zpq = L::select(act, L::splat(0.0), apq);
     a[p][q] = zpq;
     a[q][p] = zpq;
+    Some((c, s, act))
+}
+
+/// The eigenvector update of a rotation in the (p, q) plane: columns p and q of `v`.
+#[inline(always)]
+pub(crate) fn rotate_vectors<L: Lanes, const M: usize>(v: &mut [[L; M]; M], p: usize, q: usize, rotation: Rotation<L>) {
+    let (c, s, act) = rotation;
     for row in v.iter_mut() {
         let (vp, vq) = (row[p], row[q]);
-        row[p] = act.select(c * vp - s * vq, vp);
-        row[q] = act.select(s * vp + c * vq, vq);
+        row[p] = L::select(act, c * vp - s * vq, vp);
+        row[q] = L::select(act, s * vp + c * vq, vq);
     }
 }
 
@@ -470,7 +500,8 @@ mod tests {
             for (i, row) in v.iter_mut().enumerate() {
                 row[i] = Wide::ONE;
             }
-            rotate::<2>(&mut m, &mut v, 0, 1, Mask([u64::MAX; LANES]));
+            let r = rotate_entries::<Wide, 2>(&mut m, 0, 1, Mask([u64::MAX; LANES])).expect("acts");
+            rotate_vectors::<Wide, 2>(&mut v, 0, 1, r);
             let (c, s) = (v[0][0].0[0], v[0][1].0[0]);
             assert!((c * c + s * s - 1.0).abs() < 1e-15, "{c} {s}");
             let rotated = (c * c - s * s) * apq + c * s * (app - aqq);

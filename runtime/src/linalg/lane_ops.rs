@@ -11,6 +11,15 @@
 use super::jacobi_lanes::{LANES, Mask, Wide};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
+/// A per-lane condition of [`Lanes`].
+pub(crate) trait LaneMask: Copy {
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn not(self) -> Self;
+    /// Whether no lane is set.
+    fn none(self) -> bool;
+}
+
 /// [`LANES`] f64 values and their lane-wise operations.
 pub(crate) trait Lanes:
     Copy
@@ -21,14 +30,21 @@ pub(crate) trait Lanes:
     + Neg<Output = Self>
 {
     /// A per-lane condition.
-    type Mask: Copy;
+    type Mask: LaneMask;
     fn splat(x: f64) -> Self;
     fn load(w: &Wide) -> Self;
     fn store(self, w: &mut Wide);
     /// The sign bit cleared.
     fn abs(self) -> Self;
+    fn sqrt(self) -> Self;
     fn gt(self, o: Self) -> Self::Mask;
     fn lt(self, o: Self) -> Self::Mask;
+    fn le(self, o: Self) -> Self::Mask;
+    fn eq(self, o: Self) -> Self::Mask;
+    /// Not equal, or unordered (NaN): `!(x == y)`.
+    fn ne(self, o: Self) -> Self::Mask;
+    /// Finite (false for NaN).
+    fn finite(self) -> Self::Mask;
     /// `> 0` and finite (false for NaN).
     fn positive_finite(self) -> Self::Mask;
     /// `a` where `m` is set, `b` elsewhere, bit for bit.
@@ -38,6 +54,33 @@ pub(crate) trait Lanes:
     /// Lane by lane, the power of two that brings a positive finite value near 1, as
     /// [`super::tridiag_ql::unit_scale`] computes it.
     fn unit_scales(self) -> Self;
+    /// `m`, where the optimizer must not look through it (see the Jacobi rotation).
+    fn opaque(m: Self::Mask) -> Self::Mask {
+        m
+    }
+}
+
+impl LaneMask for Mask {
+    #[inline(always)]
+    fn and(self, o: Mask) -> Mask {
+        Mask::and(self, o)
+    }
+    #[inline(always)]
+    fn or(self, o: Mask) -> Mask {
+        Mask::or(self, o)
+    }
+    #[inline(always)]
+    fn not(self) -> Mask {
+        Mask::not(self)
+    }
+    #[inline(always)]
+    fn none(self) -> bool {
+        let mut any = 0u64;
+        for l in 0..LANES {
+            any |= self.0[l];
+        }
+        any == 0
+    }
 }
 
 /// The power of two that brings `a` (> 0, finite) near 1.
@@ -66,12 +109,40 @@ impl Lanes for Wide {
         Wide::abs(self)
     }
     #[inline(always)]
+    fn sqrt(self) -> Wide {
+        Wide::sqrt(self)
+    }
+    #[inline(always)]
     fn gt(self, o: Wide) -> Mask {
         self.cmp(o, |p, q| p > q)
     }
     #[inline(always)]
     fn lt(self, o: Wide) -> Mask {
         self.cmp(o, |p, q| p < q)
+    }
+    #[inline(always)]
+    fn le(self, o: Wide) -> Mask {
+        self.cmp(o, |p, q| p <= q)
+    }
+    #[inline(always)]
+    fn eq(self, o: Wide) -> Mask {
+        self.cmp(o, |p, q| p == q)
+    }
+    #[inline(always)]
+    fn ne(self, o: Wide) -> Mask {
+        self.cmp(o, |p, q| p != q)
+    }
+    #[inline(always)]
+    fn finite(self) -> Mask {
+        self.cmp(self, |p, _| p.is_finite())
+    }
+    /// Through `black_box`: the optimizer would otherwise turn the portable selects back
+    /// into compares of narrow masks (re-widened for every blend) and
+    /// `store(select(m, new, load p), p)` into masked stores, which many processors run as
+    /// slow microcode.
+    #[inline(always)]
+    fn opaque(m: Mask) -> Mask {
+        std::hint::black_box(m)
     }
     #[inline(always)]
     fn positive_finite(self) -> Mask {
@@ -111,7 +182,7 @@ mod avx512 {
     //! [`Zmm2`]: every method must only run on processors with AVX-512F (the functions that
     //! use it are compiled with that feature and called after the run-time check).
 
-    use super::{LANES, Lanes, Wide, unit_scale};
+    use super::{LANES, LaneMask, Lanes, Wide, unit_scale};
     use std::arch::x86_64::*;
     use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -157,13 +228,9 @@ mod avx512 {
     }
 
     impl Zmm2 {
-        #[inline(always)]
-        pub(crate) fn sqrt(self) -> Zmm2 {
-            unsafe { Zmm2(_mm512_sqrt_pd(self.0), _mm512_sqrt_pd(self.1)) }
-        }
         /// A comparison with predicate `P`, lane by lane.
         #[inline(always)]
-        pub(crate) fn cmp<const P: i32>(self, o: Zmm2) -> K {
+        fn cmp<const P: i32>(self, o: Zmm2) -> K {
             unsafe {
                 K(
                     _mm512_cmp_pd_mask::<P>(self.0, o.0),
@@ -171,53 +238,29 @@ mod avx512 {
                 )
             }
         }
-        #[inline(always)]
-        pub(crate) fn le(self, o: Zmm2) -> K {
-            self.cmp::<_CMP_LE_OQ>(o)
-        }
-        #[inline(always)]
-        pub(crate) fn eq(self, o: Zmm2) -> K {
-            self.cmp::<_CMP_EQ_OQ>(o)
-        }
-        /// Not equal, or unordered (NaN): the portable `!(x == y)`.
-        #[inline(always)]
-        pub(crate) fn ne(self, o: Zmm2) -> K {
-            self.cmp::<_CMP_NEQ_UQ>(o)
-        }
-        /// |x| < ∞ (false for NaN).
-        #[inline(always)]
-        pub(crate) fn finite(self) -> K {
-            Lanes::abs(self).lt(Zmm2::splat(f64::INFINITY))
-        }
     }
 
     impl K {
         pub(crate) const ALL: K = K(0xff, 0xff);
         pub(crate) const NONE: K = K(0, 0);
+    }
+
+    impl LaneMask for K {
         #[inline(always)]
-        pub(crate) fn and(self, o: K) -> K {
+        fn and(self, o: K) -> K {
             K(self.0 & o.0, self.1 & o.1)
         }
         #[inline(always)]
-        pub(crate) fn or(self, o: K) -> K {
+        fn or(self, o: K) -> K {
             K(self.0 | o.0, self.1 | o.1)
         }
         #[inline(always)]
-        pub(crate) fn not(self) -> K {
+        fn not(self) -> K {
             K(!self.0, !self.1)
         }
         #[inline(always)]
-        pub(crate) fn none(self) -> bool {
+        fn none(self) -> bool {
             (self.0 | self.1) == 0
-        }
-        #[inline(always)]
-        pub(crate) fn select(self, a: Zmm2, b: Zmm2) -> Zmm2 {
-            unsafe {
-                Zmm2(
-                    _mm512_mask_blend_pd(self.0, b.0, a.0),
-                    _mm512_mask_blend_pd(self.1, b.1, a.1),
-                )
-            }
         }
     }
 
@@ -247,6 +290,10 @@ mod avx512 {
             unsafe { Zmm2(_mm512_abs_pd(self.0), _mm512_abs_pd(self.1)) }
         }
         #[inline(always)]
+        fn sqrt(self) -> Zmm2 {
+            unsafe { Zmm2(_mm512_sqrt_pd(self.0), _mm512_sqrt_pd(self.1)) }
+        }
+        #[inline(always)]
         fn gt(self, o: Zmm2) -> K {
             self.cmp::<_CMP_GT_OQ>(o)
         }
@@ -255,12 +302,34 @@ mod avx512 {
             self.cmp::<_CMP_LT_OQ>(o)
         }
         #[inline(always)]
+        fn le(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_LE_OQ>(o)
+        }
+        #[inline(always)]
+        fn eq(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_EQ_OQ>(o)
+        }
+        #[inline(always)]
+        fn ne(self, o: Zmm2) -> K {
+            self.cmp::<_CMP_NEQ_UQ>(o)
+        }
+        /// |x| < ∞ (false for NaN).
+        #[inline(always)]
+        fn finite(self) -> K {
+            self.abs().lt(Zmm2::splat(f64::INFINITY))
+        }
+        #[inline(always)]
         fn positive_finite(self) -> K {
             self.gt(Zmm2::splat(0.0)).and(self.finite())
         }
         #[inline(always)]
         fn select(m: K, a: Zmm2, b: Zmm2) -> Zmm2 {
-            m.select(a, b)
+            unsafe {
+                Zmm2(
+                    _mm512_mask_blend_pd(m.0, b.0, a.0),
+                    _mm512_mask_blend_pd(m.1, b.1, a.1),
+                )
+            }
         }
         #[inline(always)]
         fn mask_of(b: &[bool; LANES]) -> K {
