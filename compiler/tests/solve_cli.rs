@@ -242,6 +242,16 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
         potentials.windows(2).all(|w| w[1] < w[0]),
         "the flag falls: {potentials:?}"
     );
+    // The summary reports the potential from the start to the last step's (the step lines'
+    // quantity), beside the last minimization's objective.
+    let summary = out
+        .lines()
+        .map(parse_object)
+        .find(|m| m.get("type") == Some(&J::Str("summary".into())))
+        .expect("a summary line");
+    assert_eq!(num(&summary, "potential"), potentials[2]);
+    assert!(num(&summary, "initial_potential") > potentials[0]);
+    assert_eq!(num(&summary, "time_steps"), 3.0);
     let before = mad_runtime::mesh::load_mesh("grid:6x6").unwrap();
     for k in 1..=3 {
         let frame = out_path.replace(".ply", &format!("_{k:04}.ply"));
@@ -249,6 +259,19 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
         assert_eq!(m.positions[0], before.positions[0]);
         assert_eq!(m.positions[30], before.positions[30]);
     }
+}
+
+#[test]
+fn the_dynamics_summary_line_reports_the_potential_of_the_steps() {
+    let (rc, _, err) = madc(&[
+        "run", "examples/flag.mad", "--mesh", "grid:6x6", "--fix", "0,30", "--steps", "3", "--dt", "0.05",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let last_step = err.lines().filter(|l| l.starts_with("step ")).last().expect("step lines");
+    let potential = last_step.split("potential ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a potential");
+    let summary = err.lines().last().expect("a summary line");
+    assert!(summary.contains("3 time steps"), "{summary}");
+    assert!(summary.contains(&format!("-> {potential},")), "{summary} / {last_step}");
 }
 
 #[test]

@@ -597,7 +597,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
             if let Some(out) = &s.out {
                 write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
-            summary(&log, s, &report, start, 1);
+            summary(&log, s, &report, start, 1, None);
             // A fixed-step gradient descent is a fixed number of iterations (smoothing).
             let fixed_run =
                 s.step.is_some() && s.solver == "gd" && report.status == Status::MaxIterations;
@@ -609,6 +609,8 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
                 ImplicitEuler::new(&mut obj, vec![1.0; n], s.dt, x.clone(), vec![0.0; n])
                     .map_err(|e| e.to_string())?;
             let mut last = None;
+            let first_potential = euler.potential_mut().value(&x).map_err(|e| e.to_string())?;
+            let mut last_potential = first_potential;
             for k in 1..=steps {
                 let mut cb = |it: &IterationInfo| {
                     log.iteration(Some(k), it);
@@ -653,10 +655,11 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
                     )?;
                 }
                 last = Some(report);
+                last_potential = potential;
             }
             x.copy_from_slice(euler.positions());
             if let Some(r) = &last {
-                summary(&log, s, r, start, steps);
+                summary(&log, s, r, start, steps, Some((first_potential, last_potential)));
             }
             true
         }
@@ -678,14 +681,20 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
 
 use mad_runtime::solve::Objective as _;
 
-fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usize) {
+/// The final line. A dynamics run (`potentials`: the potential energy E at the start and
+/// after the last step) reports E from start to end in the human line, the quantity its step
+/// lines print; the JSON summary keeps `initial_energy`/`energy` for the objective of the last
+/// minimization (the last step's incremental potential) and adds `initial_potential` and
+/// `potential` (`null` for a static solve).
+fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usize, potentials: Option<(f64, f64)>) {
     log.progress.finish();
     let elapsed = ms(start.elapsed());
     let total_iters = log.points.len();
     if s.json {
         let out = s.out.as_deref().map_or("null".into(), json_str);
+        let (p0, p1) = potentials.map_or(("null".to_string(), "null".to_string()), |(a, b)| (num(a), num(b)));
         log.line(format!(
-            "{{\"type\":\"summary\",\"solver\":{},\"mesh\":{},\"status\":\"{}\",\"converged\":{},\"iterations\":{},\"total_iterations\":{total_iters},\"time_steps\":{},\"initial_energy\":{},\"energy\":{},\"initial_grad_norm\":{},\"grad_norm\":{},\"time_ms\":{},\"out\":{out}}}",
+            "{{\"type\":\"summary\",\"solver\":{},\"mesh\":{},\"status\":\"{}\",\"converged\":{},\"iterations\":{},\"total_iterations\":{total_iters},\"time_steps\":{},\"initial_energy\":{},\"energy\":{},\"initial_grad_norm\":{},\"grad_norm\":{},\"initial_potential\":{p0},\"potential\":{p1},\"time_ms\":{},\"out\":{out}}}",
             json_str(&s.solver),
             json_str(&s.mesh),
             status_name(r.status),
@@ -698,15 +707,17 @@ fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usiz
             num(r.grad_norm),
             num(elapsed),
         ));
-    } else {
-        let what = if s.steps.is_some() {
-            format!("{steps} time steps, {total_iters} iterations")
-        } else {
-            format!("{} iterations", r.iterations)
-        };
+    } else if let Some((p0, p1)) = potentials {
         log.line(format!(
-            "{}: {what}, energy {:.12e} -> {:.12e}, |g| {:.3e}, {:.1} ms",
+            "{}: {steps} time steps, {total_iters} iterations, potential {p0:.12e} -> {p1:.12e}, last step |g| {:.3e}, {elapsed:.1} ms",
             status_name(r.status),
+            r.grad_norm,
+        ));
+    } else {
+        log.line(format!(
+            "{}: {} iterations, energy {:.12e} -> {:.12e}, |g| {:.3e}, {:.1} ms",
+            status_name(r.status),
+            r.iterations,
             r.initial_energy,
             r.energy,
             r.grad_norm,
