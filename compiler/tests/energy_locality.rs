@@ -158,15 +158,21 @@ fn errors_name_the_mesh_face_on_every_path() {
         let mut g = vec![0.0; e.ndofs()];
         let msg = e.gradient(&x, &mut g).unwrap_err().to_string();
         assert!(msg.contains("index 5 is out of bounds for length 2"), "{msg}");
+        // `element F (vertices A, B, C): …`
         let face: usize = msg
             .split("element ")
             .nth(1)
-            .and_then(|s| s.split(':').next())
-            .and_then(|s| s.trim().parse().ok())
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("no element in {msg:?}"));
         assert_eq!(
             mesh.triangles[face][0] as usize, bad,
             "{msg} (threads {threads}, batched {batched}) names a face whose v0 is not the bad vertex"
+        );
+        let [a, b, c] = mesh.triangles[face];
+        assert!(
+            msg.contains(&format!("element {face} (vertices {a}, {b}, {c}):")),
+            "{msg}: the face's vertices"
         );
     }
 }

@@ -172,6 +172,47 @@ fn errors_name_the_vertex_by_its_file_id() {
     }
 }
 
+const FAILING_EDGE: &str = "
+dof x: vertex -> vec2;
+data w: vertex -> f64;
+energy pick(e: edge) {
+    let a = [1.0, 2.0];
+    let i = (w[e.v0] + w[e.v1]) as i64;
+    dot(x[e.v0] - x[e.v1], x[e.v0] - x[e.v1]) * a[i]
+}
+";
+
+/// An edge has no id in the file: errors in edge terms name its vertices, in the file's
+/// numbering, on the plain and the renumbered binding alike.
+#[test]
+fn errors_name_an_edge_by_its_file_vertices() {
+    let prog = EnergyProgram::compile_str("pick_edge.mad", FAILING_EDGE).unwrap();
+    let (_, mesh, _) = scattered_grid();
+    let f = mesh.triangles[0];
+    let (a, b) = (f[0] as usize, f[1] as usize);
+    let named = |msg: &str| msg.contains(&format!("(vertices {a}, {b}):")) || msg.contains(&format!("(vertices {b}, {a}):"));
+    for local in [false, true] {
+        for (threads, batched) in [(1, true), (2, true), (1, false)] {
+            let mut e = if local { prog.bind_local(&mesh).unwrap() } else { prog.bind(&mesh).unwrap() };
+            assert_eq!(e.renumbering().is_some(), local);
+            e.set_threads(threads).unwrap();
+            e.set_min_parallel_work(0);
+            e.set_batched(batched);
+            // Host data is in the bound mesh's numbering.
+            let id = |v: usize| e.renumbering().map_or(v, |r| r.new_id(v));
+            let mut w = vec![0.0; mesh.num_vertices()];
+            w[id(a)] = 1.0;
+            w[id(b)] = 1.0;
+            e.set_data("w", &w).unwrap();
+            let x = vec![0.5; e.ndofs()];
+            let mut g = vec![0.0; e.ndofs()];
+            let msg = e.gradient(&x, &mut g).unwrap_err().to_string();
+            assert!(msg.contains("index 2 is out of bounds for length 2"), "{msg}");
+            assert!(named(&msg), "{msg} (local {local}, threads {threads}, batched {batched}) does not name file vertices {a} and {b}");
+        }
+    }
+}
+
 fn tmp(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("mad-renumber-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -323,6 +323,25 @@ impl MeshEnergy<'_> {
         }
     }
 
+    /// How messages name element `e` (a list position) of a bound term: `element ID`
+    /// ([`Self::reported_element`]), and for elements other than vertices their vertices in
+    /// the caller's numbering, `element ID (vertices A, B, …)`. The vertices identify an edge
+    /// or a diamond, whose ids are the mesh topology's own numbering (and differ between a
+    /// renumbered binding and a plain one), as well as a face.
+    pub(crate) fn element_label(&self, b: &BoundTerm, e: usize) -> String {
+        let id = self.reported_element(b, e);
+        if b.on_vertices {
+            return format!("element {id}");
+        }
+        format!("element {id} (vertices {})", self.vertex_list(b.verts.get(e)))
+    }
+
+    /// Vertex ids in the caller's numbering, comma-separated.
+    pub(crate) fn vertex_list(&self, verts: &[u32]) -> String {
+        let ids: Vec<String> = verts.iter().map(|&v| self.reported_vertex(v as usize).to_string()).collect();
+        ids.join(", ")
+    }
+
     /// A vertex id in messages: the caller's.
     pub(crate) fn reported_vertex(&self, v: usize) -> usize {
         match &self.renumbering {

@@ -169,8 +169,8 @@ impl MeshEnergy<'_> {
         for e in job.coloring.chunk_elements(chunk) {
             self.gather(job, e, &mut w.args);
             w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
-                let id = self.reported_element(job.b, e);
-                EnergyError::Runtime(format!("term `{}`, element {id}: {err}", job.t.name))
+                let at = self.element_label(job.b, e);
+                EnergyError::Runtime(format!("term `{}`, {at}: {err}", job.t.name))
             })?;
             let dofs = job.dofs.get(e);
             // SAFETY (of every `add`): chunks of one colour share no dof, hence no
@@ -545,7 +545,7 @@ impl MeshEnergy<'_> {
                 }
             }
             call.call_f64(&args, &mut res).map_err(|err| {
-                EnergyError::Runtime(format!("term `{}`, pair {verts:?}: {err}", t.name))
+                EnergyError::Runtime(format!("term `{}`, pair ({}): {err}", t.name, self.vertex_list(verts)))
             })?;
             // SAFETY (of every `add`): this loop is the only writer.
             match kind {
@@ -799,8 +799,8 @@ impl MeshEnergy<'_> {
                 };
                 self.gather(&job, e, &mut w.args);
                 w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
-                    let id = self.reported_element(b, e);
-                    EnergyError::Runtime(format!("term `{}`, element {id}: {err}", t.name))
+                    let at = self.element_label(b, e);
+                    EnergyError::Runtime(format!("term `{}`, {at}: {err}", t.name))
                 })?;
                 Ok(w.res[..nres].to_vec())
             };

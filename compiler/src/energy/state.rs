@@ -339,8 +339,12 @@ impl MeshEnergy<'_> {
         let n = verts.len();
         let on_vertices = matches!(s, Stencil::Vertex | Stencil::Ring);
         let rt = |e: usize, err: mad_runtime::RtError| {
-            let id = if on_vertices { self.reported_vertex(e) } else { e };
-            EnergyError::Runtime(format!("update `{}`, element {id}: {err}", t.name))
+            let at = if on_vertices {
+                format!("element {}", self.reported_vertex(e))
+            } else {
+                format!("element {e} (vertices {})", self.vertex_list(verts.get(e)))
+            };
+            EnergyError::Runtime(format!("update `{}`, {at}: {err}", t.name))
         };
         let outs: Vec<Result<Vec<f64>, EnergyError>> = if let Some(r) = &t.ring {
             let prog = self.prog;
