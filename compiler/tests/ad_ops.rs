@@ -113,9 +113,12 @@ fn piecewise_constant_ops_have_zero_derivative() {
     }
 }
 
+/// An interval of arguments.
+type Range = (f64, f64);
+
 #[test]
 fn binary_ops() {
-    let ops: &[(&str, (f64, f64), (f64, f64))] = &[
+    let ops: &[(&str, Range, Range)] = &[
         ("add", (-2.0, 2.0), (-2.0, 2.0)),
         ("sub", (-2.0, 2.0), (-2.0, 2.0)),
         ("mul", (-2.0, 2.0), (-2.0, 2.0)),

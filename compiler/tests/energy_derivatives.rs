@@ -1,6 +1,9 @@
 //! Mesh-energy derivatives of every example against central finite differences
 //! of the energy, and Hessian·v against the matrix-free HVP, at random x.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::energy::{EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::load_mesh;
 

@@ -3,6 +3,9 @@
 //! solve against a minimizer computed here by a dense linear solve, and
 //! `madc eval` output shapes.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use mad_runtime::mesh::{Mesh, load_mesh};
 use mad_runtime::solve::{SolveOptions, Solver};

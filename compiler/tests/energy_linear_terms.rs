@@ -4,6 +4,9 @@
 //! threads, into buffers that do not start at zero) and Hessian-vector products of programs
 //! mixing such terms with others match central differences and each other.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::energy::EnergyProgram;
 use mad_runtime::mesh::load_mesh;
 

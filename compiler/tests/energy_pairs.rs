@@ -1,6 +1,9 @@
 //! `pair` terms: host-supplied vertex pairs (contact), their derivatives against
 //! central differences, and incremental pattern updates against a from-scratch bind.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::energy::{EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::load_mesh;
 

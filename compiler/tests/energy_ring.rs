@@ -2,6 +2,9 @@
 //! derivatives ∂²E/∂x∂θ: checked against central finite differences and a
 //! hand-built umbrella-operator Hessian.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::energy::{EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::load_mesh;
 use std::collections::BTreeSet;

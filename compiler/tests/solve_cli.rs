@@ -267,7 +267,7 @@ fn the_dynamics_summary_line_reports_the_potential_of_the_steps() {
         "run", "examples/flag.mad", "--mesh", "grid:6x6", "--fix", "0,30", "--steps", "3", "--dt", "0.05",
     ]);
     assert_eq!(rc, 0, "{err}");
-    let last_step = err.lines().filter(|l| l.starts_with("step ")).last().expect("step lines");
+    let last_step = err.lines().rfind(|l| l.starts_with("step ")).expect("step lines");
     let potential = last_step.split("potential ").nth(1).and_then(|r| r.split_whitespace().next()).expect("a potential");
     let summary = err.lines().last().expect("a summary line");
     assert!(summary.contains("3 time steps"), "{summary}");

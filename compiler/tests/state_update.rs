@@ -2,6 +2,9 @@
 //! simultaneous update rule, updates after every accepted iteration, and dof
 //! initializers.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::energy::{EnergyProgram, MeshObjective};
 use mad::front::state::Init;
 use mad_runtime::mesh::load_mesh;

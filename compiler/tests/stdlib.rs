@@ -7,6 +7,9 @@
 //! the polar decomposition, U·diag(σ)·Vᵀ = A for the SVD). Nothing here shares
 //! code with the library it checks.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad::Value;
 use mad_runtime::Tensor;
 

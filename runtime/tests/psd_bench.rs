@@ -25,7 +25,7 @@ fn psd_projection_cost_table() {
                 .map(|_| {
                     let mut w: Vec<f64> = (0..k - 3).map(|_| 0.1 + rng.uniform().abs()).collect();
                     if negative {
-                        w[0] = -0.5 * w[0];
+                        w[0] *= -0.5;
                     }
                     element_like(k, &w, &mut rng)
                 })
@@ -86,7 +86,7 @@ fn psd_translation_cost_table() {
                 .map(|_| {
                     let mut w: Vec<f64> = (0..k - d).map(|_| 0.1 + rng.uniform().abs()).collect();
                     if negative {
-                        w[0] = -0.5 * w[0];
+                        w[0] *= -0.5;
                     }
                     invariant_block(n, d, &w, &mut rng)
                 })

@@ -30,7 +30,7 @@ fn invariant_blocks_match_the_full_projection() {
             // Some negative weights (none for a third of the blocks).
             for (i, x) in w.iter_mut().enumerate() {
                 if trial % 3 != 0 && (i + trial) % 2 == 0 {
-                    *x = -0.7 * *x;
+                    *x *= -0.7;
                 }
             }
             let scale = [1.0, 1e-6, 1e8][trial % 3];

@@ -33,7 +33,7 @@ fn batch(n: usize, d: usize, count: usize, rng: &mut Lcg) -> Vec<Vec<f64>> {
                 let mut w: Vec<f64> = (0..rank).map(|_| 0.1 + rng.uniform().abs()).collect();
                 for (i, x) in w.iter_mut().enumerate() {
                     if trial % 3 != 0 && (i + trial) % 2 == 0 {
-                        *x = -0.7 * *x;
+                        *x *= -0.7;
                     }
                 }
                 let scale = [1.0, 1e-6, 1e8][trial % 3];

@@ -2,6 +2,9 @@
 //! takes a new one when the generation changes; a solver reused on another objective (whose
 //! generations differ, `next_pattern_generation`) never mistakes one pattern for the other.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 use mad_runtime::solve::{Newton, Objective, SolveError, SolveOptions, next_pattern_generation};
 use mad_runtime::sparse::CsrPattern;
 

@@ -508,7 +508,7 @@ impl MeshEnergy<'_> {
         // 2^63 itself is out of range; every float below it in magnitude that is
         // integral converts exactly.
         if p.ty == SurfaceType::I64
-            && !(value.fract() == 0.0 && value.abs() < 9.223372036854775808e18)
+            && !(value.fract() == 0.0 && value.abs() < 9.223_372_036_854_776e18)
         {
             return Err(EnergyError::Host(format!(
                 "param `{name}` is an i64; {value} is not an integer in its range"

@@ -223,8 +223,8 @@ pub fn value_grad_hess(
             let mut all = Vec::with_capacity(k);
             for c in 0..dim {
                 let mut parts = Vec::with_capacity(k);
-                for i in 0..k {
-                    let mut sum = cols[c][i];
+                for (i, &first) in cols[c].iter().enumerate().take(k) {
+                    let mut sum = first;
                     for v in 2..k / dim {
                         let next = cols[(v - 1) * dim + c][i];
                         sum = e.op(OpKind::Binary(BinaryOp::Add), vec![sum, next])?;

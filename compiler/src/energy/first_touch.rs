@@ -179,7 +179,7 @@ mod tests {
         let dofs = ElementList::from_slices(&edges);
         let coloring = Coloring::with_chunk_size(&dofs, 44, 3);
         let plan = FirstTouch::plan(&dofs, &coloring, 44);
-        let mut cleared = vec![0; 44];
+        let mut cleared = [0; 44];
         for &(a, b) in plan.untouched() {
             (a..b).for_each(|d| cleared[d as usize] += 1);
         }

@@ -31,6 +31,9 @@ use mad_runtime::solve::{
 };
 use mad_runtime::sparse::CsrPattern;
 
+
+/// The residuals and the Jacobian values of one evaluation.
+type ResidualParts = (Vec<f64>, Vec<f64>);
 /// A [`MeshEnergy`] seen by the solvers.
 pub struct MeshObjective<'p> {
     energy: MeshEnergy<'p>,
@@ -134,7 +137,7 @@ impl<'p> MeshObjective<'p> {
     }
 
     /// The residuals and Jacobian values at `x`, checking the pattern.
-    fn residual_parts(&self, x: &[f64]) -> Result<Option<(Vec<f64>, Vec<f64>)>, SolveError> {
+    fn residual_parts(&self, x: &[f64]) -> Result<Option<ResidualParts>, SolveError> {
         let Some(p) = &self.jac_pattern else {
             return Ok(None);
         };

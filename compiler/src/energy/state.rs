@@ -69,7 +69,7 @@ impl MeshEnergy<'_> {
                     let vals = arr
                         .into_field(n, slots)
                         .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
-                    return Ok(self.from_file_rows(stencil, vals, slots));
+                    return Ok(self.rows_in_bound_numbering(stencil, vals, slots));
                 }
                 if stencil != StencilKind::Vertex {
                     return Err(EnergyError::Host(format!(
@@ -94,13 +94,13 @@ impl MeshEnergy<'_> {
                         m.num_vertices()
                     )));
                 }
-                Ok(self.from_file_rows(stencil, padded(&m.positions), slots))
+                Ok(self.rows_in_bound_numbering(stencil, padded(&m.positions), slots))
             }
         }
     }
 
     /// Per-vertex values read in the caller's numbering, in the bound mesh's.
-    fn from_file_rows(&self, stencil: StencilKind, vals: Vec<f64>, slots: usize) -> Vec<f64> {
+    fn rows_in_bound_numbering(&self, stencil: StencilKind, vals: Vec<f64>, slots: usize) -> Vec<f64> {
         match &self.renumbering {
             Some(r) if stencil == StencilKind::Vertex && vals.len() == r.len() * slots => {
                 r.rows_to_new(&vals, slots)

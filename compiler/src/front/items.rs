@@ -22,6 +22,9 @@ pub enum Def {
     Mesh(usize),
 }
 
+/// A `solve { ... }` item: file, keyword, entries (name, value), span.
+pub type SolveItem = (usize, ast::Ident, Vec<(ast::Ident, ast::Expr)>, Span);
+
 #[derive(Debug)]
 pub struct ModuleScope {
     /// `["std", "vec"]`; empty for the user's root module.
@@ -119,7 +122,7 @@ pub struct Items {
     /// `objective = ...;` items, in order (at most one is allowed).
     pub objectives: Vec<(usize, ast::Expr, Span)>,
     /// `solve { ... }` items (file, keyword, entries, span), in order (at most one is allowed).
-    pub solves: Vec<(usize, ast::Ident, Vec<(ast::Ident, ast::Expr)>, Span)>,
+    pub solves: Vec<SolveItem>,
     /// `update NAME(e: STENCIL) { ... }` items (file, item), in order.
     pub updates: Vec<(usize, ast::Item)>,
     /// `broadphase ... within ...;` items (file, module, item), in order (at most one is allowed).

@@ -78,9 +78,9 @@ fn needed(module: &Module, f: &Function, id: OpId, used: &HashSet<ValueId>) -> V
             .collect();
         mark(module, f, body, &mut live);
         let mut grew = false;
-        for k in 0..n {
-            if !keep[k] && live.contains(&body.args[k + 1]) {
-                keep[k] = true;
+        for (k, kept) in keep.iter_mut().enumerate().take(n) {
+            if !*kept && live.contains(&body.args[k + 1]) {
+                *kept = true;
                 grew = true;
             }
         }
@@ -111,12 +111,12 @@ pub fn prune(module: &mut Module, fref: crate::ir::FuncRef) -> bool {
         }
         let mut keep = needed(module, f, id, &used);
         let body = &op.regions[0];
-        for k in 0..n {
-            if keep[k] && body.yields[k] == body.args[k + 1] {
+        for (k, kept) in keep.iter_mut().enumerate().take(n) {
+            if *kept && body.yields[k] == body.args[k + 1] {
                 // Yielded unchanged: the value is its init throughout.
                 map.insert(body.args[k + 1], op.operands[k + 2]);
                 map.insert(op.results[k], op.operands[k + 2]);
-                keep[k] = false;
+                *kept = false;
             }
         }
         if keep.iter().any(|k| !k) {

@@ -2,6 +2,9 @@
 //! against central differences of its gradient, and the gradient against central
 //! differences of the energy.
 
+// Dense reference computations index their matrices by row and column.
+#![allow(clippy::needless_range_loop)]
+
 #![allow(dead_code)]
 
 use mad::energy::EnergyProgram;

@@ -436,7 +436,7 @@ mod tests {
             }
             // Consecutive rounds of ⌊M/2⌋ pairs share no index within a round.
             let per = M / 2;
-            if M % 2 == 0 {
+            if M.is_multiple_of(2) {
                 for round in pairs[..count].chunks(per) {
                     let mut used = vec![false; M];
                     for &(p, q) in round {

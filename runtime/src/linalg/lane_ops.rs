@@ -8,6 +8,9 @@
 //! unordered `≠`), negation flips the sign bit and a select moves bits. Code written once
 //! against [`Lanes`] gives the same bits with either.
 
+// Index loops are the natural form of these small matrix computations.
+#![allow(clippy::needless_range_loop)]
+
 use super::jacobi_lanes::{LANES, Mask, Wide};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 

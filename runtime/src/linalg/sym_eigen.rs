@@ -11,6 +11,9 @@
 //! leaves such blocks alone; the others are decomposed by the Householder + implicit QL solver
 //! of [`super::tridiag_ql`], 1.5–3× faster than Jacobi for k = 6–12 (`docs/benchmarks.md`).
 
+// Index loops are the natural form of these small matrix computations.
+#![allow(clippy::needless_range_loop)]
+
 /// Eigenvalues (ascending) and eigenvectors of a symmetric k×k matrix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SymEigen {
