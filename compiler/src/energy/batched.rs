@@ -6,7 +6,7 @@
 //!
 //! [`specs`] picks what can be batched when the program is compiled (terms on
 //! `vertex`/`edge`/`face`/`diamond` stencils whose kernels are plain scalar
-//! code); [`MeshEnergy::run_batched`] runs one in the schedule of
+//! code); `MeshEnergy::run_batched` runs one in the schedule of
 //! [`mad_runtime::sparse::Coloring`]: colours in order, the chunks of one colour
 //! in parallel, one call per chunk, chunk energy sums added in schedule order.
 //! Each gradient/HVP entry and CSR value receives its contributions in the same

@@ -154,7 +154,7 @@ fn reads_dofs_through_differences(func: &Function, k: usize, dim: usize) -> bool
 ///
 /// `translation = Some((nverts, dim))` says that z is vertex-major over `nverts` vertices
 /// of `dim` components (index `v·dim + c`). When the gradient is then provably
-/// translation-invariant ([`reads_dofs_through_differences`]), H·t_c = 0 for every
+/// translation-invariant (`reads_dofs_through_differences`), H·t_c = 0 for every
 /// translation t_c = Σ_v e_{v·dim+c}, so the columns of vertex 0 follow from the others:
 /// col_{0·dim+c} = −Σ_{v≥1} col_{v·dim+c}. Only the (nverts − 1)·dim seeds of the other
 /// vertices are then run forward over the reverse pass (4 instead of 6 for a face of

@@ -4,7 +4,7 @@
 //! of the residuals.
 //!
 //! - [`EnergyProgram`] ([`program`]): compiles the per-term kernels once
-//!   ([`kernels`], [`derive`], prepared by [`inline`] and [`fold`]) and JITs them.
+//!   ([`kernels`], [`derive`](mod@derive), prepared by [`inline`] and [`fold`]) and JITs them.
 //! - [`MeshEnergy`] ([`bind`]): the program bound to a mesh — dof layout, data,
 //!   params, element lists and the CSR pattern (built once).
 //! - Evaluation ([`eval`]): element loops on rayon in the fixed schedule of

@@ -216,7 +216,7 @@ impl MeshEnergy<'_> {
     /// Static updates (updates of a state that read no dof and no state that an
     /// update writes: only data, params and the mesh, such as a rest frame) are
     /// not run here: they are kept current by the binding itself
-    /// ([`MeshEnergy::refresh_static_states`]).
+    /// (`MeshEnergy::refresh_static_states`).
     pub fn update(&mut self, x: &mut [f64]) -> Result<bool, EnergyError> {
         if self.prog.updates.is_empty() {
             return Ok(false);

@@ -4,7 +4,7 @@
 //! and resolves imports ([`items`]), type-checks and lowers every function body
 //! reachable from the user's program, and every energy and residual body
 //! ([`lower`], [`mesh`]), generates the derivatives the differentiation operators
-//! ask for ([`derive`]), then validates the IR. Every error found is returned,
+//! ask for ([`derive`](mod@derive)), then validates the IR. Every error found is returned,
 //! as codespan-reporting diagnostics with the stable codes of [`diagnostics`].
 //!
 //! ```

@@ -7,7 +7,7 @@
 //! - Types ([`types`]) are scalars, tensors with fixed, symbolic or dynamic
 //!   extents, and tuples; the language's `vec3`, `mat2x3`, `[f64; N]`, `[f64]`,
 //!   `vector` and `matrix` are all tensors here.
-//! - [`validate`] checks every invariant and runs after every pass; [`print`] and
+//! - [`validate`] checks every invariant and runs after every pass; [`print`](mod@print) and
 //!   [`parse`] give a text form that round-trips.
 
 pub mod arena;

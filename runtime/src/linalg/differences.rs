@@ -18,7 +18,7 @@
 //!   spectrum of H, and the clamp λ ← max(λ, 0) of H is Tᵀ X₊ T with
 //!   X₊ = X − Σ_{λ<0} λ·z zᵀ = Σ_{λ>0} λ·z zᵀ, z = G⁻ᵀw (w the eigenvector of λ): from
 //!   T = G Qᵀ (T kills the translations), Tᵀ z = Q w. The sum with fewer terms is formed (the
-//!   second when fewer than half the eigenvalues are clearly positive, [`sum_positive_part`]). R is formed and z solved by
+//!   second when fewer than half the eigenvalues are clearly positive, `sum_positive_part`). R is formed and z solved by
 //!   suffix sums, in O(m²) and O(m).
 //! * **Result.** A projected block is written as Tᵀ X₊ T: X₊ in the rows and columns of
 //!   vertices 1…, their negated sums per component in those of vertex 0. Its translations are

@@ -123,7 +123,7 @@ pub fn project_psd_translation(
 /// decomposed [`LANES`](super::jacobi_lanes::LANES) at a time by [`jacobi_lanes`](super::jacobi_lanes::jacobi_lanes), 2–3× faster per block than one QL
 /// after another (`docs/benchmarks.md`); larger ones take [`project_psd_translation`] block
 /// by block (Jacobi's O(M³) sweeps lose to QL there). 6×6 blocks without the translation null
-/// space (terms in per-vertex frames) are batched as whole blocks ([`super::full_lanes`]),
+/// space (terms in per-vertex frames) are batched as whole blocks (`full_lanes`),
 /// and so are 3×3 and 6×6 blocks over one vertex (`nverts` < 2). The lanes do not influence each
 /// other, so a block's result does not depend on its neighbours in the slice or on how the
 /// blocks are split into calls.

@@ -16,7 +16,7 @@
 //!   callee's `$rfwd`, whose pushes land between the segments' own.
 //! - `f$rbwd(r̄) -> (p̄…)` takes the segments last to first: it pops a segment's
 //!   live-ins, recomputes the segment's primal values, sweeps its ops backwards
-//!   (as [`super::Rev`] does a whole body), and then handles the split point
+//!   (as `Rev` does a whole body), and then handles the split point
 //!   before it: at a call it calls the callee's `$rbwd` with the result's adjoint
 //!   and adds the returned adjoints to the operands; at an `if` it branches on the
 //!   popped condition and runs the taken branch's segments the same way. Popping

@@ -4,7 +4,7 @@
 //! bounds check and a load per element.
 //!
 //! A null heap slot (left by an error path) and an empty tensor read the static
-//! zero words [`HEAP_ZEROS`](mad_runtime::jit::context::HEAP_ZEROS) instead, so
+//! zero words [`mad_runtime::jit::context::HEAP_ZEROS`] instead, so
 //! these loads never fault; the bounds check has already recorded the error.
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};

@@ -2,7 +2,7 @@
 //!
 //! It is the semantics every other back end is tested against. Elementwise scalar
 //! semantics come from [`mad_runtime::ops`] (shared with the JIT), reductions are
-//! sequential (see [`tensor`]), and every failure is an [`RtError`], never a panic,
+//! sequential (see `tensor`), and every failure is an [`RtError`], never a panic,
 //! even on a module that does not validate.
 //!
 //! ```

@@ -4,7 +4,7 @@
 //! The operand of an operator is a function name (a user or standard-library
 //! function, possibly overloaded) or another operator application
 //! (`hessian(grad(f))` is not valid, `grad(grad(f))` is when `grad(f)` is scalar).
-//! Each candidate operand gives a derived signature ([`deriv_sig`]); the call's
+//! Each candidate operand gives a derived signature (`deriv_sig`); the call's
 //! arguments pick the candidate exactly as for an overloaded call. The call is
 //! lowered to a call of a placeholder function with the derived signature
 //! ([`Front::deriv_fref`]); its body is generated after every function body is

@@ -6,7 +6,7 @@
 //! everything, so one error does not cascade. When any error was found the IR is
 //! discarded, so poisoned values only need to keep the builder consistent.
 //!
-//! - [`env`]: local scopes; mutable variables are SSA values rebound on assignment.
+//! - [`env`](mod@env): local scopes; mutable variables are SSA values rebound on assignment.
 //! - [`stmt`]: blocks, `let`, assignment to variables and their elements.
 //! - [`expr`]: literals, names, fields, indexing, tuples, arrays, constructors.
 //! - [`ops`]: operators and casts. [`call`]: calls and overloads. [`builtins`]: builtin functions.
