@@ -442,10 +442,7 @@ fn clamp_translation_part<L: Lanes, const K: usize, const N: usize>(out: &mut [[
 mod tests {
     use super::*;
 
-    fn lcg(state: &mut u64) -> f64 {
-        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
+    use crate::linalg::test_lcg as lcg;
 
     /// The AVX-512 body against the portable one on random symmetric X of mixed scales and
     /// signs (some lanes PSD, some zero, one with a NaN): same flags, same bits.

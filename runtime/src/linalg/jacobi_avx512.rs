@@ -16,7 +16,6 @@
 
 // Index loops are the natural form of these small matrix computations.
 #![allow(clippy::needless_range_loop)]
-
 #![cfg(target_arch = "x86_64")]
 
 use super::jacobi_lanes::{
@@ -152,12 +151,7 @@ mod tests {
     use super::super::jacobi_lanes::{jacobi_lanes_generic, lane_zeros};
     use super::*;
 
-    fn lcg(state: &mut u64) -> f64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
+    use crate::linalg::test_lcg as lcg;
 
     /// Random symmetric matrices over a wide range of scales, some lanes with repeated
     /// entries (exact ties), zeros, tiny entries or a non-finite entry.

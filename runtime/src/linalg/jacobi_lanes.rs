@@ -382,10 +382,7 @@ pub(crate) fn rotate_vectors<L: Lanes, const M: usize>(v: &mut [[L; M]; M], p: u
 mod tests {
     use super::*;
 
-    fn lcg(state: &mut u64) -> f64 {
-        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
+    use crate::linalg::test_lcg as lcg;
 
     fn random_lanes<const M: usize>(seed: u64) -> LaneMatrix<M> {
         let mut st = seed;

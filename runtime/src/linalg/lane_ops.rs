@@ -12,6 +12,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::jacobi_lanes::{LANES, Mask, Wide};
+use super::tridiag_ql::unit_scale;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// A per-lane condition of [`Lanes`].
@@ -84,13 +85,6 @@ impl LaneMask for Mask {
         }
         any == 0
     }
-}
-
-/// The power of two that brings `a` (> 0, finite) near 1.
-#[inline(always)]
-fn unit_scale(a: f64) -> f64 {
-    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-    f64::from_bits(((1023 - e).clamp(1, 2046) as u64) << 52)
 }
 
 impl Lanes for Wide {
