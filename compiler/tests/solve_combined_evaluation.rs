@@ -1,7 +1,8 @@
 //! `MeshObjective::value_grad_hessian` (one evaluation for the energy, the gradient and the
 //! Hessian values, which Newton asks for where it expects to need the Hessian) gives the bits
 //! of `value_grad` and `hessian_values`, with and without the PSD projection; programs whose
-//! pattern moves (pairs) or that have residual terms decline it.
+//! pattern moves (pairs) or that have residual terms decline it. Plain mesh energies overwrite
+//! the values they are given (`hessian_values_overwrite`), so stale buffers give the same bits.
 
 use mad::energy::{EnergyProgram, MeshObjective};
 use mad_runtime::mesh::load_mesh;
@@ -38,6 +39,15 @@ fn check_same_bits(src: &str, mesh: &str) {
             assert!(g1.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()), "point {k}: gradient");
             assert!(h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()), "point {k}: Hessian");
             assert!(h2.iter().any(|&v| v != 0.0));
+            // Plain mesh energies overwrite their values: a buffer of stale values gives
+            // the same bits as a zeroed one (Newton skips zeroing it).
+            assert!(obj.hessian_values_overwrite());
+            let mut h3 = vec![1.0e3; nnz];
+            obj.hessian_values(x, project, &mut h3).unwrap();
+            assert!(h1.iter().zip(&h3).all(|(a, b)| a.to_bits() == b.to_bits()), "point {k}: stale values");
+            let (mut g4, mut h4) = (vec![0.0; n], vec![-7.0; nnz]);
+            obj.value_grad_hessian(x, &mut g4, project, &mut h4).unwrap();
+            assert!(h1.iter().zip(&h4).all(|(a, b)| a.to_bits() == b.to_bits()), "point {k}: stale combined");
         }
     }
 }
@@ -67,6 +77,7 @@ fn moving_patterns_and_residuals_decline() {
         let mut g = vec![0.0; n];
         let mut h = vec![0.0; obj.hessian_pattern().map_or(0, |p| p.nnz())];
         assert_eq!(obj.value_grad_hessian(&x0, &mut g, true, &mut h).unwrap(), None);
+        assert!(!obj.hessian_values_overwrite(), "values merged into a pattern, or none: added");
         assert!(g.iter().all(|&v| v == 0.0), "nothing written");
     }
 }

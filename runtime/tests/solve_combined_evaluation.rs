@@ -17,6 +17,10 @@ struct Chain {
     value_grads: usize,
     hessians: usize,
     combos: usize,
+    /// Whether the Hessian values overwrite their buffer (`hessian_values_overwrite`).
+    overwrite: bool,
+    /// Evaluations that were handed a buffer holding old (non-zero) values.
+    stale_buffers: usize,
 }
 
 impl Chain {
@@ -41,6 +45,8 @@ impl Chain {
             value_grads: 0,
             hessians: 0,
             combos: 0,
+            overwrite: false,
+            stale_buffers: 0,
         }
     }
     fn grad_into(&self, x: &[f64], g: &mut [f64]) {
@@ -54,7 +60,11 @@ impl Chain {
             }
         }
     }
-    fn hess_into(&self, x: &[f64], values: &mut [f64]) {
+    fn hess_into(&mut self, x: &[f64], values: &mut [f64]) {
+        if self.overwrite {
+            self.stale_buffers += usize::from(values.iter().any(|&v| v != 0.0));
+            values.fill(0.0);
+        }
         let n = x.len();
         for i in 0..n {
             let mut diag = (x[i] - self.t[i]).cosh();
@@ -93,6 +103,9 @@ impl Objective for Chain {
     fn hessian_pattern_generation(&self) -> Option<u64> {
         Some(self.generation)
     }
+    fn hessian_values_overwrite(&self) -> bool {
+        self.overwrite
+    }
     fn hessian_values(&mut self, x: &[f64], _p: bool, values: &mut [f64]) -> Result<(), SolveError> {
         self.hessians += 1;
         self.hess_into(x, values);
@@ -117,7 +130,10 @@ impl Objective for Chain {
 
 /// Solves from x = 0; returns the iterates' bits and the objective.
 fn run(combined: bool, opts: &SolveOptions) -> (Vec<Vec<u64>>, Chain, usize) {
-    let mut obj = Chain::new(40, combined);
+    run_chain(Chain::new(40, combined), opts)
+}
+
+fn run_chain(mut obj: Chain, opts: &SolveOptions) -> (Vec<Vec<u64>>, Chain, usize) {
     let mut x = vec![0.0; 40];
     let mut energies = Vec::new();
     let mut cb = |info: &mad_runtime::solve::IterationInfo| {
@@ -150,6 +166,21 @@ fn combined_evaluations_keep_the_iterates_and_save_gradients() {
 }
 
 #[test]
+fn objectives_that_overwrite_get_the_old_buffer_and_the_same_iterates() {
+    let opts = SolveOptions { grad_abs_tol: 1e-10, ..SolveOptions::default() };
+    for combined in [false, true] {
+        let (zeroed, z, its) = run(combined, &opts);
+        let mut chain = Chain::new(40, combined);
+        chain.overwrite = true;
+        let (reused, r, its2) = run_chain(chain, &opts);
+        assert_eq!(zeroed, reused, "combined {combined}: same iterates, bit for bit");
+        assert_eq!(its, its2);
+        assert_eq!(z.stale_buffers, 0, "zeroed when the objective adds");
+        assert!(r.stale_buffers > 0, "combined {combined}: the buffer is not zeroed again");
+    }
+}
+
+#[test]
 fn the_last_allowed_iteration_does_not_combine() {
     // The cap stops the solve far from the tolerance: the point after the last step needs no
     // Hessian, so none is computed there.
@@ -167,7 +198,7 @@ fn implicit_euler_passes_the_combined_evaluation_through() {
     let x0: Vec<f64> = (0..n).map(|i| 0.1 * i as f64).collect();
     let v0: Vec<f64> = (0..n).map(|i| (i as f64).cos()).collect();
     let mass: Vec<f64> = (0..n).map(|i| 1.0 + 0.25 * i as f64).collect();
-    let mut euler = ImplicitEuler::new(Chain::new(n, true), mass, 0.05, x0, v0).unwrap();
+    let mut euler = ImplicitEuler::new(Chain::new(n, true), mass.clone(), 0.05, x0.clone(), v0.clone()).unwrap();
     let nnz = euler.hessian_pattern().unwrap().nnz();
     let x: Vec<f64> = (0..n).map(|i| 0.3 * (i as f64 * 1.3).sin()).collect();
     let (mut g1, mut h1) = (vec![0.0; n], vec![0.0; nnz]);
@@ -181,6 +212,15 @@ fn implicit_euler_passes_the_combined_evaluation_through() {
     assert_eq!(e1.to_bits(), e2.to_bits());
     assert!(g1.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()));
     assert!(h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()));
+    // The step overwrites its values when the potential does, and adds when it does not.
+    assert!(!euler.hessian_values_overwrite());
+    let mut chain = Chain::new(n, true);
+    chain.overwrite = true;
+    let mut over = ImplicitEuler::new(chain, mass, 0.05, x0, v0).unwrap();
+    assert!(over.hessian_values_overwrite());
+    let mut h3 = vec![5.0; nnz];
+    over.hessian_values(&x, false, &mut h3).unwrap();
+    assert!(h1.iter().zip(&h3).all(|(a, b)| a.to_bits() == b.to_bits()), "stale values overwritten");
     // A potential that does not offer it: the step declines too.
     let mut plain = ImplicitEuler::new(Chain::new(n, false), vec![1.0; n], 0.05, vec![0.0; n], vec![0.0; n]).unwrap();
     let mut h = vec![0.0; nnz];

@@ -295,6 +295,12 @@ impl Objective for MeshObjective<'_> {
         Ok(())
     }
 
+    /// The plain case writes straight into `values`: energies without residual terms and
+    /// without pairs (whose values are merged into a moving pattern).
+    fn hessian_values_overwrite(&self) -> bool {
+        self.jac_pattern.is_none() && self.energy.pair_arity() == 0
+    }
+
     fn value_grad_hessian(
         &mut self,
         x: &[f64],

@@ -243,6 +243,13 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         Some(self.generation)
     }
 
+    /// With the potential's pattern as the combined one, its values are written straight
+    /// into `values`, scaled, and the masses added: every entry is overwritten when the
+    /// potential overwrites.
+    fn hessian_values_overwrite(&self) -> bool {
+        self.same_pattern && self.potential.hessian_values_overwrite()
+    }
+
     fn hessian_values(
         &mut self,
         x: &[f64],

@@ -20,7 +20,8 @@
 //! expected to meet it). The values are kept with a copy of the point and used by the next
 //! direction at the same point. The gradient, the values and so every iterate are the same
 //! bits either way; a wrong guess costs one Hessian evaluation at the point where the solve
-//! stops.
+//! stops. The values buffer is zeroed before each evaluation unless the objective overwrites
+//! every entry ([`Objective::hessian_values_overwrite`]).
 
 use super::cholesky::ShiftedCholesky;
 use super::driver::{Callback, Ctx, DirectionInfo, Method, dot, norm, run, timed, timed_eval};
@@ -135,6 +136,15 @@ impl Newton {
     }
 }
 
+/// Sizes `values` to `nnz` entries for a Hessian evaluation: zeros, or (when the objective
+/// overwrites every entry and the length is already right) the old values left in place.
+fn prepare_values(values: &mut Vec<f64>, nnz: usize, overwrite: bool) {
+    if !(overwrite && values.len() == nnz) {
+        values.clear();
+        values.resize(nnz, 0.0);
+    }
+}
+
 /// Solves `(H + τI) d = −g` with the smallest τ of the shift schedule that works; returns τ.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn shifted_solve(
@@ -215,8 +225,7 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
         let known = self.pattern_known(obj.hessian_pattern_generation());
         if combine && known {
             let nnz = self.pattern.as_ref().expect("known").0.nnz();
-            self.hess.clear();
-            self.hess.resize(nnz, 0.0);
+            prepare_values(&mut self.hess, nnz, obj.hessian_values_overwrite());
             if let Some(f) = obj.value_grad_hessian(x, g, self.project_psd, &mut self.hess)? {
                 let mut at = self.combined_at.take().unwrap_or_default();
                 at.clear();
@@ -263,8 +272,7 @@ impl<O: Objective + ?Sized> Method<O> for Newton {
             at.clear();
         }
         if !combined {
-            self.hess.clear();
-            self.hess.resize(pattern.nnz(), 0.0);
+            prepare_values(&mut self.hess, pattern.nnz(), obj.hessian_values_overwrite());
             let project = self.project_psd;
             let hess = &mut self.hess;
             timed_eval(obj, t, |o| o.hessian_values(x, project, hess))?;

@@ -69,6 +69,15 @@ pub trait Objective {
         Err(SolveError::Unsupported("Hessian values"))
     }
 
+    /// Whether [`hessian_values`](Objective::hessian_values), and
+    /// [`value_grad_hessian`](Objective::value_grad_hessian) where it returns `Some`, overwrite
+    /// every entry of a `values` of the pattern's length instead of adding into it. Callers may
+    /// then hand them a buffer holding old values instead of zeroing it first (a memory pass
+    /// over the values saved per evaluation). `false` (the default): `values` is zeroed.
+    fn hessian_values_overwrite(&self) -> bool {
+        false
+    }
+
     /// The energy, its gradient and the Hessian values at `x` from one evaluation, for
     /// objectives whose Hessian evaluation computes the gradient anyway: the gradient is added
     /// into `grad` and the values into `values` as [`value_grad`](Objective::value_grad) and
@@ -201,6 +210,9 @@ impl<T: Objective + ?Sized> Objective for &mut T {
         values: &mut [f64],
     ) -> Result<(), SolveError> {
         (**self).hessian_values(x, project_psd, values)
+    }
+    fn hessian_values_overwrite(&self) -> bool {
+        (**self).hessian_values_overwrite()
     }
     fn value_grad_hessian(
         &mut self,
