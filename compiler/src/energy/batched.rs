@@ -21,13 +21,12 @@
 
 use mad_runtime::linalg::sym_eigen::PsdWork;
 use mad_runtime::sparse::Coloring;
-use rayon::prelude::*;
 
 use super::EnergyError;
 use super::bind::MeshEnergy;
 use super::first_touch::{FirstStore, FirstTouch};
 use super::kernels::{Source, TermKernels};
-use super::parallel::{Work, worth_parallel};
+use super::parallel::{Work, run_colours};
 use crate::back::cranelift::batch::batchable;
 use crate::back::cranelift::{BatchFrame, BatchInput, BatchKind, BatchSpec};
 use crate::front::{MeshDecls, StencilKind, SurfaceType};
@@ -614,33 +613,6 @@ impl MeshEnergy<'_> {
             }
             Ok(sum)
         };
-        let mut total = 0.0;
-        // The calling thread's caller, made when a colour first runs here (parallel).
-        let mut caller = None;
-        for c in 0..coloring.num_colours() {
-            let chunks = coloring.colour(c);
-            let sums: Vec<Result<f64, EnergyError>> = match &self.pool {
-                Some(pool) if worth_parallel(coloring, c, work, self.min_parallel_work) => pool.install(|| {
-                    chunks
-                        .par_iter()
-                        .map_init(new_caller, |cl, &ch| match cl {
-                            Ok(cl) => run(cl, ch),
-                            Err(e) => Err(e.clone()),
-                        })
-                        .collect()
-                }),
-                _ => {
-                    if caller.is_none() {
-                        caller = Some(new_caller()?);
-                    }
-                    let cl = caller.as_mut().expect("made above");
-                    chunks.iter().map(|&ch| run(cl, ch)).collect()
-                }
-            };
-            for s in sums {
-                total += s?;
-            }
-        }
-        Ok(total)
+        run_colours(self.pool.as_ref(), coloring, work, self.min_parallel_work, &new_caller, &run)
     }
 }

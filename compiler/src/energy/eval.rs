@@ -18,7 +18,7 @@ use super::EnergyError;
 use super::batched::Outputs;
 use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
-use super::parallel::{Work, worth_parallel};
+use super::parallel::{Work, run_colours};
 use super::ring_eval::{RING_CHUNK, RingKind};
 use crate::back::cranelift::BatchKind;
 use crate::back::cranelift::RawCaller;
@@ -253,32 +253,8 @@ impl MeshEnergy<'_> {
             Kind::Hess { project: false } => Work::Hess,
             Kind::Hess { project: true } => Work::ProjectedHess,
         };
-        let mut total = 0.0;
-        for c in 0..job.coloring.num_colours() {
-            let chunks = job.coloring.colour(c);
-            let sums: Vec<Result<f64, EnergyError>> = match &self.pool {
-                Some(pool) if worth_parallel(job.coloring, c, work, self.min_parallel_work) => pool.install(|| {
-                    chunks
-                        .par_iter()
-                        .map_init(new_worker, |w, &ch| match w {
-                            Ok(w) => self.run_chunk(job, w, ch),
-                            Err(e) => Err(e.clone()),
-                        })
-                        .collect()
-                }),
-                _ => {
-                    let mut w = new_worker()?;
-                    chunks
-                        .iter()
-                        .map(|&ch| self.run_chunk(job, &mut w, ch))
-                        .collect()
-                }
-            };
-            for s in sums {
-                total += s?;
-            }
-        }
-        Ok(total)
+        let run = |w: &mut Worker, ch: u32| self.run_chunk(job, w, ch);
+        run_colours(self.pool.as_ref(), job.coloring, work, self.min_parallel_work, &new_worker, &run)
     }
 
     /// Sets `buf` to zeros, on the worker threads when there are several.

@@ -74,6 +74,59 @@ pub(crate) fn worth_parallel(
     elements * work.weight() >= min_work
 }
 
+/// Runs the colours of `coloring` in turn, the chunks of a colour in parallel where
+/// [`worth_parallel`] says so, and returns the sum of `run`'s results in colour and chunk
+/// order (the same bits on any number of threads).
+///
+/// When some colour runs on the pool, the whole schedule runs inside one `pool.install`:
+/// the calling thread hands the evaluation over once, and between colours the workers meet
+/// at a join inside the pool. The colours that stay sequential then run on a pool thread.
+/// `new_worker` is called once per parallel split (as `map_init` does) and once for all the
+/// sequential colours.
+pub(crate) fn run_colours<W, E: Clone + Send>(
+    pool: Option<&rayon::ThreadPool>,
+    coloring: &Coloring,
+    work: Work,
+    min_work: usize,
+    new_worker: &(dyn Fn() -> Result<W, E> + Sync),
+    run: &(dyn Fn(&mut W, u32) -> Result<f64, E> + Sync),
+) -> Result<f64, E> {
+    use rayon::prelude::*;
+    let parallel: Vec<bool> = (0..coloring.num_colours())
+        .map(|c| pool.is_some() && worth_parallel(coloring, c, work, min_work))
+        .collect();
+    let schedule = || -> Result<f64, E> {
+        let mut total = 0.0;
+        let mut local = None;
+        for (c, &on_pool) in parallel.iter().enumerate() {
+            let chunks = coloring.colour(c);
+            let sums: Vec<Result<f64, E>> = if on_pool {
+                chunks
+                    .par_iter()
+                    .map_init(new_worker, |w, &ch| match w {
+                        Ok(w) => run(w, ch),
+                        Err(e) => Err(e.clone()),
+                    })
+                    .collect()
+            } else {
+                if local.is_none() {
+                    local = Some(new_worker()?);
+                }
+                let w = local.as_mut().expect("made above");
+                chunks.iter().map(|&ch| run(w, ch)).collect()
+            };
+            for s in sums {
+                total += s?;
+            }
+        }
+        Ok(total)
+    };
+    match pool {
+        Some(pool) if parallel.contains(&true) => pool.install(schedule),
+        _ => schedule(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +160,37 @@ mod tests {
         // 100,000 elements: everything on the pool.
         let big = disjoint(100_000);
         assert!(worth_parallel(&big, 0, Work::Value, PARALLEL_MIN_WORK));
+    }
+
+    /// Two colours: pairs (i, i+1) for even i, then for odd i, over 6,000 dofs.
+    fn two_colours() -> Coloring {
+        let n = 6000u32;
+        let idx: Vec<u32> = (0..n - 1).step_by(2).chain((1..n - 1).step_by(2)).flat_map(|i| [i, i + 1]).collect();
+        Coloring::greedy(&ElementList::fixed(2, idx), n as usize)
+    }
+
+    #[test]
+    fn colours_sum_in_order_on_any_pool_and_errors_come_back() {
+        let c = two_colours();
+        assert!(c.num_colours() >= 2);
+        // Chunk sums of very different magnitudes: the order of the additions shows in the bits.
+        let run = |w: &mut usize, ch: u32| -> Result<f64, String> {
+            *w += 1;
+            Ok(1e16_f64.powi((ch % 3) as i32) * 0.1 + f64::from(ch))
+        };
+        let new_worker = || Ok::<usize, String>(0);
+        let one = run_colours(None, &c, Work::Value, 0, &new_worker, &run).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        for min_work in [0, usize::MAX] {
+            let on_pool = run_colours(Some(&pool), &c, Work::Value, min_work, &new_worker, &run).unwrap();
+            assert_eq!(one.to_bits(), on_pool.to_bits(), "min_work {min_work}");
+        }
+        let failing = |_: &mut usize, ch: u32| -> Result<f64, String> {
+            if ch == 3 { Err("chunk 3".into()) } else { Ok(1.0) }
+        };
+        assert_eq!(run_colours(Some(&pool), &c, Work::Value, 0, &new_worker, &failing), Err("chunk 3".into()));
+        let no_worker = || Err::<usize, String>("no worker".into());
+        assert_eq!(run_colours(Some(&pool), &c, Work::Value, 0, &no_worker, &run), Err("no worker".into()));
+        assert_eq!(run_colours(None, &c, Work::Value, 0, &no_worker, &run), Err("no worker".into()));
     }
 }
