@@ -186,10 +186,15 @@ fn pair_terms_must_read_the_declared_tuples() {
          solve { mesh = \"spheres2:0\"; }\n",
     )
     .unwrap();
-    let (code, _, err) = madc(&["run", file.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("read 2 vertices per pair but `vertex_face` pairs have 4"),
-        "{err}"
-    );
+    // A compile error (E0146) at the declaration's kind: `madc check` reports it too.
+    for cmd in ["run", "check"] {
+        let (code, _, err) = madc(&[cmd, file.to_str().unwrap()]);
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("error[E0146]")
+                && err.contains("`vertex_face` pairs have 4 vertices, but the pair terms read up to `e.v1`")
+                && err.contains("vv.mad:3:12"),
+            "{err}"
+        );
+    }
 }

@@ -315,8 +315,8 @@ fn eval_contact_pairs_from_an_integer_array() {
 
 #[test]
 fn eval_starts_a_field_from_its_initializer() {
-    // `u` starts at the Tutte embedding; `w` has no initializer and is a
-    // vertex field of dimension ≤ 3, so it starts at the mesh positions.
+    // `u` starts at the Tutte embedding; `w` has no initializer and is not the
+    // first dof field, so it starts at zeros (where `madc run` starts it too).
     let dir = std::env::temp_dir().join(format!("mad-energy-cli-init-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("init.mad");
@@ -336,17 +336,52 @@ fn eval_starts_a_field_from_its_initializer() {
     assert_eq!(rc, 0, "{err}");
     let mesh = mad_runtime::mesh::load_mesh("disk:4").unwrap();
     let uv = mad_runtime::mesh::tutte::tutte_embedding(&mesh).unwrap();
-    let expected: f64 = uv.iter().map(|q| q[0] * q[0] + q[1] * q[1]).sum::<f64>()
-        + mesh
-            .positions
-            .iter()
-            .map(|p| 0.5 * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]))
-            .sum::<f64>();
+    let expected: f64 = uv.iter().map(|q| q[0] * q[0] + q[1] * q[1]).sum::<f64>();
     let got: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
     assert!(
         (got - expected).abs() <= 1e-12 * expected.abs().max(1.0),
         "{got} vs {expected}"
     );
+    assert_eq!(got, run_start_energy(&file.display().to_string(), "disk:4"), "eval and run start alike");
+}
+
+/// The `initial_energy` of `madc run FILE --mesh MESH --max-iters 0 --json`.
+fn run_start_energy(file: &str, mesh: &str) -> f64 {
+    let (rc, out, err) = madc(&["run", file, "--mesh", mesh, "--max-iters", "0", "--json"]);
+    let summary = out.lines().last().unwrap_or_default();
+    // Stopped by the cap of 0 iterations: "not converged", exit status 2.
+    assert!(rc == 2 && summary.contains("\"status\":\"max_iterations\""), "{rc} {out} {err}");
+    let start = summary.split("\"initial_energy\":").nth(1).unwrap();
+    start.split(',').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn eval_finds_the_pairs_of_a_broadphase_declaration() {
+    // Two parallel triangles 0.3 apart: each vertex is within d̂ = 0.5 of the one above it
+    // only (the others are at least √(1 + 0.09) away). Three pairs of (0.5 − 0.3)².
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-bp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mesh = dir.join("two.obj");
+    std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 0.3\nv 1 0 0.3\nv 0 1 0.3\nf 1 2 3\nf 4 6 5\n").unwrap();
+    let file = dir.join("bp.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nparam dhat: f64 = 0.5;\nbroadphase vertex_vertex within dhat;\n\
+         energy c(e: pair) { let d = norm(x[e.v0] - x[e.v1]); if d < dhat { (dhat - d)^2 } else { 0.0 } }\n",
+    )
+    .unwrap();
+    let (file, mesh) = (file.display().to_string(), mesh.display().to_string());
+    let (rc, out, err) = madc(&["eval", &file, "--mesh", &mesh, "--energy"]);
+    assert_eq!(rc, 0, "{err}");
+    let got: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
+    assert!((got - 3.0 * 0.04).abs() < 1e-15, "{got}");
+    assert_eq!(got, run_start_energy(&file, &mesh));
+    // `--set dhat=0.2`: nothing within d̂; the bench finds the pairs too (and times them).
+    let (rc, out, err) = madc(&["eval", &file, "--mesh", &mesh, "--energy", "--set", "dhat=0.2"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out, "energy 0.0\n");
+    let (rc, _, err) = madc(&["bench", &file, "--mesh", &mesh, "--what", "hessian", "--runs", "3"]);
+    assert_eq!(rc, 0, "{err}");
 }
 
 #[test]

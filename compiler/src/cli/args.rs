@@ -89,8 +89,9 @@ pub struct MeshInputs {
     /// A mesh file (.obj, .off, .ply) or generator (`grid:NxM`, `sphere:L`, `disk:N`, `torus:N,M`).
     #[arg(long)]
     pub mesh: String,
-    /// The unknowns, (V, d) or flat `.npy` (default: a field's `= INIT` if it has one, else the
-    /// mesh's positions for vertex fields of dimension ≤ 3, zeros for other dofs).
+    /// The unknowns, (V, d) or flat `.npy` (default: where `madc run` starts: a field's
+    /// `= INIT` if it has one, else the mesh's positions for the first dof field when it is a
+    /// vertex field of dimension ≤ 3, zeros for the other fields).
     #[arg(long, value_name = "X.npy")]
     pub x: Option<PathBuf>,
     /// Set a param: `NAME=VALUE` (repeatable).

@@ -2,6 +2,7 @@
 
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
+use crate::energy::contact::Contact;
 use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::{MeshError, load_mesh_with_report};
 use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
@@ -97,8 +98,10 @@ fn dof_dims(me: &MeshEnergy) -> (usize, usize) {
     }
 }
 
-/// Binds the mesh, applies `--x`, `--set`, `--data`, `--threads`, and runs the `update`
-/// items once at x. With `local` (`madc bench`) the mesh is bound as `madc run` binds it,
+/// Binds the mesh, applies `--x`, `--set`, `--data`, `--threads`, runs the `update`
+/// items once at x, and fills the pair list from `--pairs` or else from the file's
+/// `broadphase` declaration at x. Without `--x`, x is where `madc run` starts
+/// ([`MeshEnergy::initial_x`]). With `local` (`madc bench`) the mesh is bound as `madc run` binds it,
 /// renumbered for locality where that pays ([`EnergyProgram::bind_local`]), unless `--x`,
 /// `--data` or `--pairs` give arrays in the file's numbering.
 fn setup<'p>(
@@ -136,11 +139,18 @@ fn setup<'p>(
     }
     let mut x = match &inp.x {
         Some(p) => read_field(p, dof_dims(&me)).map_err(|e| format!("--x: {e}"))?,
-        None => me.declared_x().map_err(|e| e.to_string())?,
+        None => me.initial_x().map_err(|e| e.to_string())?,
     };
     // The objective a solve starts from: its `update` items run once at x first (the
     // states that terms read; an update of a dof re-assigns it), as `madc run` does.
     me.update(&mut x).map_err(|e| format!("update: {e}"))?;
+    // A `broadphase` declaration fills the pair list at x, as every evaluation of a solve
+    // does, unless `--pairs` gives the list.
+    if inp.pairs.is_none()
+        && let Some(mut contact) = Contact::from_program(&me).map_err(|e| e.to_string())?
+    {
+        contact.refresh(&mut me, &x).map_err(|e| e.to_string())?;
+    }
     Ok((me, x))
 }
 

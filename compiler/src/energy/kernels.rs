@@ -181,7 +181,7 @@ fn build_with(
     use crate::front::StencilKind as S;
     let nverts = match term.stencil {
         S::Vertex | S::Edge | S::Face | S::Diamond => term.stencil.vertex_count(),
-        S::Pair => pair_arity(term),
+        S::Pair => term.pair_arity(),
         S::Ring => {
             if !is_energy && derivatives {
                 return Err(unsupported("residuals on `ring` elements".to_string()));
@@ -461,15 +461,4 @@ fn build_with(
     Ok(out)
 }
 
-/// The vertex count of a `pair` term: one more than the highest `e.vK` it reads
-/// (a pair term reading `e.v0` and `e.v1` is a vertex–vertex pair).
-pub fn pair_arity(term: &TermDecl) -> usize {
-    term.inputs
-        .iter()
-        .filter_map(|i| match i.at {
-            InputAt::Vertex(v) => Some(v as usize + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(1)
-}
+

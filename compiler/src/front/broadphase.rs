@@ -15,7 +15,8 @@
 //! they stay usable as ordinary names.
 //!
 //! Errors are E0146: an unknown or repeated kind, a second declaration, a
-//! distance that is neither, or a file without `pair` terms.
+//! distance that is neither, a file without `pair` terms, or pair terms whose arity
+//! (one more than the highest `e.vK` they read) is not the kinds' tuple size.
 
 use super::diagnostics::ErrorKind;
 use super::lower::Front;
@@ -193,11 +194,35 @@ pub fn check(g: &mut Front, decls: &MeshDecls) -> Option<Broadphase> {
                 None => None,
             },
         };
-        if !decls
+        // The pair list's tuples have the largest arity among the pair terms (§12.1); the
+        // broad phase must produce tuples of that size.
+        let arity = decls
             .energies
             .iter()
-            .any(|t| t.stencil == StencilKind::Pair)
+            .filter(|t| t.stencil == StencilKind::Pair)
+            .map(|t| t.pair_arity())
+            .max();
+        if let (true, Some(a), Some(p)) = (ok, arity, parsed.first())
+            && a != p.arity()
         {
+            let reads = if a == 1 { "only `e.v0`".to_string() } else { format!("up to `e.v{}`", a - 1) };
+            let help = Some(match p.arity() {
+                2 => "a `vertex_vertex` pair term reads `e.v0` and `e.v1`".to_string(),
+                _ => format!("a `{}` pair term reads `e.v0` … `e.v3`", p.name()),
+            });
+            bad(
+                g,
+                format!(
+                    "`{}` pairs have {} vertices, but the pair terms read {reads} ({a} per pair)",
+                    p.name(),
+                    p.arity()
+                ),
+                help,
+                kinds[0].span,
+            );
+            ok = false;
+        }
+        if arity.is_none() {
             let help =
                 Some("declare an `energy NAME(e: pair) { ... }` term for the pairs to feed".into());
             bad(

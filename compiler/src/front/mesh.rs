@@ -40,6 +40,21 @@ pub struct TermDecl {
     pub inputs: Vec<TermInput>,
 }
 
+impl TermDecl {
+    /// The vertex count of a `pair` term: one more than the highest `e.vK` it reads
+    /// (a pair term reading `e.v0` and `e.v1` is a vertex–vertex pair).
+    pub fn pair_arity(&self) -> usize {
+        self.inputs
+            .iter()
+            .filter_map(|i| match i.at {
+                InputAt::Vertex(v) => Some(v as usize + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+}
+
 /// The objective as written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ObjExpr {
