@@ -507,6 +507,10 @@ fn eval_energy_covers_energy_terms_and_residuals_enter_the_jacobian() {
             .collect::<Vec<_>>(),
         ["193", "108"]
     );
+    // `madc bench` times energy terms: a file of residuals alone is an error, not 0 ms.
+    let (rc, out, err) = madc(&["bench", "examples/fit_residual.mad", "--mesh", "grid:6x6", "--what", "grad"]);
+    assert_eq!((rc, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("has no `energy` terms to time"), "{err}");
 }
 
 #[test]

@@ -42,4 +42,6 @@ fn two_icospheres_and_two_copies_of_a_file() {
     check(&from_file, 42, 80);
     assert!(load_mesh("spheres2:9").is_err());
     assert!(load_mesh("spheres2:/no/such/file.obj").is_err());
+    let empty = load_mesh("spheres2:").unwrap_err().to_string();
+    assert!(empty.contains("expected spheres2:LEVEL or spheres2:FILE"), "{empty}");
 }

@@ -105,7 +105,7 @@ pub struct MeshInputs {
     pub pairs: Option<PathBuf>,
     /// Worker threads (default: one per CPU core; results are identical for every count;
     /// work too small to pay for the other threads stays on the calling thread).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
 }
 
@@ -151,7 +151,7 @@ pub struct BenchArgs {
     #[arg(long, value_enum)]
     pub what: BenchWhat,
     /// Timed evaluations (after warm-up).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
     pub runs: usize,
 }
 

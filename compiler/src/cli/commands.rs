@@ -186,6 +186,18 @@ pub(super) fn run_program(
         }
         return 1;
     };
+    // A parameter no command-line text can fill is the problem, whatever the count.
+    if let Some(ty) = sig
+        .params
+        .iter()
+        .find(|ty| !matches!(ty, SurfaceType::F64 | SurfaceType::F32 | SurfaceType::I64 | SurfaceType::Bool))
+    {
+        eprintln!(
+            "error: `{entry}` cannot be run from the command line: a parameter of type `{ty}` \
+             cannot be given there (signature: {sig}); parameters must be f64, f32, i64 or bool"
+        );
+        return 1;
+    }
     if args.len() != sig.params.len() {
         eprintln!(
             "error: `{entry}` takes {} argument(s) but {} were given after `--` (signature: {sig})",

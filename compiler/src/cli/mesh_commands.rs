@@ -122,21 +122,7 @@ fn setup<'p>(
         let (k, v) = parse_set(s)?;
         me.set_param(&k, v).map_err(|e| e.to_string())?;
     }
-    for d in &inp.data {
-        let (k, p) = d
-            .split_once('=')
-            .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
-        let dims = me.data_dims(k).map_err(|e| e.to_string())?;
-        let vals = read_field(Path::new(p), dims).map_err(|e| format!("--data {k}: {e}"))?;
-        me.set_data(k, &vals).map_err(|e| e.to_string())?;
-    }
-    if let Some(p) = &inp.pairs {
-        let a = read_array(p)?;
-        let ids =
-            pair_ids(&a, me.pair_arity()).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
-        me.set_pairs(&ids)
-            .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
-    }
+    set_data_and_pairs(&mut me, &inp.data, inp.pairs.as_deref())?;
     let mut x = match &inp.x {
         Some(p) => read_field(p, dof_dims(&me)).map_err(|e| format!("--x: {e}"))?,
         None => me.initial_x().map_err(|e| e.to_string())?,
@@ -152,6 +138,27 @@ fn setup<'p>(
         contact.refresh(&mut me, &x).map_err(|e| e.to_string())?;
     }
     Ok((me, x))
+}
+
+/// Applies `--data NAME=FILE.npy` (each) and `--pairs P.npy` to a bound energy (bound in the
+/// file's numbering: the arrays are in it).
+pub(super) fn set_data_and_pairs(me: &mut MeshEnergy, data: &[String], pairs: Option<&Path>) -> Result<(), String> {
+    for d in data {
+        let (k, p) = d
+            .split_once('=')
+            .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
+        let dims = me.data_dims(k).map_err(|e| e.to_string())?;
+        let vals = read_field(Path::new(p), dims).map_err(|e| format!("--data {k}: {e}"))?;
+        me.set_data(k, &vals).map_err(|e| e.to_string())?;
+    }
+    if let Some(p) = pairs {
+        let a = read_array(p)?;
+        let ids =
+            pair_ids(&a, me.pair_arity()).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
+        me.set_pairs(&ids)
+            .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
+    }
+    Ok(())
 }
 
 /// Vertex ids from an `(n, arity)` integer or float array.
@@ -330,6 +337,14 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
         BenchWhat::Hvp => "hvp",
         BenchWhat::Spmv => "spmv",
     };
+    // The workloads time the energy terms; a file of residuals alone has none to time.
+    if prog.decls().energies.is_empty() {
+        return fail(format_args!(
+            "{} has no `energy` terms to time (`madc bench` times the energy terms; \
+             `madc eval --jacobian` evaluates residual terms)",
+            a.inputs.file.display()
+        ));
+    }
     let run = || -> Result<(), Fail> {
         if a.runs == 0 {
             return Err(

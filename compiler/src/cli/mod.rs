@@ -19,8 +19,21 @@ pub use args::{BenchArgs, BenchWhat, Cli, ColorWhen, Command, EmitKind, EvalArgs
 const STACK_SIZE: usize = 512 << 20;
 
 /// Runs `madc` with the process's arguments; returns the exit code.
+///
+/// A usage error (an unknown flag, a value that does not parse) is bad input: exit status 1
+/// (clap's own convention would be 2, which `madc` keeps for run-time and solver failures);
+/// `--help` and `--version` exit with 0. Output into a closed pipe (`madc … | head -1`) ends
+/// the process quietly, as it does other command-line tools: `SIGPIPE` is restored to its
+/// default action where Rust's runtime ignores it.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    restore_sigpipe();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
     let handle = std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .name("madc".into())
@@ -31,6 +44,18 @@ pub fn main() -> i32 {
             eprintln!("error: madc failed unexpectedly");
             101
         }
+    }
+}
+
+/// Restores the default action of `SIGPIPE` (terminate), which the Rust runtime sets to
+/// "ignore": a write into a closed pipe then ends `madc` instead of failing every later
+/// `print!` with a panic.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; `signal` with
+    // `SIG_DFL` only resets the disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

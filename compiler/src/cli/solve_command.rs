@@ -11,7 +11,8 @@
 //!   `{"type":"step",…}` after each time step, and one `{"type":"summary",…}`
 //!   at the end (non-finite numbers are `null`);
 //! - `--out FILE.(obj|ply|off)`: the result mesh (positions from the first dof
-//!   field); with `--steps N`, frames `FILE_0001.EXT … FILE_N.EXT` instead;
+//!   field, or the block's `out_field`); with `--steps N`, frames
+//!   `FILE_0001.EXT … FILE_N.EXT` instead;
 //! - `--plot FILE.svg`: energy and ‖g‖ (log scale) against the iteration;
 //! - a progress bar (time steps, or iterations of a static solve) on standard
 //!   error when it is a terminal, with the text log printed above it.
@@ -23,8 +24,10 @@
 //! Dynamics (`--steps N --dt H`): implicit Euler with a lumped mass of 1 per
 //! vertex (every dof component of a vertex has mass 1), starting at rest.
 //!
-//! Exit codes: 0 when the solve converged (or, for dynamics, every step ran),
-//! 1 for bad input, 2 when the solver failed or did not converge.
+//! Exit codes: 0 when the solve converged (`gradient_tolerance`,
+//! `newton_decrement` or `step_tolerance`; for dynamics, every step ran), 1 for bad input, 2 when the
+//! solver failed or did not converge. With `--json`, a failure after the settings
+//! were read ends standard output with a `{"type":"error",…}` line.
 
 use super::commands;
 use super::progress::Progress;
@@ -53,22 +56,22 @@ pub struct SolveArgs {
     #[arg(long)]
     pub solver: Option<String>,
     /// Iteration cap per solve (per time step with `--steps`; default 200).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_iters: Option<usize>,
     /// Absolute gradient-norm tolerance (default 1e-6).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub tol: Option<f64>,
     /// Project each element's Hessian block to positive semi-definite (projected Newton).
     #[arg(long)]
     pub project_psd: bool,
     /// Implicit Euler time steps (dynamics) instead of one static solve.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub steps: Option<usize>,
     /// The time step of `--steps` (default 0.01).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub dt: Option<f64>,
     /// Fixed vertices: comma-separated ids, `boundary`, or a file of ids.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub fix: Option<String>,
     /// Set a param: `NAME=VALUE` (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -86,13 +89,21 @@ pub struct SolveArgs {
     /// `zeros`, `tutte` or a file (.obj/.off/.ply positions or .npy) (repeatable).
     #[arg(long = "init", value_name = "NAME=INIT")]
     pub init: Vec<String>,
+    /// Fill a data field from a `.npy` file: `NAME=FILE.npy` (repeatable; arrays are in the
+    /// file's vertex numbering).
+    #[arg(long = "data", value_name = "NAME=FILE.npy")]
+    pub data: Vec<String>,
+    /// Vertex tuples for the `pair` terms of a file without a `broadphase` declaration: an
+    /// (n, arity) integer or float `.npy` of vertex ids, fixed for the whole solve.
+    #[arg(long, value_name = "P.npy")]
+    pub pairs: Option<std::path::PathBuf>,
     /// Gradient descent: a fixed step λ (x ← x − λ∇E; backtracks only if the energy rises).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub step: Option<f64>,
     /// Worker threads for the energy evaluation (default: one per CPU core; results are
     /// identical for every count; work too small to pay for the other threads stays on the
     /// calling thread).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
 }
 
@@ -114,6 +125,8 @@ impl SolveArgs {
             ("--plot", self.plot.is_some()),
             ("--init", !self.init.is_empty()),
             ("--step", self.step.is_some()),
+            ("--data", !self.data.is_empty()),
+            ("--pairs", self.pairs.is_some()),
             ("--threads", self.threads.is_some()),
         ];
         flags.iter().filter(|f| f.1).map(|f| f.0).collect()
@@ -131,6 +144,8 @@ struct Settings {
     steps: Option<usize>,
     dt: f64,
     fix: Option<FixSpec>,
+    /// Whether `fix` came from `--fix` (else from the solve block): errors name it so.
+    fix_from_flag: bool,
     set: Vec<(String, f64)>,
     out: Option<String>,
     json: bool,
@@ -139,6 +154,8 @@ struct Settings {
     init: Vec<(String, Init)>,
     step: Option<f64>,
     out_field: Option<String>,
+    data: Vec<String>,
+    pairs: Option<std::path::PathBuf>,
 }
 
 fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String> {
@@ -176,6 +193,7 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
             .as_deref()
             .map(FixSpec::parse)
             .or_else(|| f.fix.clone()),
+        fix_from_flag: a.fix.is_some(),
         set,
         out: a.out.clone().or_else(|| f.out.clone()),
         json: a.json,
@@ -184,6 +202,8 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         init,
         step: a.step.or(f.step),
         out_field: f.out_field.clone(),
+        data: a.data.clone(),
+        pairs: a.pairs.clone(),
     };
     // The result's format is known before the solve, not found wrong after it.
     if let Some(out) = &s.out
@@ -233,6 +253,21 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     }
     if a.dt.is_some() && s.steps.is_none() {
         return Err("--dt applies to dynamics: give --steps N as well".into());
+    }
+    // A block setting that a flag made inapplicable is dropped with a warning (the block
+    // alone is checked by the compiler: E0140).
+    if a.solver.is_some() && a.step.is_none() && f.step.is_some() && s.solver != "gd" {
+        eprintln!(
+            "warning: the solve block's `step` applies to the `gd` solver; ignored for --solver {}",
+            s.solver
+        );
+    }
+    if !a.project_psd && f.project_psd == Some(true) && s.solver != "newton" {
+        eprintln!(
+            "warning: the solve block's `project_psd` applies to the `newton` solver; ignored for \
+             --solver {}",
+            s.solver
+        );
     }
     if s.threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
@@ -291,7 +326,7 @@ pub fn run(
     }
     let settings = match merge(mesh.solve.as_ref(), a) {
         Ok(s) => s,
-        Err(m) => return fail(m),
+        Err(m) => return json_error(a.json, fail(&m), &m),
     };
     let eprog = match EnergyProgram::new(program.compiled()) {
         Ok(p) => p,
@@ -300,12 +335,26 @@ pub fn run(
     match solve(&eprog, &settings) {
         Ok(true) => 0,
         Ok(false) => 2,
-        Err(Failure::Input(m)) => fail(m),
+        Err(Failure::Input(m)) => json_error(a.json, fail(&m), &m),
         Err(Failure::Solver(m)) => {
             eprintln!("error: {m}");
-            2
+            json_error(a.json, 2, &m)
         }
     }
+}
+
+/// With `--json`, a run that fails after its settings were read ends its standard output
+/// with `{"type":"error","message":…,"exit_status":…}` instead of the summary (the message
+/// also goes to standard error). Returns the exit status `code`.
+fn json_error(json: bool, code: i32, message: &str) -> i32 {
+    if json {
+        let line = format!(
+            "{{\"type\":\"error\",\"message\":{},\"exit_status\":{code}}}\n",
+            json_str(message)
+        );
+        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+    }
+    code
 }
 
 /// Why a solve ended without a result: bad input (exit status 1) or a solver
@@ -345,25 +394,38 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
 }
 
 /// The fixed-dof mask of a fix spec.
-fn fixed_mask(me: &MeshEnergy, spec: &FixSpec) -> Result<Vec<bool>, String> {
+/// The fixed-dof mask of a fix spec; errors name the setting as written (`--fix VALUE`, or
+/// the solve block's `fix = VALUE` when `from_flag` is false). `boundary` on a mesh without
+/// boundary fixes nothing, with a warning.
+fn fixed_mask(me: &MeshEnergy, spec: &FixSpec, from_flag: bool) -> Result<Vec<bool>, String> {
+    let origin = |value: &str, quoted: bool| match (from_flag, quoted) {
+        (true, _) => format!("--fix {value}"),
+        (false, true) => format!("the solve block's `fix = \"{value}\"`"),
+        (false, false) => format!("the solve block's `fix = {value}`"),
+    };
     let nv = me.num_vertices();
     let ids: Vec<usize> = match spec {
-        FixSpec::Boundary => (0..nv)
-            .filter(|&i| me.topology().vertex_boundary[i])
-            .collect(),
+        FixSpec::Boundary => {
+            let ids: Vec<usize> = (0..nv).filter(|&i| me.topology().vertex_boundary[i]).collect();
+            if ids.is_empty() {
+                eprintln!("warning: {}: the mesh has no boundary; no vertex is fixed", origin("boundary", false));
+            }
+            ids
+        }
         FixSpec::Ids(ids) => ids.clone(),
         FixSpec::File(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 format!(
-                    "--fix {path}: not `boundary` or comma-separated vertex ids, and not a \
-                         readable file of ids: {e}"
+                    "{}: not `boundary` or comma-separated vertex ids, and not a readable \
+                     file of ids: {e}",
+                    origin(path, true)
                 )
             })?;
             text.split(|c: char| c.is_whitespace() || c == ',')
                 .filter(|t| !t.is_empty())
                 .map(|t| {
                     t.parse::<usize>()
-                        .map_err(|_| format!("--fix {path}: `{t}` is not a vertex id"))
+                        .map_err(|_| format!("{}: `{t}` is not a vertex id", origin(path, true)))
                 })
                 .collect::<Result<_, _>>()?
         }
@@ -494,8 +556,22 @@ fn setup<'p>(
 ) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
     let mesh = super::mesh_commands::load_mesh_warning(&s.mesh)?;
     // Renumbered for locality where that pays; results are written in the file's numbering.
-    let mut me = prog.bind_local(&mesh).map_err(|e| e.to_string())?;
+    // Arrays given by `--data` or `--pairs` are in the file's numbering: no renumbering then.
+    let given_arrays = !s.data.is_empty() || s.pairs.is_some();
+    let mut me = if given_arrays { prog.bind(&mesh) } else { prog.bind_local(&mesh) }
+        .map_err(|e| e.to_string())?;
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
+    let broadphase = prog.decls().broadphase.is_some();
+    if s.pairs.is_some() && broadphase {
+        return Err("--pairs: the file's `broadphase` declaration finds the pairs itself".into());
+    }
+    super::mesh_commands::set_data_and_pairs(&mut me, &s.data, s.pairs.as_deref())?;
+    if me.pair_arity() > 0 && !broadphase && s.pairs.is_none() {
+        eprintln!(
+            "warning: the `pair` terms have no pairs (no `broadphase` declaration and no \
+             --pairs): they add nothing"
+        );
+    }
     for (k, v) in &s.set {
         me.set_param(k, *v).map_err(|e| e.to_string())?;
     }
@@ -565,7 +641,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
         ..SolveOptions::default()
     };
     if let Some(spec) = &s.fix {
-        opts.fixed = Some(fixed_mask(obj.energy(), spec)?);
+        opts.fixed = Some(fixed_mask(obj.energy(), spec, s.fix_from_flag)?);
     }
     let mut solver =
         Solver::from_name(&s.solver).ok_or_else(|| format!("unknown solver `{}`", s.solver))?;

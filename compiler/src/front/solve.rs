@@ -132,13 +132,13 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
             continue;
         }
         let mut s = SolveSettings::default();
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: Vec<(&str, _)> = Vec::new();
         for (key, value) in entries {
-            if seen.contains(&key.node.as_str()) {
+            if seen.iter().any(|(k, _)| *k == key.node.as_str()) {
                 bad(g, format!("`{}` is set twice", key.node), key.span);
                 continue;
             }
-            seen.push(&key.node);
+            seen.push((&key.node, key.span));
             let Some(v) = literal(value) else {
                 bad(
                     g,
@@ -243,6 +243,22 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 };
                 bad(g, format!("`{}` must be {want}", key.node), value.span);
             }
+        }
+        // Settings the block's own solve would ignore are mistakes, as the flags are.
+        let span_of = |k: &str| seen.iter().find(|(n, _)| *n == k).map(|(_, sp)| *sp);
+        let solver = s.solver.as_deref().unwrap_or("newton");
+        if let (Some(_), Some(sp)) = (s.step, span_of("step"))
+            && solver != "gd"
+        {
+            bad(g, format!("`step` applies to the `gd` solver, not `{solver}` (set `solver = gd;`)"), sp);
+        }
+        if let (Some(true), Some(sp)) = (s.project_psd, span_of("project_psd"))
+            && solver != "newton"
+        {
+            bad(g, format!("`project_psd` applies to the `newton` solver, not `{solver}`"), sp);
+        }
+        if let (Some(_), None, Some(sp)) = (s.dt, s.steps, span_of("dt")) {
+            bad(g, "`dt` applies to dynamics: set `steps` as well".into(), sp);
         }
         result = Some(s);
     }

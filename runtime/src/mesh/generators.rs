@@ -97,6 +97,9 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             let one = match args.trim().parse::<usize>() {
                 Ok(level) if level <= 8 => icosphere(level as u32),
                 Ok(_) => return Err(bad("sphere levels above 8 are too large for two copies")),
+                Err(_) if args.trim().is_empty() => {
+                    return Err(bad("expected spheres2:LEVEL or spheres2:FILE (a closed surface)"));
+                }
                 Err(_) => super::load_mesh(args.trim())?,
             };
             two_copies(&one, 0.2).map_err(|m| bad(&m))

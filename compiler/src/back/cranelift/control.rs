@@ -56,6 +56,9 @@ impl FnLower<'_, '_> {
         let ret = callee_f.ret.clone();
         let mut all = vec![self.ctx];
         all.extend(self.get_many_as(args, &params)?);
+        // The call's source site: a callee that fails on entry (too deep a recursion) records
+        // its error at this call, as the interpreter does.
+        self.store_site();
         let inst = self.b.ins().call(fr, &all);
         let out = self.b.inst_results(inst).to_vec();
         match results {
