@@ -56,3 +56,28 @@ fn cloth_falls_onto_the_sphere_without_entering_it() {
         "the cloth never reached the sphere (closest {closest})"
     );
 }
+
+mod cli_common;
+
+/// The example as `madc run` runs it, past the step (48) where the prediction x̂ = xₙ + h vₙ
+/// first lands inside the barrier: each step starts at a safe point on the way to x̂
+/// (`ImplicitEuler::start`), so every step solves and no frame has a vertex in the sphere.
+#[test]
+fn the_example_runs_60_steps_without_a_vertex_in_the_sphere() {
+    let dir = std::env::temp_dir().join(format!("mad-cloth-sphere-{}", std::process::id()));
+    let out = dir.join("c.obj").display().to_string();
+    let (rc, _, err) = cli_common::madc(&["run", "examples/cloth_sphere.mad", "--steps", "60", "--out", &out]);
+    assert_eq!(rc, 0, "{err}");
+    let (c, r) = ([0.5, 0.5, -0.3], 0.25);
+    let mut closest = f64::INFINITY;
+    for k in 1..=60 {
+        let frame = dir.join(format!("c_{k:04}.obj"));
+        let mesh = load_mesh(frame.to_str().unwrap()).unwrap();
+        for p in &mesh.positions {
+            let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt() - r;
+            assert!(d > 0.0, "frame {k}: a vertex is inside the sphere (d = {d})");
+            closest = closest.min(d);
+        }
+    }
+    assert!(closest < 0.02, "the cloth reached the sphere (closest {closest})");
+}

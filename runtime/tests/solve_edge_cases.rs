@@ -248,3 +248,43 @@ fn wrong_lengths_are_errors() {
     let rep = solver("newton-cg").solve(&mut NoHessian, &mut x, &SolveOptions::default(), None);
     assert!(rep.unwrap().status.converged() && x[0].abs() < 1e-8);
 }
+
+/// (x₀ − 3)² + x₁², NaN where x₀ > 2: the minimizer lies beyond a NaN wall, and the line
+/// searches shorten their steps towards it until they fall below the step tolerance.
+fn nan_wall() -> Dense {
+    Dense::new(2, |x, g, h| {
+        if x[0] > 2.0 {
+            return f64::NAN;
+        }
+        if let Some(g) = g {
+            g[0] += 2.0 * (x[0] - 3.0);
+            g[1] += 2.0 * x[1];
+        }
+        if let Some(h) = h {
+            h[0] += 2.0;
+            h[3] += 2.0;
+        }
+        (x[0] - 3.0).powi(2) + x[1] * x[1]
+    })
+}
+
+#[test]
+fn a_step_shortened_against_a_nan_wall_is_stalled_not_converged() {
+    let mut stalled = 0;
+    for name in GENERAL {
+        let mut obj = nan_wall();
+        let mut x = vec![0.0, 1.0];
+        let rep = solver(name).solve(&mut obj, &mut x, &SolveOptions::default(), None);
+        let rep = match rep {
+            Ok(r) => r,
+            // Solvers that meet NaN at the smallest trial report it; that is not convergence either.
+            Err(SolveError::NonFinite { .. }) => continue,
+            Err(e) => panic!("{name}: {e:?}"),
+        };
+        assert_eq!(rep.status, Status::Stalled, "{name}: ‖g‖ {}", rep.grad_norm);
+        assert!(!rep.status.converged());
+        assert!(x[0] <= 2.0 && rep.grad_norm > 1.0, "{name}: {x:?}");
+        stalled += 1;
+    }
+    assert!(stalled >= 3, "{stalled} solvers reached the wall");
+}

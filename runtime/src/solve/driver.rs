@@ -242,10 +242,10 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
                 .search(&mut energy, x, f, &d, slope, t0, &mut trial)?;
         }
         t.line_search += ls_start.elapsed();
-        let (step, backtracks) = match outcome {
+        let (step, backtracks, walled) = match outcome {
             LineSearchOutcome::Accepted {
-                step, backtracks, ..
-            } => (step, backtracks),
+                step, backtracks, walled, ..
+            } => (step, backtracks, walled),
             LineSearchOutcome::Failed {
                 non_finite_at_smallest: true,
             } => {
@@ -295,7 +295,9 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             timings: t,
         };
         if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x) {
-            status = st;
+            // A step below the step tolerance that the line search had to shorten past a NaN
+            // or +∞ trial is stuck at that wall, not converged.
+            status = if st == Status::StepTolerance && walled { Status::Stalled } else { st };
             break;
         }
     }

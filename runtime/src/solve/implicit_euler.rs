@@ -164,27 +164,66 @@ impl<P: Objective> ImplicitEuler<P> {
         Ok(())
     }
 
-    /// One time step: minimizes the incremental potential with `solver` from the prediction
-    /// (fixed dofs keep their current positions), then updates positions and velocities. A solve
-    /// that ends at the iteration cap or stalls still advances (the report says so).
+    /// One time step: minimizes the incremental potential with `solver` from a safe start
+    /// ([`ImplicitEuler::start`]; fixed dofs keep their current positions), then updates
+    /// positions and velocities. A solve that ends at the iteration cap or stalls still
+    /// advances (the report says so).
     pub fn step(
         &mut self,
         solver: &mut Solver,
         opts: &SolveOptions,
         callback: Option<Callback>,
     ) -> Result<SolveReport, SolveError> {
-        let mut x = self.target.clone();
-        if let Some(f) = &opts.fixed {
-            check_len("fixed-dof mask", x.len(), f.len())?;
-            for (i, &fi) in f.iter().enumerate() {
-                if fi {
-                    x[i] = self.x[i];
-                }
-            }
-        }
+        let mut x = self.start(opts.fixed.as_deref())?;
         let report = solver.solve(self, &mut x, opts, callback)?;
         self.end_step(&x)?;
         Ok(report)
+    }
+
+    /// The start of a step's minimization: the prediction `x̂ = xₙ + h vₙ` where it is safe,
+    /// else a point on the way from `xₙ` to it.
+    ///
+    /// The prediction is the usual initial guess, but the path to it is not checked by
+    /// anything: a fast vertex can be predicted inside a barrier (`+∞`, and the solve could
+    /// not start) or, worse, through a thin obstacle and out on its other side (finite again,
+    /// and the solve would converge there, through the contact). So the move `xₙ → x̂` is
+    /// capped like a line-search step: by the potential's [`Objective::max_step`] (contact
+    /// pairs: continuous collision detection along the move), then halved (at most 20 times,
+    /// then `xₙ` itself) while the incremental potential there is not finite. `xₙ`, the last
+    /// accepted positions, is always a valid start. Fixed dofs stay at `xₙ`.
+    pub fn start(&mut self, fixed: Option<&[bool]>) -> Result<Vec<f64>, SolveError> {
+        let n = self.x.len();
+        let mut d: Vec<f64> = self.target.iter().zip(&self.x).map(|(t, x)| t - x).collect();
+        if let Some(f) = fixed {
+            check_len("fixed-dof mask", n, f.len())?;
+            for (di, &fi) in d.iter_mut().zip(f) {
+                if fi {
+                    *di = 0.0;
+                }
+            }
+        }
+        let xn = self.x.clone();
+        // The whole move is the prediction itself (bit for bit), fixed dofs at xₙ.
+        let predicted: Vec<f64> = self.target.iter().zip(&xn).zip(&d).map(|((&p, &x), &di)| if di == 0.0 { x } else { p }).collect();
+        let at = |t: f64| -> Vec<f64> {
+            if t == 1.0 {
+                predicted.clone()
+            } else {
+                xn.iter().zip(&d).map(|(x, di)| x + t * di).collect()
+            }
+        };
+        if d.iter().all(|&v| v == 0.0) {
+            return Ok(xn.clone());
+        }
+        let mut t = self.max_step(&xn, &d, 1.0)?.clamp(0.0, 1.0);
+        for _ in 0..20 {
+            let x = at(t);
+            if self.value(&x)?.is_finite() {
+                return Ok(x);
+            }
+            t *= 0.5;
+        }
+        Ok(xn.clone())
     }
 
     /// Whether the potential's pattern is still the one taken by `refresh_pattern`: by its

@@ -35,7 +35,8 @@
 //! - The shared stopping rule: the gradient test before each iteration, the Newton-decrement test
 //!   on the first step of an iteration (`−gᵀh`), the step test on every accepted step and on
 //!   every proposed step (a proposed step no longer than the step tolerance ends the solve with
-//!   [`Status::StepTolerance`] without being evaluated), and the iteration cap, which counts
+//!   [`Status::StepTolerance`] without being evaluated, or with [`Status::Stalled`] when it
+//!   was proposed after rejections in the same iteration), and the iteration cap, which counts
 //!   accepted steps. More than `max_rejections` rejections in a row end the solve with
 //!   [`Status::Stalled`].
 //! - Each accepted step is one [`IterationInfo`] (with `backtracks` = the rejections before it
@@ -262,7 +263,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
                     status = st;
                     break 'outer;
                 }
-                first = false;
+                let first_proposal = std::mem::replace(&mut first, false);
                 let cap = obj.max_step(x, &h, 1.0)?;
                 if cap != 1.0 {
                     for hi in h.iter_mut() {
@@ -271,7 +272,9 @@ pub(crate) fn run<O: Objective + ?Sized>(
                 }
                 let step_norm = norm(&h);
                 if let Some(st) = opts.step_stop(step_norm, norm(x)) {
-                    status = st;
+                    // After rejections the damping, not the problem, made the step that
+                    // small: stalled (as a line search shortened that far), not converged.
+                    status = if first_proposal { st } else { Status::Stalled };
                     break 'outer;
                 }
                 // The reduction the Gauss-Newton model predicts: −gᵀh − ½‖Jh‖².

@@ -35,6 +35,9 @@ pub enum LineSearchOutcome {
         step: f64,
         energy: f64,
         backtracks: usize,
+        /// Whether a rejected trial before it had a non-finite energy (a NaN or `+∞` wall
+        /// along `d`).
+        walled: bool,
     },
     /// No trial step was accepted. `non_finite_at_smallest`: the smallest trial step still gave a
     /// non-finite energy.
@@ -57,6 +60,7 @@ impl LineSearch {
     ) -> Result<LineSearchOutcome, SolveError> {
         let mut t = t0;
         let mut non_finite = false;
+        let mut walled = false;
         for k in 0..=self.max_backtracks {
             for ((y, a), b) in trial.iter_mut().zip(x).zip(d) {
                 *y = a + t * b;
@@ -68,8 +72,10 @@ impl LineSearch {
                     step: t,
                     energy: f,
                     backtracks: k,
+                    walled,
                 });
             }
+            walled |= non_finite;
             t *= self.shrink;
         }
         Ok(LineSearchOutcome::Failed {

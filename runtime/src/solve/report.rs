@@ -70,7 +70,9 @@ pub enum Status {
     GradientTolerance,
     /// Half the squared Newton decrement fell below `decrement_tol`.
     NewtonDecrement,
-    /// ‖Δx‖ ≤ `step_tol`·(1 + ‖x‖).
+    /// ‖Δx‖ ≤ `step_tol`·(1 + ‖x‖): the iterates stopped moving at floating-point
+    /// resolution (a step that the line search shortened past a NaN or `+∞` trial is
+    /// [`Status::Stalled`] instead).
     StepTolerance,
     /// `max_iters` steps were taken.
     MaxIterations,
@@ -78,7 +80,9 @@ pub enum Status {
     Stopped,
     /// The line search found no step with sufficient decrease although every trial energy was
     /// finite: the energy cannot be decreased further at floating-point resolution along the
-    /// direction (and along −g). `x` is the last accepted iterate.
+    /// direction (and along −g); or it accepted only a step below the step tolerance after a
+    /// NaN or `+∞` trial (a wall just ahead); or Levenberg–Marquardt's damping grew until its
+    /// step fell below it. `x` is the last accepted iterate.
     Stalled,
 }
 

@@ -150,7 +150,7 @@ impl FnLower<'_, '_> {
             ScalarKind::F64 | ScalarKind::F32 => match op {
                 UnaryOp::Neg => match self.negated(x) {
                     Some(y) => y,
-                    None => self.b.ins().fneg(x),
+                    None => self.fneg(x),
                 },
                 UnaryOp::Sqrt => self.b.ins().sqrt(x),
                 UnaryOp::Abs => self.b.ins().fabs(x),
@@ -307,16 +307,16 @@ impl FnLower<'_, '_> {
             BinaryOp::Mul => match (ca, cb, na, nb) {
                 (_, Some(1.0), _, _) => a,
                 (Some(1.0), _, _, _) => b,
-                (_, Some(-1.0), _, _) => self.b.ins().fneg(a),
-                (Some(-1.0), _, _, _) => self.b.ins().fneg(b),
+                (_, Some(-1.0), _, _) => self.fneg(a),
+                (Some(-1.0), _, _, _) => self.fneg(b),
                 (_, _, Some(na), Some(nb)) => self.b.ins().fmul(na, nb),
                 (_, _, Some(na), None) => {
                     let m = self.b.ins().fmul(na, b);
-                    self.b.ins().fneg(m)
+                    self.fneg(m)
                 }
                 (_, _, None, Some(nb)) => {
                     let m = self.b.ins().fmul(a, nb);
-                    self.b.ins().fneg(m)
+                    self.fneg(m)
                 }
                 _ => self.b.ins().fmul(a, b),
             },
@@ -325,11 +325,11 @@ impl FnLower<'_, '_> {
                 (_, Some(na), Some(nb)) => self.b.ins().fdiv(na, nb),
                 (_, Some(na), None) => {
                     let m = self.b.ins().fdiv(na, b);
-                    self.b.ins().fneg(m)
+                    self.fneg(m)
                 }
                 (_, None, Some(nb)) => {
                     let m = self.b.ins().fdiv(a, nb);
-                    self.b.ins().fneg(m)
+                    self.fneg(m)
                 }
                 _ => self.b.ins().fdiv(a, b),
             },
@@ -387,7 +387,25 @@ impl FnLower<'_, '_> {
         }
     }
 
-    /// `x` when `v` is `fneg x`.
+    /// `-x`: the sign bit flipped, as `fneg` does, but written as an `xor` with a constant
+    /// sign mask. Cranelift's x64 backend builds the mask of an `fneg` in registers at every
+    /// use (three instructions: all ones, a shift, the `xor`); a constant mask is one `xor`
+    /// with a constant-pool operand. The bits are the same.
+    fn fneg(&mut self, x: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(x);
+        let mask = match ty {
+            types::F64 => self.b.ins().f64const(-0.0),
+            types::F32 => self.b.ins().f32const(-0.0),
+            types::F64X2 => {
+                let m = self.b.ins().f64const(-0.0);
+                self.b.ins().splat(types::F64X2, m)
+            }
+            _ => return self.b.ins().fneg(x),
+        };
+        self.b.ins().bxor(x, mask)
+    }
+
+    /// `x` when `v` is `-x` ([`Self::fneg`], or an `fneg`).
     fn negated(&self, v: Value) -> Option<Value> {
         let dfg = &self.b.func.dfg;
         let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
@@ -395,6 +413,9 @@ impl FnLower<'_, '_> {
         };
         match dfg.insts[inst] {
             InstructionData::Unary { opcode: Opcode::Fneg, arg } => Some(arg),
+            InstructionData::Binary { opcode: Opcode::Bxor, args: [x, m] } => {
+                self.fconst_value(m).filter(|c| c.to_bits() == (-0.0f64).to_bits()).map(|_| x)
+            }
             _ => None,
         }
     }
