@@ -4,7 +4,8 @@
 //! projected Newton and a per-iteration callback, and writes one PLY frame per step.
 //!
 //! Run: `cargo run -p mad --example cloth_host -- [OUT_DIR] [STEPS] [GRID_N]`
-//! (defaults: `cloth_frames`, 40 steps, a 16×16 grid). Frames: `OUT_DIR/cloth_0001.ply …`.
+//! (defaults: `cloth_frames`, 40 steps, a 16×16 grid; STEPS ≥ 1, GRID_N ≥ 2). Frames:
+//! `OUT_DIR/cloth_0001.ply …`.
 
 use mad::Program;
 use mad::energy::{EnergyProgram, MeshObjective};
@@ -12,13 +13,13 @@ use mad_runtime::mesh::{Mesh, generators::grid, save_mesh};
 use mad_runtime::solve::{Control, ImplicitEuler, IterationInfo, Newton, SolveOptions, Solver};
 use std::error::Error;
 
-/// The positional argument `i` as a count of at least 1 (`default` when absent).
-fn count_arg(args: &[String], i: usize, name: &str, default: usize) -> Result<usize, String> {
+/// The positional argument `i` as a count of at least `min` (`default` when absent).
+fn count_arg(args: &[String], i: usize, name: &str, default: usize, min: usize) -> Result<usize, String> {
     match args.get(i) {
         None => Ok(default),
         Some(s) => match s.parse::<usize>() {
-            Ok(v) if v >= 1 => Ok(v),
-            _ => Err(format!("{name}: expected a whole number of at least 1, got `{s}`")),
+            Ok(v) if v >= min => Ok(v),
+            _ => Err(format!("{name}: expected a whole number of at least {min}, got `{s}`")),
         },
     }
 }
@@ -36,8 +37,9 @@ fn run() -> Result<(), Box<dyn Error>> {
         .first()
         .cloned()
         .unwrap_or_else(|| "cloth_frames".into());
-    let steps = count_arg(&args, 1, "STEPS", 40)?;
-    let n = count_arg(&args, 2, "GRID_N", 16)?;
+    let steps = count_arg(&args, 1, "STEPS", 40, 1)?;
+    // A grid needs 2×2 vertices at least (one has no springs, and no cloth).
+    let n = count_arg(&args, 2, "GRID_N", 16, 2)?;
 
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cloth_sphere.mad");
     let program = Program::compile_file(path)?;

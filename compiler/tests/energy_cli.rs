@@ -747,3 +747,20 @@ fn eval_runs_the_updates_once_as_a_solve_starts() {
     let arap: f64 = out.trim().strip_prefix("energy ").unwrap().parse().unwrap();
     assert!(arap.abs() < 1e-9, "the rest shape with its own rotations: {arap}");
 }
+
+#[test]
+fn a_term_without_elements_on_the_mesh_is_warned_about() {
+    // A diamond term on one triangle: no interior edge, so no element.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mesh = dir.join("one.obj");
+    std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    let file = dir.join("dia.mad");
+    std::fs::write(&file, "dof x: vertex -> vec3;\nenergy bend(d: diamond) { dot(x[d.v2], x[d.v3]) }\nenergy pin(v: vertex) { dot(x[v.v0], x[v.v0]) }\n").unwrap();
+    let (file, mesh) = (file.display().to_string(), mesh.display().to_string());
+    for cmd in [&["eval", &file, "--mesh", &mesh, "--energy"][..], &["run", &file, "--mesh", &mesh, "--max-iters", "1"]] {
+        let (_, _, err) = madc(cmd);
+        assert!(err.contains("term `bend` (diamond) has no elements on this mesh: it adds nothing"), "{cmd:?}: {err}");
+        assert!(!err.contains("`pin`"), "{err}");
+    }
+}

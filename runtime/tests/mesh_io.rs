@@ -301,3 +301,57 @@ fn truncated_and_corrupted_files_never_panic() {
         }
     }
 }
+
+#[test]
+fn ascii_ply_rows_are_elements() {
+    let h = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
+    // A vertex row with two values: the error is at that line, not where the tokens run out.
+    let e = ply_err(format!("{h}0 0 0\n1 0\n0 1 0\n3 0 1 2\n").as_bytes());
+    assert_eq!(e.line(), Some(11), "{e}");
+    assert!(e.to_string().contains("fewer values"), "{e}");
+    // Values split over lines do not read as other rows' values.
+    let e = ply_err(format!("{h}1 0\n0 0 1 0\n0 0 0\n3 0 1 2\n").as_bytes());
+    assert_eq!(e.line(), Some(10), "{e}");
+    // Extra values on a row, and rows after the last element, are errors.
+    let e = ply_err(format!("{h}0 0 0 7\n1 0 0\n0 1 0\n3 0 1 2\n").as_bytes());
+    assert_eq!(e.line(), Some(10), "{e}");
+    assert!(e.to_string().contains("more values"), "{e}");
+    let e = ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n3 0 2 1\n").as_bytes());
+    assert_eq!(e.line(), Some(14), "{e}");
+    assert!(e.to_string().contains("data after the last element"), "{e}");
+    // Blank lines are skipped.
+    assert!(read_ply(format!("{h}0 0 0\n\n1 0 0\n0 1 0\n3 0 1 2\n\n").as_bytes()).is_ok());
+}
+
+#[test]
+fn a_ply_may_declare_its_faces_before_its_vertices() {
+    let src = "ply\nformat ascii 1.0\nelement face 1\nproperty list uchar int vertex_indices\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nend_header\n3 0 1 2\n0 0 0\n1 0 0\n0 1 0\n";
+    let (m, _) = read_ply(src.as_bytes()).unwrap();
+    assert_eq!((m.positions.len(), m.triangles.clone()), (3, vec![[0, 1, 2]]));
+    // An index out of range is still found, at its line.
+    let bad = src.replace("3 0 1 2", "3 0 1 3");
+    assert_eq!(ply_err(bad.as_bytes()).line(), Some(10));
+}
+
+#[test]
+fn off_rows_beyond_the_counts_are_errors() {
+    let src = "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n3 0 2 1\n";
+    let e = read_mesh(src.as_bytes(), MeshFormat::Off).unwrap_err();
+    assert_eq!(e.line(), Some(7), "{e}");
+    assert!(e.to_string().contains("data after the 3 vertices and 1 faces"), "{e}");
+    // Comments and blank lines after the faces are fine.
+    assert!(read_mesh(b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n\n# end\n", MeshFormat::Off).is_ok());
+}
+
+#[test]
+fn non_manifold_edges_and_duplicate_faces_are_reported() {
+    // Three faces on the edge (1, 2), and face 1 2 3 twice (once reversed).
+    let src = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 1 1 1\nf 1 2 3\nf 1 2 4\nf 1 2 5\nf 3 2 1\n";
+    let (_, r) = read_mesh(src.as_bytes(), MeshFormat::Obj).unwrap();
+    assert_eq!((r.non_manifold_edges, r.duplicate_faces), (1, 1), "{r:?}");
+    let w = r.warnings().join("\n");
+    assert!(w.contains("1 edge(s) shared by three or more faces") && w.contains("1 duplicate face(s)"), "{w}");
+    // A closed icosphere has neither.
+    let s = mad_runtime::mesh::load_mesh_with_report("sphere:1").unwrap().1;
+    assert_eq!((s.non_manifold_edges, s.duplicate_faces), (0, 0));
+}

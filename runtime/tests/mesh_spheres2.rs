@@ -45,3 +45,11 @@ fn two_icospheres_and_two_copies_of_a_file() {
     let empty = load_mesh("spheres2:").unwrap_err().to_string();
     assert!(empty.contains("expected spheres2:LEVEL or spheres2:FILE"), "{empty}");
 }
+
+#[test]
+fn an_open_surface_is_not_two_shells() {
+    let path = std::env::temp_dir().join(format!("mad-spheres2-open-{}.obj", std::process::id()));
+    std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n").unwrap();
+    let e = load_mesh(&format!("spheres2:{}", path.display())).unwrap_err().to_string();
+    assert!(e.contains("closed surface") && e.contains("4 edge(s)"), "{e}");
+}

@@ -54,6 +54,13 @@ pub(super) fn load_mesh_warning(spec: &str) -> Result<mad_runtime::mesh::Mesh, S
     Ok(mesh)
 }
 
+/// Warns (on standard error) about each term that has no element on the bound mesh.
+pub(super) fn warn_empty_terms(spec: &str, me: &MeshEnergy) {
+    for (name, stencil) in me.terms_without_elements() {
+        eprintln!("warning: {spec}: term `{name}` ({stencil}) has no elements on this mesh: it adds nothing");
+    }
+}
+
 /// One `--set NAME=VALUE`. A value written as a finite number that does not fit an `f64`
 /// (`1e400`) is an error rather than a silent infinity; `inf` and `-inf` spelled out are
 /// taken as written.
@@ -117,6 +124,7 @@ fn setup<'p>(
     let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
     let mut me = if local { prog.bind_local(&mesh) } else { prog.bind(&mesh) }
         .map_err(|e| e.to_string())?;
+    warn_empty_terms(&inp.mesh, &me);
     me.set_threads(threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
         let (k, v) = parse_set(s)?;

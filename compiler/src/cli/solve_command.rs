@@ -433,8 +433,13 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec, from_flag: bool) -> Result<Vec<bo
     let mut mask = vec![false; me.ndofs()];
     for i in ids {
         if i >= nv {
+            let setting = match spec {
+                FixSpec::File(path) => origin(path, true),
+                _ if from_flag => "--fix".to_string(),
+                _ => "the solve block's `fix`".to_string(),
+            };
             return Err(format!(
-                "fixed vertex {i} is out of range (the mesh has {nv} vertices)"
+                "{setting}: fixed vertex {i} is out of range (the mesh has {nv} vertices)"
             ));
         }
         // Ids are the file's; the boundary's are the bound mesh's already.
@@ -560,6 +565,7 @@ fn setup<'p>(
     let given_arrays = !s.data.is_empty() || s.pairs.is_some();
     let mut me = if given_arrays { prog.bind(&mesh) } else { prog.bind_local(&mesh) }
         .map_err(|e| e.to_string())?;
+    super::mesh_commands::warn_empty_terms(&s.mesh, &me);
     me.set_threads(s.threads).map_err(|e| e.to_string())?;
     let broadphase = prog.decls().broadphase.is_some();
     if s.pairs.is_some() && broadphase {

@@ -389,6 +389,21 @@ impl MeshEnergy<'_> {
         self.energies[i].order.as_deref()
     }
 
+    /// The energy and residual terms that have no element on this mesh, as (name, stencil):
+    /// a `diamond` term on a mesh without interior edges, a `face` term on a mesh of points.
+    /// They add nothing to the objective. `pair` terms are not listed (their elements come
+    /// from the pair list at run time).
+    pub fn terms_without_elements(&self) -> Vec<(&str, &'static str)> {
+        let decls = &self.prog.decls;
+        let energies = decls.energies.iter().zip(&self.energies);
+        let residuals = decls.residuals.iter().zip(&self.residuals);
+        energies
+            .chain(residuals)
+            .filter(|(t, b)| t.stencil != crate::front::StencilKind::Pair && b.verts.is_empty())
+            .map(|(t, _)| (t.name.as_str(), t.stencil.name()))
+            .collect()
+    }
+
     /// The mesh's incidence.
     pub fn topology(&self) -> &Topology {
         &self.topo

@@ -281,6 +281,19 @@ pub fn two_copies(one: &Mesh, gap: f64) -> Result<Mesh, String> {
     if n == 0 {
         return Err("the mesh has no vertices".into());
     }
+    // A closed surface: every edge shared by exactly two faces.
+    let mut edges: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
+    for t in &one.triangles {
+        for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+            *edges.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+        }
+    }
+    let open = edges.values().filter(|&&c| c != 2).count();
+    if open > 0 {
+        return Err(format!(
+            "two copies of a closed surface: {open} edge(s) of the mesh are not shared by exactly two faces"
+        ));
+    }
     let mut c = [0.0; 3];
     for p in &one.positions {
         for k in 0..3 {

@@ -113,6 +113,14 @@ pub fn read_off(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
         max_poly = max_poly.max(n);
         polygons += push_polygon(&mut triangles, &poly) as usize;
     }
+    // More rows than the counts say: the counts or the file are wrong.
+    if let Some((line, _)) = lines.next() {
+        return Err(MeshError::syntax(
+            FMT,
+            Location::Line(line),
+            format!("data after the {nv} vertices and {nf} faces the counts declare"),
+        ));
+    }
     finish(positions, triangles, polygons, max_poly)
 }
 

@@ -265,10 +265,12 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
         }),
     };
     let mut positions = Vec::new();
-    let mut triangles = Vec::new();
     let mut nverts = None;
-    let mut poly = Vec::new();
-    let (mut polygons, mut max_poly) = (0usize, 3usize);
+    // Faces as read: their vertex ids (flat), and per face its start in `ids` and where it was
+    // read. They are checked against the vertex count once every element is read, so a file
+    // that declares `face` before `vertex` reads as well.
+    let mut ids: Vec<(f64, Location)> = Vec::new();
+    let mut faces: Vec<usize> = Vec::new();
     for el in &header.elements {
         let is_vertex = el.name == "vertex" && nverts.is_none();
         let is_face = el.name == "face";
@@ -280,6 +282,7 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
             positions.reserve(el.count.min(1 << 24));
         }
         for _ in 0..el.count {
+            src.begin_row(&el.name)?;
             let mut p = [0.0f64; 3];
             for (pi, prop) in el.props.iter().enumerate() {
                 match prop {
@@ -315,29 +318,18 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
                                     format!("a face needs at least 3 vertices, found {n}"),
                                 ));
                             }
-                            poly.clear();
+                            faces.push(ids.len());
                         }
                         for _ in 0..n {
                             let (v, at) = src.value(*item)?;
                             if wanted {
-                                let nv = nverts.unwrap_or(0);
-                                if v < 0.0 || v >= nv as f64 {
-                                    return Err(MeshError::syntax(
-                                        FMT,
-                                        at,
-                                        format!("vertex index {v} is out of range ({nv} vertices)"),
-                                    ));
-                                }
-                                poly.push(v as u32);
+                                ids.push((v, at));
                             }
-                        }
-                        if wanted {
-                            max_poly = max_poly.max(n);
-                            polygons += push_polygon(&mut triangles, &poly) as usize;
                         }
                     }
                 }
             }
+            src.end_row(&el.name)?;
             if is_vertex {
                 positions.push(p);
             }
@@ -346,12 +338,40 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
             nverts = Some(positions.len());
         }
     }
+    src.end_body()?;
+    let nv = positions.len();
+    let mut triangles = Vec::new();
+    let mut poly = Vec::new();
+    let (mut polygons, mut max_poly) = (0usize, 3usize);
+    for (k, &start) in faces.iter().enumerate() {
+        let end = faces.get(k + 1).copied().unwrap_or(ids.len());
+        poly.clear();
+        for &(v, at) in &ids[start..end] {
+            if !(v >= 0.0 && v < nv as f64) {
+                return Err(MeshError::syntax(
+                    FMT,
+                    at,
+                    format!("vertex index {v} is out of range ({nv} vertices)"),
+                ));
+            }
+            poly.push(v as u32);
+        }
+        max_poly = max_poly.max(poly.len());
+        polygons += push_polygon(&mut triangles, &poly) as usize;
+    }
     finish(positions, triangles, polygons, max_poly)
 }
 
-/// A stream of scalar values, each with the location it was read at.
+/// A stream of scalar values, each with the location it was read at, in rows (one element
+/// each).
 trait Source {
+    /// Starts the next element (`name`, for messages).
+    fn begin_row(&mut self, name: &str) -> Result<(), MeshError>;
     fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError>;
+    /// Ends the element begun last: every value of its row was read.
+    fn end_row(&mut self, name: &str) -> Result<(), MeshError>;
+    /// After the last element: nothing is left.
+    fn end_body(&mut self) -> Result<(), MeshError>;
 }
 
 struct BinSource<'a> {
@@ -361,6 +381,10 @@ struct BinSource<'a> {
 }
 
 impl Source for BinSource<'_> {
+    fn begin_row(&mut self, _: &str) -> Result<(), MeshError> {
+        Ok(())
+    }
+
     fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError> {
         let at = Location::Byte(self.pos as u64);
         let n = ty.size();
@@ -385,11 +409,26 @@ impl Source for BinSource<'_> {
         };
         Ok((v, at))
     }
+
+    fn end_row(&mut self, _: &str) -> Result<(), MeshError> {
+        Ok(())
+    }
+
+    /// Bytes after the last element are tolerated (some writers pad); only text bodies are
+    /// checked row by row.
+    fn end_body(&mut self) -> Result<(), MeshError> {
+        Ok(())
+    }
 }
 
+/// An ASCII body: one element per line (blank lines skipped).
 struct AsciiSource<'a> {
-    toks: Vec<(usize, &'a str)>,
-    next: usize,
+    /// The non-blank lines, with their line numbers.
+    rows: Vec<(usize, &'a str)>,
+    /// The row being read and the values of it not read yet.
+    row: usize,
+    toks: std::str::SplitWhitespace<'a>,
+    line: usize,
     last_line: usize,
 }
 
@@ -403,31 +442,48 @@ impl<'a> AsciiSource<'a> {
                     .count();
             MeshError::syntax(FMT, Location::Line(line), "invalid UTF-8 text")
         })?;
-        let mut toks = Vec::new();
+        let mut rows = Vec::new();
         let mut last_line = first_line;
         for (i, l) in body.lines().enumerate() {
             last_line = first_line + i;
-            toks.extend(l.split_whitespace().map(|t| (first_line + i, t)));
+            if !l.trim().is_empty() {
+                rows.push((first_line + i, l));
+            }
         }
         Ok(AsciiSource {
-            toks,
-            next: 0,
+            rows,
+            row: 0,
+            toks: "".split_whitespace(),
+            line: first_line,
             last_line,
         })
     }
 }
 
 impl Source for AsciiSource<'_> {
-    fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError> {
-        let Some(&(line, tok)) = self.toks.get(self.next) else {
+    fn begin_row(&mut self, name: &str) -> Result<(), MeshError> {
+        let Some(&(line, text)) = self.rows.get(self.row) else {
             return Err(MeshError::syntax(
                 FMT,
                 Location::Line(self.last_line),
-                "truncated body",
+                format!("truncated body: the header declares more `{name}` elements"),
             ));
         };
-        self.next += 1;
-        let at = Location::Line(line);
+        self.row += 1;
+        self.line = line;
+        self.toks = text.split_whitespace();
+        Ok(())
+    }
+
+    fn value(&mut self, ty: Scalar) -> Result<(f64, Location), MeshError> {
+        let at = Location::Line(self.line);
+        let Some(tok) = self.toks.next() else {
+            return Err(MeshError::syntax(
+                FMT,
+                at,
+                "the line has fewer values than its element's properties",
+            ));
+        };
         let v = if ty.is_int() {
             tok.parse::<i64>()
                 .map(|v| v as f64)
@@ -437,6 +493,28 @@ impl Source for AsciiSource<'_> {
                 .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not a number")))?
         };
         Ok((v, at))
+    }
+
+    fn end_row(&mut self, name: &str) -> Result<(), MeshError> {
+        match self.toks.next() {
+            None => Ok(()),
+            Some(tok) => Err(MeshError::syntax(
+                FMT,
+                Location::Line(self.line),
+                format!("`{tok}`: more values than the `{name}` element's properties"),
+            )),
+        }
+    }
+
+    fn end_body(&mut self) -> Result<(), MeshError> {
+        match self.rows.get(self.row) {
+            None => Ok(()),
+            Some(&(line, _)) => Err(MeshError::syntax(
+                FMT,
+                Location::Line(line),
+                "data after the last element the header declares",
+            )),
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Degenerate faces are reported here, never rejected: a face with a repeated vertex, or a face
 //! whose area is zero up to rounding (`|e1 × e2| <= 1e-14 · (longest edge)²`, which includes
-//! collinear vertices).
+//! collinear vertices). So are edges shared by three or more faces and repeated faces, which
+//! the element lists skip or count twice.
 
 use super::Mesh;
 
@@ -26,6 +27,10 @@ pub struct MeshReport {
     pub max_polygon_size: usize,
     /// Vertices that no face references.
     pub unreferenced_vertices: usize,
+    /// Edges shared by three or more faces (no diamond element runs over them).
+    pub non_manifold_edges: usize,
+    /// Faces with the same three vertices as an earlier face (in any order).
+    pub duplicate_faces: usize,
 }
 
 impl MeshReport {
@@ -58,6 +63,23 @@ impl MeshReport {
             }
         }
         report.unreferenced_vertices = used.iter().filter(|u| !**u).count();
+        let mut edges: std::collections::HashMap<(u32, u32), u32> =
+            std::collections::HashMap::with_capacity(3 * mesh.triangles.len());
+        let mut seen: std::collections::HashSet<[u32; 3]> =
+            std::collections::HashSet::with_capacity(mesh.triangles.len());
+        for t in &mesh.triangles {
+            let mut key = *t;
+            key.sort_unstable();
+            if key[0] == key[1] || key[1] == key[2] {
+                continue;
+            }
+            report.duplicate_faces += usize::from(!seen.insert(key));
+            for (a, b) in [(key[0], key[1]), (key[1], key[2]), (key[0], key[2])] {
+                let n = edges.entry((a, b)).or_insert(0);
+                *n += 1;
+                report.non_manifold_edges += usize::from(*n == 3);
+            }
+        }
         report
     }
 
@@ -81,6 +103,19 @@ impl MeshReport {
                 "{} polygon(s) with up to {} vertices were fan-triangulated \
                  (if these are tetrahedra or other cells, the surface is not what the file meant)",
                 self.triangulated_polygons, self.max_polygon_size
+            ));
+        }
+        if self.non_manifold_edges > 0 {
+            out.push(format!(
+                "{} edge(s) shared by three or more faces (non-manifold: no diamond element runs \
+                 over them)",
+                self.non_manifold_edges
+            ));
+        }
+        if self.duplicate_faces > 0 {
+            out.push(format!(
+                "{} duplicate face(s) (the same three vertices as an earlier face)",
+                self.duplicate_faces
             ));
         }
         if self.unreferenced_vertices > 0 {
