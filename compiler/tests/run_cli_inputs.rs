@@ -153,6 +153,15 @@ fn a_flag_that_makes_a_block_setting_inapplicable_drops_it_with_a_warning() {
     let (rc, _, err) = madc(&["run", &file, "--solver", "lbfgs", "--fix", "0"]);
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("warning: the solve block's `project_psd` applies to the `newton` solver"), "{err}");
+    // Settings the solve ignores without the block naming a solver: warnings.
+    let loose = tmp("loose.mad", &format!("{QUADRATIC}solve {{ mesh = \"grid:3x3\"; step = 0.5; dt = 0.1; }}\n"));
+    let (rc, _, err) = madc(&["run", &loose]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: the solve block's `step` applies to the `gd` solver; ignored for solver `newton`"), "{err}");
+    assert!(err.contains("warning: the solve block's `dt` applies to dynamics; ignored without `steps`"), "{err}");
+    let (rc, _, err) = madc(&["run", &loose, "--solver", "gd", "--steps", "2"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
     // The block's own fix file is named as the block writes it.
     let (rc, _, err) = madc(&["run", &file]);
     assert_eq!(rc, 1);

@@ -254,20 +254,23 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     if a.dt.is_some() && s.steps.is_none() {
         return Err("--dt applies to dynamics: give --steps N as well".into());
     }
-    // A block setting that a flag made inapplicable is dropped with a warning (the block
-    // alone is checked by the compiler: E0140).
-    if a.solver.is_some() && a.step.is_none() && f.step.is_some() && s.solver != "gd" {
+    // A block setting that the solve being run ignores is dropped with a warning (a block
+    // that names its solver and contradicts it is E0140 when the file compiles).
+    if a.step.is_none() && f.step.is_some() && s.solver != "gd" {
         eprintln!(
-            "warning: the solve block's `step` applies to the `gd` solver; ignored for --solver {}",
+            "warning: the solve block's `step` applies to the `gd` solver; ignored for solver `{}`",
             s.solver
         );
     }
     if !a.project_psd && f.project_psd == Some(true) && s.solver != "newton" {
         eprintln!(
             "warning: the solve block's `project_psd` applies to the `newton` solver; ignored for \
-             --solver {}",
+             solver `{}`",
             s.solver
         );
+    }
+    if a.dt.is_none() && f.dt.is_some() && s.steps.is_none() {
+        eprintln!("warning: the solve block's `dt` applies to dynamics; ignored without `steps`");
     }
     if s.threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
@@ -330,7 +333,10 @@ pub fn run(
     };
     let eprog = match EnergyProgram::new(program.compiled()) {
         Ok(p) => p,
-        Err(e) => return commands::report(&Error::Backend(e.to_string()), color),
+        Err(e) => {
+            let code = commands::report(&Error::Backend(e.to_string()), color);
+            return json_error(a.json, code, &e.to_string());
+        }
     };
     match solve(&eprog, &settings) {
         Ok(true) => 0,
@@ -667,7 +673,9 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
         points: Vec::new(),
     };
     let start = Instant::now();
-    let ok = match s.steps {
+    // The summary is printed last, after the plot is written: a run that fails writing it
+    // ends with the error alone (and its `--json` error line), not a summary and an error.
+    let (ok, report, steps_done, potentials) = match s.steps {
         None => {
             let mut cb = |it: &IterationInfo| {
                 log.iteration(None, it);
@@ -679,11 +687,10 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
             if let Some(out) = &s.out {
                 write_mesh_at(obj.energy(), &mesh, &x, out, s.out_field.as_deref())?;
             }
-            summary(&log, s, &report, start, 1, None);
             // A fixed-step gradient descent is a fixed number of iterations (smoothing).
             let fixed_run =
                 s.step.is_some() && s.solver == "gd" && report.status == Status::MaxIterations;
-            report.status.converged() || fixed_run
+            (report.status.converged() || fixed_run, Some(report), 1, None)
         }
         Some(steps) => {
             let n = x.len();
@@ -740,10 +747,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
                 last_potential = potential;
             }
             x.copy_from_slice(euler.positions());
-            if let Some(r) = &last {
-                summary(&log, s, r, start, steps, Some((first_potential, last_potential)));
-            }
-            true
+            (true, last, steps, Some((first_potential, last_potential)))
         }
     };
     if let Some(path) = &s.plot {
@@ -757,6 +761,9 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
                 .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
         }
         std::fs::write(path, svg).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    if let Some(r) = &report {
+        summary(&log, s, r, start, steps_done, potentials);
     }
     Ok(ok)
 }

@@ -267,7 +267,7 @@ impl Objective for MeshObjective<'_> {
         }
         self.sync(x)?;
         if self.energy.pair_arity() == 0 && values.len() == self.energy.nnz() {
-            // The values arrive zeroed and the evaluation overwrites its output: straight in.
+            // The evaluation overwrites every value (`hessian_values_overwrite`): straight in.
             self.energy
                 .hessian(x, &mut self.grad, values, project_psd)
                 .map_err(err)?;

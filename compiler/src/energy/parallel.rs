@@ -81,8 +81,8 @@ pub(crate) fn worth_parallel(
 /// When some colour runs on the pool, the whole schedule runs inside one `pool.install`:
 /// the calling thread hands the evaluation over once, and between colours the workers meet
 /// at a join inside the pool. The colours that stay sequential then run on a pool thread.
-/// `new_worker` is called once per parallel split (as `map_init` does) and once for all the
-/// sequential colours.
+/// `new_worker` is called once per parallel split (as `map_init` does) and once per
+/// sequential colour.
 pub(crate) fn run_colours<W, E: Clone + Send>(
     pool: Option<&rayon::ThreadPool>,
     coloring: &Coloring,
@@ -97,7 +97,6 @@ pub(crate) fn run_colours<W, E: Clone + Send>(
         .collect();
     let schedule = || -> Result<f64, E> {
         let mut total = 0.0;
-        let mut local = None;
         for (c, &on_pool) in parallel.iter().enumerate() {
             let chunks = coloring.colour(c);
             let sums: Vec<Result<f64, E>> = if on_pool {
@@ -109,11 +108,11 @@ pub(crate) fn run_colours<W, E: Clone + Send>(
                     })
                     .collect()
             } else {
-                if local.is_none() {
-                    local = Some(new_worker()?);
-                }
-                let w = local.as_mut().expect("made above");
-                chunks.iter().map(|&ch| run(w, ch)).collect()
+                // A worker for this colour alone: dropped before the next colour, it gives
+                // back what it took from its thread (the batched loops' block buffer) to the
+                // workers of a parallel colour that run on the same thread.
+                let mut w = new_worker()?;
+                chunks.iter().map(|&ch| run(&mut w, ch)).collect()
             };
             for s in sums {
                 total += s?;
@@ -185,6 +184,15 @@ mod tests {
             let on_pool = run_colours(Some(&pool), &c, Work::Value, min_work, &new_worker, &run).unwrap();
             assert_eq!(one.to_bits(), on_pool.to_bits(), "min_work {min_work}");
         }
+        // A mixed schedule: a large colour on the pool, a small one on one thread.
+        let n = 6000u32;
+        let idx: Vec<u32> = (0..n - 1).step_by(2).chain((1..599).step_by(2)).flat_map(|i| [i, i + 1]).collect();
+        let mixed = Coloring::greedy(&ElementList::fixed(2, idx), n as usize);
+        assert_eq!(mixed.num_colours(), 2);
+        assert!(worth_parallel(&mixed, 0, Work::Value, 1000) && !worth_parallel(&mixed, 1, Work::Value, 1000));
+        let one = run_colours(None, &mixed, Work::Value, 1000, &new_worker, &run).unwrap();
+        let on_pool = run_colours(Some(&pool), &mixed, Work::Value, 1000, &new_worker, &run).unwrap();
+        assert_eq!(one.to_bits(), on_pool.to_bits(), "mixed schedule");
         let failing = |_: &mut usize, ch: u32| -> Result<f64, String> {
             if ch == 3 { Err("chunk 3".into()) } else { Ok(1.0) }
         };

@@ -172,10 +172,12 @@ impl MeshEnergy<'_> {
         Ok(x)
     }
 
-    /// The unknowns `madc eval` starts from: [`MeshEnergy::default_x`] (mesh
-    /// positions in every vertex field of dimension ≤ 3, zeros elsewhere),
-    /// except that a field with an initializer (its `= INIT`, or one set by
-    /// [`MeshEnergy::set_init`]) takes that initializer's values.
+    /// [`MeshEnergy::default_x`] (mesh positions in every vertex field of
+    /// dimension ≤ 3, zeros elsewhere), except that a field with an initializer
+    /// (its `= INIT`, or one set by [`MeshEnergy::set_init`]) takes that
+    /// initializer's values. (`madc eval`, `bench` and `run` start from
+    /// [`MeshEnergy::initial_x`], whose default puts only the first field at the
+    /// positions.)
     pub fn declared_x(&self) -> Result<Vec<f64>, EnergyError> {
         let mut x = self.default_x();
         for (f, d) in self.prog.decls.dofs.iter().enumerate() {

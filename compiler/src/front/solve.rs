@@ -244,21 +244,21 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 bad(g, format!("`{}` must be {want}", key.node), value.span);
             }
         }
-        // Settings the block's own solve would ignore are mistakes, as the flags are.
+        // A block that names its solver and also a setting that solver ignores contradicts
+        // itself. (Without a `solver` key the solver may come from `--solver`: `madc run`
+        // warns when the solve it runs ignores a block setting.)
         let span_of = |k: &str| seen.iter().find(|(n, _)| *n == k).map(|(_, sp)| *sp);
-        let solver = s.solver.as_deref().unwrap_or("newton");
-        if let (Some(_), Some(sp)) = (s.step, span_of("step"))
-            && solver != "gd"
-        {
-            bad(g, format!("`step` applies to the `gd` solver, not `{solver}` (set `solver = gd;`)"), sp);
-        }
-        if let (Some(true), Some(sp)) = (s.project_psd, span_of("project_psd"))
-            && solver != "newton"
-        {
-            bad(g, format!("`project_psd` applies to the `newton` solver, not `{solver}`"), sp);
-        }
-        if let (Some(_), None, Some(sp)) = (s.dt, s.steps, span_of("dt")) {
-            bad(g, "`dt` applies to dynamics: set `steps` as well".into(), sp);
+        if let Some(solver) = s.solver.as_deref() {
+            if let (Some(_), Some(sp)) = (s.step, span_of("step"))
+                && solver != "gd"
+            {
+                bad(g, format!("`step` applies to the `gd` solver, not `{solver}`"), sp);
+            }
+            if let (Some(true), Some(sp)) = (s.project_psd, span_of("project_psd"))
+                && solver != "newton"
+            {
+                bad(g, format!("`project_psd` applies to the `newton` solver, not `{solver}`"), sp);
+            }
         }
         result = Some(s);
     }

@@ -281,9 +281,16 @@ pub fn two_copies(one: &Mesh, gap: f64) -> Result<Mesh, String> {
     if n == 0 {
         return Err("the mesh has no vertices".into());
     }
-    // A closed surface: every edge shared by exactly two faces.
+    // A closed surface: every edge of a proper face shared by exactly two of them (faces with
+    // a repeated vertex are skipped, as the topology skips them).
+    if one.triangles.is_empty() {
+        return Err("two copies of a closed surface: the mesh has no faces".into());
+    }
     let mut edges: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
     for t in &one.triangles {
+        if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+            continue;
+        }
         for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
             *edges.entry((a.min(b), a.max(b))).or_insert(0) += 1;
         }

@@ -266,11 +266,12 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     };
     let mut positions = Vec::new();
     let mut nverts = None;
-    // Faces as read: their vertex ids (flat), and per face its start in `ids` and where it was
-    // read. They are checked against the vertex count once every element is read, so a file
-    // that declares `face` before `vertex` reads as well.
-    let mut ids: Vec<(f64, Location)> = Vec::new();
-    let mut faces: Vec<usize> = Vec::new();
+    // Faces as read: their vertex ids (flat), and per face its start in `ids`, where its first
+    // index was read and the size of an index (so the k-th index's place is known without
+    // storing it). They are checked against the vertex count once every element is read, so
+    // a file that declares `face` before `vertex` reads as well.
+    let mut ids: Vec<u32> = Vec::new();
+    let mut faces: Vec<(usize, Location, usize)> = Vec::new();
     for el in &header.elements {
         let is_vertex = el.name == "vertex" && nverts.is_none();
         let is_face = el.name == "face";
@@ -318,12 +319,21 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
                                     format!("a face needs at least 3 vertices, found {n}"),
                                 ));
                             }
-                            faces.push(ids.len());
                         }
-                        for _ in 0..n {
+                        for k in 0..n {
                             let (v, at) = src.value(*item)?;
                             if wanted {
-                                ids.push((v, at));
+                                if !(v >= 0.0 && v <= u32::MAX as f64) {
+                                    return Err(MeshError::syntax(
+                                        FMT,
+                                        at,
+                                        format!("vertex index {v} is out of range"),
+                                    ));
+                                }
+                                if k == 0 {
+                                    faces.push((ids.len(), at, item.size()));
+                                }
+                                ids.push(v as u32);
                             }
                         }
                     }
@@ -343,18 +353,23 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     let mut triangles = Vec::new();
     let mut poly = Vec::new();
     let (mut polygons, mut max_poly) = (0usize, 3usize);
-    for (k, &start) in faces.iter().enumerate() {
-        let end = faces.get(k + 1).copied().unwrap_or(ids.len());
+    for (k, &(start, first_at, size)) in faces.iter().enumerate() {
+        let end = faces.get(k + 1).map_or(ids.len(), |f| f.0);
         poly.clear();
-        for &(v, at) in &ids[start..end] {
-            if !(v >= 0.0 && v < nv as f64) {
+        for (i, &v) in ids[start..end].iter().enumerate() {
+            if v as usize >= nv {
+                // One face per text line; binary indices follow each other.
+                let at = match first_at {
+                    Location::Byte(b) => Location::Byte(b + (i * size) as u64),
+                    other => other,
+                };
                 return Err(MeshError::syntax(
                     FMT,
                     at,
                     format!("vertex index {v} is out of range ({nv} vertices)"),
                 ));
             }
-            poly.push(v as u32);
+            poly.push(v);
         }
         max_poly = max_poly.max(poly.len());
         polygons += push_polygon(&mut triangles, &poly) as usize;

@@ -221,13 +221,15 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         let mut outcome = opts
             .line_search
             .search(&mut energy, x, f, &d, slope, t0, &mut trial)?;
-        if matches!(
-            outcome,
-            LineSearchOutcome::Failed {
-                non_finite_at_smallest: false
-            }
-        ) && !steepest
+        // A wall (a NaN or +∞ trial) met by a failed first search counts for the retry too.
+        let mut walled_before = false;
+        if let LineSearchOutcome::Failed {
+            non_finite_at_smallest: false,
+            walled,
+        } = outcome
+            && !steepest
         {
+            walled_before = walled;
             for (di, gi) in d.iter_mut().zip(&g) {
                 *di = -gi;
             }
@@ -245,9 +247,10 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         let (step, backtracks, walled) = match outcome {
             LineSearchOutcome::Accepted {
                 step, backtracks, walled, ..
-            } => (step, backtracks, walled),
+            } => (step, backtracks, walled || walled_before),
             LineSearchOutcome::Failed {
                 non_finite_at_smallest: true,
+                ..
             } => {
                 return Err(SolveError::NonFinite {
                     iteration,

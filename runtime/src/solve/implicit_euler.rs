@@ -305,8 +305,8 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         }
         let h2 = self.h * self.h;
         if self.same_pattern {
-            // The potential writes straight into `values` (zeroed on entry, module docs of
-            // `objective`).
+            // The potential writes straight into `values` (zeroed on entry, or overwritten
+            // entry by entry when it says so: `hessian_values_overwrite`).
             self.potential.hessian_values(x, project_psd, values)?;
             for v in values.iter_mut() {
                 *v *= h2;

@@ -263,7 +263,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
                     status = st;
                     break 'outer;
                 }
-                let first_proposal = std::mem::replace(&mut first, false);
+                first = false;
                 let cap = obj.max_step(x, &h, 1.0)?;
                 if cap != 1.0 {
                     for hi in h.iter_mut() {
@@ -274,7 +274,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
                 if let Some(st) = opts.step_stop(step_norm, norm(x)) {
                     // After rejections the damping, not the problem, made the step that
                     // small: stalled (as a line search shortened that far), not converged.
-                    status = if first_proposal { st } else { Status::Stalled };
+                    status = if rejections == 0 { st } else { Status::Stalled };
                     break 'outer;
                 }
                 // The reduction the Gauss-Newton model predicts: −gᵀh − ½‖Jh‖².

@@ -40,8 +40,8 @@ pub enum LineSearchOutcome {
         walled: bool,
     },
     /// No trial step was accepted. `non_finite_at_smallest`: the smallest trial step still gave a
-    /// non-finite energy.
-    Failed { non_finite_at_smallest: bool },
+    /// non-finite energy; `walled`: some trial did.
+    Failed { non_finite_at_smallest: bool, walled: bool },
 }
 
 impl LineSearch {
@@ -80,6 +80,7 @@ impl LineSearch {
         }
         Ok(LineSearchOutcome::Failed {
             non_finite_at_smallest: non_finite,
+            walled,
         })
     }
 }

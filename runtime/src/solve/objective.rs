@@ -2,7 +2,9 @@
 //!
 //! Buffers handed to an objective (`grad`, Hessian `values`, `out`, residuals, Jacobian values)
 //! arrive **zeroed**, so an objective may add into them (as [`crate::sparse::assemble`] does)
-//! or overwrite them.
+//! or overwrite them. The one exception is opted into: an objective whose
+//! [`Objective::hessian_values_overwrite`] is `true` may get its Hessian `values` holding old
+//! values, and must then overwrite every entry.
 //!
 //! An energy signals an infeasible point (an inverted element under an injectivity barrier, a
 //! point outside a log barrier's domain) by returning `+∞` or NaN from [`Objective::value`] or
@@ -56,7 +58,8 @@ pub trait Objective {
         None
     }
 
-    /// The Hessian values at `x`, added into `values` (pattern order, zeroed on entry). With
+    /// The Hessian values at `x`, added into `values` (pattern order, zeroed on entry unless
+    /// [`Objective::hessian_values_overwrite`] says every entry is overwritten). With
     /// `project_psd`, each element's block should be projected to positive semidefinite before
     /// it is added (projected Newton); objectives that cannot do so may ignore the flag.
     fn hessian_values(
