@@ -311,14 +311,12 @@ pub fn read_ply(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
                         }
                         let n = n as usize;
                         let wanted = is_face && pi == roles.face_list;
-                        if wanted {
-                            if n < 3 {
-                                return Err(MeshError::syntax(
-                                    FMT,
-                                    at,
-                                    format!("a face needs at least 3 vertices, found {n}"),
-                                ));
-                            }
+                        if wanted && n < 3 {
+                            return Err(MeshError::syntax(
+                                FMT,
+                                at,
+                                format!("a face needs at least 3 vertices, found {n}"),
+                            ));
                         }
                         for k in 0..n {
                             let (v, at) = src.value(*item)?;
