@@ -1,6 +1,6 @@
 //! `mad-grammar`: the lexer (logos), the grammar (lalrpop) and the AST of `.mad` files.
 //!
-//! The entry point is [`parse`]: it always returns a [`ast::File`] (possibly
+//! The entry point is [`parse()`]: it always returns a [`ast::File`] (possibly
 //! partial) together with every diagnostic it found, and never panics, hangs
 //! or overflows the stack, whatever the input (see [`nesting`]).
 

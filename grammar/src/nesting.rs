@@ -5,7 +5,7 @@
 //! - [`prescan`] looks at the tokens before parsing: brackets nested deeper
 //!   than [`MAX_DEPTH`], or a run of more than [`MAX_DEPTH`] prefix operators
 //!   (`-`, `!`), stop the parse at the top-level item that contains them.
-//! - The grammar's actions (see [`crate::actions`]) track the depth of every
+//! - The grammar's actions (see the `actions` module) track the depth of every
 //!   node they build and replace a node deeper than [`MAX_DEPTH`] by an error
 //!   node, which catches what brackets do not show (long operator chains,
 //!   `else if` ladders, call chains `f()()()`).
