@@ -264,9 +264,26 @@ impl FnCx<'_, '_> {
     }
 
     /// `base[i, ...]` on lowered operands.
+    /// The IR indices of `base[idx…]`: the written ones, and for a one-column matrix indexed
+    /// by its row alone (`m[i]`, a single number) the column 0 as well.
+    pub fn index_keys(&mut self, base: &SurfaceType, idx: &[Tv]) -> Vec<crate::ir::ValueId> {
+        let mut keys: Vec<crate::ir::ValueId> = idx.iter().map(|t| t.v).collect();
+        if matches!(base, SurfaceType::Mat(_, 1)) && idx.len() == 1 {
+            keys.push(self.i64c(0));
+        }
+        keys
+    }
+
     pub fn index_tv(&mut self, base: Tv, idx: &[Tv], span: Span) -> Tv {
         if base.ty.is_error() || idx.iter().any(|t| t.ty.is_error()) {
             return self.poison();
+        }
+        // A one-column matrix: `m[i]` and `m[i, 0]` are the number in row i.
+        if matches!(base.ty, SurfaceType::Mat(_, 1)) && (idx.len() == 1 || idx.len() == 2) {
+            let mut ops = vec![base.v];
+            ops.extend(self.index_keys(&base.ty, idx));
+            let v = self.b.op1(OpKind::Index, ops, SurfaceType::F64.ir_type());
+            return Tv { ty: SurfaceType::F64, v };
         }
         let mut ty = base.ty.clone();
         for _ in idx {

@@ -176,8 +176,9 @@ impl FnCx<'_, '_> {
             let (tv, key) = match p {
                 Proj::Index(idx, span) => {
                     let idx_vals = self.index_values(idx);
+                    let key = self.index_keys(&base.ty, &idx_vals);
                     let tv = self.index_tv(base, &idx_vals, *span);
-                    (tv, idx_vals.iter().map(|t| t.v).collect())
+                    (tv, key)
                 }
                 Proj::Field(name, span) => {
                     let (tv, k) = self.vec_field(base, name, *span);
