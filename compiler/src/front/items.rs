@@ -538,11 +538,13 @@ impl Items {
         for n in names {
             match self.modules[target].items.get(&n.node).cloned() {
                 Some(defs) => {
-                    self.modules[module]
-                        .uses
-                        .entry(n.node.clone())
-                        .or_default()
-                        .extend(defs);
+                    // The same item imported twice is one item, not two candidates.
+                    let known = self.modules[module].uses.entry(n.node.clone()).or_default();
+                    for d in defs {
+                        if !known.contains(&d) {
+                            known.push(d);
+                        }
+                    }
                 }
                 None => {
                     let mut path: Vec<&str> = tree.prefix.iter().map(|i| i.node.as_str()).collect();

@@ -107,10 +107,14 @@ impl Front {
                 Some(ScalarKind::F32) => Literal::F32(*n as f32),
                 _ => Literal::I64(*n),
             }),
-            ExprKind::Float(x) => Some(match expected {
-                Some(ScalarKind::F32) => Literal::F32(*x as f32),
-                _ => Literal::F64(*x),
-            }),
+            ExprKind::Float(x) => match expected {
+                Some(ScalarKind::F32) if (*x as f32).is_infinite() => {
+                    self.error(super::expr::f32_overflow(*x), file, e.span);
+                    None
+                }
+                Some(ScalarKind::F32) => Some(Literal::F32(*x as f32)),
+                _ => Some(Literal::F64(*x)),
+            },
             ExprKind::Bool(b) => Some(Literal::Bool(*b)),
             ExprKind::Path(p) => match self
                 .items

@@ -21,6 +21,10 @@ impl FnCx<'_, '_> {
                 _ => self.lit(Literal::I64(*n)),
             },
             ExprKind::Float(x) => match expected {
+                Some(SurfaceType::F32) if (*x as f32).is_infinite() => {
+                    self.error(f32_overflow(*x), e.span);
+                    self.poison()
+                }
                 Some(SurfaceType::F32) => self.lit(Literal::F32(*x as f32)),
                 _ => self.lit(Literal::F64(*x)),
             },
@@ -502,5 +506,14 @@ impl FnCx<'_, '_> {
             }
             None => None,
         }
+    }
+}
+
+/// A float literal in an `f32` context whose value is beyond `f32`'s range (rounds to ±∞): an
+/// error, as a literal that overflows `f64` is (§2).
+pub(crate) fn f32_overflow(x: f64) -> ErrorKind {
+    ErrorKind::TypeMismatch {
+        expected: "an f32 literal (at most 3.4028235e38 in magnitude)".into(),
+        found: format!("`{x:e}`, which overflows f32"),
     }
 }
