@@ -119,6 +119,24 @@ fn run_time_errors_exit_2() {
 }
 
 #[test]
+fn too_deep_a_recursion_is_located_at_the_call_on_both_engines() {
+    let f = write_temp(
+        "deep.mad",
+        b"fn deep(n: i64) -> i64 { if n == 0 { 0 } else { 1 + deep(n - 1) } }\nfn main() { print(deep(100000000)); }\n",
+    );
+    for engine in [&[][..], &["--interp"][..]] {
+        let mut args = vec!["run", f.as_str()];
+        args.extend_from_slice(engine);
+        let out = madc(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{engine:?}: {err}");
+        assert!(err.contains("recursion is too deep"), "{err}");
+        // The recursive call `deep(n - 1)`, column 53.
+        assert!(err.contains("deep.mad:1:53"), "{engine:?}: {err}");
+    }
+}
+
+#[test]
 fn invalid_utf8_and_missing_files_are_errors() {
     let f = write_temp("latin1.mad", b"fn main() { print(1.0); } // caf\xe9\n");
     let out = madc(&["check", &f]);
