@@ -87,6 +87,9 @@ pub enum ErrorKind {
     /// Why: `const` values and array lengths are evaluated by the compiler.
     /// Example: `const N: i64 = len(x);`.
     NotConstant { what: &'static str },
+    /// E0114 as well: a constant expression whose evaluation fails (an integer division by
+    /// zero, a negative integer power). Example: `const Z: i64 = 1 / 0;`.
+    ConstFails { detail: String },
     /// E0115. An attribute the compiler does not know, or bad arguments to one.
     /// Why: attributes change compilation; a misspelt one would be silently ignored.
     /// Example: `@inline fn f() {}`.
@@ -233,7 +236,7 @@ impl ErrorKind {
             ErrorKind::Duplicate { .. } | ErrorKind::Reserved { .. } => "E0111",
             ErrorKind::BadIndex { .. } => "E0112",
             ErrorKind::BadCast { .. } => "E0113",
-            ErrorKind::NotConstant { .. } => "E0114",
+            ErrorKind::NotConstant { .. } | ErrorKind::ConstFails { .. } => "E0114",
             ErrorKind::UnknownAttribute { .. } => "E0115",
             ErrorKind::TermType { .. } => "E0116",
             ErrorKind::BadMeshDecl { .. } => "E0117",
@@ -312,6 +315,7 @@ impl ErrorKind {
             ErrorKind::BadIndex { ty, detail } => format!("cannot index {ty}: {detail}"),
             ErrorKind::BadCast { from, to } => format!("cannot cast {from} as {to}"),
             ErrorKind::NotConstant { what } => format!("{what} must be a constant expression"),
+            ErrorKind::ConstFails { detail } => format!("this constant expression fails: {detail}"),
             ErrorKind::UnknownAttribute { name, .. } => format!("unknown attribute `@{name}`"),
             ErrorKind::TermType {
                 term,
@@ -391,6 +395,7 @@ impl ErrorKind {
             ErrorKind::BadIndex { .. } => "bad index".into(),
             ErrorKind::BadCast { .. } => "invalid cast".into(),
             ErrorKind::NotConstant { .. } => "not a constant".into(),
+            ErrorKind::ConstFails { .. } => "fails here".into(),
             ErrorKind::UnknownAttribute { .. } => "unknown attribute".into(),
             ErrorKind::TermType { found, .. } => format!("this is {found}"),
             ErrorKind::BadMeshDecl { .. } => "invalid declaration".into(),

@@ -182,7 +182,10 @@ impl Front {
                     (Literal::I64(x), Literal::I64(y)) if !bop.is_logical() => {
                         match bop.i64(x, y) {
                             Ok(v) => Some(Literal::I64(v)),
-                            Err(_) => not_const(self),
+                            Err(err) => {
+                                self.error(ErrorKind::ConstFails { detail: err.to_string() }, file, e.span);
+                                None
+                            }
                         }
                     }
                     (x, y) if x.kind().is_float() && bop.is_comparison() => {
