@@ -18,6 +18,9 @@ pub struct Emitter {
     stack: Vec<Region>,
     span: Span,
     empty: Module,
+    /// Forward mode only: a scalar tangent that is exactly 0 times an infinite local
+    /// derivative gives 0, not NaN ([`Emitter::tangent_mul`]).
+    pub strong_zero: bool,
 }
 
 impl Emitter {
@@ -29,7 +32,28 @@ impl Emitter {
             stack: vec![body],
             span: Span::default(),
             empty: Module::new(),
+            strong_zero: false,
         }
+    }
+
+    /// The tangent `d` times the local derivative `f`. With [`Emitter::strong_zero`], a
+    /// scalar `d` that is ±0 whose product is NaN (`f` infinite or NaN) gives `d` itself: a
+    /// direction that does not move the input does not move the output, whatever the local
+    /// derivative (0·∞ = 0, as reverse mode's zero adjoints). Every other product keeps its
+    /// bits.
+    pub fn tangent_mul(&mut self, d: ValueId, f: ValueId) -> Result<ValueId, AdError> {
+        let p = self.mul(d, f)?;
+        if !self.strong_zero
+            || !matches!(self.ty(d), Type::Scalar(_))
+            || !matches!(self.ty(p), Type::Scalar(_))
+        {
+            return Ok(p);
+        }
+        let zero = self.float(self.kind(d), 0.0);
+        let is0 = self.binary(BinaryOp::Eq, d, zero)?;
+        let nan = self.binary(BinaryOp::Ne, p, p)?;
+        let both = self.binary(BinaryOp::And, is0, nan)?;
+        self.op(OpKind::Select, vec![both, d, p])
     }
 
     /// Closes the body, which returns `ret`.

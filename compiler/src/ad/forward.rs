@@ -109,10 +109,16 @@ fn jvp_masked(
     created.push(h);
 
     let new_params = func.params().to_vec();
+    // Derivatives a program asks for (`jvp`, `jacobian`, `hessian`, and everything they
+    // call) treat a zero scalar tangent as a strong zero; the energy kernels
+    // (`jvp_active`, whose seeds are unit vectors on fully inlined code) keep plain
+    // products, as they are hot and their inputs finite.
+    let mut e = Emitter::new(func);
+    e.strong_zero = active.is_none();
     let mut fw = Fwd {
         module,
         created,
-        e: Emitter::new(func),
+        e,
         src: &src,
         k,
         map: HashMap::new(),

@@ -243,7 +243,7 @@ pub fn jvp(
             }
             match unary_factor(e, *op, x, y)? {
                 None => zero(),
-                Some(f) => one(Some(e.mul(d, f)?)),
+                Some(f) => one(Some(e.tangent_mul(d, f)?)),
             }
         }
         OpKind::Binary(op) => {
@@ -261,12 +261,17 @@ pub fn jvp(
                 BinaryOp::Sub => e.osub(da, db)?,
                 BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;
+                    // The factors of `*` are the operands themselves (finite for finite
+                    // inputs): plain products. Those of `/`, `pow`, `atan2`, `%` can be
+                    // infinite at finite inputs: a zero tangent stays zero there.
+                    let strong = *op != BinaryOp::Mul;
+                    let times = |e: &mut Emitter, d, f| if strong { e.tangent_mul(d, f) } else { e.mul(d, f) };
                     let ta = match (da, fa) {
-                        (Some(d), Some(f)) => Some(e.mul(d, f)?),
+                        (Some(d), Some(f)) => Some(times(e, d, f)?),
                         _ => None,
                     };
                     let tb = match (db, fb) {
-                        (Some(d), Some(f)) => Some(e.mul(d, f)?),
+                        (Some(d), Some(f)) => Some(times(e, d, f)?),
                         _ => None,
                     };
                     e.oadd(ta, tb)?
