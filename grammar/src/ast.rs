@@ -267,12 +267,21 @@ pub enum UnOp {
     Not,
 }
 
+/// A floating literal's value, rounded once from its decimal text to each float type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatLit {
+    /// The nearest `f64`.
+    pub value: f64,
+    /// The nearest `f32` (infinite when the text is beyond `f32`'s range).
+    pub single: f32,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     /// An integer literal (`i64`); the literal text did fit in an `i64`.
     Int(i64),
     /// A floating literal (`f64` unless context says `f32`).
-    Float(f64),
+    Float(FloatLit),
     Bool(bool),
     /// A string literal (only meaningful in a few places, e.g. `print`).
     Str(String),

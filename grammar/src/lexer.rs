@@ -13,6 +13,7 @@
 use codespan_reporting::diagnostic::Diagnostic;
 use logos::{Lexer, Logos, Skip};
 
+use crate::ast::FloatLit;
 use crate::diag;
 
 /// What went wrong while lexing one token.
@@ -103,7 +104,7 @@ pub enum Token<'s> {
     /// An integer literal that fits in an `i64`.
     Int(i64),
     /// A floating-point literal.
-    Float(f64),
+    Float(FloatLit),
     /// A string literal with its escapes resolved.
     #[token("\"", lex_string)]
     Str(String),
@@ -189,7 +190,7 @@ impl Token<'_> {
         match self {
             Token::Ident(s) => format!("identifier `{s}`"),
             Token::Int(v) => format!("integer literal `{v}`"),
-            Token::Float(v) => format!("float literal `{v:?}`"),
+            Token::Float(v) => format!("float literal `{:?}`", v.value),
             Token::Str(_) => "string literal".to_string(),
             Token::Number => "number".to_string(),
             Token::Fn
@@ -320,7 +321,7 @@ pub fn lex(src: &str, file_id: usize) -> (Vec<SpannedToken<'_>>, Vec<Diagnostic<
                     }
                     LexError::IntTooLarge => Some(Token::Int(0)),
                     LexError::FloatTooLarge | LexError::MalformedNumber(_) => {
-                        Some(Token::Float(0.0))
+                        Some(Token::Float(FloatLit { value: 0.0, single: 0.0 }))
                     }
                     LexError::UnterminatedComment | LexError::UnexpectedChar => None,
                 };
@@ -468,7 +469,11 @@ fn lex_number<'s>(lex: &mut Lexer<'s, Token<'s>>) -> Result<Token<'s>, LexError>
     let clean: String = text.chars().filter(|&c| c != '_').collect();
     if is_float {
         match clean.parse::<f64>() {
-            Ok(v) if v.is_finite() => Ok(Token::Float(v)),
+            Ok(v) if v.is_finite() => Ok(Token::Float(FloatLit {
+                value: v,
+                // Rounded once from the text, not through the f64.
+                single: clean.parse::<f32>().unwrap_or(v as f32),
+            })),
             Ok(_) => Err(LexError::FloatTooLarge),
             Err(_) => Err(LexError::MalformedNumber("this is not a valid number")),
         }

@@ -1,6 +1,12 @@
 //! The lexer on its own: token kinds, spans, numbers next to dots, comments.
 
+use mad_grammar::ast::FloatLit;
 use mad_grammar::lexer::{Token, lex};
+
+/// A float token whose value is exact in both types.
+fn fl(v: f64) -> Token<'static> {
+    Token::Float(FloatLit { value: v, single: v as f32 })
+}
 
 fn toks(src: &str) -> Vec<Token<'_>> {
     let (tokens, diags) = lex(src, 0);
@@ -13,10 +19,15 @@ fn numbers_next_to_dots() {
     use Token::*;
     assert_eq!(toks("0..n"), [Int(0), DotDot, Ident("n")]);
     assert_eq!(toks("t.0"), [Ident("t"), Dot, Int(0)]);
-    assert_eq!(toks("1.5..2"), [Float(1.5), DotDot, Int(2)]);
+    assert_eq!(toks("1.5..2"), [fl(1.5), DotDot, Int(2)]);
     assert_eq!(
         toks("1e3 2.5E-1 1_000"),
-        [Float(1000.0), Float(0.25), Int(1000)]
+        [fl(1000.0), fl(0.25), Int(1000)]
+    );
+    // Each type's value is rounded once from the text.
+    assert_eq!(
+        toks("1.00000005960464477540"),
+        [Float(FloatLit { value: 1.0000000596046448, single: 1.0000001 })]
     );
     assert_eq!(toks("x.0.y"), [Ident("x"), Dot, Int(0), Dot, Ident("y")]);
 }

@@ -369,7 +369,7 @@ fn objective(g: &mut Front, e: &Expr, file: usize) -> Option<ObjExpr> {
     };
     match &e.kind {
         ExprKind::Int(n) => Some(ObjExpr::Num(*n as f64)),
-        ExprKind::Float(x) => Some(ObjExpr::Num(*x)),
+        ExprKind::Float(x) => Some(ObjExpr::Num(x.value)),
         ExprKind::Path(p) if p.len() == 1 => {
             let n = &p[0].node;
             match g

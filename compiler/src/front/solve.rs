@@ -82,7 +82,7 @@ enum Value {
 fn literal(e: &Expr) -> Option<Value> {
     Some(match &e.kind {
         ExprKind::Int(i) => Value::Int(*i),
-        ExprKind::Float(x) => Value::Num(*x),
+        ExprKind::Float(x) => Value::Num(x.value),
         ExprKind::Bool(b) => Value::Bool(*b),
         ExprKind::Str(s) => Value::Str(s.clone()),
         ExprKind::Path(p) if p.len() == 1 => Value::Name(p[0].node.clone()),

@@ -102,7 +102,7 @@ pub fn pat(p: &Pattern) -> String {
 pub fn sexpr(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Int(v) => v.to_string(),
-        ExprKind::Float(v) => format!("{v:?}"),
+        ExprKind::Float(v) => format!("{:?}", v.value),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Str(s) => format!("{s:?}"),
         ExprKind::Path(p) => p

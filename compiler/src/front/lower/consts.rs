@@ -108,12 +108,12 @@ impl Front {
                 _ => Literal::I64(*n),
             }),
             ExprKind::Float(x) => match expected {
-                Some(ScalarKind::F32) if (*x as f32).is_infinite() => {
-                    self.error(super::expr::f32_overflow(*x), file, e.span);
+                Some(ScalarKind::F32) if x.single.is_infinite() => {
+                    self.error(super::expr::f32_overflow(x.value), file, e.span);
                     None
                 }
-                Some(ScalarKind::F32) => Some(Literal::F32(*x as f32)),
-                _ => Some(Literal::F64(*x)),
+                Some(ScalarKind::F32) => Some(Literal::F32(x.single)),
+                _ => Some(Literal::F64(x.value)),
             },
             ExprKind::Bool(b) => Some(Literal::Bool(*b)),
             ExprKind::Path(p) => match self

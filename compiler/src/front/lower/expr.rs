@@ -21,12 +21,12 @@ impl FnCx<'_, '_> {
                 _ => self.lit(Literal::I64(*n)),
             },
             ExprKind::Float(x) => match expected {
-                Some(SurfaceType::F32) if (*x as f32).is_infinite() => {
-                    self.error(f32_overflow(*x), e.span);
+                Some(SurfaceType::F32) if x.single.is_infinite() => {
+                    self.error(f32_overflow(x.value), e.span);
                     self.poison()
                 }
-                Some(SurfaceType::F32) => self.lit(Literal::F32(*x as f32)),
-                _ => self.lit(Literal::F64(*x)),
+                Some(SurfaceType::F32) => self.lit(Literal::F32(x.single)),
+                _ => self.lit(Literal::F64(x.value)),
             },
             ExprKind::Bool(b) => self.lit(Literal::Bool(*b)),
             ExprKind::Str(_) => {
