@@ -225,9 +225,10 @@ fn load<L: Lanes, const M: usize>(m: &LaneMatrix<M>) -> [[L; M]; M] {
 }
 
 /// The decomposition and the rebuilt blocks of every lane, written once over [`Lanes`] (the
-/// portable [`Wide`] or AVX-512 registers: same bits). Returns, per lane, whether it went
+/// portable [`Wide`] or AVX-512 registers: same bits, except in the fused rotations of the
+/// AVX-512 sweeps, [`super::lane_ops`]). Returns, per lane, whether it went
 /// through (else the lane takes the fallback) and whether its block changed (then `out`
-/// holds it, both triangles). No fused multiply-add is formed.
+/// holds it, both triangles). No fused multiply-add is formed here.
 #[inline(always)]
 fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
     xw: &LaneMatrix<M>,
@@ -445,7 +446,8 @@ mod tests {
     use crate::linalg::test_lcg as lcg;
 
     /// The AVX-512 body against the portable one on random symmetric X of mixed scales and
-    /// signs (some lanes PSD, some zero, one with a NaN): same flags, same bits.
+    /// signs (some lanes PSD, some zero, one with a NaN): same flags, and the same blocks to
+    /// rounding (bit for bit where the sweeps are the portable ones).
     #[cfg(target_arch = "x86_64")]
     fn same_bits<const K: usize, const M: usize, const N: usize>(seed: u64) {
         let mut st = seed;
@@ -475,12 +477,17 @@ mod tests {
         assert_eq!(a, b, "K={K} M={M} seed {seed}");
         assert!(a.1.iter().any(|&w| w), "some lane must need the projection");
         for l in (0..LANES).filter(|&l| a.1[l]) {
+            // The sweeps of M = 3 and 4 fuse their rotations (`jacobi_avx512`): the blocks
+            // agree to a small multiple of the rounding of the lane's largest entry; the
+            // portable sweeps of larger M give the same bits.
+            let scale = x.iter().flatten().map(|w| w.0[l].abs()).fold(0.0, f64::max);
+            let tol = if M <= 4 { 256.0 * M as f64 * f64::EPSILON * scale } else { 0.0 };
             for i in 0..K {
                 for j in 0..K {
-                    assert_eq!(
-                        portable[i][j].0[l].to_bits(),
-                        wide[i][j].0[l].to_bits(),
-                        "K={K} M={M} seed {seed} lane {l} ({i},{j})"
+                    let (p, w) = (portable[i][j].0[l], wide[i][j].0[l]);
+                    assert!(
+                        p.to_bits() == w.to_bits() || (p - w).abs() <= tol,
+                        "K={K} M={M} seed {seed} lane {l} ({i},{j}): {p:e} vs {w:e}"
                     );
                 }
             }
@@ -489,7 +496,7 @@ mod tests {
 
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn the_avx512_body_gives_the_bits_of_the_portable_one() {
+    fn the_avx512_body_agrees_with_the_portable_one() {
         if !std::arch::is_x86_feature_detected!("avx512f") {
             eprintln!("this processor has no AVX-512F: the AVX-512 body cannot run here");
             return;

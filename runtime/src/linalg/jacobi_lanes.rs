@@ -210,8 +210,8 @@ fn jacobi_lanes_avx<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>
 }
 
 /// The portable body; `#[inline(always)]` so that the AVX entry compiles its own copy with
-/// AVX enabled. No fused multiply-add is formed (Rust does not contract `a*b + c`), so both
-/// copies round identically.
+/// AVX enabled. No fused multiply-add is formed (Rust does not contract `a*b + c`, and the
+/// rotation helpers of [`Wide`] round each operation), so both copies round identically.
 #[inline(always)]
 pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mut LaneMatrix<M>) -> [bool; LANES] {
     for (i, row) in v.iter_mut().enumerate() {
@@ -346,21 +346,22 @@ pub(crate) fn rotate_entries<L: Lanes, const M: usize>(
     let signed = L::select(tau.lt(L::splat(0.0)), -two_apq, two_apq);
     let c = den * inv;
     let s = signed * inv;
-    let t = L::select(act, signed * two_r * (inv * inv), L::splat(0.0));
+    // (Inactive lanes keep their entries: the updates below select on `act`.)
+    let t = signed * two_r * (inv * inv);
     for r in 0..M {
         if r == p || r == q {
             continue;
         }
         let (arp, arq) = (a[r][p], a[r][q]);
-        let np = L::select(act, c * arp - s * arq, arp);
-        let nq = L::select(act, s * arp + c * arq, arq);
+        let np = L::rotate_first(act, arp, arq, c, s);
+        let nq = L::rotate_second(act, arp, arq, c, s);
         a[r][p] = np;
         a[p][r] = np;
         a[r][q] = nq;
         a[q][r] = nq;
     }
-    a[p][p] = L::select(act, app - t * apq, app);
-    a[q][q] = L::select(act, aqq + t * apq, aqq);
+    a[p][p] = L::sub_product(act, app, t, apq);
+    a[q][q] = L::add_product(act, aqq, t, apq);
     let zpq = L::select(act, L::splat(0.0), apq);
     a[p][q] = zpq;
     a[q][p] = zpq;
@@ -370,12 +371,18 @@ pub(crate) fn rotate_entries<L: Lanes, const M: usize>(
 /// The eigenvector update of a rotation in the (p, q) plane: columns p and q of `v`.
 #[inline(always)]
 pub(crate) fn rotate_vectors<L: Lanes, const M: usize>(v: &mut [[L; M]; M], p: usize, q: usize, rotation: Rotation<L>) {
-    let (c, s, act) = rotation;
     for row in v.iter_mut() {
-        let (vp, vq) = (row[p], row[q]);
-        row[p] = L::select(act, c * vp - s * vq, vp);
-        row[q] = L::select(act, s * vp + c * vq, vq);
+        rotate_row(row, p, q, rotation);
     }
+}
+
+/// The eigenvector update of a rotation in the (p, q) plane on one row of `v`.
+#[inline(always)]
+pub(crate) fn rotate_row<L: Lanes, const M: usize>(row: &mut [L; M], p: usize, q: usize, rotation: Rotation<L>) {
+    let (c, s, act) = rotation;
+    let (vp, vq) = (row[p], row[q]);
+    row[p] = L::rotate_first(act, vp, vq, c, s);
+    row[q] = L::rotate_second(act, vp, vq, c, s);
 }
 
 #[cfg(test)]
