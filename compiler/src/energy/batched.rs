@@ -192,6 +192,10 @@ pub(crate) struct Outputs {
     pub grad: *mut f64,
     pub hess: *mut f64,
     pub out: *mut f64,
+    /// Only the upper triangle of the Hessian values is read
+    /// ([`mad_runtime::solve::HessianEntries::Upper`]): the `HessBlock` schedule adds each
+    /// projected block's upper triangle alone.
+    pub upper: bool,
 }
 
 /// A frame shared by the workers of one colour (each copies it and sets its range).
@@ -218,9 +222,51 @@ struct Project<'a> {
     k: usize,
     /// How the term's blocks are projected.
     psd: super::psd::PsdProjector,
-    slots: &'a mad_runtime::sparse::ElementList,
+    /// Where each block goes: every entry, or the upper triangle alone.
+    scatter: Scatter<'a>,
     hess: *mut f64,
     weight: f64,
+}
+
+/// How a projected block is added into the CSR values.
+enum Scatter<'a> {
+    /// Entry by entry: the element's k² slots (row-major within the block).
+    All(&'a mad_runtime::sparse::ElementList),
+    /// The upper triangle alone ([`UpperSlots`]).
+    Upper(&'a UpperSlots),
+}
+
+/// Per element, the CSR slots of a symmetric k×k block's upper triangle in the global
+/// numbering: for the local pairs a ≤ b in row-major order, the slot of entry
+/// (min(g_a, g_b), max(g_a, g_b)) of the global dofs g. A projected block is exactly
+/// symmetric, so its entry (a, b) is the value of that slot; adding k(k+1)/2 values
+/// instead of k² fills every entry a Cholesky factorization reads (column ≥ row), each with
+/// the bits the full scatter gives it (the same contributions in the same order).
+pub(crate) struct UpperSlots {
+    /// k(k+1)/2 slots per element.
+    slots: Vec<u32>,
+    /// The local block index a·k + b of each of an element's k(k+1)/2 slots.
+    local: Vec<u16>,
+}
+
+impl UpperSlots {
+    fn build(dofs: &mad_runtime::sparse::ElementList, slots: &mad_runtime::sparse::ElementList, k: usize) -> UpperSlots {
+        let local: Vec<u16> = (0..k).flat_map(|a| (a..k).map(move |b| (a * k + b) as u16)).collect();
+        let mut out = Vec::with_capacity(dofs.len() * local.len());
+        for e in 0..dofs.len() {
+            let (g, s) = (dofs.get(e), slots.get(e));
+            for a in 0..k {
+                for b in a..k {
+                    out.push(if g[a] <= g[b] { s[a * k + b] } else { s[b * k + a] });
+                }
+            }
+        }
+        UpperSlots { slots: out, local }
+    }
+    fn get(&self, e: usize) -> &[u32] {
+        let n = self.local.len();
+        &self.slots[e * n..(e + 1) * n]
+    }
 }
 // SAFETY: `hess` is written only for the CSR rows of the running chunk's
 // elements, disjoint between the chunks of one colour (see the module docs).
@@ -449,10 +495,14 @@ impl MeshEnergy<'_> {
             consts: consts.as_ptr(),
             data: data.as_ptr(),
         });
-        let project = (kind == BatchKind::HessBlock).then_some(Project {
+        let project = (kind == BatchKind::HessBlock).then(|| Project {
             k: t.k,
             psd: super::psd::PsdProjector::of(t, &self.prog.decls.dofs),
-            slots,
+            scatter: if outs.upper {
+                Scatter::Upper(self.upper_slots[term].get_or_init(|| UpperSlots::build(dofs, slots, t.k)))
+            } else {
+                Scatter::All(slots)
+            },
             hess: outs.hess,
             weight,
         });
@@ -602,12 +652,22 @@ impl MeshEnergy<'_> {
                     if block.iter().fold(0u64, |acc, &v| acc | (v.to_bits() << 1)) == 0 {
                         continue;
                     }
-                    let sl = p.slots.get(e);
-                    for (&s, &v) in sl.iter().zip(block.iter()) {
-                        // SAFETY: `tables_ok` checked every slot against nnz (the
-                        // length of the values `hess` points to); no other
-                        // chunk running now writes this element's CSR rows.
-                        unsafe { *hess.add(s as usize) += weight * v };
+                    match p.scatter {
+                        Scatter::All(slots) => {
+                            for (&s, &v) in slots.get(e).iter().zip(block.iter()) {
+                                // SAFETY: `tables_ok` checked every slot against nnz (the
+                                // length of the values `hess` points to); no other
+                                // chunk running now writes this element's CSR rows.
+                                unsafe { *hess.add(s as usize) += weight * v };
+                            }
+                        }
+                        Scatter::Upper(upper) => {
+                            for (&s, &l) in upper.get(e).iter().zip(&upper.local) {
+                                // SAFETY: as above (the slots are some of the element's
+                                // checked slots), and `l < k²` = `block.len()`.
+                                unsafe { *hess.add(s as usize) += weight * *block.get_unchecked(l as usize) };
+                            }
+                        }
                     }
                 }
             }

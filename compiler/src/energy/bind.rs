@@ -94,6 +94,10 @@ pub struct MeshEnergy<'p> {
     /// Per energy term, its compact Hessian slot table with first-store marks
     /// where exact (computed on first use, [`super::first_touch::FirstStore`]).
     pub(crate) first_store: Vec<std::sync::OnceLock<Option<super::first_touch::FirstStore>>>,
+    /// Per energy term, the slots of its blocks' upper triangles (computed on first use by
+    /// a projected Hessian of which only the upper triangle is read,
+    /// [`super::batched::UpperSlots`]).
+    pub(crate) upper_slots: Vec<std::sync::OnceLock<super::batched::UpperSlots>>,
     /// Whether terms with batched loops use them (else element by element).
     pub(crate) batched: bool,
     /// Per dof field, the initializer set by the host (else the declaration's).
@@ -290,6 +294,9 @@ impl EnergyProgram {
                 .map(|_| Default::default())
                 .collect(),
             first_store: (0..self.decls.energies.len())
+                .map(|_| Default::default())
+                .collect(),
+            upper_slots: (0..self.decls.energies.len())
                 .map(|_| Default::default())
                 .collect(),
             batched: true,

@@ -11,6 +11,7 @@
 //! order.
 
 use mad_runtime::linalg::sym_eigen::PsdWork;
+use mad_runtime::solve::HessianEntries;
 use mad_runtime::sparse::{Coloring, ElementList};
 use rayon::prelude::*;
 
@@ -31,6 +32,8 @@ enum Kind {
     Grad,
     Hess {
         project: bool,
+        /// Only the upper triangle of the values is read ([`HessianEntries::Upper`]).
+        upper: bool,
     },
     Hvp,
     /// ∂²E/∂z∂θ (the term's mixed kernel for one param).
@@ -184,7 +187,7 @@ impl MeshEnergy<'_> {
                             unsafe { g.add(d as usize, job.weight * w.res[1 + a]) };
                         }
                     }
-                    if let (Kind::Hess { project }, Some(h), Some(slots)) =
+                    if let (Kind::Hess { project, .. }, Some(h), Some(slots)) =
                         (job.kind, job.hess, job.slots)
                     {
                         // The kernel returns the block by columns.
@@ -250,8 +253,8 @@ impl MeshEnergy<'_> {
             Kind::Value => Work::Value,
             Kind::Grad => Work::Grad,
             Kind::Hvp | Kind::Mixed => Work::Hvp,
-            Kind::Hess { project: false } => Work::Hess,
-            Kind::Hess { project: true } => Work::ProjectedHess,
+            Kind::Hess { project: false, .. } => Work::Hess,
+            Kind::Hess { project: true, .. } => Work::ProjectedHess,
         };
         let run = |w: &mut Worker, ch: u32| self.run_chunk(job, w, ch);
         run_colours(self.pool.as_ref(), job.coloring, work, self.min_parallel_work, &new_worker, &run)
@@ -337,7 +340,7 @@ impl MeshEnergy<'_> {
                 let rk = match (kind, v) {
                     (Kind::Value, _) => RingKind::Value,
                     (Kind::Grad, _) => RingKind::Grad,
-                    (Kind::Hess { project }, _) => RingKind::Hess { project },
+                    (Kind::Hess { project, .. }, _) => RingKind::Hess { project },
                     (Kind::Hvp, Some(v)) => RingKind::Hvp(v),
                     _ => continue,
                 };
@@ -373,9 +376,9 @@ impl MeshEnergy<'_> {
                 let bk = match kind {
                     Kind::Value => Some(BatchKind::Value),
                     Kind::Grad => Some(BatchKind::Grad),
-                    Kind::Hess { project: false } => Some(BatchKind::Hess),
+                    Kind::Hess { project: false, .. } => Some(BatchKind::Hess),
                     Kind::Hvp => Some(BatchKind::Hvp),
-                    Kind::Hess { project: true } => Some(BatchKind::HessBlock),
+                    Kind::Hess { project: true, .. } => Some(BatchKind::HessBlock),
                     Kind::Mixed => None,
                 };
                 if let Some((bk, bi)) =
@@ -386,6 +389,7 @@ impl MeshEnergy<'_> {
                         grad: grad.map_or(null, |o| o.0),
                         hess: hess.map_or(null, |o| o.0),
                         out: hv.map_or(null, |o| o.0),
+                        upper: matches!(kind, Kind::Hess { upper: true, .. }),
                     };
                     let clear = pending_clear && writes;
                     if writes && !clear {
@@ -533,7 +537,7 @@ impl MeshEnergy<'_> {
                             unsafe { g.add(pdofs[pa] as usize, w * res[1 + a]) };
                         }
                     }
-                    if let (Kind::Hess { project }, Some(h)) = (kind, hess) {
+                    if let (Kind::Hess { project, .. }, Some(h)) = (kind, hess) {
                         let cols = &res[1 + k..1 + k + k * k];
                         for a in 0..k {
                             for b in 0..k {
@@ -700,6 +704,21 @@ impl MeshEnergy<'_> {
         values: &mut [f64],
         project: bool,
     ) -> Result<f64, EnergyError> {
+        self.hessian_of(x, grad, values, project, HessianEntries::All)
+    }
+
+    /// [`hessian`](Self::hessian) for a caller that reads only `entries` of the values: with
+    /// [`HessianEntries::Upper`] the batched loops of projected element blocks add each
+    /// block's upper triangle (in the global numbering) and leave the entries below the
+    /// diagonal they would mirror it into; every entry read gets the bits `hessian` gives it.
+    pub fn hessian_of(
+        &self,
+        x: &[f64],
+        grad: &mut [f64],
+        values: &mut [f64],
+        project: bool,
+        entries: HessianEntries,
+    ) -> Result<f64, EnergyError> {
         self.check_x("gradient", grad)?;
         if values.len() != self.nnz() {
             return Err(EnergyError::Host(format!(
@@ -708,8 +727,9 @@ impl MeshEnergy<'_> {
                 values.len()
             )));
         }
+        let upper = entries == HessianEntries::Upper;
         self.energies_loop(
-            Kind::Hess { project },
+            Kind::Hess { project, upper },
             x,
             None,
             Some(grad),

@@ -27,7 +27,7 @@
 use super::contact::Contact;
 use super::{EnergyError, MeshEnergy};
 use mad_runtime::solve::{
-    JacobianPattern, Objective, SolveError, TranslationClasses, next_pattern_generation,
+    HessianEntries, JacobianPattern, Objective, SolveError, TranslationClasses, next_pattern_generation,
 };
 use mad_runtime::sparse::CsrPattern;
 
@@ -260,6 +260,19 @@ impl Objective for MeshObjective<'_> {
         project_psd: bool,
         values: &mut [f64],
     ) -> Result<(), SolveError> {
+        self.hessian_values_of(x, project_psd, HessianEntries::All, values)
+    }
+
+    /// Straight into `values` (the plain case of `hessian_values_overwrite`), the projected
+    /// element blocks of [`HessianEntries::Upper`] add only their upper triangle; the other
+    /// cases fill every entry.
+    fn hessian_values_of(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
         if self.jac_pattern.is_some() {
             return Err(SolveError::Unsupported(
                 "Hessian values (the program has residual terms)",
@@ -269,7 +282,7 @@ impl Objective for MeshObjective<'_> {
         if self.energy.pair_arity() == 0 && values.len() == self.energy.nnz() {
             // The evaluation overwrites every value (`hessian_values_overwrite`): straight in.
             self.energy
-                .hessian(x, &mut self.grad, values, project_psd)
+                .hessian_of(x, &mut self.grad, values, project_psd, entries)
                 .map_err(err)?;
             return Ok(());
         }
@@ -308,6 +321,17 @@ impl Objective for MeshObjective<'_> {
         project_psd: bool,
         values: &mut [f64],
     ) -> Result<Option<f64>, SolveError> {
+        self.value_grad_hessian_of(x, grad, project_psd, HessianEntries::All, values)
+    }
+
+    fn value_grad_hessian_of(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
         // The plain case only: energies without residual terms or pairs (whose pattern may
         // move), the values in the program's own pattern.
         if self.jac_pattern.is_some()
@@ -322,7 +346,7 @@ impl Objective for MeshObjective<'_> {
         // bits), and overwrites the zeroed values.
         let e = self
             .energy
-            .hessian(x, &mut self.grad, values, project_psd)
+            .hessian_of(x, &mut self.grad, values, project_psd, entries)
             .map_err(err)?;
         for (g, s) in grad.iter_mut().zip(&self.grad) {
             *g += s;

@@ -13,7 +13,7 @@
 //! Hessian pattern plus the diagonal, HVPs and diagonals passed through.
 
 use super::error::check_len;
-use super::{Callback, Objective, SolveError, SolveOptions, SolveReport, Solver};
+use super::{Callback, HessianEntries, Objective, SolveError, SolveOptions, SolveReport, Solver};
 use crate::sparse::CsrPattern;
 use std::time::Duration;
 
@@ -295,6 +295,19 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         project_psd: bool,
         values: &mut [f64],
     ) -> Result<(), SolveError> {
+        self.hessian_values_of(x, project_psd, HessianEntries::All, values)
+    }
+
+    /// The potential is asked for the same `entries` (its pattern and the combined one number
+    /// the dofs alike, so an upper entry of one is an upper entry of the other); the mass
+    /// terms sit on the diagonal.
+    fn hessian_values_of(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
         let (Some(inner), Some(_)) = (&self.inner_pattern, &self.pattern) else {
             return Err(SolveError::Unsupported("a Hessian pattern"));
         };
@@ -307,7 +320,7 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         if self.same_pattern {
             // The potential writes straight into `values` (zeroed on entry, or overwritten
             // entry by entry when it says so: `hessian_values_overwrite`).
-            self.potential.hessian_values(x, project_psd, values)?;
+            self.potential.hessian_values_of(x, project_psd, entries, values)?;
             for v in values.iter_mut() {
                 *v *= h2;
             }
@@ -315,7 +328,7 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
             self.scratch.clear();
             self.scratch.resize(inner.nnz(), 0.0);
             self.potential
-                .hessian_values(x, project_psd, &mut self.scratch)?;
+                .hessian_values_of(x, project_psd, entries, &mut self.scratch)?;
             for (&s, &v) in self.inner_slots.iter().zip(&self.scratch) {
                 values[s] += h2 * v;
             }
@@ -334,12 +347,23 @@ impl<P: Objective> Objective for ImplicitEuler<P> {
         project_psd: bool,
         values: &mut [f64],
     ) -> Result<Option<f64>, SolveError> {
+        self.value_grad_hessian_of(x, grad, project_psd, HessianEntries::All, values)
+    }
+
+    fn value_grad_hessian_of(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
         // Only where the potential writes straight into `values` and its pattern is the one
         // the combined pattern was built from (a potential with a moving pattern declines).
         if !self.same_pattern || self.inner_pattern.is_none() || !self.potential_pattern_unchanged() {
             return Ok(None);
         }
-        let Some(p) = self.potential.value_grad_hessian(x, grad, project_psd, values)? else {
+        let Some(p) = self.potential.value_grad_hessian_of(x, grad, project_psd, entries, values)? else {
             return Ok(None);
         };
         if !self.potential_pattern_unchanged() {

@@ -85,7 +85,7 @@ pub use levenberg_marquardt::{DampingScaling, LevenbergMarquardt};
 pub use line_search::{LineSearch, LineSearchOutcome};
 pub use newton::{Newton, ShiftOptions};
 pub use newton_cg::NewtonCg;
-pub use objective::{Objective, next_pattern_generation};
+pub use objective::{HessianEntries, Objective, next_pattern_generation};
 pub use report::{Control, IterationInfo, SolveReport, Status, Timings};
 pub use solver::Solver;
 pub use stopping::SolveOptions;

@@ -23,6 +23,18 @@ pub fn next_pattern_generation() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Which entries of a Hessian evaluation the caller reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HessianEntries {
+    /// Every entry of the pattern.
+    #[default]
+    All,
+    /// The upper triangle only (entries whose column is ≥ their row), as a Cholesky
+    /// factorization of the symmetric matrix reads it. The entries below the diagonal are
+    /// unspecified: an objective may fill them, or leave them holding what they held.
+    Upper,
+}
+
 /// An energy over `num_dofs()` unknowns and the derivatives the solvers use.
 ///
 /// Required: the value and the gradient. Newton needs [`hessian_pattern`](Objective::hessian_pattern)
@@ -72,6 +84,22 @@ pub trait Objective {
         Err(SolveError::Unsupported("Hessian values"))
     }
 
+    /// [`hessian_values`](Objective::hessian_values) for a caller that reads only `entries`
+    /// (Newton's Cholesky reads [`HessianEntries::Upper`]): an objective may then skip the
+    /// entries below the diagonal, which it would otherwise compute and add as mirror images
+    /// of the upper ones. The entries read get the bits `hessian_values` would give them. The
+    /// default fills every entry.
+    fn hessian_values_of(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
+        let _ = entries;
+        self.hessian_values(x, project_psd, values)
+    }
+
     /// Whether [`hessian_values`](Objective::hessian_values), and
     /// [`value_grad_hessian`](Objective::value_grad_hessian) where it returns `Some`, overwrite
     /// every entry of a `values` of the pattern's length instead of adding into it. Callers may
@@ -105,6 +133,21 @@ pub trait Objective {
     ///
     /// The default is a central difference of gradients, `(∇E(x+εv) − ∇E(x−εv)) / 2ε` with
     /// `ε = 1e-6·(1+‖x‖)/‖v‖`: two gradient evaluations, accurate to about 1e-8 relative.
+    /// [`value_grad_hessian`](Objective::value_grad_hessian) for a caller that reads only
+    /// `entries` of the Hessian values (as in
+    /// [`hessian_values_of`](Objective::hessian_values_of)). The default fills every entry.
+    fn value_grad_hessian_of(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        let _ = entries;
+        self.value_grad_hessian(x, grad, project_psd, values)
+    }
+
     fn hvp(&mut self, x: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), SolveError> {
         let vn = v.iter().map(|a| a * a).sum::<f64>().sqrt();
         if vn == 0.0 {
@@ -214,8 +257,27 @@ impl<T: Objective + ?Sized> Objective for &mut T {
     ) -> Result<(), SolveError> {
         (**self).hessian_values(x, project_psd, values)
     }
+    fn hessian_values_of(
+        &mut self,
+        x: &[f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<(), SolveError> {
+        (**self).hessian_values_of(x, project_psd, entries, values)
+    }
     fn hessian_values_overwrite(&self) -> bool {
         (**self).hessian_values_overwrite()
+    }
+    fn value_grad_hessian_of(
+        &mut self,
+        x: &[f64],
+        grad: &mut [f64],
+        project_psd: bool,
+        entries: HessianEntries,
+        values: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        (**self).value_grad_hessian_of(x, grad, project_psd, entries, values)
     }
     fn value_grad_hessian(
         &mut self,
