@@ -231,7 +231,7 @@ pub(crate) fn jacobi_lanes_generic<const M: usize>(a: &mut LaneMatrix<M>, v: &mu
         let (pairs, count) = const { round_robin::<M>() };
         for &(p, q) in &pairs[..count] {
             let (p, q) = (p as usize, q as usize);
-            if let Some(r) = rotate_entries::<Wide, M>(a, p, q, live) {
+            if let Some(r) = rotate_entries::<Wide, M, true>(a, p, q, live) {
                 rotate_vectors::<Wide, M>(v, p, q, r);
             }
         }
@@ -300,10 +300,11 @@ pub(crate) type Rotation<L> = (L, L, <L as Lanes>::Mask);
 
 /// One Jacobi rotation in the (p, q) plane of every `live` lane whose |a_pq| is above
 /// 1e-150, on the matrix entries (both triangles); the other lanes keep their values
-/// exactly. `None` when no lane acts. Written once for both lane types (with constant p and
+/// exactly. With `SKIP_IDLE`, `None` when no lane acts (a branch around the rotation);
+/// without, the rotation runs with no lane selected, which gives the same bits. Written once for both lane types (with constant p and
 /// q the AVX-512 sweeps keep the entries in registers).
 #[inline(always)]
-pub(crate) fn rotate_entries<L: Lanes, const M: usize>(
+pub(crate) fn rotate_entries<L: Lanes, const M: usize, const SKIP_IDLE: bool>(
     a: &mut [[L; M]; M],
     p: usize,
     q: usize,
@@ -313,7 +314,7 @@ pub(crate) fn rotate_entries<L: Lanes, const M: usize>(
     // An entry below 1e-150 is left alone: with the matrix scaled to a largest entry near 1
     // it is far below the convergence test, and its square could underflow below.
     let act = L::opaque(live.and(apq.abs().gt(L::splat(1e-150))));
-    if act.none() {
+    if SKIP_IDLE && act.none() {
         return None;
     }
     // The rotation of the smaller angle (Numerical Recipes' t = 1 / (|θ| + √(θ² + 1)),
@@ -504,7 +505,7 @@ mod tests {
             for (i, row) in v.iter_mut().enumerate() {
                 row[i] = Wide::ONE;
             }
-            let r = rotate_entries::<Wide, 2>(&mut m, 0, 1, Mask([u64::MAX; LANES])).expect("acts");
+            let r = rotate_entries::<Wide, 2, true>(&mut m, 0, 1, Mask([u64::MAX; LANES])).expect("acts");
             rotate_vectors::<Wide, 2>(&mut v, 0, 1, r);
             let (c, s) = (v[0][0].0[0], v[0][1].0[0]);
             assert!((c * c + s * s - 1.0).abs() < 1e-15, "{c} {s}");
