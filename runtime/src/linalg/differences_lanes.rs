@@ -98,6 +98,9 @@ pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize>
     let d = K / N;
     let mut changed = 0;
     let mut lanes: LaneMatrix<M> = lane_zeros::<M>();
+    // The rebuilt blocks of a batch (written by every flush that changes a block before it
+    // is read, so it is not cleared between batches).
+    let mut out = [[Wide::ZERO; K]; K];
     let mut waiting = [0usize; LANES];
     let mut filled = 0;
     let mut at = 0;
@@ -127,7 +130,7 @@ pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize>
                 waiting[filled] = at;
                 filled += 1;
                 if filled == LANES {
-                    changed += flush::<K, M, N>(blocks, &mut lanes, &waiting[..filled], work);
+                    changed += flush::<K, M, N>(blocks, &lanes, &mut out, &waiting[..filled], work);
                     filled = 0;
                 }
             }
@@ -135,21 +138,28 @@ pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize>
         at += kk;
     }
     if filled > 0 {
-        changed += flush::<K, M, N>(blocks, &mut lanes, &waiting[..filled], work);
+        // The lanes after the last block still hold earlier batches' matrices: zeros instead,
+        // so that they cost no sweep (each lane's result is its own either way).
+        for row in lanes.iter_mut() {
+            for w in row.iter_mut() {
+                w.0[filled..].fill(0.0);
+            }
+        }
+        changed += flush::<K, M, N>(blocks, &lanes, &mut out, &waiting[..filled], work);
     }
     changed
 }
 
-/// Projects the waiting blocks (lane i: X of the block at offset `waiting[i]`; the other
-/// lanes zero) and zeroes the lanes again.
+/// Projects the waiting blocks (lane i: X of the block at offset `waiting[i]`; the lanes
+/// after them are ignored) through `out`.
 fn flush<const K: usize, const M: usize, const N: usize>(
     blocks: &mut [f64],
-    x: &mut LaneMatrix<M>,
+    x: &LaneMatrix<M>,
+    out: &mut [[Wide; K]; K],
     waiting: &[usize],
     work: &mut PsdWork,
 ) -> usize {
-    let mut out = [[Wide::ZERO; K]; K];
-    let (ok, write) = lanes_dispatch::<K, M, N>(x, &mut out);
+    let (ok, write) = lanes_dispatch::<K, M, N>(x, out);
     let mut changed = 0;
     for (lane, &at) in waiting.iter().enumerate() {
         let block = &mut blocks[at..at + K * K];
@@ -164,7 +174,6 @@ fn flush<const K: usize, const M: usize, const N: usize>(
             changed += 1;
         }
     }
-    *x = lane_zeros::<M>();
     changed
 }
 
