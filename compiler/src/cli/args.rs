@@ -160,8 +160,9 @@ pub enum BenchWhat {
     Energy,
     Grad,
     Hessian,
-    /// `hessian` with every element block projected to positive semi-definite (as
-    /// projected Newton evaluates it).
+    /// `hessian` with every element block projected to positive semi-definite, as
+    /// projected Newton evaluates it (the upper triangle of the values, which its
+    /// Cholesky reads).
     HessianPsd,
     Hvp,
     /// One product with the assembled Hessian (assembled once, not timed).

@@ -879,7 +879,8 @@ impl MeshEnergy<'_> {
 
     /// Times `what` (`energy`, `grad`, `hessian` = energy + gradient + Hessian
     /// values, `hessian-psd` = the same with every element block projected to
-    /// positive semi-definite as projected Newton asks, `hvp`, `spmv` = one
+    /// positive semi-definite as projected Newton asks (the upper triangle of the
+    /// values, [`HessianEntries::Upper`], which is what its Cholesky reads), `hvp`, `spmv` = one
     /// product with the Hessian assembled before timing) at `x` after `warmup`
     /// evaluations: `runs` timed evaluations.
     pub fn bench(
@@ -904,7 +905,7 @@ impl MeshEnergy<'_> {
                 "energy" => me.energy(x).map(|_| ()),
                 "grad" => me.gradient(x, &mut g).map(|_| ()),
                 "hessian" => me.hessian(x, &mut g, &mut h, false).map(|_| ()),
-                "hessian-psd" => me.hessian(x, &mut g, &mut h, true).map(|_| ()),
+                "hessian-psd" => me.hessian_of(x, &mut g, &mut h, true, HessianEntries::Upper).map(|_| ()),
                 "hvp" => me.hvp(x, &v, &mut out),
                 "spmv" => match &me.pairs {
                     Some(p) => {
