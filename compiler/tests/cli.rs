@@ -65,6 +65,38 @@ fn run_passes_arguments_and_prints_the_result() {
     );
 }
 
+/// Numbers out of the parameter type's range are errors, as the same literal in source is;
+/// `inf` and `nan` spelled out are taken as written.
+#[test]
+fn arguments_out_of_range_are_errors() {
+    let f = write_temp("range.mad", b"fn main(x: f64, y: f32) { print(x); print(y); }\n");
+    for (x, y, bad) in [("1e400", "1.0", "`1e400` is out of the range of f64"), ("1.0", "1e39", "`1e39` is out of the range of f32")] {
+        let out = madc(&["run", &f, "--", x, y]);
+        assert_eq!(out.status.code(), Some(1), "{x} {y}");
+        assert!(text(&out.stderr).contains(bad), "{}", text(&out.stderr));
+        assert!(out.stdout.is_empty());
+    }
+    let out = madc(&["run", &f, "--", "-inf", "nan"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "-inf\nNaN\n");
+}
+
+/// Command-line text cannot say which overload it is for: an overloaded entry is an error
+/// that lists the overloads.
+#[test]
+fn an_overloaded_entry_is_an_error() {
+    let f = write_temp(
+        "overloaded.mad",
+        b"fn ov(x: i64) -> i64 { x }\nfn ov(x: f64) -> f64 { x }\nfn main() { print(ov(2)); }\n",
+    );
+    let out = madc(&["run", &f, "--entry", "ov", "--", "3.5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("`ov` is overloaded") && err.contains("fn ov(x: i64) -> i64") && err.contains("fn ov(x: f64) -> f64"), "{err}");
+    let out = madc(&["run", &f]);
+    assert_eq!(text(&out.stdout), "2\n");
+}
+
 #[test]
 fn entry_selects_another_function() {
     let f = write_temp(

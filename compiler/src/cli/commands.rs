@@ -141,18 +141,31 @@ pub fn emit_derivative(
     0
 }
 
-/// Parses a command-line argument for a parameter of type `ty`.
+/// Parses a command-line argument for a parameter of type `ty`. A number written finite
+/// that does not fit the float type (`1e400` as an `f64`, `1e39` as an `f32`) is an error,
+/// as the same literal in source is (E0101) and as `--set` treats it; `inf`, `-inf` and
+/// `nan` spelled out are taken as written.
 fn parse_arg(text: &str, ty: &SurfaceType) -> Result<Value, String> {
     let bad = |what: &str| format!("`{text}` is not {what}");
+    let spelled_inf = text.trim_start_matches(['+', '-']).to_ascii_lowercase().starts_with("inf");
+    let in_range = |infinite: bool, ty: &str| {
+        if infinite && !spelled_inf {
+            Err(format!("`{text}` is out of the range of {ty} (write `inf` for an infinite value)"))
+        } else {
+            Ok(())
+        }
+    };
     match ty {
-        SurfaceType::F64 => text
-            .parse::<f64>()
-            .map(Value::F64)
-            .map_err(|_| bad("an f64")),
-        SurfaceType::F32 => text
-            .parse::<f32>()
-            .map(Value::F32)
-            .map_err(|_| bad("an f32")),
+        SurfaceType::F64 => {
+            let x = text.parse::<f64>().map_err(|_| bad("an f64"))?;
+            in_range(x.is_infinite(), "f64")?;
+            Ok(Value::F64(x))
+        }
+        SurfaceType::F32 => {
+            let x = text.parse::<f32>().map_err(|_| bad("an f32"))?;
+            in_range(x.is_infinite(), "f32")?;
+            Ok(Value::F32(x))
+        }
         SurfaceType::I64 => text
             .parse::<i64>()
             .map(Value::I64)
@@ -177,7 +190,8 @@ pub(super) fn run_program(
     args: &[String],
     color: bool,
 ) -> i32 {
-    let Some(sig) = program.functions().iter().find(|s| s.name == entry) else {
+    let overloads: Vec<_> = program.functions().iter().filter(|s| s.name == entry).collect();
+    let Some(&sig) = overloads.first() else {
         eprintln!("error: {} has no function `{entry}` to run", file.display());
         if entry == "main" {
             eprintln!(
@@ -186,6 +200,19 @@ pub(super) fn run_program(
         }
         return 1;
     };
+    // Command-line text does not say which overload it is for (`3` reads as an i64 and as
+    // an f64): an overloaded name is not an entry point.
+    if overloads.len() > 1 {
+        eprintln!("error: `{entry}` is overloaded, so it cannot be run from the command line:");
+        for s in &overloads {
+            eprintln!("  {s}");
+        }
+        eprintln!(
+            "help: add a function with a name of its own that calls the overload you mean, \
+             and run it with `--entry NAME`"
+        );
+        return 1;
+    }
     // A parameter no command-line text can fill is the problem, whatever the count.
     if let Some(ty) = sig
         .params
