@@ -255,6 +255,9 @@ pub fn too_deep(range: Range<usize>, src: &str, file_id: usize) -> Diagnostic<us
             format!("this nests more than {MAX_DEPTH} levels deep"),
         )])
         .with_notes(vec![
+            "note: brackets, blocks, `else if` branches and each operator of a chain \
+             (`a + b + c` is two levels) count"
+                .to_string(),
             "help: split it into smaller parts with `let` or functions".to_string(),
         ])
 }
