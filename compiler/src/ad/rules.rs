@@ -261,11 +261,11 @@ pub fn jvp(
                 BinaryOp::Sub => e.osub(da, db)?,
                 BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;
-                    // The factors of `*` are the operands themselves (finite for finite
-                    // inputs): plain products. Those of `/`, `pow`, `atan2`, `%` can be
-                    // infinite at finite inputs: a zero tangent stays zero there.
-                    let strong = *op != BinaryOp::Mul;
-                    let times = |e: &mut Emitter, d, f| if strong { e.tangent_mul(d, f) } else { e.mul(d, f) };
+                    // The factors of `/`, `pow`, `atan2`, `%` can be infinite at finite
+                    // inputs, and so can those of `*` inside a reverse pass that a forward
+                    // pass differentiates (`hessian`: an adjoint such as ȳ·x^(−1/2) is
+                    // infinite at x = 0): a zero tangent stays zero there.
+                    let times = |e: &mut Emitter, d, f| e.tangent_mul(d, f);
                     let ta = match (da, fa) {
                         (Some(d), Some(f)) => Some(times(e, d, f)?),
                         _ => None,
