@@ -323,6 +323,7 @@ fn lower_fn(g: &mut Front, idx: usize) {
     let args = func.params().to_vec();
     {
         let mut cx = FnCx::new(g, &mut func, file, module, ret.clone());
+        cx.report_duplicates(decl.params.iter().map(|p| (p.name.node.as_str(), p.name.span)));
         for ((p, ty), v) in decl.params.iter().zip(&params).zip(args) {
             cx.declare(&p.name.node, ty.clone(), false, v, p.name.span);
         }

@@ -68,6 +68,7 @@ impl FnCx<'_, '_> {
                 if matches!(tv.ty, SurfaceType::Str) {
                     self.error(ErrorKind::StringValue, value.span);
                 }
+                self.duplicate_bindings(pat);
                 self.bind_pattern(pat, tv, *mutable);
             }
             StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
@@ -80,6 +81,32 @@ impl FnCx<'_, '_> {
             StmtKind::Continue => self.break_or_continue(false, s.span),
             StmtKind::Return(e) => self.return_stmt(e.as_ref(), s.span),
             StmtKind::Error => {}
+        }
+    }
+
+    /// E0111 for a name a pattern binds more than once (`let (a, a) = t;`): the later
+    /// binding would hide the earlier one silently.
+    fn duplicate_bindings(&mut self, pat: &Pattern) {
+        fn names<'p>(pat: &'p Pattern, out: &mut Vec<&'p mad_grammar::ast::Ident>) {
+            match pat {
+                Pattern::Name(n) => out.push(n),
+                Pattern::Wild(_) => {}
+                Pattern::Tuple(pats, _) => pats.iter().for_each(|p| names(p, out)),
+            }
+        }
+        let mut all = Vec::new();
+        names(pat, &mut all);
+        self.report_duplicates(all.iter().map(|n| (n.node.as_str(), n.span)));
+    }
+
+    /// E0111 for every name of `names` (in source order) that an earlier one repeats.
+    pub(super) fn report_duplicates<'n>(&mut self, names: impl IntoIterator<Item = (&'n str, Span)>) {
+        let mut seen: Vec<(&str, Span)> = Vec::new();
+        for (name, span) in names {
+            match seen.iter().find(|(n, _)| *n == name) {
+                Some(&(_, first)) => self.error(ErrorKind::Duplicate { name: name.to_string(), first }, span),
+                None => seen.push((name, span)),
+            }
         }
     }
 
