@@ -94,6 +94,9 @@ pub enum ErrorKind {
     /// Why: attributes change compilation; a misspelt one would be silently ignored.
     /// Example: `@inline fn f() {}`.
     UnknownAttribute { name: String, help: Option<String> },
+    /// E0115 as well: an attribute given twice to one item. Example:
+    /// `@ad(tape) @ad(sct) fn f() {}`.
+    RepeatedAttribute { name: String },
     /// E0116. An energy term whose body is not an `f64`, or a residual whose body
     /// does not have its declared type. Why: energies are summed into one scalar objective.
     /// Example: `energy e(v: vertex) { vec2(1.0, 2.0) }`.
@@ -237,7 +240,7 @@ impl ErrorKind {
             ErrorKind::BadIndex { .. } => "E0112",
             ErrorKind::BadCast { .. } => "E0113",
             ErrorKind::NotConstant { .. } | ErrorKind::ConstFails { .. } => "E0114",
-            ErrorKind::UnknownAttribute { .. } => "E0115",
+            ErrorKind::UnknownAttribute { .. } | ErrorKind::RepeatedAttribute { .. } => "E0115",
             ErrorKind::TermType { .. } => "E0116",
             ErrorKind::BadMeshDecl { .. } => "E0117",
             ErrorKind::UnknownStencil { .. } => "E0118",
@@ -317,6 +320,7 @@ impl ErrorKind {
             ErrorKind::NotConstant { what } => format!("{what} must be a constant expression"),
             ErrorKind::ConstFails { detail } => format!("this constant expression fails: {detail}"),
             ErrorKind::UnknownAttribute { name, .. } => format!("unknown attribute `@{name}`"),
+            ErrorKind::RepeatedAttribute { name } => format!("`@{name}` is given more than once"),
             ErrorKind::TermType {
                 term,
                 expected,
@@ -397,6 +401,7 @@ impl ErrorKind {
             ErrorKind::NotConstant { .. } => "not a constant".into(),
             ErrorKind::ConstFails { .. } => "fails here".into(),
             ErrorKind::UnknownAttribute { .. } => "unknown attribute".into(),
+            ErrorKind::RepeatedAttribute { .. } => "given again here".into(),
             ErrorKind::TermType { found, .. } => format!("this is {found}"),
             ErrorKind::BadMeshDecl { .. } => "invalid declaration".into(),
             ErrorKind::UnknownStencil { .. } => "not a stencil".into(),
@@ -419,6 +424,9 @@ impl ErrorKind {
             }
             ErrorKind::SctImpossible { .. } => {
                 "the trip count of this loop depends on the data".into()
+            }
+            ErrorKind::NotDiffTarget { detail, .. } if detail.starts_with("the argument index") => {
+                "not a non-negative integer literal".into()
             }
             ErrorKind::NotDiffTarget { .. } => "not a function".into(),
             ErrorKind::DiffSignature { .. } => "cannot be differentiated this way".into(),
@@ -452,6 +460,7 @@ impl ErrorKind {
             ErrorKind::UnknownType { .. } => vec![
                 "types are f64 f32 i64 bool vec2..vec4 mat2..mat4 matRxC vector matrix [T; N] [T] (T, U)".into(),
             ],
+            ErrorKind::RepeatedAttribute { name } => vec![format!("give one `@{name}` per item")],
             ErrorKind::UnknownAttribute { help: Some(h), .. }
             | ErrorKind::BadMeshDecl { help: Some(h), .. }
             | ErrorKind::BadInit { help: Some(h), .. }

@@ -509,6 +509,8 @@ impl FnCx<'_, '_> {
                             self,
                             format!("`{n}` must be applied to a function, as in `{n}(f)`"),
                         );
+                    } else if n == "print" {
+                        return not_target(self, "`print` returns nothing to differentiate".to_string());
                     } else if super::builtins::BUILTINS.contains(&n) {
                         return not_target(
                             self,

@@ -271,15 +271,7 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
         }
         let args = a.args.iter().map(|i| i.node.as_str()).collect::<Vec<_>>();
         if mode.is_some() && matches!(args.as_slice(), ["tape"] | ["sct"]) {
-            let help = Some("give one `@ad(...)` per function".to_string());
-            g.error(
-                ErrorKind::UnknownAttribute {
-                    name: "ad(...)".to_string(),
-                    help,
-                },
-                file,
-                a.span,
-            );
+            g.error(ErrorKind::RepeatedAttribute { name: "ad(...)".to_string() }, file, a.span);
             continue;
         }
         match args.as_slice() {
