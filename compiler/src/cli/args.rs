@@ -103,11 +103,15 @@ pub struct MeshInputs {
     /// Vertex tuples for the `pair` terms: an (n, arity) integer or float `.npy` of vertex ids.
     #[arg(long, value_name = "P.npy")]
     pub pairs: Option<PathBuf>,
-    /// Worker threads (default: one per CPU core; results are identical for every count;
-    /// work too small to pay for the other threads stays on the calling thread).
+    /// Worker threads, 1 to 1024 (default: one per CPU core; results are identical for every
+    /// count; work too small to pay for the other threads stays on the calling thread).
     #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
 }
+
+/// The most worker threads `--threads` accepts (each is an operating-system thread with its
+/// own stack; a pool of a hundred thousand took minutes to start).
+pub const MAX_THREADS: usize = 1024;
 
 /// The worker threads when `--threads` is not given: one per CPU core the process may use.
 pub fn default_threads() -> usize {

@@ -120,6 +120,9 @@ fn setup<'p>(
     if threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
     }
+    if threads > super::args::MAX_THREADS {
+        return Err(format!("--threads {threads}: at most {} worker threads", super::args::MAX_THREADS));
+    }
     let mesh = load_mesh_warning(&inp.mesh)?;
     let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
     let mut me = if local { prog.bind_local(&mesh) } else { prog.bind(&mesh) }

@@ -100,9 +100,9 @@ pub struct SolveArgs {
     /// Gradient descent: a fixed step λ (x ← x − λ∇E; backtracks only if the energy rises).
     #[arg(long, allow_negative_numbers = true)]
     pub step: Option<f64>,
-    /// Worker threads for the energy evaluation (default: one per CPU core; results are
-    /// identical for every count; work too small to pay for the other threads stays on the
-    /// calling thread).
+    /// Worker threads for the energy evaluation, 1 to 1024 (default: one per CPU core;
+    /// results are identical for every count; work too small to pay for the other threads
+    /// stays on the calling thread).
     #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
 }
@@ -275,6 +275,20 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
     if s.threads == 0 {
         return Err("--threads 0: the number of worker threads must be at least 1".into());
     }
+    if s.threads > super::args::MAX_THREADS {
+        return Err(format!(
+            "--threads {}: at most {} worker threads",
+            s.threads,
+            super::args::MAX_THREADS
+        ));
+    }
+    if s.steps.is_some() && RESIDUAL_SOLVERS.contains(&s.solver.as_str()) {
+        return Err(format!(
+            "solver `{}` minimizes residuals and does not run time steps: implicit Euler \
+             (`steps`) minimizes an energy; use newton, newton-cg, lbfgs or gd",
+            s.solver
+        ));
+    }
     if s.steps == Some(0) {
         return Err("--steps 0: the number of time steps must be positive".into());
     }
@@ -363,6 +377,11 @@ fn json_error(json: bool, code: i32, message: &str) -> i32 {
     code
 }
 
+/// The solvers that minimize `½‖r‖²` of the residual terms (Gauss-Newton and
+/// Levenberg–Marquardt, assembled and matrix-free).
+const RESIDUAL_SOLVERS: [&str; 6] =
+    ["gauss-newton", "gauss-newton-cg", "levenberg-marquardt", "levenberg-marquardt-cg", "lm", "lm-cg"];
+
 /// Why a solve ended without a result: bad input (exit status 1) or a solver
 /// that failed on valid input (exit status 2).
 enum Failure {
@@ -382,7 +401,10 @@ fn solver_failure(context: &str, solver: &str, e: mad_runtime::solve::SolveError
     use mad_runtime::solve::SolveError as E;
     match e {
         E::Unsupported(what) => {
-            let hint = if what.contains("Jacobian") {
+            let hint = if what.contains("`energy` terms too") {
+                "for a file with both `energy` and `residual` terms use newton-cg, lbfgs or gd, \
+                 which minimize ½‖r‖² plus the energies"
+            } else if what.contains("Jacobian") {
                 "it minimizes the `residual` terms of a file, and this file has none"
             } else {
                 "for a file with `residual` terms use gauss-newton, levenberg-marquardt, \

@@ -197,6 +197,19 @@ impl MeshEnergy<'_> {
     }
 }
 
+impl MeshObjective<'_> {
+    /// `Err` when the program has `energy` terms besides its residuals (see
+    /// [`Objective::residuals`] for this objective).
+    fn residuals_alone(&self) -> Result<(), SolveError> {
+        if self.has_energies && self.jac_pattern.is_some() {
+            return Err(SolveError::Unsupported(
+                "residuals alone (the program has `energy` terms too, which a residual solver would leave out)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Objective for MeshObjective<'_> {
     fn num_dofs(&self) -> usize {
         self.energy.ndofs()
@@ -410,7 +423,11 @@ impl Objective for MeshObjective<'_> {
         self.energy.update(x).map_err(err)
     }
 
+    /// Gauss-Newton and Levenberg–Marquardt minimize `½‖r‖²` alone: with `energy` terms
+    /// besides the residuals the objective is not of that form, and they are refused
+    /// (`SolveError::Unsupported`) rather than left out of the minimization.
     fn residuals(&mut self, x: &[f64], r: &mut [f64]) -> Result<(), SolveError> {
+        self.residuals_alone()?;
         let (res, _) = self.residual_parts(x)?.ok_or(SolveError::Unsupported(
             "residuals (the program has no residual terms)",
         ))?;
@@ -424,6 +441,7 @@ impl Objective for MeshObjective<'_> {
         r: &mut [f64],
         jac: &mut [f64],
     ) -> Result<(), SolveError> {
+        self.residuals_alone()?;
         let (res, jv) = self.residual_parts(x)?.ok_or(SolveError::Unsupported(
             "residuals (the program has no residual terms)",
         ))?;

@@ -452,6 +452,12 @@ impl MeshEnergy<'_> {
         let decls = &self.prog.decls;
         let (vals, slots): (&[f64], usize) =
             if let Some(f) = decls.dofs.iter().position(|d| d.name == name) {
+                if decls.dofs[f].stencil != StencilKind::Vertex {
+                    return Err(EnergyError::Host(format!(
+                        "dof `{name}` does not live on vertices (it is a {} field)",
+                        decls.dofs[f].stencil.name()
+                    )));
+                }
                 let slots = type_slots(&decls.dofs[f].ty).unwrap_or(1);
                 let off = self.dof_offsets[f];
                 (&x[off..off + slots * self.num_vertices()], slots)

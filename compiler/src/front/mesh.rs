@@ -277,7 +277,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
             out.objective = None;
         }
     }
-    out.solve = super::solve::check(g);
+    out.solve = super::solve::check(g, &out);
     out.updates = super::state::check_updates(g, &out.dofs, &out.data);
     out.broadphase = super::broadphase::check(g, &out);
     out

@@ -108,8 +108,9 @@ fn literal(e: &Expr) -> Option<Value> {
     })
 }
 
-/// Checks the file's `solve` blocks (at most one) and returns its settings.
-pub fn check(g: &mut Front) -> Option<SolveSettings> {
+/// Checks the file's `solve` blocks (at most one) against the file's declarations and
+/// returns its settings.
+pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSettings> {
     let blocks = std::mem::take(&mut g.items.solves);
     let mut result = None;
     for (k, (file, keyword, entries, span)) in blocks.iter().enumerate() {
@@ -244,6 +245,41 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
                 bad(g, format!("`{}` must be {want}", key.node), value.span);
             }
         }
+        // Values that name something: the field written as positions, the files' formats.
+        if let (Some(name), Some(sp)) = (s.out_field.as_deref(), value_span_of(entries, "out_field")) {
+            if let Some(why) = out_field_problem(decls, name) {
+                bad(g, why, sp);
+            }
+        }
+        if let (Some(out), Some(sp)) = (s.out.as_deref(), value_span_of(entries, "out")) {
+            let ext = std::path::Path::new(out).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+            if !matches!(ext.as_deref(), Some("obj" | "ply" | "off")) {
+                bad(g, format!("`out` must be a mesh file ending in .obj, .ply or .off, not \"{out}\""), sp);
+            }
+        }
+        if let (Some(plot), Some(sp)) = (s.plot.as_deref(), value_span_of(entries, "plot")) {
+            let ext = std::path::Path::new(plot).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+            if ext.as_deref() != Some("svg") {
+                bad(g, format!("`plot` must be an SVG file ending in .svg, not \"{plot}\""), sp);
+            }
+        }
+        // A residual solver named in a block that it cannot serve.
+        if let (Some(solver), Some(sp)) = (s.solver.as_deref(), value_span_of(entries, "solver"))
+            && RESIDUAL_SOLVERS.contains(&solver)
+        {
+            if !decls.energies.is_empty() && !decls.residuals.is_empty() {
+                bad(
+                    g,
+                    format!(
+                        "`{solver}` minimizes ½‖r‖² alone and would leave this file's `energy` terms \
+                         out; use newton-cg, lbfgs or gd"
+                    ),
+                    sp,
+                );
+            } else if s.steps.is_some() {
+                bad(g, format!("`{solver}` minimizes residuals and does not run time steps (`steps`)"), sp);
+            }
+        }
         // A block that names its solver and also a setting that solver ignores contradicts
         // itself. (Without a `solver` key the solver may come from `--solver`: `madc run`
         // warns when the solve it runs ignores a block setting.)
@@ -263,6 +299,34 @@ pub fn check(g: &mut Front) -> Option<SolveSettings> {
         result = Some(s);
     }
     result
+}
+
+/// The solvers that minimize `½‖r‖²` of the residual terms alone.
+pub const RESIDUAL_SOLVERS: [&str; 6] =
+    ["gauss-newton", "gauss-newton-cg", "levenberg-marquardt", "levenberg-marquardt-cg", "lm", "lm-cg"];
+
+/// The span of the value given to `key` in a block's entries.
+fn value_span_of(entries: &[(mad_grammar::ast::Ident, Expr)], key: &str) -> Option<mad_grammar::span::Span> {
+    entries.iter().find(|(k, _)| k.node == key).map(|(_, v)| v.span)
+}
+
+/// Why `name` cannot be the `out_field` (a vertex `dof` or `state`), if it cannot.
+fn out_field_problem(decls: &super::mesh::MeshDecls, name: &str) -> Option<String> {
+    use super::types::StencilKind;
+    let field = decls
+        .dofs
+        .iter()
+        .map(|d| (d, "dof"))
+        .chain(decls.states.iter().map(|s| (&decls.data[s.data], "state")))
+        .find(|(d, _)| d.name == name);
+    match field {
+        None => Some(format!("`out_field` must name a vertex `dof` or `state`; this file declares no `{name}`")),
+        Some((d, what)) if d.stencil != StencilKind::Vertex => Some(format!(
+            "`out_field` must name a vertex `dof` or `state`; `{name}` is a {} {what}",
+            d.stencil.name()
+        )),
+        Some(_) => None,
+    }
 }
 
 /// The keys a `solve` block accepts.

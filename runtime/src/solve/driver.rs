@@ -116,6 +116,25 @@ pub(crate) fn timed<R>(slot: &mut Duration, body: impl FnOnce() -> R) -> R {
 /// What every solver loop does first: checks the lengths of `x` and of the fixed-dof mask,
 /// runs the objective's `update`, and evaluates the energy and the (masked) gradient at `x`
 /// with `energy_grad`, booked in `total`. Errors on an infinite or NaN start energy
+/// [`Objective::update`] with the fixed dofs held: an update that moves one (a `dof`
+/// field's `update` in a mesh program) is undone for it, since fixed dofs keep the values
+/// they start with. Returns whether the update changed anything.
+pub(crate) fn update_keeping_fixed<O: Objective + ?Sized>(
+    obj: &mut O,
+    x: &mut [f64],
+    fixed: Option<&[bool]>,
+) -> Result<bool, SolveError> {
+    let Some(f) = fixed.filter(|f| f.iter().any(|&b| b)) else {
+        return obj.update(x);
+    };
+    let held: Vec<(usize, f64)> = f.iter().enumerate().filter(|(_, b)| **b).map(|(i, _)| (i, x[i])).collect();
+    let changed = obj.update(x)?;
+    for (i, v) in held {
+        x[i] = v;
+    }
+    Ok(changed)
+}
+
 /// ([`SolveError::InfeasibleStart`]) and on a non-finite gradient.
 pub(crate) fn start<'o, O: Objective + ?Sized>(
     obj: &mut O,
@@ -130,7 +149,7 @@ pub(crate) fn start<'o, O: Objective + ?Sized>(
     if let Some(f) = fixed {
         check_len("fixed-dof mask", n, f.len())?;
     }
-    obj.update(x)?;
+    update_keeping_fixed(obj, x, fixed)?;
     let mut g = vec![0.0; n];
     let f = timed_eval(obj, total, |o| energy_grad(o, x, &mut g))?;
     if !f.is_finite() {
@@ -267,7 +286,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             *xi = *ti;
         }
         // Updates are booked with the derivative evaluations.
-        let changed = timed_eval(obj, &mut t, |o| o.update(x))?;
+        let changed = timed_eval(obj, &mut t, |o| update_keeping_fixed(o, x, fixed))?;
         g_new.fill(0.0);
         f = timed_eval(obj, &mut t, |o| method.energy_grad(o, x, &mut g_new))?;
         mask(fixed, &mut g_new);

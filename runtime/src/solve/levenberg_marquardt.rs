@@ -48,6 +48,7 @@
 
 use super::cg::{inverse_jacobi, truncated_pcg};
 use super::driver::{
+    update_keeping_fixed,
     Callback, Method, Start, check_accepted, dot, end_iteration, mask, norm, report, start, timed,
     timed_eval,
 };
@@ -307,7 +308,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
             }
         };
         x.copy_from_slice(&trial);
-        let changed = timed_eval(obj, &mut t, |o| o.update(x))?;
+        let changed = timed_eval(obj, &mut t, |o| update_keeping_fixed(o, x, fixed))?;
         if changed {
             dmp.nu = 2.0;
         }
