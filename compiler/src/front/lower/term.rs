@@ -248,6 +248,16 @@ impl FnCx<'_, '_> {
         }
         let stencil = stencil.unwrap_or(StencilKind::Vertex);
         let handle = self.handle_of(h.v);
+        // Face `data` through a diamond's face handles: the element loops gather face dofs
+        // there, not face data (§12.2).
+        if let (Some(Handle::Face(_)), MeshItemKind::Data { .. }) = (handle, &self.g.items.mesh[i].kind) {
+            let detail = format!(
+                "face `data` `{name}` cannot be read through a diamond's `e.f0`/`e.f1` (face dofs can); \
+                 read it in a `face` term, or keep it per diamond as `diamond` data"
+            );
+            self.error(ErrorKind::BadMeshRead { detail }, span);
+            return Some(self.poison());
+        }
         let at = match handle {
             Some(Handle::Vertex(k)) if stencil == StencilKind::Vertex => InputAt::Vertex(k),
             Some(Handle::Nbr(_)) if stencil == StencilKind::Vertex => InputAt::Neighbours,
