@@ -724,3 +724,22 @@ fn residual_solvers_refuse_a_file_with_energies_too() {
         assert!((xv - 4.0).abs() < 1e-5, "{line}");
     }
 }
+
+/// An energy unbounded below (springs and a linear pull, nothing fixed): Newton's iterates
+/// grow until a step of millions is below 10⁻¹⁵·‖x‖. That is not a convergence: `stalled`,
+/// exit status 2, not `step_tolerance`.
+#[test]
+fn an_unbounded_energy_stalls_instead_of_converging() {
+    let f = tmp("unbounded.mad");
+    std::fs::write(
+        &f,
+        "dof x: vertex -> vec3;\nenergy spring(e: edge) { let l = norm(x[e.v0] - x[e.v1]); 10.0 * (l - 1.0)^2 }\n\
+         energy pull(e: vertex) { x[e.v0].z + 0.3 * x[e.v0].x }\n",
+    )
+    .unwrap();
+    let (rc, out, err) = madc(&["run", &f, "--mesh", "grid:4x4", "--json"]);
+    assert_eq!(rc, 2, "{err}\n{out}");
+    let summary = out.lines().map(parse_object).find(|o| o.get("type") == Some(&J::Str("summary".into()))).unwrap();
+    assert_eq!(summary.get("status"), Some(&J::Str("stalled".into())), "{out}");
+    assert_eq!(summary.get("converged"), Some(&J::Bool(false)));
+}

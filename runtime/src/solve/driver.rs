@@ -318,8 +318,10 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
         };
         if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x) {
             // A step below the step tolerance that the line search had to shorten past a NaN
-            // or +∞ trial is stuck at that wall, not converged.
-            status = if st == Status::StepTolerance && walled { Status::Stalled } else { st };
+            // or +∞ trial is stuck at that wall, not converged; so is one far from a
+            // stationary point (the gradient not reduced: `step_stop_converged`).
+            let stuck = walled || !opts.step_stop_converged(gnorm, g0);
+            status = if st == Status::StepTolerance && stuck { Status::Stalled } else { st };
             break;
         }
     }

@@ -275,7 +275,9 @@ pub(crate) fn run<O: Objective + ?Sized>(
                 if let Some(st) = opts.step_stop(step_norm, norm(x)) {
                     // After rejections the damping, not the problem, made the step that
                     // small: stalled (as a line search shortened that far), not converged.
-                    status = if rejections == 0 { st } else { Status::Stalled };
+                    // Far from a stationary point, it is stalled too (`step_stop_converged`).
+                    let stuck = rejections > 0 || !opts.step_stop_converged(gnorm, g0);
+                    status = if stuck { Status::Stalled } else { st };
                     break 'outer;
                 }
                 // The reduction the Gauss-Newton model predicts: −gᵀh − ½‖Jh‖².

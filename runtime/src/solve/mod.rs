@@ -88,4 +88,4 @@ pub use newton_cg::NewtonCg;
 pub use objective::{HessianEntries, Objective, next_pattern_generation};
 pub use report::{Control, IterationInfo, SolveReport, Status, Timings};
 pub use solver::Solver;
-pub use stopping::SolveOptions;
+pub use stopping::{STEP_STOP_GRADIENT_REDUCTION, SolveOptions};

@@ -70,9 +70,10 @@ pub enum Status {
     GradientTolerance,
     /// Half the squared Newton decrement fell below `decrement_tol`.
     NewtonDecrement,
-    /// ‖Δx‖ ≤ `step_tol`·(1 + ‖x‖): the iterates stopped moving at floating-point
-    /// resolution (a step that the line search shortened past a NaN or `+∞` trial is
-    /// [`Status::Stalled`] instead).
+    /// ‖Δx‖ ≤ `step_tol`·(1 + ‖x‖) with ‖g‖ brought down to at most 10⁻³·‖g₀‖: the
+    /// iterates stopped moving at floating-point resolution near a stationary point (such a
+    /// step with the gradient not reduced, or one that the line search shortened past a NaN
+    /// or `+∞` trial, is [`Status::Stalled`] instead).
     StepTolerance,
     /// `max_iters` steps were taken.
     MaxIterations,

@@ -1,4 +1,8 @@
 //! The stopping rule shared by all solvers, and the options every solve takes.
+/// The reduction of ‖g‖ below which a stop on the step tolerance counts as converged
+/// ([`SolveOptions::step_stop_converged`]).
+pub const STEP_STOP_GRADIENT_REDUCTION: f64 = 1e-3;
+
 
 use super::line_search::LineSearch;
 use super::report::Status;
@@ -59,5 +63,14 @@ impl SolveOptions {
 
     pub(crate) fn step_stop(&self, step_norm: f64, x_norm: f64) -> Option<Status> {
         (step_norm <= self.step_tol * (1.0 + x_norm)).then_some(Status::StepTolerance)
+    }
+
+    /// Whether a stop on the step tolerance is a convergence: the gradient came down to at
+    /// most [`STEP_STOP_GRADIENT_REDUCTION`] of its start (or meets the gradient tolerance).
+    /// Otherwise the iterates stopped moving far from a stationary point (an energy unbounded
+    /// below whose iterates grew until a step of millions was below 10⁻¹⁵·‖x‖), and the
+    /// solve is [`Status::Stalled`].
+    pub(crate) fn step_stop_converged(&self, gnorm: f64, g0: f64) -> bool {
+        gnorm <= STEP_STOP_GRADIENT_REDUCTION * g0 || self.gradient_stop(gnorm, g0).is_some()
     }
 }
