@@ -246,10 +246,10 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
             }
         }
         // Values that name something: the field written as positions, the files' formats.
-        if let (Some(name), Some(sp)) = (s.out_field.as_deref(), value_span_of(entries, "out_field")) {
-            if let Some(why) = out_field_problem(decls, name) {
-                bad(g, why, sp);
-            }
+        if let (Some(name), Some(sp)) = (s.out_field.as_deref(), value_span_of(entries, "out_field"))
+            && let Some(why) = out_field_problem(decls, name)
+        {
+            bad(g, why, sp);
         }
         if let (Some(out), Some(sp)) = (s.out.as_deref(), value_span_of(entries, "out")) {
             let ext = std::path::Path::new(out).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
