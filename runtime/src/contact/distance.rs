@@ -35,10 +35,26 @@ pub fn point_segment_sq(p: P3, a: P3, b: P3) -> f64 {
     point_point_sq(p, axpy(a, t, ab))
 }
 
-/// The squared distance from `p` to the (closed) triangle `a b c`.
+fn cross(a: P3, b: P3) -> P3 {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// The squared distance from `p` to the nearest of the segments `a b`, `a c`, `b c`.
+fn nearest_edge_sq(p: P3, a: P3, b: P3, c: P3) -> f64 {
+    point_segment_sq(p, a, b).min(point_segment_sq(p, a, c)).min(point_segment_sq(p, b, c))
+}
+
+/// The squared distance from `p` to the (closed) triangle `a b c`. A triangle with no area
+/// (two vertices at one point, or three on a line) is the union of its edges: Ericson's
+/// region tests assume a proper triangle (with a = b, the first edge region caught every
+/// point and measured to the vertex, not to the edge a c).
 pub fn point_triangle_sq(p: P3, a: P3, b: P3, c: P3) -> f64 {
     let ab = sub(b, a);
     let ac = sub(c, a);
+    let n = cross(ab, ac);
+    if dot(n, n) <= f64::EPSILON * f64::EPSILON * dot(ab, ab) * dot(ac, ac) {
+        return nearest_edge_sq(p, a, b, c);
+    }
     let ap = sub(p, a);
     let d1 = dot(ab, ap);
     let d2 = dot(ac, ap);
@@ -71,10 +87,8 @@ pub fn point_triangle_sq(p: P3, a: P3, b: P3, c: P3) -> f64 {
     }
     let denom = va + vb + vc;
     if denom.is_nan() || denom <= 0.0 {
-        // Degenerate (collinear) triangle: the nearest of its edges.
-        return point_segment_sq(p, a, b)
-            .min(point_segment_sq(p, a, c))
-            .min(point_segment_sq(p, b, c));
+        // Degenerate after all (rounding): the nearest of its edges.
+        return nearest_edge_sq(p, a, b, c);
     }
     let v = vb / denom;
     let w = vc / denom;
@@ -148,6 +162,22 @@ mod tests {
         assert!((point_triangle_sq([1.0, 1.0, 0.0], a, b, c) - 0.5).abs() < 1e-15);
         // Below edge a b.
         assert!((point_triangle_sq([0.5, -2.0, 1.0], a, b, c) - 5.0).abs() < 1e-15);
+    }
+
+    /// Triangles without area are their edges: two vertices at one point (in every order,
+    /// so that each of the region tests meets the zero-length edge), or three on a line.
+    #[test]
+    fn point_triangle_of_degenerate_triangles() {
+        let (o, x) = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]);
+        let p = [0.5, 0.01, 0.0];
+        for (a, b, c) in [(o, o, x), (o, x, o), (x, o, o)] {
+            let d = point_triangle_sq(p, a, b, c);
+            assert!((d - 1e-4).abs() < 1e-18, "{a:?} {b:?} {c:?}: {d}");
+        }
+        let d = point_triangle_sq([0.5, 0.2, 0.0], o, [2.0, 0.0, 0.0], x);
+        assert!((d - 0.04).abs() < 1e-15, "collinear: {d}");
+        // A point triangle.
+        assert!((point_triangle_sq([0.0, 3.0, 4.0], o, o, o) - 25.0).abs() < 1e-12);
     }
 
     #[test]
