@@ -115,13 +115,13 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     inp: &MeshInputs,
     local: bool,
-) -> Result<(MeshEnergy<'p>, Vec<f64>), String> {
+) -> Result<(MeshEnergy<'p>, Vec<f64>), Fail> {
     let threads = inp.threads.unwrap_or_else(super::args::default_threads);
     if threads == 0 {
-        return Err("--threads 0: the number of worker threads must be at least 1".into());
+        return Err(Fail::from("--threads 0: the number of worker threads must be at least 1".to_string()));
     }
     if threads > super::args::MAX_THREADS {
-        return Err(format!("--threads {threads}: at most {} worker threads", super::args::MAX_THREADS));
+        return Err(format!("--threads {threads}: at most {} worker threads", super::args::MAX_THREADS).into());
     }
     let mesh = load_mesh_warning(&inp.mesh)?;
     let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
@@ -140,7 +140,11 @@ fn setup<'p>(
     };
     // The objective a solve starts from: its `update` items run once at x first (the
     // states that terms read; an update of a dof re-assigns it), as `madc run` does.
-    me.update(&mut x).map_err(|e| format!("update: {e}"))?;
+    // A run-time error there (or one an update of a static state kept) exits with 2.
+    me.update(&mut x).map_err(|e| {
+        let Fail { code, message } = evaluation(e);
+        Fail { code, message: format!("update: {message}") }
+    })?;
     // A `broadphase` declaration fills the pair list at x, as every evaluation of a solve
     // does, unless `--pairs` gives the list.
     if inp.pairs.is_none()

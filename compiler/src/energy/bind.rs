@@ -94,6 +94,9 @@ pub struct MeshEnergy<'p> {
     /// Per energy term, its compact Hessian slot table with first-store marks
     /// where exact (computed on first use, [`super::first_touch::FirstStore`]).
     pub(crate) first_store: Vec<std::sync::OnceLock<Option<super::first_touch::FirstStore>>>,
+    /// The run-time error of the last computation of the static states, if it failed
+    /// (reported by the next evaluation: [`MeshEnergy::refresh_static_states`]).
+    pub(crate) static_error: Option<EnergyError>,
     /// Per energy term, the slots of its blocks' upper triangles (computed on first use by
     /// a projected Hessian of which only the upper triangle is read,
     /// [`super::batched::UpperSlots`]).
@@ -299,6 +302,7 @@ impl EnergyProgram {
             upper_slots: (0..self.decls.energies.len())
                 .map(|_| Default::default())
                 .collect(),
+            static_error: None,
             batched: true,
             dof_inits: self.decls.dof_inits.clone(),
             renumbering,
@@ -649,6 +653,9 @@ impl MeshEnergy<'_> {
 
     /// Checks that every param has a value and every data field a term reads has values.
     pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
+        if let Some(e) = &self.static_error {
+            return Err(e.clone());
+        }
         if let Some(i) = self.params_given.iter().position(|given| !given) {
             let name = &self.prog.decls.params[i].name;
             return Err(EnergyError::Host(format!(

@@ -270,7 +270,21 @@ impl MeshEnergy<'_> {
     /// Computes the static updates' states (see [`MeshEnergy::update`]) from the current
     /// data, params and mesh: called when the mesh is bound and whenever data, a param or a
     /// state's initializer changes, so that every evaluation reads them current.
+    ///
+    /// A run-time error of such an update is kept, not returned: the inputs it ran with may
+    /// be about to change (a param's default, before the `--set` that overrides it, bound
+    /// first). The next evaluation reports it ([`MeshEnergy::check_data`]) unless a later
+    /// refresh succeeds. The states it would have written keep their earlier values.
     pub(crate) fn refresh_static_states(&mut self) -> Result<(), EnergyError> {
+        match self.compute_static_states() {
+            Ok(()) => self.static_error = None,
+            Err(e @ EnergyError::Runtime(_)) => self.static_error = Some(e),
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    fn compute_static_states(&mut self) -> Result<(), EnergyError> {
         let prog = self.prog;
         let mut results = Vec::new();
         for (u, t) in prog.decls.updates.iter().zip(&prog.updates) {
