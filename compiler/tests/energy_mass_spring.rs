@@ -110,6 +110,46 @@ fn compare(spec: &str) {
     assert_eq!(seen, nonzeros);
 }
 
+/// At rest every spring's first derivative is exactly 0 (|d| = L): the Hessian is then
+/// k·n nᵀ per spring, which the forward pass over the reverse pass gets from the zero
+/// adjoint's tangent. (A strong zero that kept that adjoint's product at 0 also dropped its
+/// tangent, and the Hessian at rest came out all zeros.) Projected or not, in the batched
+/// loops and with both the full and the upper-triangle scatter.
+#[test]
+fn hessian_at_rest_is_the_closed_form() {
+    let prog = program();
+    let mesh = load_mesh("grid:4x4").unwrap();
+    let mut me = prog.bind(&mesh).unwrap();
+    me.set_param("k", 2.5).unwrap();
+    let topo = Topology::new(&mesh).unwrap();
+    let x = me.default_x();
+    let rest: Vec<f64> = topo
+        .edges
+        .iter()
+        .map(|ed| {
+            let (a, b) = (ed[0] as usize, ed[1] as usize);
+            (0..3).map(|c| (x[3 * a + c] - x[3 * b + c]).powi(2)).sum::<f64>().sqrt()
+        })
+        .collect();
+    me.set_data("rest", &rest).unwrap();
+    let (_, _, h_ref) = closed_form(&topo, &rest, 2.5, &x);
+    let n = me.ndofs();
+    for project in [false, true] {
+        let mut g = vec![0.0; n];
+        let mut hv = vec![0.0; me.nnz()];
+        let e = me.hessian(&x, &mut g, &mut hv, project).unwrap();
+        assert!(e.abs() < 1e-20, "energy at rest {e}");
+        let p = me.pattern();
+        for r in 0..n {
+            for kk in p.row_ptr[r]..p.row_ptr[r + 1] {
+                let c = p.col_idx[kk] as usize;
+                assert!((hv[kk] - h_ref[r][c]).abs() < 1e-12, "project {project}: H[{r}][{c}] {} vs {}", hv[kk], h_ref[r][c]);
+            }
+        }
+        assert!(hv.iter().any(|v| *v > 1.0), "the Hessian at rest is not zero");
+    }
+}
+
 #[test]
 fn hessian_matches_closed_form_10x10() {
     compare("grid:10x10");

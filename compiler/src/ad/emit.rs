@@ -356,22 +356,27 @@ impl Emitter {
         }
     }
 
-    /// `g * f` with a strong zero: 0 where the cotangent `g` is exactly 0, even if
-    /// `f` is infinite or NaN (scalars; tensors multiply plainly).
+    /// `g * f` with a strong zero: 0 where the cotangent `g` is exactly 0 and `f` is
+    /// infinite or NaN (scalars; tensors multiply plainly).
     pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
         let p = self.mul(g, f)?;
         self.strong_zero(g, p)
     }
 
     /// `p`, a contribution formed from the cotangent `g` (a product or quotient
-    /// with it), with a strong zero: 0 where `g` is exactly 0, even if the other
-    /// factor made `p` infinite or NaN (scalars; tensors pass `p` unchanged).
+    /// with it), with a strong zero: 0 where `g` is exactly 0 and the other factor made
+    /// `p` NaN (infinite or NaN; scalars; tensors pass `p` unchanged). Where that factor is
+    /// finite `p` itself is kept, so a forward pass over this reverse pass (`hessian`,
+    /// the Hessian kernels of energies) still differentiates `g·f` there: the term ġ·f of
+    /// its tangent is what makes the second derivative of (x − 1)² at x = 1 equal to 2.
     pub fn strong_zero(&mut self, g: ValueId, p: ValueId) -> Result<ValueId, AdError> {
         match (self.ty(g), self.ty(p)) {
             (Type::Scalar(k), Type::Scalar(_)) => {
                 let zero = self.float(k, 0.0);
                 let is0 = self.binary(BinaryOp::Eq, g, zero)?;
-                self.op(OpKind::Select, vec![is0, zero, p])
+                let nan = self.binary(BinaryOp::Ne, p, p)?;
+                let both = self.binary(BinaryOp::And, is0, nan)?;
+                self.op(OpKind::Select, vec![both, zero, p])
             }
             _ => Ok(p),
         }
