@@ -820,3 +820,24 @@ fn drot(m: mat3) -> mat3 { grad(rot)(m) }
     }
     assert!(eig_checked > 300 && svd_checked > 200, "{eig_checked} and {svd_checked} matrices checked");
 }
+
+/// At a diagonal input with distinct eigenvalues every Jacobi pivot is 0 from the start; the
+/// rotations by the identity still carry the eigenvectors' derivatives, so the derivative of
+/// V·diag(λ)·Vᵀ (which is S) along a symmetric W is W: ∂(Σ Wᵢⱼ (VΛVᵀ)ᵢⱼ)/∂S = sym(W).
+#[test]
+fn eig_sym_derivatives_at_a_diagonal_input_include_the_eigenvectors() {
+    let prog = compile(
+        "
+fn rebuilt(m: mat3) -> f64 {
+    let (l, v) = eig_sym(m);
+    sum(hadamard(mat3(0.3, -1.2, 0.7, 0.5, 0.9, -0.4, 1.1, 0.2, -0.8), v * diag(l) * transpose(v)))
+}
+fn d(m: mat3) -> mat3 { grad(rebuilt)(m) }
+",
+    );
+    let w = M::new(3, 3, vec![0.3, -1.2, 0.7, 0.5, 0.9, -0.4, 1.1, 0.2, -0.8]);
+    for diag in [[3.0, 2.0, 1.0], [1.0, -2.0, 5.0]] {
+        let got = mat(&call(&prog, "d", &[M::diag(&diag).value()]), 3, 3);
+        close_all(&got.a, &w.sym().a, 1e-12, "∂/∂S of V Λ Vᵀ at a diagonal S");
+    }
+}
