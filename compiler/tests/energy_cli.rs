@@ -764,3 +764,18 @@ fn a_term_without_elements_on_the_mesh_is_warned_about() {
         assert!(!err.contains("`pin`"), "{err}");
     }
 }
+
+/// `--project-psd` without `--hessian` changes nothing: an error, as flags without effect are
+/// for `madc run`. `--mixed` along a param that an `update` turns into a state warns that the
+/// derivative leaves that path out (states are constant to differentiation).
+#[test]
+fn eval_flags_without_effect_and_mixed_through_states() {
+    let (rc, _, err) = madc(&["eval", "examples/mass_spring.mad", "--mesh", "grid:3x3", "--grad", "/dev/null", "--project-psd"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("--project-psd applies to --hessian"), "{err}");
+    let out = std::env::temp_dir().join(format!("mad-mixed-{}.npy", std::process::id()));
+    let spec = format!("k:{}", out.display());
+    let (rc, _, err) = madc(&["eval", "examples/cloth_sphere.mad", "--mesh", "grid:3x3", "--mixed", &spec]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: --mixed k: state(s) `spring_c`"), "{err}");
+}

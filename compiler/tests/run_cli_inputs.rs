@@ -58,7 +58,7 @@ fn negative_numbers_reach_the_checks_that_explain_them() {
     }
     let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3", "--steps", "2", "--dt", "-1"]);
     assert_eq!(rc, 1);
-    assert!(err.contains("time step -1 is not positive"), "{err}");
+    assert!(err.contains("time step -1 is not a positive finite number"), "{err}");
 }
 
 #[cfg(unix)]

@@ -279,6 +279,10 @@ impl Fail {
 }
 
 fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
+    // A flag that changes nothing is an error, as for `madc run`.
+    if a.project_psd && a.hessian.is_none() {
+        return Err("--project-psd applies to --hessian, which is not given".to_string().into());
+    }
     let (me, x) = setup(prog, &a.inputs, false)?;
     let n = me.ndofs();
     let shape = dof_shape(&me);
@@ -315,6 +319,17 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
             .split_once(':')
             .ok_or_else(|| format!("--mixed {spec}: expected PARAM:OUT.npy"))?;
         let mut out = vec![0.0; n];
+        let through_states = me.states_reading_param(param.trim());
+        if !through_states.is_empty() {
+            eprintln!(
+                "warning: --mixed {}: state(s) {} are computed from `{}` by `update`s; states are \
+                 constant to differentiation, so this derivative leaves out the param's effect \
+                 through them",
+                param.trim(),
+                through_states.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+                param.trim()
+            );
+        }
         me.mixed(&x, param.trim(), &mut out).map_err(evaluation)?;
         write_file(Path::new(op), |w| {
             write_npy(&shape, &out, w).map_err(|e| std::io::Error::other(e.to_string()))

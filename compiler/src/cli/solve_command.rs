@@ -293,7 +293,7 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
         return Err("--steps 0: the number of time steps must be positive".into());
     }
     if !(s.dt > 0.0 && s.dt.is_finite()) {
-        return Err(format!("time step {} is not positive", s.dt));
+        return Err(format!("time step {} is not a positive finite number", s.dt));
     }
     Ok(s)
 }

@@ -81,7 +81,7 @@ impl Contact {
             Distance::Param(p) => me.param(p).ok_or_else(|| host(format!("no param `{p}`")))?,
         };
         if !(d > 0.0 && d.is_finite()) {
-            return Err(host(format!("the contact distance {d} is not positive")));
+            return Err(host(format!("the contact distance {d} is not a positive finite number")));
         }
         Ok(d)
     }

@@ -608,11 +608,32 @@ impl MeshEnergy<'_> {
         Ok(sum)
     }
 
+    /// The states that `update`s compute from the param `param` (states are constant to
+    /// differentiation, so [`MeshEnergy::mixed`] leaves out θ's effect through them).
+    pub fn states_reading_param(&self, param: &str) -> Vec<String> {
+        let decls = &self.prog.decls;
+        let Some(p) = decls.params.iter().position(|q| q.name == param) else {
+            return Vec::new();
+        };
+        decls
+            .updates
+            .iter()
+            .zip(&self.prog.updates)
+            .filter(|(_, t)| t.others.iter().any(|s| matches!(*s, Source::Param { param, .. } if param == p)))
+            .filter_map(|(u, _)| match u.target {
+                crate::front::state::UpdateTarget::State(i) => Some(decls.data[i].name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The mixed second derivative ∂²E/∂x∂θ of the objective with respect to the
     /// unknowns and the `f64` param `param` (the derivative of the gradient along
     /// θ), into `out` (length ndofs): forward mode over the gradient kernels, one
     /// seed on θ. Objective weights that depend on θ contribute their derivative
-    /// times the term's gradient.
+    /// times the term's gradient. States are constant to differentiation: θ's effect
+    /// through a state an `update` computes from it is not included
+    /// ([`MeshEnergy::states_reading_param`]; `madc eval` warns).
     pub fn mixed(&self, x: &[f64], param: &str, out: &mut [f64]) -> Result<(), EnergyError> {
         self.check_x("x", x)?;
         self.check_x("output", out)?;

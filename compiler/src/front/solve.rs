@@ -276,6 +276,8 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
                     ),
                     sp,
                 );
+            } else if decls.residuals.is_empty() {
+                bad(g, format!("`{solver}` minimizes the `residual` terms of a file, and this file has none"), sp);
             } else if s.steps.is_some() {
                 bad(g, format!("`{solver}` minimizes residuals and does not run time steps (`steps`)"), sp);
             }
@@ -325,6 +327,15 @@ fn out_field_problem(decls: &super::mesh::MeshDecls, name: &str) -> Option<Strin
             "`out_field` must name a vertex `dof` or `state`; `{name}` is a {} {what}",
             d.stencil.name()
         )),
+        // Positions are up to three numbers per vertex (zero-padded to 3D).
+        Some((d, what))
+            if !matches!(d.ty, super::types::SurfaceType::F64 | super::types::SurfaceType::Vec(2 | 3)) =>
+        {
+            Some(format!(
+                "`out_field` must hold positions (`f64`, `vec2` or `vec3` per vertex); `{name}` is a `{}` {what}",
+                d.ty
+            ))
+        }
         Some(_) => None,
     }
 }

@@ -269,6 +269,10 @@ impl FnCx<'_, '_> {
                         "`{name}` lives on vertices: index it with a vertex handle such as `e.v0` (found {})",
                         h.ty
                     )
+                } else if stencil == StencilKind::Face
+                    && matches!(self.g.items.mesh[i].kind, MeshItemKind::Data { .. })
+                {
+                    format!("`{name}` lives on faces: read it as `{name}[e]` in a term on `face` (found {})", h.ty)
                 } else if stencil == StencilKind::Face {
                     format!(
                         "`{name}` lives on faces: read it as `{name}[e]` in a term on `face`, or `{name}[e.f0]`, `{name}[e.f1]` in a term on `diamond` (found {})",
