@@ -840,4 +840,8 @@ fn d(m: mat3) -> mat3 { grad(rebuilt)(m) }
         let got = mat(&call(&prog, "d", &[M::diag(&diag).value()]), 3, 3);
         close_all(&got.a, &w.sym().a, 1e-12, "∂/∂S of V Λ Vᵀ at a diagonal S");
     }
+    // Block diagonal: a 2×2 block with distinct eigenvalues beside a third one.
+    let block = M::new(3, 3, vec![2.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, -1.0]);
+    let got = mat(&call(&prog, "d", &[block.value()]), 3, 3);
+    close_all(&got.a, &w.sym().a, 1e-12, "∂/∂S of V Λ Vᵀ at a block-diagonal S");
 }
