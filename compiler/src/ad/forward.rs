@@ -397,11 +397,12 @@ impl Fwd<'_> {
             .collect();
         let then_r = self.close_with_tangents(then_r, &then_t, &active)?;
         let else_r = self.close_with_tangents(else_r, &else_t, &active)?;
+        // Each active result's tangents have its tangent type (a tuple's `bool` parts are `()`).
         let mut all_types = rtypes.clone();
         for (j, row) in active.iter().enumerate() {
             for &a in row {
                 if a {
-                    all_types.push(rtypes[j].clone());
+                    all_types.push(tangent_type(&rtypes[j]).expect("active results have a tangent type"));
                 }
             }
         }
@@ -456,7 +457,7 @@ impl Fwd<'_> {
             let mut ts = if is_for { vec![Type::I64] } else { vec![] };
             ts.extend(ctypes.iter().cloned());
             for (j, row) in active.iter().enumerate() {
-                ts.extend(row.iter().filter(|&&a| a).map(|_| ctypes[j].clone()));
+                ts.extend(row.iter().filter(|&&a| a).map(|_| tangent_type(&ctypes[j]).expect("active values have a tangent type")));
             }
             ts
         };
@@ -521,7 +522,7 @@ impl Fwd<'_> {
         }
         let mut all_types = ctypes.clone();
         for (j, row) in active.iter().enumerate() {
-            all_types.extend(row.iter().filter(|&&a| a).map(|_| ctypes[j].clone()));
+            all_types.extend(row.iter().filter(|&&a| a).map(|_| tangent_type(&ctypes[j]).expect("active values have a tangent type")));
         }
         let kind = op.kind.clone();
         let nid = self.e.push_with_regions(kind, operands, all_types, regions);

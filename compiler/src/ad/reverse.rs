@@ -732,7 +732,8 @@ impl<'a> Rev<'a> {
                 materialize(&mut self.e, &g[j], y)?
                     .ok_or_else(|| AdError::Internal("carried adjoint".into()))?,
             );
-            types.push(self.e.ty(y));
+            // The adjoint's type: a carried tuple's `bool` parts are `()`.
+            types.push(tangent_type(&self.e.ty(y)).expect("active values have a tangent type"));
         }
         for &o in &outer {
             let p = self.v(o);
