@@ -282,7 +282,7 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
             super::args::MAX_THREADS
         ));
     }
-    if s.steps.is_some() && RESIDUAL_SOLVERS.contains(&s.solver.as_str()) {
+    if s.steps.is_some() && crate::front::solve::RESIDUAL_SOLVERS.contains(&s.solver.as_str()) {
         return Err(format!(
             "solver `{}` minimizes residuals and does not run time steps: implicit Euler \
              (`steps`) minimizes an energy; use newton, newton-cg, lbfgs or gd",
@@ -376,11 +376,6 @@ fn json_error(json: bool, code: i32, message: &str) -> i32 {
     }
     code
 }
-
-/// The solvers that minimize `½‖r‖²` of the residual terms (Gauss-Newton and
-/// Levenberg–Marquardt, assembled and matrix-free).
-const RESIDUAL_SOLVERS: [&str; 6] =
-    ["gauss-newton", "gauss-newton-cg", "levenberg-marquardt", "levenberg-marquardt-cg", "lm", "lm-cg"];
 
 /// Why a solve ended without a result: bad input (exit status 1) or a solver
 /// that failed on valid input (exit status 2).
