@@ -16,8 +16,19 @@ use crate::ir::{
 const MAX_ROUNDS: usize = 32;
 
 /// Inlines every non-recursive call of `f` (transitively), reduces `pow(x, 2)`,
-/// and cleans up. Errors are defects (invalid IR after the rewrite).
+/// folds vectors and tuples ([`super::fold`], shallow), and cleans up: for functions
+/// that are differentiated afterwards. Errors are defects (invalid IR after the rewrite).
 pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
+    inline_and_fold(module, f, false)
+}
+
+/// As [`inline_all`], and folds matrices and nested regions too: for the kernels the
+/// code generator compiles, after differentiation (a seed's zeros inside an `if`).
+pub fn inline_all_deep(module: &mut Module, f: FuncRef) -> Result<(), String> {
+    inline_and_fold(module, f, true)
+}
+
+fn inline_and_fold(module: &mut Module, f: FuncRef, deep: bool) -> Result<(), String> {
     for _ in 0..MAX_ROUNDS {
         let mut func = std::mem::replace(
             &mut module.functions[f],
@@ -46,7 +57,7 @@ pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
     };
     clean(module)?;
     for _ in 0..8 {
-        let changed = super::fold::fold(module, f);
+        let changed = super::fold::fold(module, f, deep);
         clean(module)?;
         if !changed {
             break;

@@ -452,7 +452,7 @@ fn build_with(
         .flatten()
         .chain(mixed)
     {
-        super::inline::inline_all(module, f).map_err(|m| EnergyError::Kernel {
+        super::inline::inline_all_deep(module, f).map_err(|m| EnergyError::Kernel {
             term: term.name.clone(),
             message: m,
         })?;

@@ -114,10 +114,13 @@
 //!
 //! # Numerics
 //!
-//! The derivative kernels fold the structural zeros of their seeds: a product
-//! with a constant 0 becomes 0. For finite intermediate values this is exact;
-//! where an intermediate value is infinite or NaN the kernel may give 0 where an
-//! unfolded product would give NaN (the energy itself is then not finite).
+//! The kernels fold structural zeros ([`fold`]): a product with a constant 0
+//! becomes 0. In the derivative kernels these are mostly their seeds' zeros, followed
+//! through vectors, small matrices (`[u₁ − u₀, u₂ − u₀]·M⁻¹` seeded at one coordinate)
+//! and the branches of `if`s; the value kernel folds its vectors only. For finite
+//! intermediate values this is exact; where an intermediate value is infinite or NaN
+//! a kernel may give 0 where an unfolded product would give NaN (the energy itself is
+//! then not finite, or the term multiplies a written `0.0` by it).
 
 pub mod batched;
 pub mod bind;

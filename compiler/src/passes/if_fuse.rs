@@ -1,5 +1,6 @@
-//! `scf.if` clean-up: results nobody uses are dropped, and two adjacent `scf.if`s on the
-//! same condition become one.
+//! `scf.if` clean-up: results nobody uses are dropped, results that repeat another
+//! result (or a value from outside the `if`) are replaced by it, and two adjacent
+//! `scf.if`s on the same condition become one.
 //!
 //! Forward mode over a reverse pass leaves both behind: the tangents of an `if`'s value
 //! that only the Hessian's caller would read, and one `if` computing the value and its
@@ -8,9 +9,17 @@
 //! differentiated into two such `if`s). Once fused, [`super::cse`] merges the repeated
 //! work inside each branch.
 //!
-//! Both rewrites keep every value bit for bit and every run-time error in order:
+//! Differentiation also leaves results that repeat: a Hessian's symmetric tangents, or
+//! the adjoint of a value read twice, yielded by both branches at two positions. Every
+//! value that crosses an `if` is live at its join (after the code generator's lowering,
+//! a block parameter each), so a repeat costs a register or a spill slot.
+//!
+//! The rewrites keep every value bit for bit and every run-time error in order:
 //! * a dropped result is one whose yields only fed it; the ops computing them become
 //!   dead for [`super::dce`] unless something else uses them;
+//! * a result whose every branch yields the same values as an earlier result's is that
+//!   result; a result whose every branch yields one value `v` from outside the `if` is
+//!   `v` (it is visible there, as the branches read it);
 //! * fusing `A` and the op right after it, `B` (same condition value, no effects in
 //!   either), runs each branch of `A` then the same branch of `B`, as before; `B`'s
 //!   branches read `A`'s results as the values that branch of `A` yields.
@@ -28,8 +37,61 @@ pub fn fuse_ifs(f: &mut Function) -> bool {
     let mut body = std::mem::take(&mut f.body);
     let mut changed = prune_region(f, &mut body, &used);
     changed |= fuse_region(f, &mut body);
+    let mut same = HashMap::new();
+    repeats_in_region(f, &body, &mut same);
     f.body = body;
+    if !same.is_empty() {
+        subst::apply(f, &same);
+        changed = true;
+    }
     changed
+}
+
+/// The values defined by the ops of `r` and below (their results and block arguments).
+fn defined_in(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
+    out.extend(r.args.iter().copied());
+    for &id in &r.ops {
+        out.extend(f.ops[id].results.iter().copied());
+        for nr in &f.ops[id].regions {
+            defined_in(f, nr, out);
+        }
+    }
+}
+
+/// Maps, in `r` and below, each `scf.if` result that repeats an earlier result of the
+/// same `if` (every branch yields the same value at both positions) to that result, and
+/// each result whose branches all yield one value from outside the `if` to that value.
+fn repeats_in_region(f: &Function, r: &Region, same: &mut HashMap<ValueId, ValueId>) {
+    for &id in &r.ops {
+        let op = &f.ops[id];
+        for nr in &op.regions {
+            repeats_in_region(f, nr, same);
+        }
+        if op.kind != OpKind::If
+            || op.regions.len() != 2
+            || op
+                .regions
+                .iter()
+                .any(|nr| nr.yields.len() != op.results.len())
+        {
+            continue;
+        }
+        let mut inside = HashSet::new();
+        for nr in &op.regions {
+            defined_in(f, nr, &mut inside);
+        }
+        let mut first: HashMap<(ValueId, ValueId), ValueId> = HashMap::new();
+        for (i, &res) in op.results.iter().enumerate() {
+            let key = (op.regions[0].yields[i], op.regions[1].yields[i]);
+            if key.0 == key.1 && !inside.contains(&key.0) {
+                same.insert(res, key.0);
+            } else if let Some(&earlier) = first.get(&key) {
+                same.insert(res, earlier);
+            } else {
+                first.insert(key, res);
+            }
+        }
+    }
 }
 
 /// Removes, in `r` and below, the results of `scf.if`s that `used` does not hold.
@@ -178,6 +240,35 @@ mod tests {
             !text.contains("add %s, %x") && !text.contains(", %da"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn repeated_results_and_outside_values_leave_the_join() {
+        let mut m = parse_module(
+            "func @f(%x: f64, %y: f64) -> f64 {
+  %z = const 0.0 : f64
+  %c = le %x, %z : bool
+  %a, %b, %d, %e = scf.if %c : (f64, f64, f64, f64) {
+    yield %z, %z, %y, %z
+  } else {
+    %s = mul %x, %x : f64
+    yield %s, %s, %y, %x
+  }
+  %t = add %a, %b : f64
+  %u = add %t, %d : f64
+  %w = add %u, %e : f64
+  return %w
+}",
+        )
+        .unwrap();
+        let f = m.find("f").unwrap();
+        crate::passes::cleanup(&mut m, f).unwrap();
+        let text = print_function(&m, f);
+        // %b repeats %a, %d is %y on both sides; %e differs from %a in the else branch.
+        assert!(text.contains(": (f64, f64) {"), "{text}");
+        assert!(text.contains("%4, %5 = scf.if"), "{text}");
+        assert!(text.contains("add %4, %4"), "{text}");
+        assert!(text.contains("add %7, %1"), "{text}");
     }
 
     #[test]
