@@ -442,6 +442,7 @@ impl FnLower<'_, '_> {
         header: cranelift_codegen::ir::Block,
         next: Value,
     ) -> Result<(), JitError> {
+        self.store_blocks(spec, env, elements);
         let (unit_b, weighted_b) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(is_one, unit_b, &[], weighted_b, &[]);
         for (weighted, block) in [(false, unit_b), (true, weighted_b)] {
@@ -455,6 +456,36 @@ impl FnLower<'_, '_> {
                 .jump(header, &[BlockArg::Value(next), BlockArg::Value(acc)]);
         }
         Ok(())
+    }
+
+    /// Writes each element's unweighted k×k block, row-major, into its rows of the block
+    /// buffer (`HessBlock`), before the weighted and unweighted paths split (it is the same
+    /// in both). The elements' rows are disjoint and nothing in the loop reads them, so
+    /// each entry is stored for every element at once: with two elements in the lanes of
+    /// one vector, that vector is dead after its two stores instead of being kept for the
+    /// second element's pass.
+    fn store_blocks(&mut self, spec: &BatchSpec, env: &Env, elements: &[(Value, &[Value], &[Value])]) {
+        let Some(buf) = env.blocks else { return };
+        let (k, t) = (spec.k, MemFlagsData::trusted());
+        let rows: Vec<Value> = elements
+            .iter()
+            .map(|&(e, _, _)| {
+                let rel = self.b.ins().isub(e, env.start);
+                let boff = self.b.ins().imul_imm_s(rel, 8 * (k * k) as i64);
+                self.b.ins().iadd(buf, boff)
+            })
+            .collect();
+        for b in 0..k {
+            for a in 0..=b {
+                for (&(_, _, res), &bp) in elements.iter().zip(&rows) {
+                    let val = res[1 + k + b * k + a];
+                    self.b.ins().store(t, val, bp, 8 * (a * k + b) as i32);
+                    if a != b {
+                        self.b.ins().store(t, val, bp, 8 * (b * k + a) as i32);
+                    }
+                }
+            }
+        }
     }
 
     /// The kernel's body inlined on `args`; returns its result slots. Its values are
@@ -635,21 +666,6 @@ impl FnLower<'_, '_> {
                         let old = self.b.ins().load(types::F64, t, at, 0);
                         let new = self.b.ins().fadd(old, wv);
                         self.b.ins().store(t, new, at, 0);
-                    }
-                }
-            }
-        }
-        if let Some(buf) = env.blocks {
-            // The unweighted block, row-major, into this element's buffer rows.
-            let rel = self.b.ins().isub(e, env.start);
-            let boff = self.b.ins().imul_imm_s(rel, 8 * (k * k) as i64);
-            let bp = self.b.ins().iadd(buf, boff);
-            for b in 0..k {
-                for a in 0..=b {
-                    let val = res[1 + k + b * k + a];
-                    self.b.ins().store(t, val, bp, 8 * (a * k + b) as i32);
-                    if a != b {
-                        self.b.ins().store(t, val, bp, 8 * (b * k + a) as i32);
                     }
                 }
             }
