@@ -7,6 +7,8 @@ mod cli_common;
 use cli_common::madc;
 use std::process::{Command, Stdio};
 
+/// Writes `text` to `name` in this process's scratch directory: tests run in parallel, so
+/// each test names its own files.
 fn tmp(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("mad-run-cli-inputs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -29,7 +31,7 @@ const QUADRATIC: &str = "dof x: vertex -> vec3;\nenergy e(v: vertex) { 0.5 * dot
 
 #[test]
 fn usage_errors_exit_with_status_1_and_help_with_0() {
-    let file = tmp("q.mad", QUADRATIC);
+    let file = tmp("q_usage.mad", QUADRATIC);
     for bad in [&["--bogus"][..], &["--max-iters", "abc"], &["--max-iters", "-1"]] {
         let mut args = vec!["run", file.as_str(), "--mesh", "grid:3x3"];
         args.extend_from_slice(bad);
@@ -46,7 +48,7 @@ fn usage_errors_exit_with_status_1_and_help_with_0() {
 
 #[test]
 fn negative_numbers_reach_the_checks_that_explain_them() {
-    let file = tmp("q.mad", QUADRATIC);
+    let file = tmp("q_negative.mad", QUADRATIC);
     for (flag, value, says) in [
         ("--tol", "-1", "tolerance -1 is not a non-negative number"),
         ("--step", "-0.1", "step -0.1 is not a positive number"),
@@ -135,7 +137,7 @@ fn json_runs_that_fail_end_with_an_error_line() {
 
 #[test]
 fn fixing_the_boundary_of_a_closed_mesh_warns() {
-    let file = tmp("q.mad", QUADRATIC);
+    let file = tmp("q_json.mad", QUADRATIC);
     let (rc, _, err) = madc(&["run", &file, "--mesh", "sphere:1", "--fix", "boundary"]);
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("warning: --fix boundary: the mesh has no boundary; no vertex is fixed"), "{err}");
