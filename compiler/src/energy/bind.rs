@@ -164,7 +164,13 @@ impl EnergyProgram {
         renumbering: Option<VertexRenumbering>,
     ) -> Result<MeshEnergy<'_>, EnergyError> {
         let mesh = &owned;
-        let topo = Topology::new(mesh).map_err(|e| EnergyError::Mesh(e.to_string()))?;
+        let mesh_err = |e: mad_runtime::mesh::MeshError| EnergyError::Mesh(e.to_string());
+        // A renumbered mesh keeps the file's elements: their order and their vertices'
+        // roles (`e.v0`, a diamond's corners, a ring's start) are those of the file's ids.
+        let topo = match &renumbering {
+            Some(r) => r.topology(&Topology::new(&r.restore(mesh)).map_err(mesh_err)?),
+            None => Topology::new(mesh).map_err(mesh_err)?,
+        };
         let nv = mesh.num_vertices();
         let mut dof_offsets = Vec::new();
         let mut ndofs = 0usize;

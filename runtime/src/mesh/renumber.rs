@@ -123,6 +123,15 @@ impl VertexRenumbering {
         }
     }
 
+    /// The topology of the renumbered mesh with the elements of the file's: `file` (the file
+    /// mesh's topology) renamed ([`Topology::renamed`]). Edges, diamonds and rings keep
+    /// their order and their vertices' roles (`e.v0` of an edge is the end with the smaller
+    /// file id, a ring starts where the file's does), so a term that is not symmetric in
+    /// its vertices, and every sum over elements, evaluates as on the file's numbering.
+    pub fn topology(&self, file: &Topology) -> Topology {
+        file.renamed(&self.new, &self.original)
+    }
+
     /// The file's mesh from the renumbered one.
     pub fn restore(&self, mesh: &Mesh) -> Mesh {
         Mesh {

@@ -73,7 +73,8 @@ pub const NO_EDGE: u32 = u32::MAX;
 pub struct Topology {
     pub num_vertices: usize,
     pub faces: Vec<[u32; 3]>,
-    /// Unique edges `[min, max]`, sorted lexicographically.
+    /// Unique edges `[min, max]`, sorted lexicographically (by the ids of the numbering it
+    /// was built in, for a [`Topology::renamed`] one).
     pub edges: Vec<[u32; 2]>,
     /// Per face, the edges `(t0,t1)`, `(t1,t2)`, `(t2,t0)` ([`NO_EDGE`] for a repeated vertex).
     pub face_edges: Vec<[u32; 3]>,
@@ -91,6 +92,9 @@ pub struct Topology {
     pub ring_ordered: Vec<bool>,
     pub vertex_boundary: Vec<bool>,
     pub edge_boundary: Vec<bool>,
+    /// Per vertex, the id the conventions above compare (the vertex's own id, or its id
+    /// in the numbering a [`Topology::renamed`] topology was built in); `None`: its own.
+    order_key: Option<Vec<u32>>,
 }
 
 impl Topology {
@@ -221,7 +225,49 @@ impl Topology {
             ring_ordered,
             vertex_boundary,
             edge_boundary,
+            order_key: None,
         })
+    }
+
+    /// This topology with its vertices renamed, vertex `u` becoming `new_id[u]`
+    /// (`original_id` the inverse permutation): the same elements in the same order, each
+    /// with its vertices in the same roles, so `[v0, v1]` of an edge, a diamond's corners and
+    /// a ring's start are those of this topology, renamed. The conventions of the module
+    /// docs then hold for the ids this topology compared (`v0 < v1` in those), not
+    /// necessarily for the new ones: a mesh renumbered for locality keeps the elements of
+    /// the file's numbering ([`super::renumber`]).
+    ///
+    /// # Panics
+    /// If the two arrays are not inverse permutations of the vertices (a programming error).
+    pub fn renamed(&self, new_id: &[u32], original_id: &[u32]) -> Topology {
+        let nv = self.num_vertices;
+        assert!(new_id.len() == nv && original_id.len() == nv, "one id per vertex");
+        let to_new = |v: &u32| new_id[*v as usize];
+        let mut ring_offsets = Vec::with_capacity(nv + 1);
+        let mut ring_neighbors = Vec::with_capacity(self.ring_neighbors.len());
+        ring_offsets.push(0);
+        for &u in original_id {
+            ring_neighbors.extend(self.ring(u as usize).iter().map(to_new));
+            ring_offsets.push(ring_neighbors.len());
+        }
+        let per_vertex = |flags: &[bool]| original_id.iter().map(|&u| flags[u as usize]).collect();
+        let key = |u: u32| self.order_key.as_ref().map_or(u, |k| k[u as usize]);
+        Topology {
+            num_vertices: nv,
+            faces: self.faces.iter().map(|t| t.map(|v| to_new(&v))).collect(),
+            edges: self.edges.iter().map(|e| e.map(|v| to_new(&v))).collect(),
+            face_edges: self.face_edges.clone(),
+            edge_face_offsets: self.edge_face_offsets.clone(),
+            edge_faces: self.edge_faces.clone(),
+            diamonds: self.diamonds.iter().map(|d| d.map(|v| to_new(&v))).collect(),
+            diamond_edge: self.diamond_edge.clone(),
+            ring_offsets,
+            ring_neighbors,
+            ring_ordered: per_vertex(&self.ring_ordered),
+            vertex_boundary: per_vertex(&self.vertex_boundary),
+            edge_boundary: self.edge_boundary.clone(),
+            order_key: Some(original_id.iter().map(|&u| key(u)).collect()),
+        }
     }
 
     /// The number of elements of a stencil.
@@ -283,7 +329,16 @@ impl Topology {
 
     /// The index of edge (a, b) in either order, if it exists.
     pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
-        self.edges.binary_search(&[a.min(b), a.max(b)]).ok()
+        let nv = self.num_vertices as u32;
+        if a >= nv || b >= nv {
+            return None;
+        }
+        let key = |v: u32| self.order_key.as_ref().map_or(v, |k| k[v as usize]);
+        let (ka, kb) = (key(a), key(b));
+        let want = (ka.min(kb), ka.max(kb));
+        self.edges
+            .binary_search_by(|e| (key(e[0]), key(e[1])).cmp(&want))
+            .ok()
     }
 
     /// V − E + F over all vertices, edges and faces.
