@@ -779,3 +779,28 @@ fn eval_flags_without_effect_and_mixed_through_states() {
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("warning: --mixed k: state(s) `spring_c`"), "{err}");
 }
+
+/// A `print` in a term, an update or a function they call writes nothing (the kernels run
+/// per element): `eval` and `run` say so, naming the term; a term that does not print is
+/// not named.
+#[test]
+fn a_print_in_a_term_or_update_is_warned_about() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-print-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pe.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nfn sq(v: vec3) -> f64 { print(\"in sq\"); dot(v, v) }\n\
+         energy e(v: vertex) { 0.5 * sq(x[v.v0]) }\nenergy quiet(v: vertex) { x[v.v0].x }\n\
+         state s: vertex -> f64;\nupdate s(v: vertex) { print(1.0); 1.0 }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    for cmd in [&["eval", &file, "--mesh", "grid:2x2", "--energy"][..], &["run", &file, "--mesh", "grid:2x2", "--max-iters", "1"]] {
+        let (_, out, err) = madc(cmd);
+        assert!(err.contains("warning: energy `e` calls `print`"), "{cmd:?}: {err}");
+        assert!(err.contains("warning: update `s` calls `print`"), "{cmd:?}: {err}");
+        assert!(!err.contains("`quiet`"), "{err}");
+        assert!(!out.contains("in sq"), "{out}");
+    }
+}

@@ -725,6 +725,34 @@ fn residual_solvers_refuse_a_file_with_energies_too() {
     }
 }
 
+/// Newton on a file with `residual` terms is refused before anything runs (a solve of no
+/// iterations, or one whose start already meets the tolerance, would not find out), and
+/// the residual solvers' `--steps` error suggests what can step such a file.
+#[test]
+fn newton_refuses_residual_terms_up_front() {
+    let f = tmp("fit_only.mad");
+    std::fs::write(
+        &f,
+        "dof x: vertex -> vec3;\nresidual r(e: vertex) -> f64 { x[e.v0].x - 2.0 }\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--max-iters", "0"], &["--fix", "0,1,2,3"]] {
+        let mut args = vec!["run", f.as_str(), "--mesh", "grid:2x2", "--solver", "newton"];
+        args.extend_from_slice(extra);
+        let (rc, _, err) = madc(&args);
+        assert_eq!(rc, 1, "{extra:?}: {err}");
+        assert!(err.contains("`residual` terms assemble none") && err.contains("gauss-newton"), "{err}");
+    }
+    let (rc, _, err) = madc(&["run", &f, "--mesh", "grid:2x2", "--solver", "newton", "--steps", "2"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("use newton-cg, lbfgs or gd"), "{err}");
+    let (rc, _, err) = madc(&["run", &f, "--mesh", "grid:2x2", "--solver", "lm", "--steps", "2"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("use newton-cg, lbfgs or gd") && !err.contains("newton,"), "{err}");
+    let (rc, _, err) = madc(&["run", &f, "--mesh", "grid:2x2", "--solver", "newton-cg", "--steps", "2"]);
+    assert_eq!(rc, 0, "{err}");
+}
+
 /// An energy unbounded below (springs and a linear pull, nothing fixed): Newton's iterates
 /// grow until a step of millions is below 10⁻¹⁵·‖x‖. That is not a convergence: `stalled`,
 /// exit status 2, not `step_tolerance`.

@@ -29,7 +29,19 @@ fn compile(file: &Path, color: bool) -> Result<EnergyProgram, i32> {
             file.display()
         )));
     }
+    warn_prints(&prog);
     Ok(prog)
+}
+
+/// Warns about each term or update that calls `print`: mesh kernels write nothing.
+pub(super) fn warn_prints(prog: &EnergyProgram) {
+    for what in prog.printing_terms() {
+        eprintln!(
+            "warning: {what} calls `print` (itself or in a function it calls), which writes \
+             nothing there: terms and updates run as compiled per-element kernels; print from \
+             a function run with `madc run --entry`, or read values with `madc eval`"
+        );
+    }
 }
 
 /// A mesh error for the command line: prefixed with the mesh spec unless the

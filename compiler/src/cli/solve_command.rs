@@ -282,13 +282,6 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
             super::args::MAX_THREADS
         ));
     }
-    if s.steps.is_some() && crate::front::solve::RESIDUAL_SOLVERS.contains(&s.solver.as_str()) {
-        return Err(format!(
-            "solver `{}` minimizes residuals and does not run time steps: implicit Euler \
-             (`steps`) minimizes an energy; use newton, newton-cg, lbfgs or gd",
-            s.solver
-        ));
-    }
     if s.steps == Some(0) {
         return Err("--steps 0: the number of time steps must be positive".into());
     }
@@ -341,7 +334,7 @@ pub fn run(
         );
         return 1;
     }
-    let settings = match merge(mesh.solve.as_ref(), a) {
+    let settings = match merge(mesh.solve.as_ref(), a).and_then(|s| solver_fits_terms(mesh, s)) {
         Ok(s) => s,
         Err(m) => return json_error(a.json, fail(&m), &m),
     };
@@ -352,6 +345,7 @@ pub fn run(
             return json_error(a.json, code, &e.to_string());
         }
     };
+    super::mesh_commands::warn_prints(&eprog);
     match solve(&eprog, &settings) {
         Ok(true) => 0,
         Ok(false) => 2,
@@ -361,6 +355,34 @@ pub fn run(
             json_error(a.json, 2, &m)
         }
     }
+}
+
+/// `s` if its solver can minimize the file's terms, before anything is bound or solved
+/// (a solve of no iterations would not find out): Newton needs the energies' Hessian, which
+/// `residual` terms do not assemble, and the residual solvers run no time steps.
+fn solver_fits_terms(mesh: &crate::front::mesh::MeshDecls, s: Settings) -> Result<Settings, String> {
+    let residuals = !mesh.residuals.is_empty();
+    // What implicit Euler (`steps`) can use on this file.
+    let stepping = if residuals { "newton-cg, lbfgs or gd" } else { "newton, newton-cg, lbfgs or gd" };
+    if residuals && s.solver == "newton" {
+        return Err(format!(
+            "solver `newton` needs the Hessian of the energies, and `residual` terms assemble \
+             none: for a file with `residual` terms use {}",
+            if s.steps.is_some() {
+                stepping
+            } else {
+                "gauss-newton, levenberg-marquardt, their -cg forms, newton-cg, lbfgs or gd"
+            }
+        ));
+    }
+    if s.steps.is_some() && crate::front::solve::RESIDUAL_SOLVERS.contains(&s.solver.as_str()) {
+        return Err(format!(
+            "solver `{}` minimizes residuals and does not run time steps: implicit Euler \
+             (`steps`) minimizes an energy; use {stepping}",
+            s.solver
+        ));
+    }
+    Ok(s)
 }
 
 /// With `--json`, a run that fails after its settings were read ends its standard output

@@ -5,7 +5,7 @@ use super::EnergyError;
 use super::kernels::{self, TermKernels};
 use crate::back::cranelift::JitModule;
 use crate::front::{Compiled, MeshDecls};
-use crate::ir::Module;
+use crate::ir::{Module, OpKind};
 
 /// The kernels of every term of a program, compiled to machine code.
 pub struct EnergyProgram {
@@ -116,6 +116,25 @@ impl EnergyProgram {
     /// The mesh declarations.
     pub fn decls(&self) -> &MeshDecls {
         &self.decls
+    }
+
+    /// The terms and updates whose bodies (or the functions they call) `print`, by kind
+    /// and name (`energy e`, `update s`). Their kernels run per element, in any order and
+    /// on several threads, many times per solve, and write nothing: the CLI warns.
+    pub fn printing_terms(&self) -> Vec<String> {
+        let prints = |f| {
+            crate::ad::show::reachable(&self.module, f).into_iter().any(|h| {
+                self.module.functions[h]
+                    .ops
+                    .iter()
+                    .any(|(_, op)| matches!(op.kind, OpKind::Print | OpKind::PrintStr(_)))
+            })
+        };
+        let d = &self.decls;
+        let terms = d.energies.iter().map(|t| ("energy", t));
+        let terms = terms.chain(d.residuals.iter().map(|t| ("residual", t)));
+        let terms = terms.chain(d.updates.iter().map(|u| ("update", &u.term)));
+        terms.filter(|(_, t)| prints(t.func)).map(|(kind, t)| format!("{kind} `{}`", t.name)).collect()
     }
 
     /// The IR module with every kernel (`energy::NAME$local$egh`, …).

@@ -282,6 +282,19 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
                 bad(g, format!("`{solver}` minimizes residuals and does not run time steps (`steps`)"), sp);
             }
         }
+        // Newton on residual terms: they assemble no Hessian.
+        if let (Some("newton"), Some(sp)) = (s.solver.as_deref(), value_span_of(entries, "solver"))
+            && !decls.residuals.is_empty()
+        {
+            bad(
+                g,
+                "`newton` needs the Hessian of the energies, and this file's `residual` terms \
+                 assemble none; use gauss-newton, levenberg-marquardt, their -cg forms, newton-cg, \
+                 lbfgs or gd"
+                    .to_string(),
+                sp,
+            );
+        }
         // A block that names its solver and also a setting that solver ignores contradicts
         // itself. (Without a `solver` key the solver may come from `--solver`: `madc run`
         // warns when the solve it runs ignores a block setting.)
