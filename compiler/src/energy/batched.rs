@@ -497,7 +497,7 @@ impl MeshEnergy<'_> {
         });
         let project = (kind == BatchKind::HessBlock).then(|| Project {
             k: t.k,
-            psd: super::psd::PsdProjector::of(t, &self.prog.decls.dofs),
+            psd: super::psd::PsdProjector::of(t, &self.prog.decls.dofs).for_weight(weight),
             scatter: if outs.upper {
                 Scatter::Upper(self.upper_slots[term].get_or_init(|| UpperSlots::build(dofs, slots, t.k)))
             } else {

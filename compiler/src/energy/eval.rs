@@ -166,7 +166,7 @@ impl MeshEnergy<'_> {
 
     fn run_chunk(&self, job: &Job, w: &mut Worker, chunk: u32) -> Result<f64, EnergyError> {
         let k = job.t.k;
-        let psd = super::psd::PsdProjector::of(job.t, &self.prog.decls.dofs);
+        let psd = super::psd::PsdProjector::of(job.t, &self.prog.decls.dofs).for_weight(job.weight);
         let mut work = PsdWork::new();
         let mut sum = 0.0;
         for e in job.coloring.chunk_elements(chunk) {
@@ -340,7 +340,10 @@ impl MeshEnergy<'_> {
                 let rk = match (kind, v) {
                     (Kind::Value, _) => RingKind::Value,
                     (Kind::Grad, _) => RingKind::Grad,
-                    (Kind::Hess { project, .. }, _) => RingKind::Hess { project },
+                    (Kind::Hess { project, .. }, _) => RingKind::Hess {
+                        project,
+                        negative: weights[i] < 0.0,
+                    },
                     (Kind::Hvp, Some(v)) => RingKind::Hvp(v),
                     _ => continue,
                 };
@@ -461,7 +464,7 @@ impl MeshEnergy<'_> {
         };
         let t = &self.prog.energies[term];
         let k = t.k;
-        let psd = super::psd::PsdProjector::of(t, &self.prog.decls.dofs);
+        let psd = super::psd::PsdProjector::of(t, &self.prog.decls.dofs).for_weight(w);
         let mut work = PsdWork::new();
         let nargs = k.max(1) + t.other_slots + if kind == Kind::Hvp { k } else { 0 };
         let nres = match kind {

@@ -29,6 +29,8 @@ pub(crate) enum RingKind<'a> {
     Grad,
     Hess {
         project: bool,
+        /// The term's objective weight is negative ([`super::psd`]'s module docs).
+        negative: bool,
     },
     Hvp(&'a [f64]),
     /// ∂²E/∂z∂θ with the kernel of param `.0`.
@@ -254,7 +256,7 @@ impl MeshEnergy<'_> {
                     .map_err(rt)?;
                 self.ring_scatter(t, r, n, part(&res, 1).ok_or_else(bad)?, &mut out.vec)?;
             }
-            RingKind::Hess { project } => {
+            RingKind::Hess { project, negative } => {
                 out.block = vec![0.0; k * k];
                 let mut col = vec![0.0; k];
                 let mut unit = vec![0.0; k];
@@ -279,7 +281,9 @@ impl MeshEnergy<'_> {
                     out.value = res.as_f64().ok_or_else(bad)?;
                 }
                 if project && k > 0 {
+                    super::psd::negated_if(negative, &mut out.block);
                     project_psd(&mut out.block, k, 0.0);
+                    super::psd::negated_if(negative, &mut out.block);
                 }
             }
         }
