@@ -47,11 +47,16 @@ pub enum ErrorKind {
         args: String,
         candidates: Vec<String>,
     },
-    /// E0105. Assignment to a variable declared without `mut` (or to a parameter).
-    /// Why: variables are immutable unless declared `let mut`. Example: `let x = 1; x = 2;`.
+    /// E0105. Assignment to a variable declared without `mut`, to a parameter or loop
+    /// variable, or to a constant, `param` or mesh field.
+    /// Why: variables are immutable unless declared `let mut`; the others are read-only in
+    /// bodies. Example: `let x = 1; x = 2;`.
     AssignImmutable {
         name: String,
         declared: Option<Span>,
+        /// `variable`, `parameter`, `loop variable`, `constant`, `param`, `dof field`,
+        /// `data field` (also a `state`'s).
+        what: &'static str,
     },
     /// E0106. `break` or `continue` outside a loop.
     /// Why: they leave or restart the enclosing loop. Example: `fn f() { break; }`.
@@ -97,6 +102,9 @@ pub enum ErrorKind {
     /// E0115 as well: an attribute given twice to one item. Example:
     /// `@ad(tape) @ad(sct) fn f() {}`.
     RepeatedAttribute { name: String },
+    /// E0115. A known attribute on an item it does not apply to (`@ad` on a `const`).
+    /// Why: `@ad` chooses how a function is differentiated. Example: `@ad(tape) const C: i64 = 1;`.
+    MisplacedAttribute { name: String, item: &'static str },
     /// E0116. An energy term whose body is not an `f64`, or a residual whose body
     /// does not have its declared type. Why: energies are summed into one scalar objective.
     /// Example: `energy e(v: vertex) { vec2(1.0, 2.0) }`.
@@ -240,7 +248,9 @@ impl ErrorKind {
             ErrorKind::BadIndex { .. } => "E0112",
             ErrorKind::BadCast { .. } => "E0113",
             ErrorKind::NotConstant { .. } | ErrorKind::ConstFails { .. } => "E0114",
-            ErrorKind::UnknownAttribute { .. } | ErrorKind::RepeatedAttribute { .. } => "E0115",
+            ErrorKind::UnknownAttribute { .. }
+            | ErrorKind::RepeatedAttribute { .. }
+            | ErrorKind::MisplacedAttribute { .. } => "E0115",
             ErrorKind::TermType { .. } => "E0116",
             ErrorKind::BadMeshDecl { .. } => "E0117",
             ErrorKind::UnknownStencil { .. } => "E0118",
@@ -301,9 +311,12 @@ impl ErrorKind {
             ErrorKind::NoOverload { name, args, .. } => {
                 format!("no overload of `{name}` takes arguments ({args})")
             }
-            ErrorKind::AssignImmutable { name, .. } => {
-                format!("cannot assign twice to immutable variable `{name}`")
-            }
+            ErrorKind::AssignImmutable { name, what, .. } => match *what {
+                "variable" | "parameter" | "loop variable" => {
+                    format!("cannot assign to immutable {what} `{name}`")
+                }
+                _ => format!("cannot assign to {what} `{name}`: it is read-only in a body"),
+            },
             ErrorKind::OutsideLoop { what } => format!("`{what}` outside of a loop"),
             ErrorKind::UnknownType { name } => format!("unknown type `{name}`"),
             ErrorKind::UnknownField { field, ty } => format!("no field `{field}` on type {ty}"),
@@ -321,6 +334,9 @@ impl ErrorKind {
             ErrorKind::ConstFails { detail } => format!("this constant expression fails: {detail}"),
             ErrorKind::UnknownAttribute { name, .. } => format!("unknown attribute `@{name}`"),
             ErrorKind::RepeatedAttribute { name } => format!("`@{name}` is given more than once"),
+            ErrorKind::MisplacedAttribute { name, item } => {
+                format!("`@{name}` does not apply to {item}")
+            }
             ErrorKind::TermType {
                 term,
                 expected,
@@ -402,6 +418,7 @@ impl ErrorKind {
             ErrorKind::ConstFails { .. } => "fails here".into(),
             ErrorKind::UnknownAttribute { .. } => "unknown attribute".into(),
             ErrorKind::RepeatedAttribute { .. } => "given again here".into(),
+            ErrorKind::MisplacedAttribute { .. } => "not on a `fn`".into(),
             ErrorKind::TermType { found, .. } => format!("this is {found}"),
             ErrorKind::BadMeshDecl { .. } => "invalid declaration".into(),
             ErrorKind::UnknownStencil { .. } => "not a stencil".into(),
@@ -454,13 +471,19 @@ impl ErrorKind {
                 }
                 vec![s]
             }
-            ErrorKind::AssignImmutable { name, .. } => {
-                vec![format!("declare it with `let mut {name}` to make it mutable")]
-            }
+            ErrorKind::AssignImmutable { name, what, .. } => vec![match *what {
+                "variable" => format!("declare it with `let mut {name}` to make it mutable"),
+                "parameter" => format!("parameters are immutable: copy it into a mutable variable, `let mut {name} = {name};`"),
+                "loop variable" => "the loop sets it on every trip: count with a `let mut` variable of your own".into(),
+                _ => "compute the new value in a `let mut` variable".into(),
+            }],
             ErrorKind::UnknownType { .. } => vec![
                 "types are f64 f32 i64 bool vec2..vec4 mat2..mat4 matRxC vector matrix [T; N] [T] (T, U)".into(),
             ],
             ErrorKind::RepeatedAttribute { name } => vec![format!("give one `@{name}` per item")],
+            ErrorKind::MisplacedAttribute { name, .. } => {
+                vec![format!("`@{name}` applies to `fn` items only; put it on a function this item calls")]
+            }
             ErrorKind::UnknownAttribute { help: Some(h), .. }
             | ErrorKind::BadMeshDecl { help: Some(h), .. }
             | ErrorKind::BadInit { help: Some(h), .. }

@@ -663,7 +663,8 @@ impl FnCx<'_, '_> {
             let args = self.b.begin_region(&arg_types);
             self.rebind(&carried, &args[1..]);
             self.env.push();
-            self.declare(&var.node, SurfaceType::I64, false, args[0], var.span);
+            let pos = self.declare(&var.node, SurfaceType::I64, false, args[0], var.span);
+            self.set_role(pos, "loop variable");
             self.loop_body(body, exits);
             self.env.pop();
             let yields = self.carried_vals(&carried);
@@ -715,7 +716,8 @@ impl FnCx<'_, '_> {
         self.rebind(&carried, &args);
         let i = self.local_val(COUNTER);
         self.env.push();
-        self.declare(&var.node, SurfaceType::I64, false, i, var.span);
+        let pos = self.declare(&var.node, SurfaceType::I64, false, i, var.span);
+        self.set_role(pos, "loop variable");
         self.loop_body(body, exits);
         self.env.pop();
         let one = self.i64c(1);

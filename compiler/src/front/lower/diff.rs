@@ -514,9 +514,17 @@ impl FnCx<'_, '_> {
                     } else if super::builtins::BUILTINS.contains(&n) {
                         return not_target(
                             self,
-                            format!(
-                                "`{n}` is a builtin; differentiate a function that calls it, e.g. `fn g(x: f64) -> f64 {{ {n}(x) }}`"
-                            ),
+                            {
+                                // An example that compiles: the builtin's own arity.
+                                let example = match n {
+                                    "atan2" | "pow" | "min" | "max" => format!("fn g(x: f64, y: f64) -> f64 {{ {n}(x, y) }}"),
+                                    "hadamard" => "fn g(a: vec3, b: vec3) -> f64 { sum(hadamard(a, b)) }".to_string(),
+                                    "sum" => "fn g(v: vec3) -> f64 { sum(v) }".to_string(),
+                                    "select" => "fn g(x: f64) -> f64 { select(x > 0.0, x, -x) }".to_string(),
+                                    _ => format!("fn g(x: f64) -> f64 {{ {n}(x) }}"),
+                                };
+                                format!("`{n}` is a builtin; differentiate a function that calls it, e.g. `{example}`")
+                            },
                         );
                     } else {
                         self.g.items.lookup_prelude(n)

@@ -13,6 +13,8 @@ pub struct Local {
     pub mutable: bool,
     pub val: ValueId,
     pub span: Span,
+    /// What the name is, for messages: `variable`, `parameter` or `loop variable`.
+    pub role: &'static str,
 }
 
 /// The position of a local: (scope depth, index in scope).
@@ -53,6 +55,10 @@ impl Env {
 
     pub fn get(&self, p: Pos) -> &Local {
         &self.scopes[p.0][p.1]
+    }
+
+    pub fn get_mut(&mut self, p: Pos) -> &mut Local {
+        &mut self.scopes[p.0][p.1]
     }
 
     pub fn set(&mut self, p: Pos, val: ValueId) {

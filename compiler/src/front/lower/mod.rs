@@ -240,7 +240,14 @@ impl<'a, 'f> FnCx<'a, 'f> {
             mutable,
             val,
             span,
+            role: "variable",
         })
+    }
+
+    /// Names the role of the local just declared at `pos` (a parameter, a loop variable),
+    /// for the message of an assignment to it.
+    pub fn set_role(&mut self, pos: env::Pos, role: &'static str) {
+        self.env.get_mut(pos).role = role;
     }
 }
 
@@ -317,7 +324,8 @@ fn lower_fn(g: &mut Front, idx: usize) {
         let mut cx = FnCx::new(g, &mut func, file, module, ret.clone());
         cx.report_duplicates(decl.params.iter().map(|p| (p.name.node.as_str(), p.name.span)));
         for ((p, ty), v) in decl.params.iter().zip(&params).zip(args) {
-            cx.declare(&p.name.node, ty.clone(), false, v, p.name.span);
+            let pos = cx.declare(&p.name.node, ty.clone(), false, v, p.name.span);
+            cx.set_role(pos, "parameter");
         }
         let v = cx.function_body(&decl.body, &ret);
         cx.b.finish(vec![v]);

@@ -164,7 +164,10 @@ impl FnCx<'_, '_> {
                     .to_string(),
             ),
             (_, x, y) if x.is_number() && y.is_number() => {
-                Some(format!("convert one operand with `as`, e.g. `(x as {x})`"))
+                let o = symbol(op);
+                Some(format!(
+                    "convert one operand with `as`: `lhs {o} (rhs as {x})` or `(lhs as {y}) {o} rhs`"
+                ))
             }
             _ => None,
         };

@@ -177,7 +177,21 @@ impl FnCx<'_, '_> {
         };
         projs.reverse();
         let Some(pos) = self.env.lookup(&root.node) else {
-            self.expr(place, None);
+            // A constant, `param` or mesh field: read-only. (Anything else is reported by
+            // reading the place: an unknown name, a function.)
+            match self.global_role(root) {
+                Some(what) => self.error(
+                    ErrorKind::AssignImmutable {
+                        name: root.node.clone(),
+                        declared: None,
+                        what,
+                    },
+                    place.span,
+                ),
+                None => {
+                    self.expr(place, None);
+                }
+            }
             self.expr(value, None);
             return;
         };
@@ -188,6 +202,7 @@ impl FnCx<'_, '_> {
                 ErrorKind::AssignImmutable {
                     name: root.node.clone(),
                     declared,
+                    what: local.role,
                 },
                 place.span,
             );
@@ -271,6 +286,25 @@ impl FnCx<'_, '_> {
         }
         if local.mutable {
             self.env.set(pos, new.v);
+        }
+    }
+}
+
+impl FnCx<'_, '_> {
+    /// What a name that is not a local refers to, if it is something a body reads but
+    /// cannot write: a constant, a `param`, or a mesh field.
+    fn global_role(&self, name: &mad_grammar::ast::Ident) -> Option<&'static str> {
+        use crate::front::items::{Def, MeshItemKind};
+        let defs = self.g.items.lookup_path(self.module, std::slice::from_ref(name))?;
+        match defs.first()? {
+            Def::Const(_) => Some("constant"),
+            Def::Mesh(i) => match self.g.items.mesh[*i].kind {
+                MeshItemKind::Dof { .. } => Some("dof field"),
+                MeshItemKind::Data { .. } => Some("data field"),
+                MeshItemKind::Param { .. } => Some("param"),
+                MeshItemKind::Energy | MeshItemKind::Residual => None,
+            },
+            Def::Fn(_) | Def::Mod(_) => None,
         }
     }
 }

@@ -80,7 +80,8 @@ impl FnCx<'_, '_> {
         if let Some(t) = &mut self.term {
             t.handles.insert(v, Handle::Elem);
         }
-        self.declare(name, SurfaceType::Stencil(stencil), false, v, span);
+        let pos = self.declare(name, SurfaceType::Stencil(stencil), false, v, span);
+        self.set_role(pos, "parameter");
     }
 
     fn handle_of(&self, v: ValueId) -> Option<Handle> {
