@@ -124,7 +124,21 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     if let Some(h) = module.find(&name) {
         return Ok(h);
     }
+    // `hessian` checks the signature itself, so that its errors name it rather than the
+    // `grad` it is built on.
+    if src.ret != Type::F64 {
+        return Err(AdError::Signature {
+            function: src.name,
+            message: format!("`hessian` needs an f64 result, found {}", src.ret),
+        });
+    }
     let ptypes = src.param_types();
+    if !ptypes.iter().any(|t| tangent_type(t).is_some()) {
+        return Err(AdError::Signature {
+            function: src.name,
+            message: "`hessian` needs a floating-point parameter".into(),
+        });
+    }
     // (parameter index, shape) of every float parameter.
     let mut inputs = Vec::new();
     for (i, t) in ptypes.iter().enumerate() {

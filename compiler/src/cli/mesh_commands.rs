@@ -103,9 +103,14 @@ fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
 
 /// Reads a `.npy` holding `rows × cols` values, of shape `(rows, cols)` or flat.
 fn read_field(path: &Path, (rows, cols): (usize, usize)) -> Result<Vec<f64>, String> {
-    let a = read_array(path)?;
+    let layout = if cols > 1 {
+        format!(" (expected shape ({rows}, {cols}): one row of {cols} values per element, a matrix's entries row by row)")
+    } else {
+        String::new()
+    };
+    let a = read_array(path).map_err(|e| format!("{e}{layout}"))?;
     a.into_field(rows, cols)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| format!("{}: {e}{layout}", path.display()))
 }
 
 /// The `(rows, cols)` of a dof-sized input array: `(V, d)` (or `(F, d)`) when the

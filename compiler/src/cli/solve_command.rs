@@ -466,13 +466,16 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec, from_flag: bool) -> Result<Vec<bo
                     origin(path, true)
                 )
             })?;
-            text.split(|c: char| c.is_whitespace() || c == ',')
-                .filter(|t| !t.is_empty())
-                .map(|t| {
-                    t.parse::<usize>()
-                        .map_err(|_| format!("{}: `{t}` is not a vertex id", origin(path, true)))
-                })
-                .collect::<Result<_, _>>()?
+            let mut ids = Vec::new();
+            for (line, row) in text.lines().enumerate() {
+                for t in row.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()) {
+                    let id = t.parse::<usize>().map_err(|_| {
+                        format!("{}: line {}: `{t}` is not a vertex id", origin(path, true), line + 1)
+                    })?;
+                    ids.push(id);
+                }
+            }
+            ids
         }
     };
     let mut mask = vec![false; me.ndofs()];
@@ -819,7 +822,13 @@ fn summary(log: &Log, s: &Settings, r: &SolveReport, start: Instant, steps: usiz
     let elapsed = ms(start.elapsed());
     let total_iters = log.points.len();
     if s.json {
-        let out = s.out.as_deref().map_or("null".into(), json_str);
+        // The file holding the result: in a dynamics run, the last frame written.
+        let out = match (s.out.as_deref(), s.steps.is_some()) {
+            (None, _) | (Some(_), true) if steps == 0 => "null".to_string(),
+            (Some(o), true) => json_str(&frame_path(o, steps)),
+            (Some(o), false) => json_str(o),
+            (None, _) => "null".into(),
+        };
         let (p0, p1) = potentials.map_or(("null".to_string(), "null".to_string()), |(a, b)| (num(a), num(b)));
         log.line(format!(
             "{{\"type\":\"summary\",\"solver\":{},\"mesh\":{},\"status\":\"{}\",\"converged\":{},\"iterations\":{},\"total_iterations\":{total_iters},\"time_steps\":{},\"initial_energy\":{},\"energy\":{},\"initial_grad_norm\":{},\"grad_norm\":{},\"initial_potential\":{p0},\"potential\":{p1},\"time_ms\":{},\"out\":{out}}}",

@@ -193,15 +193,18 @@ impl Items {
         for item in items {
             if !matches!(item.kind, ast::ItemKind::Fn(_)) {
                 for a in &item.attrs {
-                    let help = Some("attributes apply to `fn` items only".to_string());
-                    self.error(
+                    let kind = if a.name.node == "ad" {
+                        ErrorKind::MisplacedAttribute {
+                            name: "ad".to_string(),
+                            item: item_kind_name(&item.kind),
+                        }
+                    } else {
                         ErrorKind::UnknownAttribute {
                             name: a.name.node.clone(),
-                            help,
-                        },
-                        file,
-                        a.span,
-                    );
+                            help: Some("attributes apply to `fn` items only".to_string()),
+                        }
+                    };
+                    self.error(kind, file, a.name.span);
                 }
             }
             match &item.kind {
@@ -678,5 +681,26 @@ fn has_stencil(t: &SurfaceType) -> bool {
         SurfaceType::Array(e, _) | SurfaceType::Slice(e) => has_stencil(e),
         SurfaceType::Tuple(ts) => ts.iter().any(has_stencil),
         _ => false,
+    }
+}
+
+/// How messages name an item of this kind (`@ad` does not apply to …).
+fn item_kind_name(kind: &ast::ItemKind) -> &'static str {
+    use ast::ItemKind as K;
+    match kind {
+        K::Fn(_) => "a `fn`",
+        K::Mod { .. } => "a `mod`",
+        K::Use(_) => "a `use`",
+        K::Const { .. } => "a `const`",
+        K::Dof { .. } => "a `dof` field",
+        K::Data { .. } => "a `data` field",
+        K::Param { .. } => "a `param`",
+        K::Energy { .. } => "an `energy` term",
+        K::Residual { .. } => "a `residual` term",
+        K::Objective { .. } => "the `objective`",
+        K::State { .. } => "a `state` field",
+        K::Update { .. } => "an `update`",
+        K::Solve { .. } => "a `solve` block",
+        K::Broadphase { .. } => "a `broadphase` declaration",
     }
 }

@@ -141,14 +141,17 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
             }
             seen.push((&key.node, key.span));
             let Some(v) = literal(value) else {
-                bad(
-                    g,
+                let detail = if key.node == "fix" {
+                    "`fix` must be an array of vertex ids (non-negative integers), `boundary`, or a \
+                     file name string"
+                        .to_string()
+                } else {
                     format!(
                         "`{}` needs a literal value (a string, number, bool or array of integers)",
                         key.node
-                    ),
-                    value.span,
-                );
+                    )
+                };
+                bad(g, detail, value.span);
                 continue;
             };
             let text = |v: Value| match v {
@@ -257,6 +260,11 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
                 bad(g, format!("`out` must be a mesh file ending in .obj, .ply or .off, not \"{out}\""), sp);
             }
         }
+        if let (Some(mesh), Some(sp)) = (s.mesh.as_deref(), value_span_of(entries, "mesh"))
+            && mesh.trim().is_empty()
+        {
+            bad(g, "`mesh` names no mesh: give a file (.obj, .off or .ply) or a generator such as \"grid:8x8\"".into(), sp);
+        }
         if let (Some(plot), Some(sp)) = (s.plot.as_deref(), value_span_of(entries, "plot")) {
             let ext = std::path::Path::new(plot).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
             if ext.as_deref() != Some("svg") {
@@ -335,6 +343,13 @@ fn out_field_problem(decls: &super::mesh::MeshDecls, name: &str) -> Option<Strin
         .chain(decls.states.iter().map(|s| (&decls.data[s.data], "state")))
         .find(|(d, _)| d.name == name);
     match field {
+        None if decls.data.iter().any(|d| d.name == name) => Some(format!(
+            "`out_field` must name a vertex `dof` or `state`; `{name}` is a `data` field (the \
+             host's input, not something the solve changes)"
+        )),
+        None if decls.params.iter().any(|p| p.name == name) => Some(format!(
+            "`out_field` must name a vertex `dof` or `state`; `{name}` is a `param`"
+        )),
         None => Some(format!("`out_field` must name a vertex `dof` or `state`; this file declares no `{name}`")),
         Some((d, what)) if d.stencil != StencilKind::Vertex => Some(format!(
             "`out_field` must name a vertex `dof` or `state`; `{name}` is a {} {what}",

@@ -178,6 +178,14 @@ pub fn load_mesh(spec_or_path: &str) -> Result<Mesh, MeshError> {
 
 /// Like [`load_mesh`], also returning the warnings.
 pub fn load_mesh_with_report(spec_or_path: &str) -> Result<(Mesh, MeshReport), MeshError> {
+    if spec_or_path.trim().is_empty() {
+        return Err(MeshError::BadSpec {
+            spec: spec_or_path.to_string(),
+            message: "no mesh named: give a file (.obj, .off or .ply) or a generator such as \
+                      grid:8x8"
+                .into(),
+        });
+    }
     if is_generator_spec(spec_or_path) {
         let mesh = generators::generate(spec_or_path)?;
         let report = mesh.report();
