@@ -249,3 +249,14 @@ fn a_leading_byte_order_mark_is_skipped() {
     assert!(err.contains("E0101") && err.contains("bad.mad:2:18"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `emit ir --hessian` of a function it cannot differentiate names `hessian`, not the
+/// `grad` it is built on.
+#[test]
+fn emit_hessian_errors_name_hessian() {
+    let f = write_temp("int_hess.mad", b"fn other(a: i64) -> i64 { a * 2 }\nfn main() {}\n");
+    let o = madc(&["emit", "ir", "--hessian", "other", &f]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("`hessian` needs an f64 result, found i64"), "{err}");
+}

@@ -223,6 +223,11 @@ fn flag_dynamics_writes_frames_and_keeps_pins() {
         .filter(|m| m.get("type") == Some(&J::Str("step".into())))
         .collect();
     assert_eq!(steps.len(), 3);
+    // The summary's `out` is the file holding the result: the last frame.
+    let summary = out.lines().map(parse_object).find(|m| m.get("type") == Some(&J::Str("summary".into()))).unwrap();
+    let last = out_path.replace(".ply", "_0003.ply");
+    assert_eq!(summary.get("out"), Some(&J::Str(last.clone())), "{out}");
+    assert!(std::path::Path::new(&last).exists());
     let keys: Vec<&str> = steps[0].keys().map(String::as_str).collect();
     assert_eq!(
         keys,
@@ -604,7 +609,7 @@ fn fix_forms_ids_boundary_and_file() {
         "{err}"
     );
     let bad = tmp("bad_ids.txt");
-    std::fs::write(&bad, "0 x\n").unwrap();
+    std::fs::write(&bad, "0\n1, 2\n3 x\n").unwrap();
     let (rc, _, err) = madc(&[
         "run",
         "examples/smooth.mad",
@@ -614,7 +619,7 @@ fn fix_forms_ids_boundary_and_file() {
         &bad,
     ]);
     assert_eq!(rc, 1);
-    assert!(err.contains("`x` is not a vertex id"), "{err}");
+    assert!(err.contains("line 3: `x` is not a vertex id"), "{err}");
 }
 
 #[test]
