@@ -382,3 +382,40 @@ fn jacobian_body(
     let r = to_matrix(&mut e, jac)?;
     Ok(e.finish(r))
 }
+
+/// E0155 for energy terms: a term's gradient is reverse mode through every function it
+/// calls, so a function marked `@ad(sct)` with a loop that needs the tape cannot be called
+/// by one, as it cannot be under `grad`. (Residual terms take forward mode: no tape.)
+pub fn check_sct_terms(g: &mut Front, mesh: &super::mesh::MeshDecls) {
+    let mut found = Vec::new();
+    for t in &mesh.energies {
+        for h in ad::show::reachable(&g.module, t.func) {
+            let f = &g.module.functions[h];
+            if f.ad_mode != Some(crate::ir::AdMode::Sct) {
+                continue;
+            }
+            if let Some((id, _)) = f.ops.iter().find(|(_, op)| ad::reverse::needs_tape(f, op)) {
+                found.push((t.name.clone(), f.name.clone(), f.span(id)));
+            }
+        }
+    }
+    for (term, function, span) in found {
+        let Some(item) = g.items.mesh.iter().find(|m| m.name == term) else {
+            continue;
+        };
+        let (site_file, site) = (item.file, item.span);
+        let source = source_item(g, &function);
+        let file = source.map_or(site_file, |f| f.file);
+        let func = source.map_or_else(|| function.clone(), |f| f.qual.clone());
+        g.error(
+            ErrorKind::SctImpossible {
+                op: format!("energy {term}"),
+                func,
+                site_file,
+                site,
+            },
+            file,
+            span,
+        );
+    }
+}

@@ -157,6 +157,7 @@ pub fn check_and_lower(
     g.drain();
     if g.items.errors.is_empty() {
         derive::generate(&mut g);
+        derive::check_sct_terms(&mut g, &mesh);
     }
     if !g.items.errors.is_empty() {
         let mut errs = std::mem::take(&mut g.items.errors);
