@@ -204,7 +204,7 @@ impl Items {
                             help: Some("attributes apply to `fn` items only".to_string()),
                         }
                     };
-                    self.error(kind, file, a.name.span);
+                    self.error(kind, file, a.span);
                 }
             }
             match &item.kind {

@@ -272,7 +272,7 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
                     help,
                 },
                 file,
-                a.name.span,
+                a.span,
             );
             continue;
         }
