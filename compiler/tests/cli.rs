@@ -260,3 +260,72 @@ fn emit_hessian_errors_name_hessian() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("`hessian` needs an f64 result, found i64"), "{err}");
 }
+
+/// A derivative discards the primal result, but not the run-time errors on the way to it:
+/// `grad`, `jvp`, `hessian` and `jacobian` of a function whose unused `10 / n` divides by
+/// zero, or which reads a parameter out of bounds, stop as the plain call does (exit 2),
+/// at the first failing operation in program order.
+#[test]
+fn derivatives_keep_the_run_time_errors_of_the_primal() {
+    let f = write_temp(
+        "dead_errors.mad",
+        b"fn q(x: f64, n: i64) -> f64 { let z = 10 / n; x * x }\n\
+          fn r(x: f64, v: vector) -> f64 { let z = v[5]; x * x }\n\
+          fn g(x: f64, v: vector) -> f64 { let mut s = x; for i in 0..5 { s = s * 2.0 + v[i]; } s }\n\
+          fn main(w: i64) {\n\
+            if w == 0 { print(grad(q)(1.0, 0)); }\n\
+            if w == 1 { print(jvp(q)(1.0, 0, 1.0)); }\n\
+            if w == 2 { print(hessian(q)(1.0, 0)); }\n\
+            if w == 3 { print(jacobian(q)(1.0, 0)); }\n\
+            if w == 4 { print(grad(r, 0)(1.0, ones(2))); }\n\
+            if w == 5 { print(grad(g, 0)(1.0, ones(3))); }\n\
+            if w == 6 { print(grad(q)(3.0, 2)); }\n\
+          }\n",
+    );
+    for (w, says) in [
+        ("0", "integer division by zero"),
+        ("1", "integer division by zero"),
+        ("2", "integer division by zero"),
+        ("3", "integer division by zero"),
+        ("4", "index 5 is out of bounds for length 2"),
+        ("5", "index 3 is out of bounds for length 3"),
+    ] {
+        for interp in [false, true] {
+            let mut args = vec!["run", f.as_str()];
+            if interp {
+                args.push("--interp");
+            }
+            args.extend(["--", w]);
+            let o = madc(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{w} (interp {interp}): {err}");
+            assert!(err.contains(says), "{w} (interp {interp}): {err}");
+        }
+    }
+    let o = madc(&["run", &f, "--", "6"]);
+    assert_eq!(text(&o.stdout).trim(), "6.0");
+}
+
+/// `pow` takes an integer exponent as `^` does, two integer literals adapt to `atan2` and
+/// `pow`, and an integer power wraps for every exponent, beyond 2³² too.
+#[test]
+fn powers_of_every_documented_form() {
+    let f = write_temp(
+        "powers.mad",
+        b"fn main(e: i64) { print(3 ^ e); print((-1) ^ e); print(pow(2.0, 3)); print(pow(2, 3)); print(atan2(1, 1)); print(pow(-1.0, e)); }\n",
+    );
+    for interp in [false, true] {
+        let mut args = vec!["run", f.as_str()];
+        if interp {
+            args.push("--interp");
+        }
+        args.extend(["--", "4294967296"]);
+        let o = madc(&args);
+        assert_eq!(
+            text(&o.stdout),
+            "2491309678558969857\n1\n8.0\n8.0\n0.7853981633974483\n1.0\n",
+            "interp {interp}: {}",
+            text(&o.stderr)
+        );
+    }
+}

@@ -295,7 +295,7 @@ impl BinaryOp {
                 if b < 0 {
                     return Err(RtError::NegativeExponent);
                 }
-                a.wrapping_pow(b.min(u32::MAX as i64) as u32)
+                wrapping_pow_u64(a, b as u64)
             }
             BinaryOp::Min => a.min(b),
             BinaryOp::Max => a.max(b),
@@ -344,3 +344,37 @@ impl fmt::Display for RtError {
 }
 
 impl std::error::Error for RtError {}
+
+/// `a^e` wrapping at 64 bits, for every non-negative `i64` exponent (`i64::wrapping_pow`
+/// takes a `u32`): binary exponentiation, each product wrapping, which is the exact
+/// power reduced modulo 2⁶⁴.
+pub fn wrapping_pow_u64(a: i64, mut e: u64) -> i64 {
+    let (mut base, mut acc) = (a, 1i64);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        e >>= 1;
+    }
+    acc
+}
+
+#[cfg(test)]
+mod pow_tests {
+    use super::*;
+
+    #[test]
+    fn integer_powers_wrap_for_exponents_beyond_u32() {
+        assert_eq!(wrapping_pow_u64(3, 5), 243);
+        assert_eq!(wrapping_pow_u64(-1, 4_294_967_296), 1);
+        assert_eq!(wrapping_pow_u64(-1, 4_294_967_297), -1);
+        assert_eq!(wrapping_pow_u64(3, 4_294_967_296), 2491309678558969857);
+        assert_eq!(wrapping_pow_u64(3, i64::MAX as u64), -6148914691236517205);
+        assert_eq!(wrapping_pow_u64(7, 0), 1);
+        for e in 0..40u32 {
+            assert_eq!(wrapping_pow_u64(3, e as u64), 3i64.wrapping_pow(e));
+        }
+        assert_eq!(BinaryOp::Pow.i64(-1, 4_294_967_296), Ok(1));
+    }
+}

@@ -6,8 +6,8 @@
 //! whose partials are selected away).
 //!
 //! A carried value is kept when its result is used anywhere in the function, or
-//! when an op of the body that is kept (an effect, or one feeding a kept
-//! carried value) uses its body argument; this is iterated to a fixed point.
+//! when an op of the body that is kept (an effect, a possible run-time error, or one
+//! feeding a kept carried value) uses its body argument; this is iterated to a fixed point.
 //! Body ops that only fed removed values are then dead and left to [`super::dce`].
 //! A carried value that the body yields unchanged is replaced by its init.
 
@@ -15,29 +15,17 @@ use std::collections::{HashMap, HashSet};
 
 use crate::ir::{Function, Module, OpId, OpKind, Region, ValueId};
 
-fn has_effect(module: &Module, f: &Function, id: OpId) -> bool {
-    let op = &f.ops[id];
-    let own = match op.kind {
-        OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
-        OpKind::Call(g) => super::dce::may_print(module, g),
-        _ => false,
-    };
-    own || op
-        .regions
-        .iter()
-        .any(|r| r.ops.iter().any(|&o| has_effect(module, f, o)))
-}
-
 /// Marks the values used by the ops of `r` that are live given `live` (values
-/// used later), like [`super::dce`] does, with nested regions marked whole.
-fn mark(module: &Module, f: &Function, r: &Region, live: &mut HashSet<ValueId>) {
+/// used later), like [`super::dce`] does (an op stays for an effect or a possible
+/// run-time error too), with nested regions marked whole.
+fn mark(cx: &mut super::dce::Live<'_>, f: &Function, r: &Region, live: &mut HashSet<ValueId>) {
     for &id in r.ops.iter().rev() {
         let op = &f.ops[id];
-        if has_effect(module, f, id) || op.results.iter().any(|v| live.contains(v)) {
+        if op.results.iter().any(|v| live.contains(v)) || cx.needed(op) {
             live.extend(op.operands.iter().copied());
             for nr in &op.regions {
                 live.extend(nr.yields.iter().copied());
-                mark(module, f, nr, live);
+                mark(cx, f, nr, live);
             }
         }
     }
@@ -76,7 +64,7 @@ fn needed(module: &Module, f: &Function, id: OpId, used: &HashSet<ValueId>) -> V
             .filter(|&k| keep[k])
             .map(|k| body.yields[k])
             .collect();
-        mark(module, f, body, &mut live);
+        mark(&mut super::dce::Live::new(module, f), f, body, &mut live);
         let mut grew = false;
         for (k, kept) in keep.iter_mut().enumerate().take(n) {
             if !*kept && live.contains(&body.args[k + 1]) {

@@ -1,9 +1,13 @@
 //! Dead-code elimination: removes ops none of whose results are used, unless they
 //! have an effect (`print`, a call of a function that may print, a tape op, or a
-//! control-flow op containing one). Control-flow ops are kept whole when any
-//! result is used.
+//! control-flow op containing one) or may stop the program with a run-time error
+//! ([`super::fallible`]: an unused `10 / n` still fails at `n = 0`, so a derivative,
+//! which discards the primal result, fails where the plain call does). Control-flow ops
+//! are kept whole when any result is used.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+use super::fallible::{CallFailures, op_may_fail};
 
 use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 
@@ -26,34 +30,51 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
     walk(module, f, &mut HashSet::new())
 }
 
-/// Whether `op` has an effect: it prints (directly, through a call, or inside
-/// its regions) or uses the tape (tape ops inside a loop keep the loop alive, so
-/// every push keeps its pop).
-fn effectful(module: &Module, f: &Function, op: &crate::ir::Op) -> bool {
-    match &op.kind {
-        OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
-        OpKind::Call(g) => may_print(module, *g),
-        _ => op
-            .regions
-            .iter()
-            .any(|r| r.ops.iter().any(|&id| effectful(module, f, &f.ops[id]))),
+/// What [`dce`] (and [`super::carried`]) need to know about the ops of one function.
+pub(super) struct Live<'a> {
+    module: &'a Module,
+    f: &'a Function,
+    consts: HashMap<ValueId, i64>,
+    calls: CallFailures,
+}
+
+impl<'a> Live<'a> {
+    pub(super) fn new(module: &'a Module, f: &'a Function) -> Live<'a> {
+        Live {
+            module,
+            f,
+            consts: super::fallible::int_constants(f),
+            calls: CallFailures::default(),
+        }
+    }
+
+    /// Whether `op` must stay though nothing reads it: it prints (directly, through a call,
+    /// or inside its regions), uses the tape (tape ops inside a loop keep the loop alive,
+    /// so every push keeps its pop), or may fail.
+    pub(super) fn needed(&mut self, op: &crate::ir::Op) -> bool {
+        match &op.kind {
+            OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
+            OpKind::Call(g) => may_print(self.module, *g) || self.calls.may_fail(self.module, *g),
+            _ => {
+                op_may_fail(self.f, op, &self.consts)
+                    || op
+                        .regions
+                        .iter()
+                        .any(|r| r.ops.iter().any(|&id| self.needed(&self.f.ops[id])))
+            }
+        }
     }
 }
 
-fn mark(
-    module: &Module,
-    f: &Function,
-    r: &Region,
-    live: &mut HashSet<ValueId>,
-    dead: &mut HashSet<OpId>,
-) {
+fn mark(cx: &mut Live<'_>, r: &Region, live: &mut HashSet<ValueId>, dead: &mut HashSet<OpId>) {
     live.extend(r.yields.iter().copied());
+    let f = cx.f;
     for &id in r.ops.iter().rev() {
         let op = &f.ops[id];
-        if effectful(module, f, op) || op.results.iter().any(|v| live.contains(v)) {
+        if op.results.iter().any(|v| live.contains(v)) || cx.needed(op) {
             live.extend(op.operands.iter().copied());
             for nr in &op.regions {
-                mark(module, f, nr, live, dead);
+                mark(cx, nr, live, dead);
             }
         } else {
             dead.insert(id);
@@ -65,7 +86,8 @@ fn mark(
 pub fn dce(module: &mut Module, f: FuncRef) -> bool {
     let mut dead = HashSet::new();
     let func = &module.functions[f];
-    mark(module, func, &func.body, &mut HashSet::new(), &mut dead);
+    let mut cx = Live::new(module, func);
+    mark(&mut cx, &func.body, &mut HashSet::new(), &mut dead);
     if dead.is_empty() {
         return false;
     }

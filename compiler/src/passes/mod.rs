@@ -10,6 +10,7 @@ pub mod accum;
 pub mod carried;
 pub mod cse;
 pub mod dce;
+pub mod fallible;
 pub mod if_fuse;
 pub mod inline;
 pub mod licm;

@@ -132,7 +132,9 @@ pub extern "C" fn mad_rt_full_f64(
         2 if ok(n0) && ok(n1) => (n0 as usize).checked_mul(n1 as usize),
         _ => None,
     };
-    if let Some(total) = total.filter(|&t| t <= 1 << 26) {
+    // Larger tensors take the general path, which reports a failed allocation as a
+    // run-time error instead of aborting.
+    if let Some(total) = total.filter(|&t| t <= 1 << 22) {
         let (shape2, shape1) = ([n0 as usize, n1 as usize], [n0 as usize]);
         let shape: &[usize] = if rank == 2 { &shape2 } else { &shape1 };
         return ctx.alloc_f64(shape, |out| out.resize(total, x)) as u64;

@@ -60,6 +60,23 @@ pub fn data_from_values(k: ScalarKind, vs: &[Value]) -> TensorData {
     }
 }
 
+/// `n` copies of scalar `v` of kind `k`, or `None` when the memory cannot be had (an
+/// error for the program rather than an abort).
+fn full_data(k: ScalarKind, v: &Value, n: usize) -> Option<TensorData> {
+    fn filled<T: Clone>(x: T, n: usize) -> Option<Vec<T>> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).ok()?;
+        out.resize(n, x);
+        Some(out)
+    }
+    Some(match k {
+        ScalarKind::F64 => TensorData::F64(filled(v.as_f64().unwrap_or(0.0), n)?),
+        ScalarKind::F32 => TensorData::F32(filled(if let Value::F32(x) = v { *x } else { 0.0 }, n)?),
+        ScalarKind::I64 => TensorData::I64(filled(v.as_i64().unwrap_or(0), n)?),
+        ScalarKind::Bool => TensorData::Bool(filled(v.as_bool().unwrap_or(false), n)?),
+    })
+}
+
 fn elements(t: &Tensor) -> impl Iterator<Item = Value> + '_ {
     (0..t.data.len()).map(|i| t.data.get(i))
 }
@@ -310,10 +327,9 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 .filter(|&t| t <= 1 << 40)
                 .ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
             let kind = scalar::kind_of(&v).ok_or(RtError::BadOperand("tensor.full"))?;
-            Ok(Value::Tensor(Tensor {
-                shape,
-                data: data_from_values(kind, &vec![v; total]),
-            }))
+            let data = full_data(kind, &v, total)
+                .ok_or_else(|| RtError::Other(format!("`tensor.full`: no memory for {total} entries")))?;
+            Ok(Value::Tensor(Tensor { shape, data }))
         }
         TensorOp::Extract(i) => {
             let t = tensor_arg(args, 0, "tensor.extract")?;

@@ -136,9 +136,23 @@ impl FnCx<'_, '_> {
         }
         match name {
             "atan2" | "pow" | "min" | "max" | "hadamard" => {
-                let (a, b) = self.two_args(&args[0], &args[1], expected);
+                // Two integer literals adapt to the floats these two take (`pow(2, 3)`).
+                let float_only = matches!(name, "atan2" | "pow");
+                let exp = if float_only && super::ops::is_literal(&args[0]) && super::ops::is_literal(&args[1]) {
+                    Some(&SurfaceType::F64)
+                } else {
+                    expected
+                };
+                let (a, mut b) = self.two_args(&args[0], &args[1], exp);
                 if a.ty.is_error() || b.ty.is_error() {
                     return self.poison();
+                }
+                if name == "pow" && a.ty.is_float() && b.ty == SurfaceType::I64 {
+                    // `pow(x, n)` with an integer exponent, as `x ^ n`: n converted.
+                    let k = a.ty.scalar().unwrap_or(ScalarKind::F64);
+                    self.b.set_span(args[1].span);
+                    let e = self.b.op1(OpKind::Cast(k), vec![b.v], Type::Scalar(k));
+                    b = Tv { ty: a.ty.clone(), v: e };
                 }
                 let (op, ok) = match name {
                     "atan2" => (BinaryOp::Atan2, a.ty.is_float()),
@@ -307,7 +321,8 @@ fn numeric_tensor(t: &SurfaceType) -> bool {
 fn builtin_signatures(name: &str) -> Vec<String> {
     let s: &[&str] = match name {
         "abs" => &["abs(T) -> T for T = f64, f32, i64 or a tensor of those"],
-        "atan2" | "pow" => &["(T, T) -> T for T = f64 or f32"],
+        "atan2" => &["(T, T) -> T for T = f64 or f32"],
+        "pow" => &["(T, T) -> T for T = f64 or f32", "(T, i64) -> T for T = f64 or f32"],
         "min" | "max" => &["(T, T) -> T for T = a number or a tensor of numbers"],
         "hadamard" => &["hadamard(T, T) -> T for T = a vec, mat, array, vector or matrix"],
         "select" => &["select(bool, T, T) -> T"],
