@@ -688,6 +688,14 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
         obj.energy()
             .field_positions(&x, f)
             .map_err(|e| format!("out_field: {e}"))?;
+    } else if let Some(out) = &s.out
+        && obj.energy().positions_of(&x).is_none()
+    {
+        return Err(Failure::Input(format!(
+            "--out {out}: the mesh written takes its positions from the first vertex `dof` \
+             field, and this program's dofs are not on vertices; set `out_field` in the solve \
+             block to a vertex `state` to write, or leave out --out"
+        )));
     }
     let mut opts = SolveOptions {
         max_iters: s.max_iters,

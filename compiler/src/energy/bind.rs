@@ -657,7 +657,9 @@ impl MeshEnergy<'_> {
         }
     }
 
-    /// Checks that every param has a value and every data field a term reads has values.
+    /// Checks that every param has a value and every data field a term or an update reads
+    /// has values (an update that reads unset data would leave its state at the
+    /// initializer, silently).
     pub(crate) fn check_data(&self) -> Result<(), EnergyError> {
         if let Some(e) = &self.static_error {
             return Err(e.clone());
@@ -668,7 +670,7 @@ impl MeshEnergy<'_> {
                 "param `{name}` has no default and no value: set it (`--set {name}=VALUE`)"
             )));
         }
-        for t in self.prog.energies.iter().chain(&self.prog.residuals) {
+        for t in self.prog.energies.iter().chain(&self.prog.residuals).chain(&self.prog.updates) {
             let ring_data = t
                 .ring
                 .iter()
@@ -788,11 +790,28 @@ impl MeshEnergy<'_> {
                 }
             })
         }
+        // Whether an expression has a constant term (one without an energy), by its form:
+        // `k·a` has none even where k is infinite (`∞·0` would read NaN numerically).
+        fn has_constant(e: &ObjExpr) -> bool {
+            match e {
+                ObjExpr::Num(_) | ObjExpr::Param(_) => true,
+                ObjExpr::Energy(_) => false,
+                ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) => has_constant(a) || has_constant(b),
+                ObjExpr::Neg(a) => has_constant(a),
+                ObjExpr::Mul(a, b) => has_constant(a) && has_constant(b),
+            }
+        }
         let (c, w) = lin(self, &names, wrt, obj, &mul)?;
-        if c.0 != 0.0 {
+        if has_constant(obj) && c.0 != 0.0 {
             return Err(EnergyError::Objective(
                 "a constant term in the objective has no effect on derivatives; drop it".into(),
             ));
+        }
+        if let Some((name, x)) = names.iter().zip(&w).find(|(_, x)| !x.0.is_finite()) {
+            return Err(EnergyError::Objective(format!(
+                "the weight of energy `{name}` is {}, not a finite number (check the params it uses)",
+                x.0
+            )));
         }
         Ok((
             w.iter().map(|x| x.0).collect(),

@@ -52,7 +52,11 @@ pub struct MeshObjective<'p> {
 }
 
 fn err(e: EnergyError) -> SolveError {
-    SolveError::Objective(e.to_string())
+    match e {
+        // `SolveError::Objective` says "objective: " itself.
+        EnergyError::Objective(m) => SolveError::Objective(m),
+        e => SolveError::Objective(e.to_string()),
+    }
 }
 
 impl<'p> MeshObjective<'p> {

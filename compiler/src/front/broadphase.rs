@@ -185,7 +185,7 @@ pub fn check(g: &mut Front, decls: &MeshDecls) -> Option<Broadphase> {
                 Some(_) => {
                     bad(
                         g,
-                        "the distance must be a positive f64".into(),
+                        "the distance must be a positive finite number".into(),
                         None,
                         distance.span,
                     );

@@ -141,7 +141,12 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
             }
             seen.push((&key.node, key.span));
             let Some(v) = literal(value) else {
-                let detail = if key.node == "fix" {
+                let hyphenated = key.node == "solver" && matches!(value.kind, ExprKind::Binary { .. });
+                let detail = if hyphenated {
+                    "`solver` takes a name or a string; write a hyphenated name as a string \
+                     (`solver = \"gauss-newton\";`)"
+                        .to_string()
+                } else if key.node == "fix" {
                     "`fix` must be an array of vertex ids (non-negative integers), `boundary`, or a \
                      file name string"
                         .to_string()
