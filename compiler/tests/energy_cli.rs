@@ -804,3 +804,37 @@ fn a_print_in_a_term_or_update_is_warned_about() {
         assert!(!out.contains("in sq"), "{out}");
     }
 }
+
+/// Objective weights that are not finite: an error that names the energy (not a "constant
+/// term"), however the param got there; a data field read only by a static update must be
+/// set like one a term reads.
+#[test]
+fn non_finite_weights_and_unset_update_data_are_named() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-weights-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("w.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec3;\nparam k: f64 = 1.0;\nenergy a(e: vertex) { dot(x[e.v0], x[e.v0]) }\nobjective = k * k * a;\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    for set in ["k=inf", "k=nan", "k=1e200"] {
+        let (rc, _, err) = madc(&["eval", &file, "--mesh", "grid:2x2", "--energy", "--set", set]);
+        assert_eq!(rc, 1, "{set}: {err}");
+        assert!(err.contains("the weight of energy `a` is") && !err.contains("constant term"), "{set}: {err}");
+    }
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:2x2", "--set", "k=inf"]);
+    assert!(rc != 0 && !err.contains("objective: objective:"), "{err}");
+    let upd = dir.join("u.mad");
+    std::fs::write(
+        &upd,
+        "dof x: vertex -> f64;\ndata D: vertex -> vec4;\nstate A: vertex -> f64;\n\
+         update A(e: vertex) { D[e.v0].w }\nenergy q(e: vertex) { A[e.v0] * x[e.v0] }\n",
+    )
+    .unwrap();
+    let upd = upd.display().to_string();
+    let (rc, _, err) = madc(&["eval", &upd, "--mesh", "grid:2x2", "--energy"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("data `D`") && err.contains("has no values"), "{err}");
+}

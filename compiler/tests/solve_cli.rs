@@ -776,3 +776,20 @@ fn an_unbounded_energy_stalls_instead_of_converging() {
     assert_eq!(summary.get("status"), Some(&J::Str("stalled".into())), "{out}");
     assert_eq!(summary.get("converged"), Some(&J::Bool(false)));
 }
+
+/// `--out` writes vertex positions: a program whose dofs are all on faces is told so before
+/// anything runs (a dynamics run used to fail after its first step).
+#[test]
+fn out_with_face_dofs_only_is_refused_up_front() {
+    let f = tmp("faces_only.mad");
+    std::fs::write(&f, "dof u: face -> vec3;\nenergy r(e: face) { dot(u[e], u[e]) }\n").unwrap();
+    let out = tmp("faces_only.obj");
+    for extra in [&[][..], &["--steps", "2"]] {
+        let mut args = vec!["run", f.as_str(), "--mesh", "grid:3x3", "--out", out.as_str()];
+        args.extend_from_slice(extra);
+        let (rc, stdout, err) = madc(&args);
+        assert_eq!(rc, 1, "{extra:?}: {err}");
+        assert!(err.contains("dofs are not on vertices"), "{err}");
+        assert!(!stdout.contains("step    1"), "{stdout}");
+    }
+}

@@ -719,6 +719,14 @@ impl MeshEnergy<'_> {
             return Ok((vec![1.0; n], vec![0.0; n]));
         };
         let mul = |a: D, b: D| -> D { (a.0 * b.0, a.0 * b.1 + a.1 * b.0) };
+        fn has_energy(e: &ObjExpr) -> bool {
+            match e {
+                ObjExpr::Num(_) | ObjExpr::Param(_) => false,
+                ObjExpr::Energy(_) => true,
+                ObjExpr::Add(a, b) | ObjExpr::Sub(a, b) | ObjExpr::Mul(a, b) => has_energy(a) || has_energy(b),
+                ObjExpr::Neg(a) => has_energy(a),
+            }
+        }
         // A linear form: (constant, coefficient per energy), each a dual number.
         fn lin(
             me: &MeshEnergy,
@@ -775,17 +783,23 @@ impl MeshEnergy<'_> {
                 ObjExpr::Mul(a, b) => {
                     let (ca, va) = lin(me, names, wrt, a, mul)?;
                     let (cb, vb) = lin(me, names, wrt, b, mul)?;
-                    let a_const = va.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
-                    let b_const = vb.iter().all(|x| x.0 == 0.0 && x.1 == 0.0);
+                    // Which side holds an energy, by its form (an infinite param makes
+                    // `∞·0` coefficients NaN, not 0).
+                    let a_const = !has_energy(a);
+                    let b_const = !has_energy(b);
                     if !a_const && !b_const {
                         return Err(EnergyError::Objective(
                             "a product of two energies is not a weighted sum".into(),
                         ));
                     }
+                    // An energy absent from a side stays at an exact 0 (not `∞·0`).
+                    let scaled = |v: &[D], k: D| -> Vec<D> {
+                        v.iter().map(|&x| if x == (0.0, 0.0) { x } else { mul(x, k) }).collect()
+                    };
                     if a_const {
-                        (mul(ca, cb), vb.iter().map(|&x| mul(ca, x)).collect())
+                        (mul(ca, cb), scaled(&vb, ca))
                     } else {
-                        (mul(ca, cb), va.iter().map(|&x| mul(x, cb)).collect())
+                        (mul(ca, cb), scaled(&va, cb))
                     }
                 }
             })
