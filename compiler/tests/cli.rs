@@ -329,3 +329,33 @@ fn powers_of_every_documented_form() {
         );
     }
 }
+
+/// A `matrix` literal or repeat whose rows are `vector`s; a row of another length is a
+/// shape mismatch at run time, on both engines.
+#[test]
+fn matrix_literals_take_vector_rows() {
+    let f = write_temp(
+        "vector_rows.mad",
+        b"fn main(n: i64) { let r = zeros(2); let s = ones(2); let m: matrix = [r, s]; print(m); \
+          let q: matrix = [s; 3]; print(q); let bad = ones(n); let w: matrix = [r, bad]; print(w); }\n",
+    );
+    for interp in [false, true] {
+        let mut args = vec!["run", f.as_str()];
+        if interp {
+            args.push("--interp");
+        }
+        let mut ok = args.clone();
+        ok.extend(["--", "2"]);
+        let o = madc(&ok);
+        assert_eq!(
+            text(&o.stdout),
+            "[[0.0, 0.0], [1.0, 1.0]]\n[[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]\n[[0.0, 0.0], [1.0, 1.0]]\n",
+            "interp {interp}: {}",
+            text(&o.stderr)
+        );
+        args.extend(["--", "3"]);
+        let o = madc(&args);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(text(&o.stderr).contains("shape mismatch"), "{}", text(&o.stderr));
+    }
+}

@@ -1,5 +1,6 @@
 //! Array literals and repeats whose context is a dynamic type (`let v: vector = [1.0, 2.0];`,
-//! `let m: matrix = [[1, 2], [3, 4]];`, `let s: [vec3] = [v; 4];`): the value is built as a
+//! `let m: matrix = [[1, 2], [3, 4]];`, `let m: matrix = [r, r];` with `r: vector`,
+//! `let s: [vec3] = [v; 4];`): the value is built as a
 //! dynamic tensor of the literal's length, filled element by element.
 
 use super::{FnCx, Tv, zero_lit};
@@ -23,7 +24,8 @@ impl FnCx<'_, '_> {
         let Some(elem) = ty.index_once() else {
             return self.poison();
         };
-        // The rows of a `matrix` are fixed-size here; their length comes from the first row.
+        // The rows of a `matrix` are fixed-size arrays or `vector`s; their type (and length)
+        // comes from the first row.
         let mut row = (elem != SurfaceType::Vector).then_some(elem);
         let mut vals = Vec::new();
         for x in xs {
@@ -38,7 +40,9 @@ impl FnCx<'_, '_> {
             let tv = match &row {
                 Some(t) => self.expect(tv, t, x.span),
                 None => {
-                    if !tv.ty.is_error() && !matches!(tv.ty.as_array(), Some((SurfaceType::F64, _)))
+                    if !tv.ty.is_error()
+                        && tv.ty != SurfaceType::Vector
+                        && !matches!(tv.ty.as_array(), Some((SurfaceType::F64, _)))
                     {
                         let found = tv.ty.to_string();
                         self.error(
@@ -80,7 +84,10 @@ impl FnCx<'_, '_> {
         let tv = self.expr(value, hint.as_ref());
         let tv = match &hint {
             Some(t) => self.expect(tv, t, value.span),
-            None if tv.ty.is_error() || matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) => {
+            None if tv.ty.is_error()
+                || tv.ty == SurfaceType::Vector
+                || matches!(tv.ty.as_array(), Some((SurfaceType::F64, _))) =>
+            {
                 tv
             }
             None => {
@@ -110,9 +117,15 @@ impl FnCx<'_, '_> {
         let kind = ty.elem_kind().unwrap_or(crate::ir::ScalarKind::F64);
         let mut ops = vec![self.konst(zero_lit(kind)), self.i64c(vals.len() as i64)];
         if let Type::Tensor { shape, .. } = elem.ir_type() {
-            for d in shape {
-                let n = if let Dim::Fixed(n) = d { n as i64 } else { 0 };
-                ops.push(self.i64c(n));
+            for (axis, d) in shape.into_iter().enumerate() {
+                let n = match (d, vals.first()) {
+                    (Dim::Fixed(n), _) => self.i64c(n as i64),
+                    // `vector` rows: the first row's length; a row of another length is a
+                    // shape mismatch when it is written in.
+                    (_, Some(&first)) => self.b.op1(OpKind::DimOf(axis as u32), vec![first], Type::I64),
+                    (_, None) => self.i64c(0),
+                };
+                ops.push(n);
             }
         }
         let mut acc = self.b.op1(OpKind::Full, ops, irt.clone());
