@@ -359,3 +359,23 @@ fn matrix_literals_take_vector_rows() {
         assert!(text(&o.stderr).contains("shape mismatch"), "{}", text(&o.stderr));
     }
 }
+
+/// A write out of bounds (`m[i] = …`, `v[i] += …`) points at the whole place written, as a
+/// read does, on both engines.
+#[test]
+fn out_of_bounds_writes_point_at_the_place() {
+    let f = write_temp("oob_write.mad", b"fn main(w: i64) {\n    let mut m = ones(2, 2);\n    let mut v = ones(2);\n    let i = 2;\n    if w == 0 { m[i] = zeros(2); } else { v[i] += 1.0; }\n}\n");
+    for (w, col) in [("0", "5:17"), ("1", "5:43")] {
+        for interp in [false, true] {
+            let mut args = vec!["run", f.as_str()];
+            if interp {
+                args.push("--interp");
+            }
+            args.extend(["--", w]);
+            let o = madc(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(err.contains(&format!("oob_write.mad:{col}")) && err.contains("^^^^ this operation failed"), "{w} {interp}: {err}");
+        }
+    }
+}

@@ -218,6 +218,7 @@ impl FnCx<'_, '_> {
             let (tv, key) = match p {
                 Proj::Index(idx, span) => {
                     let idx_vals = self.index_values(idx);
+                    self.b.set_span(*span);
                     let key = self.index_keys(&base.ty, &idx_vals);
                     let tv = self.index_tv(base, &idx_vals, *span);
                     (tv, key)
@@ -254,9 +255,11 @@ impl FnCx<'_, '_> {
                 continue;
             }
             let v = match p {
-                Proj::Index(..) | Proj::Field(..) => {
+                Proj::Index(_, span) | Proj::Field(_, span) => {
                     let mut ops = vec![base.v, new.v];
                     ops.extend(keys[k].iter().copied());
+                    // A write out of bounds points at the place written (`m[i]`).
+                    self.b.set_span(*span);
                     self.b.op1(OpKind::Insert, ops, base.ty.ir_type())
                 }
                 Proj::Tuple(i, _) => {
