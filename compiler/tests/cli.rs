@@ -379,3 +379,28 @@ fn out_of_bounds_writes_point_at_the_place() {
         }
     }
 }
+
+/// Under `grad`, a run-time error in a loop's body points at the failing operation, for a
+/// source-transformed `for` and a taped `while` alike, as in the plain call.
+#[test]
+fn loop_errors_under_derivatives_point_at_the_operation() {
+    let f = write_temp(
+        "loop_errors.mad",
+        b"fn g(x: f64, v: vector) -> f64 { let mut s = x; for i in 0..5 { s = s * 2.0 + v[i]; } s }\n\
+          fn h(x: f64, v: vector) -> f64 { let mut s = x; let mut i = 0; while s < 100.0 { s = s * 2.0 + v[i]; i += 1; } s }\n\
+          fn main(w: i64) { if w == 0 { print(grad(g, 0)(1.0, ones(3))); } else { print(grad(h, 0)(1.0, ones(3))); } }\n",
+    );
+    for (w, at) in [("0", "loop_errors.mad:1:79"), ("1", "loop_errors.mad:2:96")] {
+        for interp in [false, true] {
+            let mut args = vec!["run", f.as_str()];
+            if interp {
+                args.push("--interp");
+            }
+            args.extend(["--", w]);
+            let o = madc(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(err.contains("index 3 is out of bounds") && err.contains(at), "{w} {interp}: {err}");
+        }
+    }
+}

@@ -64,6 +64,11 @@ impl Emitter {
         self.func
     }
 
+    /// The source position new ops get.
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
     pub fn set_span(&mut self, span: Span) {
         self.span = span;
     }

@@ -366,7 +366,22 @@ impl<'a> Rev<'a> {
 
     /// Emits a copy of `id` (regions included); `print` is dropped.
     fn clone_op(&mut self, id: OpId) -> Result<(), AdError> {
+        // A copy of a primal op keeps its own source position (a run-time error in a
+        // loop's body points at the failing op, not at the loop), and leaves the
+        // emitter's position as it found it.
+        let outer = self.e.span();
+        let own = self.src.span(id);
+        if own != Default::default() {
+            self.e.set_span(own);
+        }
+        let r = self.clone_op_here(id);
+        self.e.set_span(outer);
+        r
+    }
+
+    fn clone_op_here(&mut self, id: OpId) -> Result<(), AdError> {
         let op = &self.src.ops[id];
+        let here = self.e.span();
         if matches!(op.kind, OpKind::Print | OpKind::PrintStr(_)) {
             let u = self.e.op(OpKind::Tuple, vec![])?;
             self.map.insert(op.results[0], u);
@@ -387,6 +402,7 @@ impl<'a> Rev<'a> {
             regions.push(self.e.end_region(ys));
         }
         let rtypes: Vec<Type> = op.results.iter().map(|&r| self.src.ty(r).clone()).collect();
+        self.e.set_span(here);
         let nid = self
             .e
             .push_with_regions(op.kind.clone(), xs, rtypes, regions);
