@@ -838,3 +838,25 @@ fn non_finite_weights_and_unset_update_data_are_named() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("data `D`") && err.contains("has no values"), "{err}");
 }
+
+/// `--data` fills `data` fields; a `state` takes its initial values from `--init` or its
+/// declaration, so `--data` naming one is an error that says so.
+#[test]
+fn data_naming_a_state_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-state-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> f64;\nstate c: vertex -> f64;\nupdate c(e: vertex) { 2.0 }\nenergy q(e: vertex) { c[e.v0] * x[e.v0] }\n",
+    )
+    .unwrap();
+    let npy = dir.join("c.npy");
+    let mut bytes = Vec::new();
+    mad_runtime::sparse::write_npy(&[4], &[1.0; 4], &mut bytes).unwrap();
+    std::fs::write(&npy, bytes).unwrap();
+    let (file, npy) = (file.display().to_string(), npy.display().to_string());
+    let (rc, _, err) = madc(&["eval", &file, "--mesh", "grid:2x2", "--energy", "--data", &format!("c={npy}")]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("`c` is a state") && err.contains("--init c="), "{err}");
+}

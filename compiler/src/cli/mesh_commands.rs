@@ -179,6 +179,12 @@ pub(super) fn set_data_and_pairs(me: &mut MeshEnergy, data: &[String], pairs: Op
         let (k, p) = d
             .split_once('=')
             .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
+        if me.is_state(k) {
+            return Err(format!(
+                "--data {k}: `{k}` is a state (an `update` computes it); give its initial values \
+                 with `--init {k}=FILE` (`madc run`) or the declaration's `= INIT`"
+            ));
+        }
         let dims = me.data_dims(k).map_err(|e| e.to_string())?;
         let vals = read_field(Path::new(p), dims).map_err(|e| format!("--data {k}: {e}"))?;
         me.set_data(k, &vals).map_err(|e| e.to_string())?;
