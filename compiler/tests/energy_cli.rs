@@ -472,10 +472,14 @@ fn a_param_without_default_must_be_set() {
     let (rc, out, err) = eval(&["--set", "w=0.5"]);
     assert_eq!((rc, out.as_str()), (0, "energy 6.0\n"), "{err}");
     // An i64 param takes integers in its range only.
-    for bad in ["n=2.5", "n=1e30"] {
+    for (bad, says) in [
+        ("n=2.5", "2.5 is not an integer"),
+        ("n=1e30", "1e30 is out of its range"),
+        ("n=9223372036854775808", "9.223372036854776e18 is out of its range"),
+    ] {
         let (rc, _, err) = eval(&["--set", "w=1", "--set", bad]);
         assert_eq!(rc, 1, "{bad}");
-        assert!(err.contains("is not an integer"), "{bad}: {err}");
+        assert!(err.contains(says), "{bad}: {err}");
     }
 }
 

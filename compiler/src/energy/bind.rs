@@ -542,9 +542,13 @@ impl MeshEnergy<'_> {
         if p.ty == SurfaceType::I64
             && !(value.fract() == 0.0 && value.abs() < 9.223_372_036_854_776e18)
         {
-            return Err(EnergyError::Host(format!(
-                "param `{name}` is an i64; {value} is not an integer in its range"
-            )));
+            return Err(EnergyError::Host(if value.fract() == 0.0 {
+                // Integral but too large: printed as the f64 it became, in exponent form, so
+                // that it does not pass for the digits the user typed.
+                format!("param `{name}` is an i64; {value:e} is out of its range (|n| < 2^63)")
+            } else {
+                format!("param `{name}` is an i64; {value} is not an integer")
+            }));
         }
         self.params[i] = value;
         self.params_given[i] = true;
