@@ -404,3 +404,80 @@ fn loop_errors_under_derivatives_point_at_the_operation() {
         }
     }
 }
+
+/// Tensors built at run time: an empty one of any extent, and a product too large to
+/// hold is a run-time error (exit 2), the same on both engines; never an abort.
+#[test]
+fn huge_tensors_are_errors_and_empty_ones_are_fine() {
+    let f = write_temp(
+        "huge.mad",
+        b"fn main(w: i64) {\n\
+            if w == 0 { let a = zeros(200000, 0); let b = zeros(0, 200000); let c = a * b; print(rows(c)); }\n\
+            if w == 1 { let a = zeros(100000000000, 0); let b = zeros(0, 100000000000); let c = a * b; print(rows(c)); }\n\
+            if w == 2 { let a = zeros(20000000000, 0); print(rows(a)); }\n\
+            if w == 3 { let a = zeros(3, 0); let b = zeros(0, 4); print(a * b); }\n\
+          }\n",
+    );
+    for interp in [false, true] {
+        let run = |w: &str| {
+            let mut args = vec!["run", f.as_str()];
+            if interp {
+                args.push("--interp");
+            }
+            args.extend(["--", w]);
+            madc(&args)
+        };
+        for w in ["0", "1"] {
+            let o = run(w);
+            assert_eq!(o.status.code(), Some(2), "{w} {interp}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains("`tensor.matmul`: the tensor is too large"), "{}", text(&o.stderr));
+        }
+        assert_eq!(text(&run("2").stdout), "20000000000\n", "interp {interp}");
+        assert_eq!(text(&run("3").stdout), "[[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]\n");
+    }
+}
+
+/// More of the primal's run-time errors a derivative keeps: reads through a tuple field or a
+/// row of an argument; and an energy term's unused out-of-bounds read of a fixed-size local
+/// stops the evaluation. `pow(2, n)` takes an integer exponent; the derivative of `x ^ 0`
+/// (and the second derivative of `x ^ 1`) at 0 is 0.
+#[test]
+fn parts_of_arguments_keep_their_errors_and_powers_differentiate_at_zero() {
+    let f = write_temp(
+        "parts.mad",
+        b"fn h3(t: (f64, vec2), n: i64) -> f64 { let z = t.1[n]; t.0 * t.0 }\n\
+          fn h5(a: [vec2; 2], n: i64) -> f64 { let r = a[1]; let z = r[n]; a[0].x * a[0].x }\n\
+          fn p(x: f64, n: i64) -> f64 { x ^ n }\n\
+          fn main(w: i64) {\n\
+            if w == 0 { print(grad(h3)((3.0, vec2(1.0, 2.0)), 2)); }\n\
+            if w == 1 { print(hessian(h5)([vec2(1.0, 2.0), vec2(3.0, 4.0)], 2)); }\n\
+            if w == 2 { print(grad(p)(0.0, 0)); print(hessian(p)(0.0, 1)); print(pow(2, w + 1)); }\n\
+          }\n",
+    );
+    for interp in [false, true] {
+        let run = |w: &str| {
+            let mut args = vec!["run", f.as_str()];
+            if interp {
+                args.push("--interp");
+            }
+            args.extend(["--", w]);
+            madc(&args)
+        };
+        for w in ["0", "1"] {
+            let o = run(w);
+            assert_eq!(o.status.code(), Some(2), "{w} {interp}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains("index 2 is out of bounds for length 2"));
+        }
+        assert_eq!(text(&run("2").stdout), "0.0\n[[0.0]]\n8.0\n", "interp {interp}");
+    }
+    let e = write_temp(
+        "term_oob.mad",
+        b"dof x: vertex -> vec2;\nparam n: i64 = 0;\n\
+          energy s5(e: face) { let v = [1.0, 2.0]; let z = v[n + 1]; norm2(x[e.v0] - x[e.v1]) }\n",
+    );
+    let o = madc(&["eval", &e, "--mesh", "grid:2x2", "--energy", "--set", "n=1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("index 2 is out of bounds for length 2"));
+    let o = madc(&["eval", &e, "--mesh", "grid:2x2", "--energy"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}

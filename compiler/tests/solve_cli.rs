@@ -444,7 +444,7 @@ fn a_failing_solver_exits_with_status_2() {
         );
     }
     // A solver that cannot serve the file's terms is bad input.
-    let (rc, _, err) = madc(&["run", "examples/fit_residual.mad", "--mesh", "grid:4x4"]);
+    let (rc, _, err) = madc(&["run", "examples/fit_residual.mad", "--mesh", "grid:4x4", "--solver", "newton"]);
     assert_eq!(rc, 1, "{err}");
     assert!(
         err.contains("solver `newton`") && err.contains("gauss-newton"),
@@ -756,6 +756,26 @@ fn newton_refuses_residual_terms_up_front() {
     assert!(err.contains("use newton-cg, lbfgs or gd") && !err.contains("newton,"), "{err}");
     let (rc, _, err) = madc(&["run", &f, "--mesh", "grid:2x2", "--solver", "newton-cg", "--steps", "2"]);
     assert_eq!(rc, 0, "{err}");
+    // Without a solver named, a residual file takes Gauss-Newton (Newton-CG to step in time).
+    let (rc, out, err) = madc(&["run", &f, "--mesh", "grid:2x2", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("\"solver\":\"gauss-newton\""), "{out}");
+    let (rc, out, err) = madc(&["run", &f, "--mesh", "grid:2x2", "--steps", "2", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("\"solver\":\"newton-cg\""), "{out}");
+    // With energies too, the message suggests only what takes both.
+    let both = tmp("fit_and_energy.mad");
+    std::fs::write(
+        &both,
+        "dof x: vertex -> vec3;\nresidual r(e: vertex) -> f64 { x[e.v0].x - 2.0 }\nenergy g(e: vertex) { dot(x[e.v0], x[e.v0]) }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["run", &both, "--mesh", "grid:2x2", "--solver", "newton"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("use newton-cg, lbfgs or gd") && !err.contains("gauss-newton"), "{err}");
+    let (rc, out, err) = madc(&["run", &both, "--mesh", "grid:2x2", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("\"solver\":\"newton-cg\""), "{out}");
 }
 
 /// An energy unbounded below (springs and a linear pull, nothing fixed): Newton's iterates

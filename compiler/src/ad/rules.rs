@@ -173,11 +173,15 @@ fn binary_factors(
             (Some(inv), Some(nq))
         }
         BinaryOp::Pow => {
-            // ∂a = b a^(b-1); ∂b = a^b log a, taken as 0 where a == 0 (pow(0, y)).
+            // ∂a = b a^(b-1), taken as 0 where b == 0 (x^0 is constant: no 0·∞ at a == 0,
+            // and so the second derivative of x^1 is 0 too); ∂b = a^b log a, taken as 0
+            // where a == 0 (pow(0, y)).
             let one = e.float(k, 1.0);
             let bm1 = e.sub(b, one)?;
             let p = e.binary(BinaryOp::Pow, a, bm1)?;
             let fa = e.mul(b, p)?;
+            let (_, b_is0) = e.nonzero(b)?;
+            let fa = e.zero_where(fa, b_is0)?;
             let (safe, _) = e.nonzero(a)?;
             let ps = e.binary(BinaryOp::Pow, safe, b)?;
             let l = e.unary(UnaryOp::Log, safe)?;

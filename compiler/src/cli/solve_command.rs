@@ -158,7 +158,22 @@ struct Settings {
     pairs: Option<std::path::PathBuf>,
 }
 
-fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String> {
+/// The solver a run takes when neither `--solver` nor the solve block names one: Newton for
+/// energies, Gauss-Newton for residuals alone, and Newton-CG (½‖r‖² plus the energies) for
+/// both or for residuals stepped in time (the residual solvers run no time steps).
+fn default_solver(mesh: &crate::front::mesh::MeshDecls, steps: bool) -> &'static str {
+    match (mesh.residuals.is_empty(), mesh.energies.is_empty()) {
+        (true, _) => "newton",
+        (false, true) if !steps => "gauss-newton",
+        (false, _) => "newton-cg",
+    }
+}
+
+fn merge(
+    file: Option<&SolveSettings>,
+    a: &SolveArgs,
+    decls: &crate::front::mesh::MeshDecls,
+) -> Result<Settings, String> {
     let d = SolveSettings::default();
     let f = file.unwrap_or(&d);
     let mesh = a.mesh.clone().or_else(|| f.mesh.clone()).ok_or_else(|| {
@@ -182,7 +197,7 @@ fn merge(file: Option<&SolveSettings>, a: &SolveArgs) -> Result<Settings, String
             .solver
             .clone()
             .or_else(|| f.solver.clone())
-            .unwrap_or_else(|| "newton".into()),
+            .unwrap_or_else(|| default_solver(decls, a.steps.or(f.steps).is_some()).into()),
         max_iters: a.max_iters.or(f.max_iters).unwrap_or(200),
         tol: a.tol.or(f.tol).unwrap_or(1e-6),
         project_psd: a.project_psd || f.project_psd.unwrap_or(false),
@@ -334,7 +349,7 @@ pub fn run(
         );
         return 1;
     }
-    let settings = match merge(mesh.solve.as_ref(), a).and_then(|s| solver_fits_terms(mesh, s)) {
+    let settings = match merge(mesh.solve.as_ref(), a, mesh).and_then(|s| solver_fits_terms(mesh, s)) {
         Ok(s) => s,
         Err(m) => return json_error(a.json, fail(&m), &m),
     };
@@ -368,7 +383,8 @@ fn solver_fits_terms(mesh: &crate::front::mesh::MeshDecls, s: Settings) -> Resul
         return Err(format!(
             "solver `newton` needs the Hessian of the energies, and `residual` terms assemble \
              none: for a file with `residual` terms use {}",
-            if s.steps.is_some() {
+            if s.steps.is_some() || !mesh.energies.is_empty() {
+                // Residual solvers refuse `energy` terms and time steps.
                 stepping
             } else {
                 "gauss-newton, levenberg-marquardt, their -cg forms, newton-cg, lbfgs or gd"

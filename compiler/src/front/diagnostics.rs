@@ -54,8 +54,8 @@ pub enum ErrorKind {
     AssignImmutable {
         name: String,
         declared: Option<Span>,
-        /// `variable`, `parameter`, `loop variable`, `constant`, `param`, `dof field`,
-        /// `data field` (also a `state`'s).
+        /// `variable`, `parameter`, `loop variable`, `element handle`, `constant`, `param`,
+        /// `dof field`, `data field`, `state field`.
         what: &'static str,
     },
     /// E0106. `break` or `continue` outside a loop.
@@ -312,7 +312,7 @@ impl ErrorKind {
                 format!("no overload of `{name}` takes arguments ({args})")
             }
             ErrorKind::AssignImmutable { name, what, .. } => match *what {
-                "variable" | "parameter" | "loop variable" => {
+                "variable" | "parameter" | "loop variable" | "element handle" => {
                     format!("cannot assign to immutable {what} `{name}`")
                 }
                 _ => format!("cannot assign to {what} `{name}`: it is read-only in a body"),
@@ -475,6 +475,8 @@ impl ErrorKind {
                 "variable" => format!("declare it with `let mut {name}` to make it mutable"),
                 "parameter" => format!("parameters are immutable: copy it into a mutable variable, `let mut {name} = {name};`"),
                 "loop variable" => "the loop sets it on every trip: count with a `let mut` variable of your own".into(),
+                "element handle" => "an element's vertices are the mesh's: read them (`e.v0`), write none".into(),
+                "state field" => "an `update` computes a state: its body's value is what is written".into(),
                 _ => "compute the new value in a `let mut` variable".into(),
             }],
             ErrorKind::UnknownType { .. } => vec![

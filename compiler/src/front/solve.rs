@@ -299,12 +299,17 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
         if let (Some("newton"), Some(sp)) = (s.solver.as_deref(), value_span_of(entries, "solver"))
             && !decls.residuals.is_empty()
         {
+            let instead = if decls.energies.is_empty() {
+                "gauss-newton, levenberg-marquardt, their -cg forms, newton-cg, lbfgs or gd"
+            } else {
+                "newton-cg, lbfgs or gd (the residual solvers leave `energy` terms out)"
+            };
             bad(
                 g,
-                "`newton` needs the Hessian of the energies, and this file's `residual` terms \
-                 assemble none; use gauss-newton, levenberg-marquardt, their -cg forms, newton-cg, \
-                 lbfgs or gd"
-                    .to_string(),
+                format!(
+                    "`newton` needs the Hessian of the energies, and this file's `residual` terms \
+                     assemble none; use {instead}"
+                ),
                 sp,
             );
         }

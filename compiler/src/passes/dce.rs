@@ -5,9 +5,9 @@
 //! which discards the primal result, fails where the plain call does). Control-flow ops
 //! are kept whole when any result is used.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use super::fallible::{CallFailures, op_may_fail};
+use super::fallible::{CallFailures, Facts, op_may_fail};
 
 use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 
@@ -34,7 +34,7 @@ pub fn may_print(module: &Module, f: FuncRef) -> bool {
 pub(super) struct Live<'a> {
     module: &'a Module,
     f: &'a Function,
-    consts: HashMap<ValueId, i64>,
+    facts: Facts,
     calls: CallFailures,
 }
 
@@ -43,7 +43,7 @@ impl<'a> Live<'a> {
         Live {
             module,
             f,
-            consts: super::fallible::int_constants(f),
+            facts: Facts::of(f),
             calls: CallFailures::default(),
         }
     }
@@ -56,7 +56,7 @@ impl<'a> Live<'a> {
             OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
             OpKind::Call(g) => may_print(self.module, *g) || self.calls.may_fail(self.module, *g),
             _ => {
-                op_may_fail(self.f, op, &self.consts)
+                op_may_fail(self.f, op, &self.facts)
                     || op
                         .regions
                         .iter()

@@ -47,16 +47,18 @@ fn static_in_bounds(t: &Type, indices: &[ValueId], consts: &HashMap<ValueId, i64
             .all(|(v, &n)| consts.get(v).is_some_and(|&i| i >= 0 && (i as u64) < n))
 }
 
-/// Whether `op` (in `f`, whose `i64` constants are `consts`) may fail by itself, not
+/// Whether `op` (in `f`, whose values `facts` describes) may fail by itself, not
 /// counting the ops inside its regions or the callee of a call. Counted: integer division,
 /// remainder and power unless the divisor is a non-zero constant (the exponent a
-/// non-negative one), and a read (`tensor.index`, `tensor.extract`) of one of `f`'s own
-/// parameters at an index that is not a constant within a fixed extent. Not counted, though
-/// they can fail: shape mismatches of dynamic tensors, allocations, writes and reads of
-/// tensors made inside `f`, which differentiation creates in numbers (per-iteration
-/// buffers and adjoint accumulators, correct by construction) and which an unused result
-/// would otherwise keep alive, with the loops that fill them.
-pub fn op_may_fail(f: &Function, op: &Op, consts: &HashMap<ValueId, i64>) -> bool {
+/// non-negative one), and a read (`tensor.index`, `tensor.extract`) at an index that is not
+/// a constant within a fixed extent, of a fixed-size tensor or of (a part of) one of `f`'s
+/// own parameters. Not counted, though they can fail: shape mismatches of dynamic tensors,
+/// allocations, writes, and reads of dynamic tensors made inside `f`, which differentiation
+/// creates in numbers (per-iteration buffers and adjoint accumulators sized by trip counts,
+/// correct by construction) and which an unused result would otherwise keep alive, with the
+/// loops that fill them.
+pub fn op_may_fail(f: &Function, op: &Op, facts: &Facts) -> bool {
+    let consts = &facts.consts;
     let ty = |k: usize| op.operands.get(k).map(|&v| f.ty(v));
     match &op.kind {
         OpKind::Binary(b) => {
@@ -72,7 +74,9 @@ pub fn op_may_fail(f: &Function, op: &Op, consts: &HashMap<ValueId, i64>) -> boo
             let Some(&t) = op.operands.first() else {
                 return false;
             };
-            if !f.params().contains(&t) {
+            // A fixed-size tensor, or a part of one of `f`'s arguments: not a buffer that
+            // differentiation sized by a trip count.
+            if fixed_dims(f.ty(t)).is_none() && !facts.param_parts.contains(&t) {
                 return false;
             }
             match &op.kind {
@@ -81,6 +85,34 @@ pub fn op_may_fail(f: &Function, op: &Op, consts: &HashMap<ValueId, i64>) -> boo
             }
         }
         _ => false,
+    }
+}
+
+/// What [`op_may_fail`] needs to know about the values of one function.
+pub struct Facts {
+    /// The `i64` constants, by value.
+    pub consts: HashMap<ValueId, i64>,
+    /// The parameters and their parts (`t.1`, `m[1]`, `a[i].x`).
+    pub param_parts: std::collections::HashSet<ValueId>,
+}
+
+impl Facts {
+    pub fn of(f: &Function) -> Facts {
+        let mut parts: std::collections::HashSet<ValueId> = f.params().iter().copied().collect();
+        loop {
+            let before = parts.len();
+            for (_, op) in f.ops.iter() {
+                if matches!(op.kind, OpKind::TupleGet(_) | OpKind::Index | OpKind::Extract(_))
+                    && op.operands.first().is_some_and(|v| parts.contains(v))
+                {
+                    parts.extend(op.results.iter().copied());
+                }
+            }
+            if parts.len() == before {
+                break;
+            }
+        }
+        Facts { consts: int_constants(f), param_parts: parts }
     }
 }
 
@@ -102,12 +134,12 @@ impl CallFailures {
         let Some(func) = module.functions.get(f) else {
             return true;
         };
-        let consts = int_constants(func);
+        let facts = Facts::of(func);
         let mut fails = false;
         for (_, op) in func.ops.iter() {
             fails = match op.kind {
                 OpKind::Call(g) => self.known.get(&g).copied().unwrap_or_else(|| self.may_fail(module, g)),
-                _ => op_may_fail(func, op, &consts),
+                _ => op_may_fail(func, op, &facts),
             };
             if fails {
                 break;

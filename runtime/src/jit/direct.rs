@@ -70,6 +70,7 @@ pub unsafe extern "C" fn mad_rt_matmul_f64(
         && sa.len() == 2
         && (1..=2).contains(&sb.len())
         && sa[1] == sb[0]
+        && sa[0].checked_mul(if sb.len() == 2 { sb[1] } else { 1 }).is_some_and(|t| t <= 1 << 22)
     {
         let (m, k) = (sa[0], sa[1]);
         let n = if sb.len() == 2 { sb[1] } else { 1 };

@@ -100,6 +100,10 @@ pub fn fast(op: &TensorOp, args: &[Arg<'_>]) -> Option<Value> {
             }
             let (m, k) = (sa[0], sa[1]);
             let n = if sb.len() == 2 { sb[1] } else { 1 };
+            // Large results take the general path, which checks their size.
+            if m.checked_mul(n).is_none_or(|t| t > 1 << 22) {
+                return None;
+            }
             let mut out = vec![0.0; m * n];
             matmul_f64(va, vb, m, k, n, &mut out);
             tensor(if sb.len() == 2 { vec![m, n] } else { vec![m] }, out)

@@ -232,7 +232,10 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
     }
     let (m, k) = (a.shape[0], a.shape[1]);
     let n = if b.shape.len() == 2 { b.shape[1] } else { 1 };
-    let mut out = Vec::with_capacity(m * n);
+    let total = tensor_size(&[m, n], "tensor.matmul")?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(total)
+        .map_err(|_| RtError::Other(format!("`tensor.matmul`: no memory for {total} entries")))?;
     for i in 0..m {
         for j in 0..n {
             let terms = (0..k).map(|p| mul_values(&a.data.get(i * k + p), &b.data.get(p * n + j)));
@@ -248,6 +251,22 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
         shape,
         data: data_from_values(a.kind(), &out),
     }))
+}
+
+/// The most entries a tensor built at run time may have (both engines).
+pub const MAX_ELEMENTS: usize = 1 << 32;
+
+/// The entry count of a new tensor of `shape`, or the "too large" error of `what`: 0 when
+/// an extent is 0 (however large the others), else the product, at most [`MAX_ELEMENTS`].
+pub fn tensor_size(shape: &[usize], what: &str) -> Result<usize, RtError> {
+    if shape.contains(&0) {
+        return Ok(0);
+    }
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .filter(|&t| t <= MAX_ELEMENTS)
+        .ok_or_else(|| RtError::Other(format!("`{what}`: the tensor is too large")))
 }
 
 /// Computes one op on its operands.
@@ -322,10 +341,7 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 }
                 shape.push(n as usize);
             }
-            let total = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
-            let total = total
-                .filter(|&t| t <= 1 << 40)
-                .ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
+            let total = tensor_size(&shape, "tensor.full")?;
             let kind = scalar::kind_of(&v).ok_or(RtError::BadOperand("tensor.full"))?;
             let data = full_data(kind, &v, total)
                 .ok_or_else(|| RtError::Other(format!("`tensor.full`: no memory for {total} entries")))?;

@@ -155,12 +155,8 @@ pub fn pack(items: &[Value]) -> Result<Value, RtError> {
     Ok(Value::Tensor(Tensor { shape, data }))
 }
 
-/// The most elements `tensor.full` creates (2^32).
-pub const MAX_ELEMENTS: usize = 1 << 32;
-
 pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
     let mut shape = Vec::with_capacity(extents.len());
-    let mut count: usize = 1;
     for e in extents {
         let n = index_of(e, "tensor.full")?;
         if n < 0 {
@@ -168,12 +164,9 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
                 "negative size {n} for a new tensor (`zeros`, `ones`)"
             )));
         }
-        count = count
-            .checked_mul(n as usize)
-            .filter(|&c| c <= MAX_ELEMENTS)
-            .ok_or_else(|| RtError::Other("`tensor.full`: the tensor is too large".into()))?;
         shape.push(n as usize);
     }
+    let count = mad_runtime::jit::tensor::tensor_size(&shape, "tensor.full")?;
     fn filled<T: Copy>(x: T, count: usize) -> Result<Vec<T>, RtError> {
         let mut v = Vec::new();
         v.try_reserve_exact(count).map_err(|_| {
@@ -275,9 +268,13 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value, RtError> {
     if b.shape.len() == 2 {
         shape.push(n);
     }
+    let total = mad_runtime::jit::tensor::tensor_size(&[m, n], "tensor.matmul")?;
     macro_rules! product {
         ($x:expr, $y:expr, $zero:expr) => {{
-            let mut c = Vec::with_capacity(m * n);
+            let mut c = Vec::new();
+            c.try_reserve_exact(total).map_err(|_| {
+                RtError::Other(format!("`tensor.matmul`: no memory for {total} entries"))
+            })?;
             for i in 0..m {
                 for j in 0..n {
                     let mut acc = if k == 0 { $zero } else { $x[i * k] * $y[j] };

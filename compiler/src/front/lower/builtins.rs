@@ -143,7 +143,17 @@ impl FnCx<'_, '_> {
                 } else {
                     expected
                 };
-                let (a, mut b) = self.two_args(&args[0], &args[1], exp);
+                let (a, mut b) = if name == "pow"
+                    && super::ops::is_literal(&args[0])
+                    && !super::ops::is_literal(&args[1])
+                {
+                    // `pow(2, n)` with `n: i64`: the literal base is a float (`pow(f64, i64)`).
+                    let b = self.expr(&args[1], None);
+                    let hint = if b.ty == SurfaceType::I64 { Some(SurfaceType::F64) } else { literal_hint(&b.ty) };
+                    (self.expr(&args[0], hint.as_ref()), b)
+                } else {
+                    self.two_args(&args[0], &args[1], exp)
+                };
                 if a.ty.is_error() || b.ty.is_error() {
                     return self.poison();
                 }

@@ -13,7 +13,8 @@ pub struct Local {
     pub mutable: bool,
     pub val: ValueId,
     pub span: Span,
-    /// What the name is, for messages: `variable`, `parameter` or `loop variable`.
+    /// What the name is, for messages: `variable`, `parameter`, `loop variable` or
+    /// `element handle`.
     pub role: &'static str,
 }
 

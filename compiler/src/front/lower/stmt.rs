@@ -206,6 +206,12 @@ impl FnCx<'_, '_> {
                 },
                 place.span,
             );
+            if matches!(local.ty, SurfaceType::Stencil(_)) {
+                // An element handle has no parts to write: reading `e.v0` as a place
+                // would only add errors about it.
+                self.expr(value, None);
+                return;
+            }
         }
         // Read down the projections, remembering each intermediate value.
         let mut chain: Vec<Tv> = vec![Tv {
@@ -303,6 +309,10 @@ impl FnCx<'_, '_> {
             Def::Const(_) => Some("constant"),
             Def::Mesh(i) => match self.g.items.mesh[*i].kind {
                 MeshItemKind::Dof { .. } => Some("dof field"),
+                // A `state` is a data field that an `update` computes.
+                MeshItemKind::Data { .. } if matches!(self.g.items.mesh[*i].item.kind, mad_grammar::ast::ItemKind::State { .. }) => {
+                    Some("state field")
+                }
                 MeshItemKind::Data { .. } => Some("data field"),
                 MeshItemKind::Param { .. } => Some("param"),
                 MeshItemKind::Energy | MeshItemKind::Residual => None,

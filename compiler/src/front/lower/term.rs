@@ -81,7 +81,7 @@ impl FnCx<'_, '_> {
             t.handles.insert(v, Handle::Elem);
         }
         let pos = self.declare(name, SurfaceType::Stencil(stencil), false, v, span);
-        self.set_role(pos, "parameter");
+        self.set_role(pos, "element handle");
     }
 
     fn handle_of(&self, v: ValueId) -> Option<Handle> {
