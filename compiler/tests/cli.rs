@@ -21,6 +21,16 @@ fn write_temp(name: &str, src: &[u8]) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// `madc run FILE [--interp] -- ARG`.
+fn run_main(file: &str, interp: bool, arg: &str) -> Output {
+    let mut args = vec!["run", file];
+    if interp {
+        args.push("--interp");
+    }
+    args.extend(["--", arg]);
+    madc(&args)
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -419,14 +429,7 @@ fn huge_tensors_are_errors_and_empty_ones_are_fine() {
           }\n",
     );
     for interp in [false, true] {
-        let run = |w: &str| {
-            let mut args = vec!["run", f.as_str()];
-            if interp {
-                args.push("--interp");
-            }
-            args.extend(["--", w]);
-            madc(&args)
-        };
+        let run = |w: &str| run_main(&f, interp, w);
         for w in ["0", "1"] {
             let o = run(w);
             assert_eq!(o.status.code(), Some(2), "{w} {interp}: {}", text(&o.stderr));
@@ -455,14 +458,7 @@ fn parts_of_arguments_keep_their_errors_and_powers_differentiate_at_zero() {
           }\n",
     );
     for interp in [false, true] {
-        let run = |w: &str| {
-            let mut args = vec!["run", f.as_str()];
-            if interp {
-                args.push("--interp");
-            }
-            args.extend(["--", w]);
-            madc(&args)
-        };
+        let run = |w: &str| run_main(&f, interp, w);
         for w in ["0", "1"] {
             let o = run(w);
             assert_eq!(o.status.code(), Some(2), "{w} {interp}: {}", text(&o.stderr));
