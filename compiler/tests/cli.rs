@@ -477,3 +477,30 @@ fn parts_of_arguments_keep_their_errors_and_powers_differentiate_at_zero() {
     let o = madc(&["eval", &e, "--mesh", "grid:2x2", "--energy"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// Output that cannot be written (a full device) is an error with exit status 1 for every
+/// command, never a panic and never a silent success.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_output_device_is_an_error() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    for args in [
+        &["emit", "ir", "examples/bending.mad"][..],
+        &["explain", "examples/bending.mad"],
+        &["eval", "examples/bending.mad", "--mesh", "grid:3x3", "--energy"],
+        &["run", "examples/smooth.mad", "--json"],
+        &["run", "examples/hello.mad"],
+    ] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_madc"))
+            .args(args)
+            .current_dir(root)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("error: cannot write the output"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -476,6 +476,7 @@ fn a_param_without_default_must_be_set() {
         ("n=2.5", "2.5 is not an integer"),
         ("n=1e30", "1e30 is out of its range"),
         ("n=9223372036854775808", "9.223372036854776e18 is out of its range"),
+        ("n=9007199254740993", "beyond the integers a param holds exactly"),
     ] {
         let (rc, _, err) = eval(&["--set", "w=1", "--set", bad]);
         assert_eq!(rc, 1, "{bad}");

@@ -254,15 +254,15 @@ pub(super) fn run_program(
     let code = match result {
         Ok(v) => {
             if !matches!(&v, Value::Tuple(t) if t.is_empty()) {
-                let _ = writeln!(out, "{v}");
+                super::stdout::note(writeln!(out, "{v}"));
             }
             0
         }
         Err(e) => {
-            let _ = out.flush();
+            super::stdout::note(out.flush());
             report(&e, color)
         }
     };
-    let _ = out.flush();
+    super::stdout::note(out.flush());
     code
 }

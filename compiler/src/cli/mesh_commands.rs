@@ -88,6 +88,15 @@ pub(super) fn parse_set(s: &str) -> Result<(String, f64), String> {
         .trim_start_matches(['+', '-'])
         .to_ascii_lowercase()
         .starts_with("inf");
+    // Params are held as f64: an integer it cannot hold exactly would change silently.
+    if let Ok(n) = text.parse::<i64>()
+        && (n as f64) as i128 != n as i128
+    {
+        return Err(format!(
+            "--set {s}: {n} is beyond the integers a param holds exactly (|n| ≤ 2^53; params \
+             are held as f64)"
+        ));
+    }
     if x.is_infinite() && !spelled_inf {
         return Err(format!(
             "--set {s}: `{text}` is out of the range of f64 (write `inf` for an infinite value)"
@@ -369,10 +378,7 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
             Some(e) => e,
             None => me.energy(&x).map_err(evaluation)?,
         };
-        let _ = std::io::Write::write_all(
-            &mut std::io::stdout().lock(),
-            format!("energy {e:?}\n").as_bytes(),
-        );
+        super::stdout::write(format!("energy {e:?}\n").as_bytes());
     }
     Ok(())
 }
@@ -416,8 +422,9 @@ pub fn bench(a: &BenchArgs, color: bool) -> i32 {
             1e3 / t.median_ms,
             t.runs
         );
-        // A closed pipe (`| head -1`) is not an error of the benchmark.
-        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+        // A closed pipe (`| head -1`) ends the process quietly; another failed write is an
+        // error at exit.
+        super::stdout::write(text.as_bytes());
         Ok(())
     };
     match run() {

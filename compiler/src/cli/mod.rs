@@ -7,6 +7,7 @@ mod commands;
 mod mesh_commands;
 mod progress;
 mod solve_command;
+mod stdout;
 mod svg_plot;
 
 use clap::Parser;
@@ -34,16 +35,49 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
+    // `print!` panics when standard output cannot be written: that is recorded and
+    // reported as an error below, not as a crash.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if stdout::is_print_failure(message) {
+            stdout::record(message.trim_start_matches("failed printing to stdout: ").to_string());
+        } else {
+            default_hook(info);
+        }
+    }));
     let handle = std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .name("madc".into())
         .spawn(move || run(cli));
-    match handle.map(|h| h.join()) {
-        Ok(Ok(code)) => code,
+    let code = match handle.map(|h| h.join()) {
+        Ok(Ok(code)) => {
+            stdout::note(std::io::Write::flush(&mut std::io::stdout()));
+            code
+        }
+        _ if stdout::take_failure().is_some_and(|m| {
+            eprintln!("error: cannot write the output: {m}");
+            true
+        }) =>
+        {
+            return 1;
+        }
         _ => {
             eprintln!("error: madc failed unexpectedly");
-            101
+            return 101;
         }
+    };
+    match stdout::take_failure() {
+        Some(m) => {
+            eprintln!("error: cannot write the output: {m}");
+            if code == 0 { 1 } else { code }
+        }
+        None => code,
     }
 }
 

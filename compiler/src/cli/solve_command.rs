@@ -410,7 +410,7 @@ fn json_error(json: bool, code: i32, message: &str) -> i32 {
             "{{\"type\":\"error\",\"message\":{},\"exit_status\":{code}}}\n",
             json_str(message)
         );
-        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+        super::stdout::write(line.as_bytes());
     }
     code
 }
@@ -570,7 +570,7 @@ struct Log {
 impl Log {
     fn line(&self, text: String) {
         if self.json {
-            let _ = writeln!(std::io::stdout().lock(), "{text}");
+            super::stdout::note(writeln!(std::io::stdout().lock(), "{text}"));
         } else {
             self.progress.line(&text);
         }
