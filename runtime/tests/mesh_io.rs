@@ -237,6 +237,20 @@ fn degenerate_faces_are_reported_not_rejected() {
     assert_eq!(r.warnings().len(), 2);
 }
 
+/// The zero-area test does not depend on the mesh's scale: a proper triangle at 1e200 or at
+/// 1e-170 (whose squared lengths over- or underflow) is not reported; a flat one is.
+#[test]
+fn zero_area_faces_are_found_at_every_scale() {
+    for scale in ["1e200", "1e-170", "1"] {
+        let src = format!("v 0 0 0\nv {scale} 0 0\nv 0 {scale} 0\nv 2e0 0 0\nf 1 2 3\n");
+        let (_, r) = read_mesh(src.as_bytes(), MeshFormat::Obj).unwrap();
+        assert!(r.degenerate_faces.is_empty(), "{scale}: {:?}", r.degenerate_faces);
+        let flat = format!("v 0 0 0\nv {scale} 0 0\nv -{scale} 0 0\nf 1 2 3\n");
+        let (_, r) = read_mesh(flat.as_bytes(), MeshFormat::Obj).unwrap();
+        assert_eq!(r.degenerate_faces, vec![(0, Degeneracy::ZeroArea)], "{scale}");
+    }
+}
+
 #[test]
 fn mesh_new_validates() {
     assert!(Mesh::new(vec![[0.0; 3]], vec![[0, 0, 1]]).is_err());

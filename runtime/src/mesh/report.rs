@@ -52,9 +52,12 @@ impl MeshReport {
                 continue;
             }
             let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-            let e1 = sub(b, a);
-            let e2 = sub(c, a);
-            let e3 = sub(c, b);
+            // The edges scaled to a largest component of 1: the test is scale-invariant, and
+            // at 1e200 (or 1e-170) the squared lengths would over- (under-)flow.
+            let (e1, e2, e3) = (sub(b, a), sub(c, a), sub(c, b));
+            let m = [e1, e2, e3].iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+            let unit = |e: [f64; 3]| if m > 0.0 && m.is_finite() { e.map(|x| x / m) } else { e };
+            let (e1, e2, e3) = (unit(e1), unit(e2), unit(e3));
             let cr = cross(e1, e2);
             let area2 = dot(cr, cr).sqrt();
             let longest = dot(e1, e1).max(dot(e2, e2)).max(dot(e3, e3));
