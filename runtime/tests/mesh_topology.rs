@@ -290,3 +290,30 @@ fn topology_rejects_out_of_range_indices() {
     };
     assert!(Topology::new(&m).is_err());
 }
+
+/// A face written the other way round: the rings of its vertices are still in fan order
+/// (consecutive neighbours share a face with the vertex), in the direction most of the
+/// vertex's faces take; and a consistently oriented mesh keeps its rings bit for bit.
+#[test]
+fn rings_are_fans_when_one_face_is_flipped() {
+    let m = icosphere(1);
+    let reference = Topology::new(&m).unwrap();
+    for flip in [0usize, 7, 19] {
+        let mut tris = m.triangles.clone();
+        tris[flip].swap(1, 2);
+        let flipped = Mesh::new(m.positions.clone(), tris.clone()).unwrap();
+        let t = Topology::new(&flipped).unwrap();
+        for v in 0..m.num_vertices() {
+            assert!(t.ring_ordered[v], "vertex {v} (face {flip} flipped)");
+            let ring = t.ring(v);
+            let shares_face = |a: u32, b: u32| {
+                tris.iter().any(|f| f.contains(&(v as u32)) && f.contains(&a) && f.contains(&b))
+            };
+            for i in 0..ring.len() {
+                assert!(shares_face(ring[i], ring[(i + 1) % ring.len()]), "vertex {v}: {ring:?}");
+            }
+            // The majority direction is the unflipped mesh's.
+            assert_eq!(ring, reference.ring(v), "vertex {v}");
+        }
+    }
+}

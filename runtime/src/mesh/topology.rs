@@ -23,8 +23,11 @@
 //!   are in the faces' cyclic order (counter-clockwise for counter-clockwise faces: for a face
 //!   `(v, a, b)`, b follows a), starting at the boundary neighbour that begins the fan for a
 //!   boundary vertex and at the smallest neighbour for an interior one; [`Topology::ring_ordered`]
-//!   is then true. Otherwise (non-manifold, inconsistently oriented, or neighbours reached only
-//!   through degenerate faces) the neighbours are in increasing order and the flag is false.
+//!   is then true. Faces around the vertex written both ways still form its fan: it runs in the
+//!   direction most of them take (on a tie, that of the face in which v is followed by its
+//!   smallest neighbour). Otherwise (non-manifold, or
+//!   neighbours reached only through degenerate faces) the neighbours are in increasing order
+//!   and the flag is false.
 //!   An unreferenced vertex has an empty ring.
 
 use super::{Mesh, MeshError};
@@ -417,7 +420,12 @@ fn rings(nv: usize, faces: &[[u32; 3]], edges: &[[u32; 2]]) -> (Vec<usize>, Vec<
     for v in 0..nv {
         let cs = &mut corners[corner_off[v]..corner_off[v + 1]];
         let nb = &mut nbrs[offsets[v]..offsets[v + 1]];
-        if cyclic_order(cs, nb.len(), &mut seq) {
+        let mut found = cyclic_order(cs, nb.len(), &mut seq);
+        if !found && let Some(mut oriented) = reoriented(cs) {
+            // Faces around v written both ways: the fan in the direction most take.
+            found = cyclic_order(&mut oriented, nb.len(), &mut seq);
+        }
+        if found {
             let mut check = seq.clone();
             check.sort_unstable();
             if check == nb {
@@ -427,6 +435,56 @@ fn rings(nv: usize, faces: &[[u32; 3]], edges: &[[u32; 2]]) -> (Vec<usize>, Vec<
         }
     }
     (offsets, nbrs, ordered)
+}
+
+/// The corners of a fan whose faces are not all oriented alike, turned to one direction:
+/// the link (each corner an undirected edge between two neighbours) must be one path or one
+/// cycle; its direction is the one most corners take (on a tie, the first corner's: the
+/// corners come sorted, so the face in which the vertex is followed by its smallest
+/// neighbour). `None`
+/// when the link is not a single path or cycle (a non-manifold vertex).
+fn reoriented(corners: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
+    use std::collections::HashMap;
+    let mut adj: HashMap<u32, Vec<u32>> = HashMap::new();
+    for &(a, b) in corners {
+        adj.entry(a).or_default().push(b);
+        adj.entry(b).or_default().push(a);
+    }
+    if adj.values().any(|n| n.len() > 2) {
+        return None;
+    }
+    // Walk from an end of the path (or from the smallest vertex of a cycle).
+    let ends: Vec<u32> = adj.iter().filter(|(_, n)| n.len() == 1).map(|(&v, _)| v).collect();
+    let start = match ends.len() {
+        0 => *adj.keys().min()?,
+        2 => *ends.iter().min()?,
+        _ => return None,
+    };
+    let mut walk = vec![start];
+    let (mut prev, mut cur) = (None, start);
+    // The smaller of the two ways at a cycle's start; the direction is decided below.
+    while let Some(n) = adj[&cur].iter().copied().filter(|&n| Some(n) != prev).min() {
+        if n == start {
+            break;
+        }
+        if walk.contains(&n) || walk.len() > corners.len() {
+            return None;
+        }
+        walk.push(n);
+        (prev, cur) = (Some(cur), n);
+    }
+    let steps: Vec<(u32, u32)> = match ends.len() {
+        0 => (0..walk.len()).map(|i| (walk[i], walk[(i + 1) % walk.len()])).collect(),
+        _ => walk.windows(2).map(|w| (w[0], w[1])).collect(),
+    };
+    if steps.len() != corners.len() {
+        return None;
+    }
+    let forward = |c: &(u32, u32)| steps.contains(c);
+    let along = corners.iter().filter(|c| forward(c)).count();
+    let against = corners.len() - along;
+    let keep = along > against || (along == against && forward(&corners[0]));
+    Some(if keep { steps } else { steps.iter().map(|&(a, b)| (b, a)).collect() })
 }
 
 /// Orders a vertex's fan; `corners` are its faces' (next, previous) vertex pairs. Returns false
