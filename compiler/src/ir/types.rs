@@ -61,17 +61,25 @@ impl Type {
         matches!(self, Type::Tuple(items) if items.is_empty())
     }
 
-    /// The number of scalars if every extent is fixed (tuples: the sum of their parts).
-    pub fn static_size(&self) -> Option<u64> {
+    /// A tensor's extents if every one is fixed; `None` for other types.
+    pub fn fixed_shape(&self) -> Option<Vec<u64>> {
         match self {
-            Type::Scalar(_) => Some(1),
             Type::Tensor { shape, .. } => shape
                 .iter()
                 .map(|d| match d {
                     Dim::Fixed(n) => Some(*n),
                     _ => None,
                 })
-                .product(),
+                .collect(),
+            _ => None,
+        }
+    }
+
+    /// The number of scalars if every extent is fixed (tuples: the sum of their parts).
+    pub fn static_size(&self) -> Option<u64> {
+        match self {
+            Type::Scalar(_) => Some(1),
+            Type::Tensor { .. } => self.fixed_shape().map(|s| s.iter().product()),
             Type::Tuple(items) => items.iter().map(Type::static_size).sum(),
         }
     }

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{BinaryOp, Dim, FuncRef, Function, Module, Op, OpKind, ScalarKind, Type, ValueId};
+use crate::ir::{BinaryOp, FuncRef, Function, Module, Op, OpKind, ScalarKind, Type, ValueId};
 
 /// The `i64` constants of `f`, by value.
 pub fn int_constants(f: &Function) -> HashMap<ValueId, i64> {
@@ -22,22 +22,10 @@ pub fn int_constants(f: &Function) -> HashMap<ValueId, i64> {
         .collect()
 }
 
-fn fixed_dims(t: &Type) -> Option<Vec<u64>> {
-    match t {
-        Type::Tensor { shape, .. } => shape
-            .iter()
-            .map(|d| match d {
-                Dim::Fixed(n) => Some(*n),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
-    }
-}
 
 /// Whether `indices` are constants within the first extents of tensor type `t`.
 fn static_in_bounds(t: &Type, indices: &[ValueId], consts: &HashMap<ValueId, i64>) -> bool {
-    let Some(dims) = fixed_dims(t) else {
+    let Some(dims) = Type::fixed_shape(t) else {
         return false;
     };
     indices.len() <= dims.len()
@@ -76,11 +64,11 @@ pub fn op_may_fail(f: &Function, op: &Op, facts: &Facts) -> bool {
             };
             // A fixed-size tensor, or a part of one of `f`'s arguments: not a buffer that
             // differentiation sized by a trip count.
-            if fixed_dims(f.ty(t)).is_none() && !facts.param_parts.contains(&t) {
+            if Type::fixed_shape(f.ty(t)).is_none() && !facts.param_parts.contains(&t) {
                 return false;
             }
             match &op.kind {
-                OpKind::Extract(i) => fixed_dims(f.ty(t)).is_none_or(|d| d.first().is_none_or(|&n| *i >= n)),
+                OpKind::Extract(i) => Type::fixed_shape(f.ty(t)).is_none_or(|d| d.first().is_none_or(|&n| *i >= n)),
                 _ => !static_in_bounds(f.ty(t), &op.operands[1..], consts),
             }
         }
