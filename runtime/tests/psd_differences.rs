@@ -2,7 +2,9 @@
 //! projection by cyclic Jacobi of the whole block, which knows nothing of differences,
 //! translations or lanes.
 
-use mad_runtime::linalg::differences::{project_psd_differences, project_psd_differences_many};
+use mad_runtime::linalg::differences::{
+    project_psd_differences, project_psd_differences_many, project_psd_differences_many_upper,
+};
 use mad_runtime::linalg::psd_test::psd_within_tolerance;
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by};
 
@@ -161,6 +163,27 @@ fn batches_match_the_full_projection_and_do_not_mix_blocks() {
                 got.iter().zip(other).all(|(x, y)| x.to_bits() == y.to_bits()),
                 "n={n} d={d}: block {i} depends on its neighbours"
             );
+        }
+        // The upper-triangle variant: the same upper triangles, bit for bit, and lower
+        // triangles that are either the projection's or the input's.
+        let mut upper: Vec<f64> = blocks.concat();
+        let upper_count = project_psd_differences_many_upper(&mut upper, k, n, &mut work);
+        assert_eq!(upper_count, count, "n={n} d={d}: upper-only changed count");
+        for (b, ((got, full), input)) in upper.chunks_exact(kk).zip(flat.chunks_exact(kk)).zip(&blocks).enumerate() {
+            for i in 0..k {
+                for j in 0..k {
+                    let (x, want) = (got[i * k + j], full[i * k + j]);
+                    if j >= i {
+                        assert_eq!(x.to_bits(), want.to_bits(), "n={n} d={d}: block {b} ({i}, {j})");
+                    } else {
+                        let kept = input[i * k + j];
+                        assert!(
+                            x.to_bits() == want.to_bits() || x.to_bits() == kept.to_bits(),
+                            "n={n} d={d}: block {b} lower ({i}, {j}) is neither"
+                        );
+                    }
+                }
+            }
         }
     }
 }

@@ -643,13 +643,18 @@ impl MeshEnergy<'_> {
             if let Some(p) = &project {
                 let kk = p.k * p.k;
                 let blocks = &mut w.blocks[..r.len() * kk];
-                p.psd.many(blocks, &mut w.work);
+                let upper_only = matches!(p.scatter, Scatter::Upper(_));
+                p.psd.many(blocks, upper_only, &mut w.work);
                 let (hess, weight) = (p.hess, p.weight);
                 for (e, block) in r.clone().zip(blocks.chunks_exact(kk)) {
                     // A zero block (±0 everywhere) adds nothing: a barrier or contact term
                     // away from contact. The test ORs the bits without the sign, without
-                    // branches.
-                    if block.iter().fold(0u64, |acc, &v| acc | (v.to_bits() << 1)) == 0 {
+                    // branches, and only when the first entry is ±0 (a block whose first
+                    // entry is not, as in most terms with a Hessian, is not zero).
+                    let zero = |v: &f64| v.to_bits() << 1 == 0;
+                    if zero(&block[0])
+                        && block.iter().fold(0u64, |acc, &v| acc | (v.to_bits() << 1)) == 0
+                    {
                         continue;
                     }
                     match p.scatter {

@@ -14,7 +14,9 @@
 //! weight ([`PsdProjector::for_weight`]) hands back −P(−H) (negation is exact), which the
 //! caller scales by w as it scales every block.
 
-use mad_runtime::linalg::differences::{project_psd_differences, project_psd_differences_many};
+use mad_runtime::linalg::differences::{
+    project_psd_differences, project_psd_differences_many, project_psd_differences_many_upper,
+};
 use mad_runtime::linalg::sym_eigen::PsdWork;
 use mad_runtime::linalg::translation::{project_psd_translation, project_psd_translation_many};
 
@@ -60,10 +62,13 @@ impl PsdProjector {
         changed
     }
 
-    /// Projects consecutive blocks; how many changed.
-    pub fn many(&self, blocks: &mut [f64], work: &mut PsdWork) -> usize {
+    /// Projects consecutive blocks; how many changed. With `upper_only`, the caller reads
+    /// the upper triangles (entries (i, j), j ≥ i) only, and the lower triangles of the
+    /// projected blocks may keep their input values
+    /// ([`project_psd_differences_many_upper`]).
+    pub fn many(&self, blocks: &mut [f64], upper_only: bool, work: &mut PsdWork) -> usize {
         negated_if(self.negative, blocks);
-        let changed = self.many_unsigned(blocks, work);
+        let changed = self.many_unsigned(blocks, upper_only, work);
         negated_if(self.negative, blocks);
         changed
     }
@@ -76,8 +81,10 @@ impl PsdProjector {
         }
     }
 
-    fn many_unsigned(&self, blocks: &mut [f64], work: &mut PsdWork) -> usize {
-        if self.differences {
+    fn many_unsigned(&self, blocks: &mut [f64], upper_only: bool, work: &mut PsdWork) -> usize {
+        if self.differences && upper_only {
+            project_psd_differences_many_upper(blocks, self.k, self.nverts, work)
+        } else if self.differences {
             project_psd_differences_many(blocks, self.k, self.nverts, work)
         } else {
             project_psd_translation_many(blocks, self.k, self.nverts, 0.0, work)

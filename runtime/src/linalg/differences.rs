@@ -89,15 +89,41 @@ pub fn project_psd_differences_many(
     nverts: usize,
     work: &mut PsdWork,
 ) -> usize {
+    many_differences::<false>(blocks, k, nverts, work)
+}
+
+/// [`project_psd_differences_many`] for callers that read the **upper triangles** of the
+/// projected blocks only (entries (i, j) with j ≥ i, as an upper-triangle assembly does):
+/// blocks projected in lanes get those entries only, their lower triangles keep the input
+/// values. (Writing a lane's block back into its row-major place is a transposition, one
+/// scalar store per entry; the upper triangle alone is 21 of a 6×6 block's 36.)
+///
+/// # Panics
+/// As [`project_psd_differences_many`].
+pub fn project_psd_differences_many_upper(
+    blocks: &mut [f64],
+    k: usize,
+    nverts: usize,
+    work: &mut PsdWork,
+) -> usize {
+    many_differences::<true>(blocks, k, nverts, work)
+}
+
+fn many_differences<const UPPER: bool>(
+    blocks: &mut [f64],
+    k: usize,
+    nverts: usize,
+    work: &mut PsdWork,
+) -> usize {
     assert!(
         k > 0 && blocks.len().is_multiple_of(k * k),
         "project_psd_differences_many: matrix size"
     );
     match (k, nverts) {
-        (6, 2) => project_many_lanes::<6, 3, 2>(blocks, work),
-        (6, 3) => project_many_lanes::<6, 4, 3>(blocks, work),
-        (9, 3) => project_many_lanes::<9, 6, 3>(blocks, work),
-        (8, 4) => project_many_lanes::<8, 6, 4>(blocks, work),
+        (6, 2) => project_many_lanes::<6, 3, 2, UPPER>(blocks, work),
+        (6, 3) => project_many_lanes::<6, 4, 3, UPPER>(blocks, work),
+        (9, 3) => project_many_lanes::<9, 6, 3, UPPER>(blocks, work),
+        (8, 4) => project_many_lanes::<8, 6, 4, UPPER>(blocks, work),
         _ => blocks
             .chunks_exact_mut(k * k)
             .map(|b| usize::from(project_psd_differences(b, k, nverts, work)))

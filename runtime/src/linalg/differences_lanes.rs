@@ -88,8 +88,9 @@ fn pivoted_test<const M: usize>(x: &[[f64; M]; M]) -> bool {
 }
 
 /// The batched projection of K×K blocks over N vertices (M = K − K/N); returns how many
-/// blocks changed.
-pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize>(
+/// blocks changed. With `UPPER`, a block projected in lanes gets its upper triangle only
+/// (entries (i, j) with j ≥ i; the lower keeps the input): for callers that read no other.
+pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize, const UPPER: bool>(
     blocks: &mut [f64],
     work: &mut PsdWork,
 ) -> usize {
@@ -130,7 +131,7 @@ pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize>
                 waiting[filled] = at;
                 filled += 1;
                 if filled == LANES {
-                    changed += flush::<K, M, N>(blocks, &lanes, &mut out, &waiting[..filled], work);
+                    changed += flush::<K, M, N, UPPER>(blocks, &lanes, &mut out, &waiting[..filled], work);
                     filled = 0;
                 }
             }
@@ -145,14 +146,14 @@ pub(crate) fn project_many_lanes<const K: usize, const M: usize, const N: usize>
                 w.0[filled..].fill(0.0);
             }
         }
-        changed += flush::<K, M, N>(blocks, &lanes, &mut out, &waiting[..filled], work);
+        changed += flush::<K, M, N, UPPER>(blocks, &lanes, &mut out, &waiting[..filled], work);
     }
     changed
 }
 
 /// Projects the waiting blocks (lane i: X of the block at offset `waiting[i]`; the lanes
-/// after them are ignored) through `out`.
-fn flush<const K: usize, const M: usize, const N: usize>(
+/// after them are ignored) through `out`; with `UPPER`, writes the upper triangles only.
+fn flush<const K: usize, const M: usize, const N: usize, const UPPER: bool>(
     blocks: &mut [f64],
     x: &LaneMatrix<M>,
     out: &mut [[Wide; K]; K],
@@ -167,7 +168,7 @@ fn flush<const K: usize, const M: usize, const N: usize>(
             changed += usize::from(project_psd_translation(block, K, N, 0.0, work));
         } else if write[lane] {
             for i in 0..K {
-                for j in 0..K {
+                for j in if UPPER { i } else { 0 }..K {
                     block[i * K + j] = out[i][j].0[lane];
                 }
             }
