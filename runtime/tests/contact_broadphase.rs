@@ -191,3 +191,46 @@ fn the_step_rule_caps_a_point_passing_through_a_triangle() {
     let dir = vec![[0.0; 3], [0.0; 3], [0.0; 3], [0.0, 0.0, 3.0]];
     assert_eq!(bp.max_step(&pos, &dir, 1.0, 0.9).unwrap(), 1.0);
 }
+
+/// With a vertex order, the tuples are those of the mesh numbered by the ranks, renamed
+/// back: a permutation of the ids and its inverse as the order give the renamed mesh's
+/// pairs, in its sort order, for every kind (fast and brute-force paths alike).
+#[test]
+fn a_vertex_order_gives_the_tuples_of_the_mesh_so_numbered() {
+    let mut rng = Rng(5);
+    let (pos, tris) = two_spheres(2, 2.02, 0.02, &mut rng);
+    let n = pos.len();
+    // rank[v]: v's id in the "file" numbering (a scattered permutation).
+    let mut rank: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        let j = (rng.next() * (i + 1) as f64) as usize;
+        rank.swap(i, j.min(i));
+    }
+    let file_pos: Vec<[f64; 3]> = {
+        let mut p = vec![[0.0; 3]; n];
+        for v in 0..n {
+            p[rank[v] as usize] = pos[v];
+        }
+        p
+    };
+    let file_tris: Vec<[u32; 3]> = tris.iter().map(|t| t.map(|v| rank[v as usize])).collect();
+    for kinds in [
+        vec![ContactKind::VertexVertex],
+        vec![ContactKind::EdgeEdge],
+        vec![ContactKind::VertexFace, ContactKind::EdgeEdge],
+    ] {
+        let in_file = BroadPhase::new(n, &file_tris, &kinds).unwrap();
+        let want = in_file.pairs(&file_pos, 0.08).unwrap();
+        assert!(!want.is_empty(), "{kinds:?}: no pairs to compare");
+        let ordered = BroadPhase::new(n, &tris, &kinds)
+            .unwrap()
+            .with_vertex_order(rank.clone())
+            .unwrap();
+        for got in [ordered.pairs(&pos, 0.08).unwrap(), ordered.pairs_brute_force(&pos, 0.08).unwrap()] {
+            let renamed: Vec<u32> = got.iter().map(|&v| rank[v as usize]).collect();
+            assert_eq!(renamed, want, "{kinds:?}");
+        }
+    }
+    let bad = BroadPhase::new(n, &tris, &[ContactKind::VertexVertex]).unwrap();
+    assert!(bad.with_vertex_order(vec![0; n]).is_err(), "a repeated rank");
+}

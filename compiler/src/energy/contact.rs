@@ -44,8 +44,15 @@ impl Contact {
                 PairKind::EdgeEdge => ContactKind::EdgeEdge,
             })
             .collect();
-        let broad =
+        let mut broad =
             BroadPhase::new(me.num_vertices(), &me.mesh().triangles, &kinds).map_err(host)?;
+        if let Some(r) = me.renumbering() {
+            // Tuples as the file's numbering orders them (v < w, a < b, c < d and the edges'
+            // order by file ids), so that a term not symmetric in its vertices evaluates as
+            // on the mesh as given.
+            let file_ids = (0..me.num_vertices()).map(|v| r.original_id(v) as u32).collect();
+            broad = broad.with_vertex_order(file_ids).map_err(host)?;
+        }
         if me.pair_arity() != broad.arity() {
             return Err(host(format!(
                 "the pair terms read {} vertices per pair but `{}` pairs have {} (e.v0 … e.v{})",

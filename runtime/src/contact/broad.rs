@@ -9,6 +9,11 @@
 //! - `EdgeEdge` (a, b, c, d): edges (a, b) and (c, d) of the mesh's unique edge list
 //!   (`a < b`, `c < d`), the first edge before the second, no shared vertex.
 //!
+//! With a vertex order ([`BroadPhase::with_vertex_order`]: a rank per vertex, such as the
+//! file's numbering of a mesh renumbered for locality) "<", "sorted" and "the first edge
+//! before the second" compare ranks instead of ids, so the tuples are those the mesh in the
+//! ranks' numbering gets, renamed.
+//!
 //! [`BroadPhase::pairs_brute_force`] gives the same set by testing every pair (the
 //! reference of the tests). [`BroadPhase::max_step`] is the conservative step rule
 //! of [`super`].
@@ -56,6 +61,8 @@ pub struct BroadPhase {
     num_vertices: usize,
     faces: Vec<[u32; 3]>,
     edges: Vec<[u32; 2]>,
+    /// The rank of each vertex that tuples are ordered by (module docs); `None`: its id.
+    rank: Option<Vec<u32>>,
 }
 
 fn bbox(points: &[P3], pad: f64) -> Rectangle<P3> {
@@ -119,7 +126,70 @@ impl BroadPhase {
             num_vertices,
             faces: faces.to_vec(),
             edges,
+            rank: None,
         })
+    }
+
+    /// This broad phase with its tuples ordered by `rank[v]` instead of the vertex id v
+    /// (module docs); `rank` must be a permutation of `0..num_vertices`.
+    pub fn with_vertex_order(self, rank: Vec<u32>) -> Result<BroadPhase, ContactError> {
+        let mut seen = vec![false; self.num_vertices];
+        let permutation = rank.len() == self.num_vertices
+            && rank
+                .iter()
+                .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true));
+        if !permutation {
+            return Err(ContactError(
+                "a vertex order must rank every vertex once".into(),
+            ));
+        }
+        Ok(BroadPhase {
+            rank: Some(rank),
+            ..self
+        })
+    }
+
+    fn rank_of(&self, v: u32) -> u32 {
+        self.rank.as_ref().map_or(v, |r| r[v as usize])
+    }
+
+    /// A found tuple of `kind` in the order of the ranks: the two vertices of a
+    /// `VertexVertex` pair and of each `EdgeEdge` edge by rank, then the two edges by
+    /// their ranks; a `VertexFace` tuple keeps the face's vertices in mesh order.
+    fn ordered(&self, kind: ContactKind, mut t: Vec<u32>) -> Vec<u32> {
+        if self.rank.is_none() {
+            return t;
+        }
+        let r = |v: u32| self.rank_of(v);
+        match kind {
+            ContactKind::VertexVertex => {
+                if r(t[0]) > r(t[1]) {
+                    t.swap(0, 1);
+                }
+            }
+            ContactKind::EdgeEdge => {
+                for e in [0, 2] {
+                    if r(t[e]) > r(t[e + 1]) {
+                        t.swap(e, e + 1);
+                    }
+                }
+                if (r(t[0]), r(t[1])) > (r(t[2]), r(t[3])) {
+                    t.rotate_left(2);
+                }
+            }
+            ContactKind::VertexFace => {}
+        }
+        t
+    }
+
+    /// The found tuples sorted (by ranks) and without repeats, flat.
+    fn finish(&self, mut out: Vec<Vec<u32>>) -> Vec<u32> {
+        match &self.rank {
+            None => out.sort_unstable(),
+            Some(rank) => out.sort_unstable_by_key(|t| t.iter().map(|&v| rank[v as usize]).collect::<Vec<u32>>()),
+        }
+        out.dedup();
+        out.concat()
     }
 
     /// Vertices per tuple of the pairs this broad phase produces.
@@ -176,7 +246,7 @@ impl BroadPhase {
                         for w in tree.locate_within_distance(*q, d2) {
                             let w = w.data;
                             if w > v && !self.is_edge(v, w) && point_point_sq(*q, p(w)) < d2 {
-                                out.push(vec![v, w]);
+                                out.push(self.ordered(kind, vec![v, w]));
                             }
                         }
                     }
@@ -231,16 +301,14 @@ impl BroadPhase {
                                 continue;
                             }
                             if segment_segment_sq(p(e[0]), p(e[1]), p(g[0]), p(g[1])) < d2 {
-                                out.push(vec![e[0], e[1], g[0], g[1]]);
+                                out.push(self.ordered(kind, vec![e[0], e[1], g[0], g[1]]));
                             }
                         }
                     }
                 }
             }
         }
-        out.sort_unstable();
-        out.dedup();
-        Ok(out.concat())
+        Ok(self.finish(out))
     }
 
     /// The same set as [`BroadPhase::pairs`], by testing every pair of primitives.
@@ -256,7 +324,7 @@ impl BroadPhase {
                     for v in 0..nv {
                         for w in v + 1..nv {
                             if !self.is_edge(v, w) && point_point_sq(p(v), p(w)) < d2 {
-                                out.push(vec![v, w]);
+                                out.push(self.ordered(kind, vec![v, w]));
                             }
                         }
                     }
@@ -279,16 +347,14 @@ impl BroadPhase {
                                 continue;
                             }
                             if segment_segment_sq(p(e[0]), p(e[1]), p(g[0]), p(g[1])) < d2 {
-                                out.push(vec![e[0], e[1], g[0], g[1]]);
+                                out.push(self.ordered(kind, vec![e[0], e[1], g[0], g[1]]));
                             }
                         }
                     }
                 }
             }
         }
-        out.sort_unstable();
-        out.dedup();
-        Ok(out.concat())
+        Ok(self.finish(out))
     }
 
     /// The conservative step rule: the largest `t ≤ t0` such that, moving every vertex
