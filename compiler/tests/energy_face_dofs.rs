@@ -322,3 +322,40 @@ fn madc_eval_writes_face_arrays_as_faces_by_components() {
     let a = mad_runtime::sparse::read_npy(&std::fs::read(&g).unwrap()).unwrap();
     assert_eq!(a.shape, vec![nf, 2]);
 }
+
+/// Updates read face dofs as terms do: `w[e]` on a face update, `w[e.f0]`, `w[e.f1]` on
+/// a diamond update (the update's local dofs are laid out like a term's).
+#[test]
+fn updates_read_face_dofs() {
+    let prog = compile(
+        "dof x: vertex -> vec2;  dof w: face -> f64;
+         state q: face -> f64;  state r: diamond -> f64;
+         update q(e: face) { 2.0 * w[e] + x[e.v1].y }
+         update r(e: diamond) { w[e.f0] - 3.0 * w[e.f1] }
+         energy b(f: face) { (w[f] - 3.0)^2 + q[f] }",
+    );
+    let mesh = load_mesh("grid:4x5").unwrap();
+    let mut me = prog.bind(&mesh).unwrap();
+    let nv = mesh.num_vertices();
+    let mut s = 3u64;
+    let mut x: Vec<f64> = (0..me.ndofs()).map(|_| rnd(&mut s)).collect();
+    me.update(&mut x).unwrap();
+    let w = |f: usize| x[2 * nv + f];
+    let q = me.state("q").unwrap().to_vec();
+    assert_eq!(q.len(), mesh.triangles.len());
+    for (f, t) in mesh.triangles.iter().enumerate() {
+        let want = 2.0 * w(f) + x[2 * t[1] as usize + 1];
+        assert!((q[f] - want).abs() <= 1e-15, "face {f}: {} vs {want}", q[f]);
+    }
+    // Diamonds in edge order; each interior edge's two faces as `face_neighbours` finds
+    // them, up to which is f0: the set of values {w[f] − 3w[g]} or {w[g] − 3w[f]}.
+    let r = me.state("r").unwrap().to_vec();
+    let pairs = face_neighbours(&mesh);
+    assert_eq!(r.len(), pairs.len());
+    for v in &r {
+        let found = pairs.iter().any(|&(f, g, _, _)| {
+            (v - (w(f) - 3.0 * w(g))).abs() <= 1e-15 || (v - (w(g) - 3.0 * w(f))).abs() <= 1e-15
+        });
+        assert!(found, "diamond value {v} is no pair's");
+    }
+}

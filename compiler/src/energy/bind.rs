@@ -3,9 +3,9 @@
 //! pattern (built once, here).
 
 use mad_runtime::mesh::{Mesh, Stencil, Topology, VertexRenumbering};
-use mad_runtime::sparse::{ElementList, Field, HessianPattern};
+use mad_runtime::sparse::{ElementList, HessianPattern};
 
-use super::layout::{LocalField, element_faces, term_dofs};
+use super::layout::{LocalField, local_fields, stencil_dofs};
 
 use super::kernels::Source;
 use super::{EnergyError, EnergyProgram};
@@ -191,16 +191,7 @@ impl EnergyProgram {
             ndofs += dim * entities;
         }
         let fields = |t: &super::kernels::TermKernels| -> Vec<LocalField> {
-            t.dof_fields
-                .iter()
-                .map(|&f| LocalField {
-                    field: Field {
-                        offset: dof_offsets[f],
-                        dim: type_slots(&self.decls.dofs[f].ty).unwrap_or(1),
-                    },
-                    on_faces: self.decls.dofs[f].stencil == StencilKind::Face,
-                })
-                .collect()
+            local_fields(&t.dof_fields, &self.decls.dofs, &dof_offsets)
         };
         let bind_term = |t: &super::kernels::TermKernels,
                          decl: &crate::front::TermDecl|
@@ -216,26 +207,7 @@ impl EnergyProgram {
                 });
             };
             let verts = topo.elements(s);
-            let fields = fields(t);
-            let faces = if fields.iter().any(|f| f.on_faces) {
-                element_faces(&topo, s)
-            } else {
-                None
-            };
-            let dofs = match verts.arity() {
-                // Local dofs at a subset of the stencil's vertices (`TermKernels::dof_verts`).
-                Some(a) if t.dof_verts.len() < a && !t.dof_verts.is_empty() => {
-                    let picked: Vec<u32> = (0..verts.len())
-                        .flat_map(|e| {
-                            let vs = verts.get(e);
-                            t.dof_verts.iter().map(move |&p| vs[p as usize])
-                        })
-                        .collect();
-                    let dverts = ElementList::fixed(t.dof_verts.len(), picked);
-                    term_dofs(&dverts, faces.as_ref(), &fields)
-                }
-                _ => term_dofs(&verts, faces.as_ref(), &fields),
-            };
+            let dofs = stencil_dofs(&topo, s, &verts, &t.dof_verts, &fields(t));
             Ok(BoundTerm {
                 verts,
                 dofs,

@@ -15,6 +15,7 @@ use mad_runtime::mesh::{Stencil, Topology};
 use mad_runtime::sparse::{ElementList, Field, element_dofs};
 
 use crate::front::StencilKind;
+use crate::front::mesh::FieldDecl;
 
 /// How many faces an element of a stencil reaches (the face dofs in its local vector).
 pub fn faces_per_element(s: StencilKind) -> usize {
@@ -87,6 +88,52 @@ pub fn term_dofs(
         }
     }
     ElementList::fixed(k, out)
+}
+
+/// The local fields of a term or update that reads the dof fields `dof_fields` (indices
+/// into `decls`), laid out at `offsets`.
+pub fn local_fields(dof_fields: &[usize], decls: &[FieldDecl], offsets: &[usize]) -> Vec<LocalField> {
+    dof_fields
+        .iter()
+        .map(|&f| LocalField {
+            field: Field {
+                offset: offsets[f],
+                dim: super::bind::type_slots(&decls[f].ty).unwrap_or(1),
+            },
+            on_faces: decls[f].stencil == StencilKind::Face,
+        })
+        .collect()
+}
+
+/// Each element's local dofs for a term or update over stencil `s` with elements `verts`
+/// whose kernels read `fields` at the stencil vertices `dof_verts` (all of them when it
+/// lists as many as the stencil has, or none) and at the element's faces.
+pub fn stencil_dofs(
+    topo: &Topology,
+    s: Stencil,
+    verts: &ElementList,
+    dof_verts: &[u8],
+    fields: &[LocalField],
+) -> ElementList {
+    let faces = if fields.iter().any(|f| f.on_faces) {
+        element_faces(topo, s)
+    } else {
+        None
+    };
+    match verts.arity() {
+        // Local dofs at a subset of the stencil's vertices (`TermKernels::dof_verts`).
+        Some(a) if dof_verts.len() < a && !dof_verts.is_empty() => {
+            let picked: Vec<u32> = (0..verts.len())
+                .flat_map(|e| {
+                    let vs = verts.get(e);
+                    dof_verts.iter().map(move |&p| vs[p as usize])
+                })
+                .collect();
+            let dverts = ElementList::fixed(dof_verts.len(), picked);
+            term_dofs(&dverts, faces.as_ref(), fields)
+        }
+        _ => term_dofs(verts, faces.as_ref(), fields),
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! values replace the dofs in `x`.
 
 use mad_runtime::mesh::{Stencil, load_mesh};
-use mad_runtime::sparse::{ElementList, Field, element_dofs};
+use mad_runtime::sparse::ElementList;
 use mad_runtime::{Value, mesh::tutte::tutte_embedding};
 use rayon::prelude::*;
 
@@ -342,15 +342,9 @@ impl MeshEnergy<'_> {
             what: "updates on pairs".into(),
         })?;
         let verts = self.topo.elements(s);
-        let fields: Vec<Field> = t
-            .dof_fields
-            .iter()
-            .map(|&f| Field {
-                offset: self.dof_offsets[f],
-                dim: type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1),
-            })
-            .collect();
-        let dofs = element_dofs(&verts, &fields);
+        // The update's local dofs as a term's over the same stencil (face dofs included).
+        let fields = super::layout::local_fields(&t.dof_fields, &self.prog.decls.dofs, &self.dof_offsets);
+        let dofs = super::layout::stencil_dofs(&self.topo, s, &verts, &t.dof_verts, &fields);
         let m = t.m;
         let n = verts.len();
         let on_vertices = matches!(s, Stencil::Vertex | Stencil::Ring);
