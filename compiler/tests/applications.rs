@@ -126,6 +126,9 @@ fn bad_initializers_are_errors() {
     let (rc, _, err) = madc(&["run", "examples/param.mad", "--init", "u=missing_start.obj"]);
     assert_eq!(rc, 1);
     assert!(err.contains("missing_start.obj"), "{err}");
+    let (rc, _, err) = madc(&["run", "examples/param.mad", "--init", "u="]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no initializer after `=`") && !err.contains(": :"), "{err}");
 }
 
 #[test]

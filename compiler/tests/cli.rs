@@ -504,3 +504,39 @@ fn a_full_output_device_is_an_error() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// §11.1: a `select`'s untaken side does not reach the result's derivatives, also when it
+/// holds a product with an infinite factor (0·(−∞) in reverse mode) and in second
+/// derivatives taken by reverse over reverse; both engines, every operator.
+#[test]
+fn products_on_the_untaken_side_of_a_select() {
+    let f = write_temp(
+        "select_products.mad",
+        b"fn f(x: f64, y: f64) -> f64 { select(x > 0.0, log(x) * y, y * y) }
+fn g(x: f64) -> f64 { select(x > 0.0, 1.0 / x, x * x) }
+fn main() {
+    print(grad(f)(0.0, 2.0));
+    print(jacobian(f)(0.0, 2.0));
+    print(hessian(f)(0.0, 2.0));
+    print(hessian(g)(0.0));
+    print(grad(grad(g))(0.0));
+    print(grad(grad(grad(g)))(0.0));
+    print(hessian(f)(1.5, 2.0));
+}
+",
+    );
+    for interp in [false, true] {
+        let mut args = vec!["run", f.as_str()];
+        if interp {
+            args.push("--interp");
+        }
+        let o = madc(&args);
+        assert_eq!(
+            text(&o.stdout),
+            "(0.0, 4.0)\n[[0.0, 4.0]]\n[[0.0, 0.0], [0.0, 2.0]]\n[[2.0]]\n2.0\n0.0\n\
+             [[-0.8888888888888888, 0.6666666666666666], [0.6666666666666666, 0.0]]\n",
+            "interp {interp}: {}",
+            text(&o.stderr)
+        );
+    }
+}

@@ -369,3 +369,16 @@ fn non_manifold_edges_and_duplicate_faces_are_reported() {
     let s = mad_runtime::mesh::load_mesh_with_report("sphere:1").unwrap().1;
     assert_eq!((s.non_manifold_edges, s.duplicate_faces), (0, 0));
 }
+
+/// Messages that say what is wrong in the user's terms: a PLY format name as written, and
+/// an OFF file whose vertices share lines (one vertex per line) pointing at that line.
+#[test]
+fn header_and_row_messages_name_the_problem() {
+    let e = ply_err(b"ply\nformat binary_middle_endian 1.0\nelement vertex 0\nend_header\n").to_string();
+    assert!(
+        e.contains("unknown format `binary_middle_endian`") && e.contains("binary_little_endian") && !e.contains("Some("),
+        "{e}"
+    );
+    let e = off_err("OFF\n3 1 0\n0 0 0 1 0 0 0 1 0\n3 0 1 2\n").to_string();
+    assert!(e.contains("line 3 holds 9 values") && e.contains("one vertex per line"), "{e}");
+}

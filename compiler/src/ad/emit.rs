@@ -21,6 +21,12 @@ pub struct Emitter {
     /// Forward mode only: a scalar tangent that is exactly 0 times an infinite local
     /// derivative gives 0, not NaN ([`Emitter::tangent_mul`]).
     pub strong_zero: bool,
+    /// Reverse mode: the cotangents of a product `a·b` (`ḡ·b`, `ḡ·a`) take a strong zero
+    /// ([`Emitter::strong_mul`]) as every other rule's do. Reverse mode turns it on per
+    /// product, for those a routed zero adjoint can reach (`reverse::routed`); off
+    /// throughout for the energy kernels, which multiply plainly
+    /// ([`crate::ad::vjp_plain_products`]).
+    pub strong_products: bool,
 }
 
 impl Emitter {
@@ -33,6 +39,7 @@ impl Emitter {
             span: Span::default(),
             empty: Module::new(),
             strong_zero: false,
+            strong_products: true,
         }
     }
 
@@ -366,6 +373,16 @@ impl Emitter {
     pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
         let p = self.mul(g, f)?;
         self.strong_zero(g, p)
+    }
+
+    /// The cotangent `g` times a product's other factor `f`: [`Emitter::strong_mul`], or a
+    /// plain product without [`Emitter::strong_products`].
+    pub fn product_cotangent(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
+        if self.strong_products {
+            self.strong_mul(g, f)
+        } else {
+            self.mul(g, f)
+        }
     }
 
     /// `p`, a contribution formed from the cotangent `g` (a product or quotient

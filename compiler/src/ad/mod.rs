@@ -67,7 +67,7 @@ use mad_grammar::span::Span;
 
 pub use derived::{grad, hessian};
 pub use forward::jvp;
-pub use reverse::vjp;
+pub use reverse::{vjp, vjp_plain_products};
 
 /// Why a function could not be differentiated.
 #[derive(Clone, Debug, PartialEq)]

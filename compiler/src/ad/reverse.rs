@@ -49,6 +49,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod routed;
 pub mod split;
 
 use super::emit::Emitter;
@@ -64,6 +65,26 @@ use crate::ir::{
 pub fn vjp(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     let mut created = Vec::new();
     let h = vjp_of(module, f, &mut created)?;
+    for g in created {
+        check(module, g)?;
+    }
+    Ok(h)
+}
+
+/// Like [`vjp`] (named `f$vjp@plain`), with the cotangents of `f`'s own products formed
+/// plainly: `ḡ·b` is NaN where ḡ is 0 and b infinite, where [`vjp`] gives 0
+/// ([`Emitter::strong_products`]). For the energy kernels, whose products then cost one
+/// operation each instead of four (docs §11.1); callees take [`vjp`].
+pub fn vjp_plain_products(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
+    let name = format!("{}@plain", vjp_name(&module.functions[f].name));
+    if let Some(h) = module.find(&name) {
+        return Ok(h);
+    }
+    if recursion::split_vjp_base(module, f).is_some() || recursion::split_mode(module, f).is_ok() {
+        return vjp(module, f);
+    }
+    let mut created = Vec::new();
+    let h = build_vjp(module, f, name, false, true, &mut created)?;
     for g in created {
         check(module, g)?;
     }
@@ -91,22 +112,24 @@ fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result
             let twin = format!("{}$st", vjp_name(&module.functions[base].name));
             match module.find(&twin) {
                 Some(t) => t,
-                None => build_vjp(module, base, twin, false, created)?,
+                None => build_vjp(module, base, twin, false, false, created)?,
             }
         }
         None => f,
     };
     let split = recursion::split_mode(module, f).is_ok();
-    build_vjp(module, f, name, split, created)
+    build_vjp(module, f, name, split, false, created)
 }
 
 /// Builds the reverse-mode derivative of `f` named `name`: in split mode on the
-/// tape (`split`, see [`split`]), else by source transformation.
+/// tape (`split`, see [`split`]), else by source transformation (`plain_products`: see
+/// [`vjp_plain_products`]).
 fn build_vjp(
     module: &mut Module,
     f: FuncRef,
     name: String,
     split: bool,
+    plain_products: bool,
     created: &mut Vec<FuncRef>,
 ) -> Result<FuncRef, AdError> {
     let src = module
@@ -149,7 +172,9 @@ fn build_vjp(
         return Ok(h);
     }
     let new_params = func.params().to_vec();
-    let mut rv = Rev::new(module, created, Emitter::new(func), &src);
+    let mut e = Emitter::new(func);
+    e.strong_products = !plain_products;
+    let mut rv = Rev::new(module, created, e, &src);
     for (i, &p) in src.params().iter().enumerate() {
         rv.map.insert(p, new_params[i]);
     }
@@ -227,6 +252,9 @@ struct Rev<'a> {
     adj: HashMap<ValueId, Tan>,
     tapes: HashMap<OpId, LoopTape>,
     taped: HashMap<OpId, Taped>,
+    /// The source values that may receive a routed zero adjoint ([`routed`]); empty when
+    /// the emitter came without [`Emitter::strong_products`] (plain products throughout).
+    routed: std::collections::HashSet<ValueId>,
 }
 
 /// Values defined in `r` (arguments and results, nested regions included).
@@ -292,6 +320,11 @@ impl<'a> Rev<'a> {
         e: Emitter,
         src: &'a Function,
     ) -> Rev<'a> {
+        let routed = if e.strong_products {
+            routed::routed_values(src)
+        } else {
+            Default::default()
+        };
         Rev {
             module,
             created,
@@ -301,6 +334,7 @@ impl<'a> Rev<'a> {
             adj: HashMap::new(),
             tapes: HashMap::new(),
             taped: HashMap::new(),
+            routed,
         }
     }
 
@@ -595,7 +629,12 @@ impl<'a> Rev<'a> {
             OpKind::Call(h) => return self.backward_call(op, *h, &xs, &ys, &g),
             _ => {}
         }
-        match rules::vjp(&mut self.e, &op.kind, &xs, &ys, &g)? {
+        // Products take strong zeros only where a routed zero can reach them.
+        let strong = self.e.strong_products;
+        self.e.strong_products = strong && op.results.iter().any(|r| self.routed.contains(r));
+        let rule = rules::vjp(&mut self.e, &op.kind, &xs, &ys, &g);
+        self.e.strong_products = strong;
+        match rule? {
             Vjp::Cotangents(cts) => {
                 for (&o, ct) in op.operands.iter().zip(cts) {
                     self.accumulate(o, ct)?;

@@ -496,12 +496,12 @@ pub fn vjp(
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;
                     let ga = match (*op, fa) {
                         (BinaryOp::Rem, _) => Some(g),
-                        (BinaryOp::Mul, Some(f)) => Some(e.mul(g, f)?),
+                        (BinaryOp::Mul, Some(f)) => Some(e.product_cotangent(g, f)?),
                         (_, Some(f)) => Some(e.strong_mul(g, f)?),
                         (_, None) => None,
                     };
                     let gb = match (*op, fb) {
-                        (BinaryOp::Mul, Some(f)) => Some(e.mul(g, f)?),
+                        (BinaryOp::Mul, Some(f)) => Some(e.product_cotangent(g, f)?),
                         (_, Some(f)) => Some(e.strong_mul(g, f)?),
                         (_, None) => None,
                     };

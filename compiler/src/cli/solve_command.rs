@@ -189,6 +189,11 @@ fn merge(
         let (k, v) = s
             .split_once('=')
             .ok_or_else(|| format!("--init {s}: expected NAME=INIT"))?;
+        if v.trim().is_empty() {
+            return Err(format!(
+                "--init {s}: no initializer after `=` (give positions, zeros, tutte, or a mesh or .npy file)"
+            ));
+        }
         init.push((k.trim().to_string(), Init::parse(v)));
     }
     let s = Settings {

@@ -4,7 +4,7 @@
 
 use crate::ad::emit::Emitter;
 use crate::ad::forward::jvp_active;
-use crate::ad::{AdError, vjp};
+use crate::ad::{AdError, vjp_plain_products};
 use std::collections::HashMap;
 
 use crate::ir::{
@@ -30,7 +30,7 @@ pub fn value_grad(
     _active: &[bool],
 ) -> Result<FuncRef, AdError> {
     let src = module.functions[local].clone();
-    let v = vjp(module, local)?;
+    let v = vjp_plain_products(module, local)?;
     let zt = src.param_types()[0].clone();
     let func = Function::new(
         format!("{}$eg", src.name),

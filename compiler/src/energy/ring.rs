@@ -22,7 +22,7 @@
 
 use crate::ad::emit::Emitter;
 use crate::ad::forward::jvp_active;
-use crate::ad::vjp;
+use crate::ad::vjp_plain_products;
 use crate::front::ParamDecl;
 use crate::front::mesh::{FieldDecl, InputAt, TermDecl};
 use crate::ir::{FuncRef, Function, Module, OpKind, Type};
@@ -200,7 +200,7 @@ pub fn build_with(
     }
 
     let ad = |x: crate::ad::AdError| kernel_err(x.to_string());
-    let grad = vjp(module, value).map_err(ad)?;
+    let grad = vjp_plain_products(module, value).map_err(ad)?;
     super::inline::inline_all(module, grad).map_err(kernel_err)?;
     let mut adjoint = Vec::new();
     let mut next = 0;

@@ -126,6 +126,10 @@ pub enum ErrorKind {
     /// E0120. `use` of an item or module that does not exist.
     /// Why: imports must name real items. Example: `use std::vec::dott;`.
     UnresolvedImport { path: String },
+    /// E0120 as well. A name that imports bring from more than one module, used as a value.
+    /// Why: a constant (or a function and a constant) of one name from two modules is not
+    /// an overload set. Example: `use a::K; use b::K;` then `K`.
+    AmbiguousName { name: String, candidates: Vec<String> },
     /// E0121. A `dof`, `data` or `param` read outside an energy or residual body, or
     /// read with an index that is not an element handle of the term.
     /// Why: mesh fields only have values per element while a term is evaluated.
@@ -255,7 +259,7 @@ impl ErrorKind {
             ErrorKind::BadMeshDecl { .. } => "E0117",
             ErrorKind::UnknownStencil { .. } => "E0118",
             ErrorKind::BadAssignTarget => "E0119",
-            ErrorKind::UnresolvedImport { .. } => "E0120",
+            ErrorKind::UnresolvedImport { .. } | ErrorKind::AmbiguousName { .. } => "E0120",
             ErrorKind::BadMeshRead { .. } => "E0121",
             ErrorKind::BadObjective { .. } => "E0122",
             ErrorKind::BadSolveBlock { .. } => "E0140",
@@ -348,6 +352,9 @@ impl ErrorKind {
             ErrorKind::UnknownStencil { name } => format!("unknown stencil `{name}`"),
             ErrorKind::BadAssignTarget => "invalid left-hand side of assignment".to_string(),
             ErrorKind::UnresolvedImport { path } => format!("unresolved import `{path}`"),
+            ErrorKind::AmbiguousName { name, .. } => {
+                format!("`{name}` is ambiguous: imports bring it from more than one module")
+            }
             ErrorKind::BadMeshRead { detail } => detail.clone(),
             ErrorKind::BadObjective { detail } => format!("invalid objective: {detail}"),
             ErrorKind::BadSolveBlock { detail } => format!("invalid solve block: {detail}"),
@@ -424,6 +431,7 @@ impl ErrorKind {
             ErrorKind::UnknownStencil { .. } => "not a stencil".into(),
             ErrorKind::BadAssignTarget => "cannot assign to this expression".into(),
             ErrorKind::UnresolvedImport { .. } => "no such item".into(),
+            ErrorKind::AmbiguousName { .. } => "ambiguous name".into(),
             ErrorKind::BadMeshRead { .. } => "invalid mesh read".into(),
             ErrorKind::BadObjective { .. } => "not allowed in an objective".into(),
             ErrorKind::BadSolveBlock { .. } => "not a valid solve setting".into(),
@@ -455,6 +463,14 @@ impl ErrorKind {
         match self {
             ErrorKind::UnknownName { suggestion: Some(s), .. } => vec![format!("did you mean `{s}`?")],
             ErrorKind::BadOperands { help: Some(h), .. } => vec![h.clone()],
+            ErrorKind::AmbiguousName { candidates, .. } => {
+                let mut s = "write the path of the one you mean; the name is each of:".to_string();
+                for c in candidates {
+                    s.push_str("\n  ");
+                    s.push_str(c);
+                }
+                vec![s]
+            }
             ErrorKind::AmbiguousCall { candidates, .. } => {
                 let mut s = "each of these matches (write `1.0` for a float literal, or cast with `as`):".to_string();
                 for c in candidates {

@@ -519,6 +519,16 @@ impl Items {
     }
 
     fn resolve_use(&mut self, module: ModId, file: usize, tree: &ast::UseTree) {
+        if tree.prefix.is_empty() {
+            // `use std;`, `use m;`: a module already in scope is a no-op; anything else
+            // does not exist as a module here.
+            if let ast::UseKind::Single(n) = &tree.kind {
+                if self.lookup_module(module, &n.node).is_none() {
+                    self.error(ErrorKind::UnresolvedImport { path: n.node.clone() }, file, n.span);
+                }
+                return;
+            }
+        }
         let Some(target) = self.resolve_module_path(module, &tree.prefix) else {
             let path: Vec<&str> = tree.prefix.iter().map(|i| i.node.as_str()).collect();
             self.error(
@@ -619,14 +629,46 @@ impl Items {
             if let Some(d) = ms.uses.get(name) {
                 return Some(d.clone());
             }
+            // Glob imports: every module's items of that name together (all overloads;
+            // the same item reached twice is one), as explicit imports of them would be.
+            // An explicit import of the name (above) hides them, as in Rust.
+            let mut globbed: Vec<Def> = Vec::new();
             for &g in &ms.globs {
-                if let Some(d) = self.modules[g].items.get(name) {
-                    return Some(d.clone());
+                for &d in self.modules[g].items.get(name).into_iter().flatten() {
+                    if !globbed.contains(&d) {
+                        globbed.push(d);
+                    }
                 }
+            }
+            if !globbed.is_empty() {
+                return Some(globbed);
             }
             cur = ms.parent;
         }
         None
+    }
+
+    /// The one definition a name used as a value (not called) has: `Err` with each
+    /// definition's qualified name when imports bring more than one item that is not a
+    /// function (two constants, or a constant and functions) from different modules.
+    /// Overloads of one function are one value definition (the caller reports a function
+    /// used as a value).
+    pub fn value_def(&self, defs: &[Def]) -> Result<Def, Vec<String>> {
+        let first = *defs.first().ok_or_else(Vec::new)?;
+        if defs.len() == 1 || defs.iter().all(|d| matches!(d, Def::Fn(_))) {
+            return Ok(first);
+        }
+        Err(defs.iter().map(|&d| self.qualified(d)).collect())
+    }
+
+    /// A definition's name with its module path (`a::K`, `std::vec::dot`).
+    pub fn qualified(&self, d: Def) -> String {
+        match d {
+            Def::Fn(i) => self.fns[i].qual.clone(),
+            Def::Const(i) => self.modules[self.consts[i].module].qualify(&self.consts[i].name),
+            Def::Mod(m) => self.modules[m].path.join("::"),
+            Def::Mesh(i) => self.mesh[i].name.clone(),
+        }
     }
 
     /// The definitions of `name` in the standard library prelude.

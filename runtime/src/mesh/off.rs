@@ -56,11 +56,25 @@ pub fn read_off(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     let nf = uint(counts[1], FMT, cline, "face count")?;
 
     let mut positions = Vec::with_capacity(nv.min(1 << 24));
+    // The first vertex row with more values than coordinates (colours, normals, or
+    // several vertices on one line), named when the vertex rows run out.
+    let mut long_row: Option<(usize, usize)> = None;
+    let hint = |long_row: Option<(usize, usize)>| {
+        long_row.map_or(String::new(), |(at, n)| {
+            format!(
+                " (line {at} holds {n} values: OFF has one vertex per line, and values after a \
+                 row's 3 coordinates are skipped)"
+            )
+        })
+    };
     for k in 0..nv {
-        let (line, l) = lines
-            .next()
-            .ok_or_else(|| truncated(format!("truncated: expected {nv} vertices, found {k}")))?;
+        let (line, l) = lines.next().ok_or_else(|| {
+            truncated(format!("truncated: expected {nv} vertices, found {k}{}", hint(long_row)))
+        })?;
         let toks: Vec<&str> = l.split_whitespace().collect();
+        if toks.len() > 3 && long_row.is_none() {
+            long_row = Some((line, toks.len()));
+        }
         if toks.len() < 3 {
             return Err(MeshError::syntax(
                 FMT,
@@ -80,7 +94,7 @@ pub fn read_off(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     for k in 0..nf {
         let (line, l) = lines
             .next()
-            .ok_or_else(|| truncated(format!("truncated: expected {nf} faces, found {k}")))?;
+            .ok_or_else(|| truncated(format!("truncated: expected {nf} faces, found {k}{}", hint(long_row))))?;
         let mut toks = l.split_whitespace();
         let n = uint(toks.next().unwrap_or(""), FMT, line, "face size")?;
         if n < 3 {

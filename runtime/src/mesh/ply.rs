@@ -124,7 +124,16 @@ fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
                     Some("ascii") => PlyEncoding::Ascii,
                     Some("binary_little_endian") => PlyEncoding::BinaryLittleEndian,
                     Some("binary_big_endian") => PlyEncoding::BinaryBigEndian,
-                    other => return Err(hdr_err(line_no, format!("unknown format {other:?}"))),
+                    other => {
+                        let what = match other {
+                            Some(f) => format!("unknown format `{f}`"),
+                            None => "a `format` line names no format".into(),
+                        };
+                        return Err(hdr_err(
+                            line_no,
+                            format!("{what} (the formats are ascii, binary_little_endian and binary_big_endian)"),
+                        ));
+                    }
                 });
             }
             Some("element") => {

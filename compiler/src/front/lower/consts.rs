@@ -45,9 +45,10 @@ impl Front {
         let (file, module, span, value, ty) =
             (c.file, c.module, c.span, c.value.clone(), c.ty.clone());
         if self.const_stack.contains(&idx) {
+            let name = self.items.qualified(Def::Const(idx));
             self.error(
-                ErrorKind::NotConstant {
-                    what: "a constant defined in terms of itself",
+                ErrorKind::ConstFails {
+                    detail: format!("`{name}` is defined in terms of itself (a cycle of constants)"),
                 },
                 file,
                 span,
@@ -116,12 +117,13 @@ impl Front {
                 _ => Some(Literal::F64(x.value)),
             },
             ExprKind::Bool(b) => Some(Literal::Bool(*b)),
-            ExprKind::Path(p) => match self
-                .items
-                .lookup_path(module, p)
-                .and_then(|d| d.first().copied())
-            {
-                Some(Def::Const(i)) => self.const_value(i),
+            ExprKind::Path(p) => match self.items.lookup_path(module, p).map(|d| self.items.value_def(&d)) {
+                Some(Ok(Def::Const(i))) => self.const_value(i),
+                Some(Err(candidates)) => {
+                    let name = p.iter().map(|i| i.node.as_str()).collect::<Vec<_>>().join("::");
+                    self.error(ErrorKind::AmbiguousName { name, candidates }, file, e.span);
+                    None
+                }
                 _ => not_const(self),
             },
             ExprKind::Unary { op, operand } => {
@@ -164,8 +166,19 @@ impl Front {
                 if *op == BinOp::Pow && a.kind().is_float() && b.kind() == ScalarKind::I64 {
                     b = cast(b, a.kind());
                 }
+                let bad_operands = |g: &mut Front| {
+                    let name = |l: Literal| SurfaceType::from_scalar(l.kind()).to_string();
+                    let kind = ErrorKind::BadOperands {
+                        op: super::ops::symbol(*op).to_string(),
+                        lhs: name(a),
+                        rhs: Some(name(b)),
+                        help: None,
+                    };
+                    g.error(kind, file, e.span);
+                    None
+                };
                 if a.kind() != b.kind() {
-                    return not_const(self);
+                    return bad_operands(self);
                 }
                 let bop = super::ops::ir_op(*op);
                 match (a, b) {
@@ -174,7 +187,7 @@ impl Front {
                         BinaryOp::Or => Some(Literal::Bool(x || y)),
                         BinaryOp::Eq => Some(Literal::Bool(x == y)),
                         BinaryOp::Ne => Some(Literal::Bool(x != y)),
-                        _ => not_const(self),
+                        _ => bad_operands(self),
                     },
                     (Literal::I64(x), Literal::I64(y)) if bop.is_comparison() => {
                         Some(Literal::Bool(bop.cmp_i64(x, y)))
@@ -197,7 +210,7 @@ impl Front {
                     (Literal::F32(x), Literal::F32(y)) if !bop.is_logical() => {
                         Some(Literal::F32(bop.f32(x, y)))
                     }
-                    _ => not_const(self),
+                    _ => bad_operands(self),
                 }
             }
             _ => not_const(self),

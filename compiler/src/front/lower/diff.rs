@@ -521,10 +521,36 @@ impl FnCx<'_, '_> {
                                     "hadamard" => "fn g(a: vec3, b: vec3) -> f64 { sum(hadamard(a, b)) }".to_string(),
                                     "sum" => "fn g(v: vec3) -> f64 { sum(v) }".to_string(),
                                     "select" => "fn g(x: f64) -> f64 { select(x > 0.0, x, -x) }".to_string(),
+                                    "transpose" => "fn g(m: mat2) -> f64 { frob2(transpose(m)) }".to_string(),
+                                    "zeros" | "ones" => format!("fn g(x: f64) -> f64 {{ x * sum({n}(3)) }}"),
+                                    // Sizes: integers, no derivative to take.
+                                    "len" | "rows" | "cols" => {
+                                        return not_target(
+                                            self,
+                                            format!("`{n}` is a builtin that returns an integer size, which has no derivative"),
+                                        );
+                                    }
                                     _ => format!("fn g(x: f64) -> f64 {{ {n}(x) }}"),
                                 };
                                 format!("`{n}` is a builtin; differentiate a function that calls it, e.g. `{example}`")
                             },
+                        );
+                    } else if let Some(ty) = crate::front::types::named_type(n)
+                        && self.g.items.lookup_prelude(n).is_none()
+                    {
+                        let example = match ty {
+                            SurfaceType::Vec(k) => {
+                                let parts: Vec<String> = (1..=k).map(|i| format!("{i}.0 * x")).collect();
+                                format!(", e.g. `fn g(x: f64) -> f64 {{ norm({n}({})) }}`", parts.join(", "))
+                            }
+                            _ => String::new(),
+                        };
+                        return not_target(
+                            self,
+                            format!(
+                                "`{n}` names the type {ty}, not a function; differentiate a function \
+                                 that builds one{example}"
+                            ),
                         );
                     } else {
                         self.g.items.lookup_prelude(n)

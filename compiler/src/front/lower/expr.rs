@@ -147,8 +147,13 @@ impl FnCx<'_, '_> {
             .map(|i| i.node.as_str())
             .collect::<Vec<_>>()
             .join("::");
-        match self.g.items.lookup_path(self.module, p) {
-            Some(defs) => match defs[0] {
+        let found = self.g.items.lookup_path(self.module, p).map(|defs| self.g.items.value_def(&defs));
+        match found {
+            Some(Err(candidates)) => {
+                self.error(ErrorKind::AmbiguousName { name, candidates }, span);
+                self.poison()
+            }
+            Some(Ok(def)) => match def {
                 Def::Const(i) => self.const_use(i, span),
                 Def::Mesh(i) => self.mesh_value(i, span),
                 Def::Fn(_) => {
@@ -494,11 +499,17 @@ impl FnCx<'_, '_> {
             .eval_const(e, Some(crate::ir::ScalarKind::I64), file, module)
         {
             Some(Literal::I64(n)) if n >= 0 => Some(n as u64),
-            Some(_) => {
+            Some(other) => {
+                let found = match other {
+                    Literal::I64(n) => format!("{n}"),
+                    Literal::F64(_) => "an f64".into(),
+                    Literal::F32(_) => "an f32".into(),
+                    Literal::Bool(_) => "a bool".into(),
+                };
                 self.error(
                     ErrorKind::TypeMismatch {
                         expected: "a non-negative i64 length".into(),
-                        found: "another constant".into(),
+                        found,
                     },
                     e.span,
                 );
