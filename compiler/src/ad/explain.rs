@@ -257,9 +257,18 @@ impl Explainer<'_> {
             .collect()
     }
 
+    /// Why no derivative flows through a loop that carries none.
+    fn no_flow(&self, op: &Op) -> String {
+        if op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some()) {
+            "no derivative flows (its carried values do not depend on the arguments)".into()
+        } else {
+            "no derivative flows (no floating-point carried values)".into()
+        }
+    }
+
     fn while_mode(&self, op: &Op) -> String {
         if !needs_tape(self.func, op) {
-            return "no derivative flows (no floating-point carried values)".into();
+            return self.no_flow(op);
         }
         if self.func.ad_mode == Some(AdMode::Sct) {
             return "error: needs the tape (trip count depends on data), but the function is marked @ad(sct) (E0155)".into();
@@ -272,12 +281,8 @@ impl Explainer<'_> {
 
     fn for_mode(&self, op: &Op) -> String {
         let types = self.carried_types(op);
-        if !op
-            .results
-            .iter()
-            .any(|&v| tangent_type(self.func.ty(v)).is_some())
-        {
-            return "no derivative flows (no floating-point carried values)".into();
+        if !super::varied::op_varies(op, &super::varied::varied_values(self.func)) {
+            return self.no_flow(op);
         }
         if needs_tape(self.func, op) {
             return format!(

@@ -60,6 +60,7 @@ pub mod reverse;
 pub mod rules;
 pub mod show;
 pub mod tangent;
+pub mod varied;
 
 use std::fmt;
 

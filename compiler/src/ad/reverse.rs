@@ -227,9 +227,15 @@ struct Taped {
 }
 
 /// Whether reverse mode of `op` (at any depth of `f`) needs the tape: an active
-/// `scf.while`, or an active `scf.for` with tuple-valued carried values.
+/// `scf.while`, or an active `scf.for` with tuple-valued carried values. Active: a carried
+/// value varies with `f`'s parameters ([`super::varied`]).
 pub fn needs_tape(f: &Function, op: &Op) -> bool {
-    let active = op.results.iter().any(|&r| tangent_type(f.ty(r)).is_some());
+    needs_tape_in(f, op, &super::varied::varied_values(f))
+}
+
+/// [`needs_tape`] with `f`'s varied values computed once.
+pub fn needs_tape_in(f: &Function, op: &Op, varied: &std::collections::HashSet<ValueId>) -> bool {
+    let active = super::varied::op_varies(op, varied);
     match op.kind {
         OpKind::While => active,
         OpKind::For => {
@@ -255,6 +261,9 @@ struct Rev<'a> {
     /// The source values that may receive a routed zero adjoint ([`routed`]); empty when
     /// the emitter came without [`Emitter::strong_products`] (plain products throughout).
     routed: std::collections::HashSet<ValueId>,
+    /// The source values that vary with its parameters ([`super::varied`]): loops whose
+    /// results do not are run as they are, and no adjoint enters them.
+    varied: std::collections::HashSet<ValueId>,
 }
 
 /// Values defined in `r` (arguments and results, nested regions included).
@@ -335,6 +344,7 @@ impl<'a> Rev<'a> {
             tapes: HashMap::new(),
             taped: HashMap::new(),
             routed,
+            varied: super::varied::varied_values(src),
         }
     }
 
@@ -378,15 +388,10 @@ impl<'a> Rev<'a> {
         for &id in ops {
             let op = &self.src.ops[id];
             self.e.set_span(self.src.span(id));
-            let active_for = op.kind == OpKind::For
-                && (op
-                    .results
-                    .iter()
-                    .any(|&r| tangent_type(self.src.ty(r)).is_some())
-                    || !free_float_values(self.src, &op.regions).is_empty());
-            let tape_for =
-                active_for && (self.src.ad_mode == Some(AdMode::Tape) || needs_tape(self.src, op));
-            let active_while = op.kind == OpKind::While && needs_tape(self.src, op);
+            let active_for = op.kind == OpKind::For && super::varied::op_varies(op, &self.varied);
+            let tape_for = active_for
+                && (self.src.ad_mode == Some(AdMode::Tape) || needs_tape_in(self.src, op, &self.varied));
+            let active_while = op.kind == OpKind::While && needs_tape_in(self.src, op, &self.varied);
             if active_while || tape_for {
                 self.forward_taped(id)?;
             } else if active_for {
@@ -614,6 +619,10 @@ impl<'a> Rev<'a> {
             return self.backward_loop(id, &g, t.n, State::Tape(t.lo));
         }
         if g.iter().all(Tan::is_zero) {
+            return Ok(());
+        }
+        if matches!(op.kind, OpKind::For | OpKind::While) && !super::varied::op_varies(op, &self.varied) {
+            // A loop whose results do not vary: its adjoints reach nothing that does.
             return Ok(());
         }
         let xs: Vec<ValueId> = op.operands.iter().map(|&v| self.v(v)).collect();
