@@ -102,6 +102,13 @@ fn values(types: &[Type]) -> String {
 impl Explainer<'_> {
     /// `line:column` (1-based) of the loop keyword at or before `offset` on its
     /// line (`keyword`), else of `offset` itself.
+    /// Whether the source at `offset` is the keyword `if`: the position a source `if`'s
+    /// `scf.if` has (the lowering of `&&`, `||` and early exits makes others).
+    fn source_if(&self, offset: usize) -> bool {
+        let rest = self.source.get(offset..).unwrap_or("");
+        rest.starts_with("if") && !rest[2..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    }
+
     fn position(&self, offset: usize, keyword: &str) -> (usize, usize, bool) {
         let offset = offset.min(self.source.len());
         let line_start = self.source[..offset].rfind('\n').map_or(0, |i| i + 1);
@@ -178,6 +185,13 @@ impl Explainer<'_> {
                     let text = self.for_mode(op);
                     self.line(depth, format!("for at {l}:{c}: {text}"));
                     self.region(&op.regions[0], depth + 1);
+                }
+                OpKind::If if !self.source_if(start) => {
+                    // An `if` the compiler made (`&&`, `||`, `return`, `break`, `continue`):
+                    // not a region of the source; what it holds is listed as if inline.
+                    for nr in &op.regions {
+                        self.region(nr, depth);
+                    }
                 }
                 OpKind::If => {
                     let (l, c, _) = self.position(start, "if");

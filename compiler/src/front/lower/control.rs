@@ -303,6 +303,8 @@ impl FnCx<'_, '_> {
         want_value: bool,
         else_span: Span,
     ) -> Tv {
+        // A source `if` (set by `if_expr`), taken before the branches lower their own.
+        let source_if = self.if_span.take();
         let snapshot = self.carried_vals(&carried);
         let then_first = !then.diverges() || else_.diverges();
         let (first, second) = if then_first {
@@ -374,9 +376,14 @@ impl FnCx<'_, '_> {
             vec![]
         };
         types.extend(self.carried_types(&carried));
+        let outer = self.b.span();
+        if let Some(sp) = source_if {
+            self.b.set_span(sp);
+        }
         let op = self
             .b
             .op_with_regions(OpKind::If, vec![cond], types, vec![then_r, else_r]);
+        self.b.set_span(outer);
         let results = self.b.func.ops[op].results.clone();
         let off = usize::from(want_value);
         self.rebind(&carried, &results[off..]);
@@ -393,6 +400,7 @@ impl FnCx<'_, '_> {
     /// `if` as an expression or statement.
     pub fn if_expr(
         &mut self,
+        span: Span,
         cond: &Expr,
         then: &Block,
         else_: Option<&Expr>,
@@ -400,6 +408,7 @@ impl FnCx<'_, '_> {
     ) -> Tv {
         let c = self.expr(cond, Some(&SurfaceType::Bool));
         let c = self.expect(c, &SurfaceType::Bool, cond.span);
+        self.if_span = Some(span);
         let mut names = Vec::new();
         assigned_block(then, &mut names);
         if let Some(e) = else_ {

@@ -98,7 +98,7 @@ impl FnCx<'_, '_> {
             }
             ExprKind::Block(b) => self.block(b, expected),
             ExprKind::If { cond, then, else_ } => {
-                self.if_expr(cond, then, else_.as_deref(), expected)
+                self.if_expr(e.span, cond, then, else_.as_deref(), expected)
             }
             ExprKind::Error => self.poison(),
         }

@@ -121,6 +121,10 @@ pub struct FnCx<'a, 'f> {
     pub loops: usize,
     /// Set inside energy and residual bodies.
     pub term: Option<TermCx>,
+    /// The span of the source `if` expression whose `scf.if` is being lowered next: that
+    /// op gets it (the `if` keyword first), so tools such as `madc explain` can tell it from
+    /// the `scf.if`s that `&&`, `||`, `return`, `break` and `continue` lower to.
+    pub if_span: Option<Span>,
 }
 
 impl<'a, 'f> FnCx<'a, 'f> {
@@ -142,6 +146,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
             ret,
             loops: 0,
             term: None,
+            if_span: None,
         }
     }
 
