@@ -845,3 +845,71 @@ fn d(m: mat3) -> mat3 { grad(rebuilt)(m) }
     let got = mat(&call(&prog, "d", &[block.value()]), 3, 3);
     close_all(&got.a, &w.sym().a, 1e-12, "∂/∂S of V Λ Vᵀ at a block-diagonal S");
 }
+
+/// First and second derivatives of eigenvectors through `eig_sym(mat3)` (and `polar`)
+/// where structure keeps a pivot exactly 0 or two diagonal entries equal: block-diagonal
+/// and diagonal inputs, [[2, 1, 1], [1, 2, 1], [1, 1, 3]] (its first rotation is by 45°
+/// and zeroes a[0, 2] for good), against central differences of the values and of the
+/// gradients. (Equal diagonal entries lost the rotation angle's derivative, and pivots kept
+/// exactly 0 were skipped while their derivatives were not.)
+#[test]
+fn eigenvector_derivatives_at_structured_3x3_inputs() {
+    let prog = compile(
+        "
+fn f(m: mat3) -> f64 { let (l, v) = eig_sym(m); v[0, 0] * v[1, 0] + v[2, 2] * v[1, 2] + 0.3 * l.y * v[0, 1] * v[0, 1] }
+fn gf(m: mat3) -> mat3 { grad(f)(m) }
+fn rot(m: mat3) -> f64 { let (r, p) = polar(m); r[0, 1] }
+/// (relative error of the Hessian along e, error of the gradient along e, the same for polar)
+fn check(m: mat3, e: mat3) -> vec3 {
+    let h = 1e-5;
+    let fd = (gf(m + h * e) - gf(m - h * e)) / (2.0 * h);
+    let ad = jvp(gf)(m, e).1;
+    let g = (f(m + h * e) - f(m - h * e)) / (2.0 * h);
+    let r = (rot(m + h * e) - rot(m - h * e)) / (2.0 * h);
+    vec3(frob2(fd - ad) / frob2(fd), abs(g - jvp(f)(m, e).1), abs(r - jvp(rot)(m, e).1))
+}
+fn e() -> mat3 { mat3(0.1, 0.5, -0.2, 0.5, 0.2, 0.3, -0.2, 0.3, 0.1) }
+fn diagonal() -> vec3 { check(mat3(3.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.0), e()) }
+fn block() -> vec3 { check(mat3(1.0, 0.5, 0.0, 0.5, 2.0, 0.0, 0.0, 0.0, 3.0), e()) }
+fn equal_diagonal() -> vec3 { check(mat3(2.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 3.0), e()) }
+fn generic() -> vec3 { check(mat3(1.3, 0.2, -0.4, 0.2, -0.7, 0.9, -0.4, 0.9, 2.1), e()) }
+fn polar_equal_norms() -> vec3 { check(mat3(1.0, 2.0, 0.0, 2.0, 1.0, 0.5, 0.0, 0.0, 3.0), e()) }
+",
+    );
+    for case in ["diagonal", "block", "equal_diagonal", "generic", "polar_equal_norms"] {
+        let v = tensor(&call(&prog, case, &[]), &[3]);
+        assert!(v[0] < 1e-12, "{case}: Hessian along e off by {} (relative)", v[0]);
+        assert!(v[1] < 1e-8, "{case}: gradient along e off by {}", v[1]);
+        assert!(v[2] < 1e-8, "{case}: polar's gradient along e off by {}", v[2]);
+    }
+}
+
+/// `eig_sym(mat2)` (and `svd(mat2)` through it) is continuous at every diagonal input,
+/// m[0, 0] < m[1, 1] included, so derivatives there agree with central differences from
+/// both sides; the unavoidable sign jump of the eigenvectors lies on b < 0 with equal
+/// diagonal entries.
+#[test]
+fn eig_sym_of_mat2_is_continuous_at_diagonal_inputs() {
+    let prog = compile(
+        "
+fn f(x: mat2) -> f64 { let v = eig_sym(x).1; v[0, 0] + 2.0 * v[1, 0] }
+fn jump(a: f64, d: f64) -> f64 { frob2(eig_sym(mat2(a, 1e-9, 1e-9, d)).1 - eig_sym(mat2(a, -1e-9, -1e-9, d)).1) }
+fn fd(a: f64, d: f64) -> vec2 {
+    let m = mat2(a, 0.0, 0.0, d);
+    let t = mat2(0.0, 1.0, 1.0, 0.0);
+    let h = 1e-6;
+    vec2((f(m + h * t) - f(m - h * t)) / (2.0 * h), jvp(f)(m, t).1)
+}
+fn lower_first() -> f64 { jump(-1.0, 2.0) }
+fn upper_first() -> f64 { jump(2.0, -1.0) }
+fn fd_lower_first() -> vec2 { fd(-1.0, 2.0) }
+fn fd_upper_first() -> vec2 { fd(2.0, -1.0) }
+",
+    );
+    for case in ["lower_first", "upper_first"] {
+        let j = num(&call(&prog, case, &[]));
+        assert!(j < 1e-16, "{case}: the eigenvectors jump by {j} across b = 0");
+        let v = tensor(&call(&prog, &format!("fd_{case}"), &[]), &[2]);
+        assert!((v[0] - v[1]).abs() < 1e-8, "{case}: central difference {} vs jvp {}", v[0], v[1]);
+    }
+}
