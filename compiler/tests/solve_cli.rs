@@ -813,3 +813,42 @@ fn out_with_face_dofs_only_is_refused_up_front() {
         assert!(!stdout.contains("step    1"), "{stdout}");
     }
 }
+
+/// A last step that is below the step tolerance and also brings ‖g‖ within the gradient
+/// tolerance reports `gradient_tolerance` (a stiff quadratic: the step that lands on the
+/// minimizer is 1e-15 of ‖x‖ and the gradient there is 0), for every solver.
+#[test]
+fn a_converged_last_step_reports_the_gradient_tolerance() {
+    let (mesh, src) = (tmp("quad_tri.obj"), tmp("stiff_quad.mad"));
+    std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    std::fs::write(
+        &src,
+        "dof x: vertex -> vec3;\nparam a: f64 = 2.0;\n\
+         energy q(e: vertex) { let d = x[e.v0] - vec3(1.0, 2.0, 3.0); 0.5 * a * dot(d, d) }\n",
+    )
+    .unwrap();
+    for solver in ["lbfgs", "newton", "newton-cg", "gd"] {
+        let (rc, out, err) = madc(&["run", &src, "--mesh", &mesh, "--solver", solver, "--set", "a=1e12", "--json"]);
+        assert_eq!(rc, 0, "{solver}: {err}");
+        let summary = parse_object(out.lines().last().unwrap());
+        assert!(num(&summary, "grad_norm") <= 1e-8, "{solver}: {out}");
+        assert_eq!(summary.get("status"), Some(&J::Str("gradient_tolerance".into())), "{solver}: {out}");
+    }
+}
+
+/// An output path through a file (`afile/q.obj` where `afile` is a file) is an error before
+/// the solve that names the file, for `--out` and `--plot`.
+#[test]
+fn an_output_directory_that_is_a_file_is_refused_up_front() {
+    let (mesh, src, file) = (tmp("dir_tri.obj"), tmp("dir_quad.mad"), tmp("not_a_dir"));
+    std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    std::fs::write(&src, "dof x: vertex -> vec3;\nenergy q(e: vertex) { dot(x[e.v0], x[e.v0]) }\n").unwrap();
+    std::fs::write(&file, "").unwrap();
+    for (flag, name) in [("--out", "q.obj"), ("--plot", "q.svg")] {
+        let out = format!("{file}/{name}");
+        let (rc, stdout, err) = madc(&["run", &src, "--mesh", &mesh, flag, &out]);
+        assert_eq!(rc, 1, "{flag}: {err}");
+        assert!(err.contains("is a file, not a directory") && err.contains("not_a_dir"), "{flag}: {err}");
+        assert!(!stdout.contains("iter"), "{flag}: the solve ran first: {stdout}");
+    }
+}

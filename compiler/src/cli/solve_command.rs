@@ -243,6 +243,12 @@ fn merge(
             "--plot {plot}: the convergence plot is written as SVG; give a path ending in .svg"
         ));
     }
+    // Directories that cannot hold the outputs are found before the solve, not after it.
+    for (flag, path) in [("--out", &s.out), ("--plot", &s.plot)] {
+        if let Some(p) = path {
+            output_directory(p).map_err(|e| format!("{flag} {p}: {e}"))?;
+        }
+    }
     if let Some(st) = s.step
         && !(st > 0.0 && st.is_finite())
     {
@@ -681,14 +687,20 @@ fn write_mesh_at(
         triangles: mesh.triangles.clone(),
     };
     // `--out frames/cloth.ply` creates `frames/` as needed.
-    if let Some(dir) = Path::new(path)
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
-    }
+    output_directory(path)?;
     save_mesh(&out, path).map_err(|e| super::mesh_commands::mesh_error(path, e))
+}
+
+/// Creates the directory that `path` (an output file) lies in, as needed; an error names
+/// the part of it that is a file rather than a directory.
+fn output_directory(path: &str) -> Result<(), String> {
+    let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+        return Err(format!("{}: is a file, not a directory", file.display()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))
 }
 
 /// `OUT_0001.EXT` for frame 1 of `OUT.EXT`.
@@ -824,13 +836,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
     if let Some(path) = &s.plot {
         let svg = svg_plot::convergence(&log.points, &format!("{} on {}", s.solver, s.mesh));
         // Like `--out`, `--plot plots/conv.svg` creates `plots/` as needed.
-        if let Some(dir) = Path::new(path)
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
-        }
+        output_directory(path)?;
         std::fs::write(path, svg).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if let Some(r) = &report {

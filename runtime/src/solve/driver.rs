@@ -316,7 +316,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             linear_iterations: info.linear_iterations,
             timings: t,
         };
-        if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x) {
+        if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x, g0) {
             // A step below the step tolerance that the line search had to shorten past a NaN
             // or +∞ trial is stuck at that wall, not converged; so is one far from a
             // stationary point (the gradient not reduced: `step_stop_converged`).
@@ -353,8 +353,10 @@ pub(crate) fn end_iteration(
     history: &mut Vec<IterationInfo>,
     opts: &SolveOptions,
     x: &[f64],
+    g0: f64,
 ) -> Option<Status> {
     let step_norm = rec.step_norm;
+    let gnorm = rec.grad_norm;
     let control = match callback.as_mut() {
         Some(cb) => cb(&rec),
         None => Control::Continue,
@@ -363,7 +365,10 @@ pub(crate) fn end_iteration(
     if control == Control::Stop {
         return Some(Status::Stopped);
     }
+    // A step below the step tolerance that also brought ‖g‖ within the gradient tolerance
+    // stops on the gradient (the rule the user set; the next iteration's test would say so).
     opts.step_stop(step_norm, norm(x))
+        .map(|st| opts.gradient_stop(gnorm, g0).unwrap_or(st))
 }
 
 /// The report of a finished loop: `start` and `end` are (energy, gradient norm).

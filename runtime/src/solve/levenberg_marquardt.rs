@@ -333,7 +333,7 @@ pub(crate) fn run<O: Objective + ?Sized>(
             linear_iterations,
             timings: t,
         };
-        if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x) {
+        if let Some(st) = end_iteration(rec, &mut callback, &mut history, opts, x, g0) {
             status = st;
             break;
         }
