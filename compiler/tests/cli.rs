@@ -35,6 +35,18 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `madc run FILE` on the JIT and on the interpreter: both must print `want`.
+fn assert_both_engines_print(file: &str, want: &str) {
+    for interp in [false, true] {
+        let mut args = vec!["run", file];
+        if interp {
+            args.push("--interp");
+        }
+        let o = madc(&args);
+        assert_eq!(text(&o.stdout), want, "interp {interp}: {}", text(&o.stderr));
+    }
+}
+
 #[test]
 fn version_and_help() {
     let out = madc(&["--version"]);
@@ -525,20 +537,8 @@ fn main() {
 }
 ",
     );
-    for interp in [false, true] {
-        let mut args = vec!["run", f.as_str()];
-        if interp {
-            args.push("--interp");
-        }
-        let o = madc(&args);
-        assert_eq!(
-            text(&o.stdout),
-            "(0.0, 4.0)\n[[0.0, 4.0]]\n[[0.0, 0.0], [0.0, 2.0]]\n[[2.0]]\n2.0\n0.0\n\
-             [[-0.8888888888888888, 0.6666666666666666], [0.6666666666666666, 0.0]]\n",
-            "interp {interp}: {}",
-            text(&o.stderr)
-        );
-    }
+    assert_both_engines_print(&f, "(0.0, 4.0)\n[[0.0, 4.0]]\n[[0.0, 0.0], [0.0, 2.0]]\n[[2.0]]\n2.0\n0.0\n\
+             [[-0.8888888888888888, 0.6666666666666666], [0.6666666666666666, 0.0]]\n");
 }
 
 /// A `while` loop whose floating-point carried values do not depend on the arguments
@@ -576,16 +576,20 @@ fn main() {
 }
 ",
     );
-    for interp in [false, true] {
-        let mut args = vec!["run", f.as_str()];
-        if interp {
-            args.push("--interp");
-        }
-        let o = madc(&args);
-        assert_eq!(text(&o.stdout), "0.0\n8.0\n24.0\n[[16.0]]\n45.5625\n", "interp {interp}: {}", text(&o.stderr));
-    }
+    assert_both_engines_print(&f, "0.0\n8.0\n24.0\n[[16.0]]\n45.5625\n");
     let o = madc(&["explain", f.as_str()]);
     let out = text(&o.stdout);
     assert!(out.contains("while at 4:5: no derivative flows (its carried values do not depend on the arguments)"), "{out}");
     assert!(out.contains("while at 16:5: tape"), "{out}");
+}
+
+/// A `matrix` repeat whose row is an array literal of integers: the literals adapt to f64,
+/// as in a matrix literal (§3.4, §3.7).
+#[test]
+fn matrix_repeats_of_integer_rows() {
+    let f = write_temp(
+        "matrix_repeat_rows.mad",
+        b"fn main() { let m: matrix = [[1, 2]; 3]; print(m); let v: matrix = [[1.5, 2]; 2]; print(v); }\n",
+    );
+    assert_both_engines_print(&f, "[[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]\n[[1.5, 2.0], [1.5, 2.0]]\n");
 }

@@ -99,6 +99,9 @@ pub enum ErrorKind {
     /// Why: attributes change compilation; a misspelt one would be silently ignored.
     /// Example: `@inline fn f() {}`.
     UnknownAttribute { name: String, help: Option<String> },
+    /// E0115 as well: a known attribute with arguments it does not take (`@ad(fast)`,
+    /// `@ad`, `@ad(tape, sct)`); `found` is the attribute as written.
+    BadAttributeArguments { name: String, found: String },
     /// E0115 as well: an attribute given twice to one item. Example:
     /// `@ad(tape) @ad(sct) fn f() {}`.
     RepeatedAttribute { name: String },
@@ -253,6 +256,7 @@ impl ErrorKind {
             ErrorKind::BadCast { .. } => "E0113",
             ErrorKind::NotConstant { .. } | ErrorKind::ConstFails { .. } => "E0114",
             ErrorKind::UnknownAttribute { .. }
+            | ErrorKind::BadAttributeArguments { .. }
             | ErrorKind::RepeatedAttribute { .. }
             | ErrorKind::MisplacedAttribute { .. } => "E0115",
             ErrorKind::TermType { .. } => "E0116",
@@ -337,6 +341,9 @@ impl ErrorKind {
             ErrorKind::NotConstant { what } => format!("{what} must be a constant expression"),
             ErrorKind::ConstFails { detail } => format!("this constant expression fails: {detail}"),
             ErrorKind::UnknownAttribute { name, .. } => format!("unknown attribute `@{name}`"),
+            ErrorKind::BadAttributeArguments { name, found } => {
+                format!("`@{name}` takes one argument, `tape` or `sct`; found `{found}`")
+            }
             ErrorKind::RepeatedAttribute { name } => format!("`@{name}` is given more than once"),
             ErrorKind::MisplacedAttribute { name, item } => {
                 format!("`@{name}` does not apply to {item}")
@@ -424,6 +431,7 @@ impl ErrorKind {
             ErrorKind::NotConstant { .. } => "not a constant".into(),
             ErrorKind::ConstFails { .. } => "fails here".into(),
             ErrorKind::UnknownAttribute { .. } => "unknown attribute".into(),
+            ErrorKind::BadAttributeArguments { .. } => "unknown argument".into(),
             ErrorKind::RepeatedAttribute { .. } => "given again here".into(),
             ErrorKind::MisplacedAttribute { .. } => "not on a `fn`".into(),
             ErrorKind::TermType { found, .. } => format!("this is {found}"),

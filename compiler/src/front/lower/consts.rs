@@ -110,7 +110,7 @@ impl Front {
             }),
             ExprKind::Float(x) => match expected {
                 Some(ScalarKind::F32) if x.single.is_infinite() => {
-                    self.error(super::expr::f32_overflow(x.value), file, e.span);
+                    self.error(super::expr::f32_overflow(), file, e.span);
                     None
                 }
                 Some(ScalarKind::F32) => Some(Literal::F32(x.single)),

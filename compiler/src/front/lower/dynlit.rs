@@ -81,7 +81,14 @@ impl FnCx<'_, '_> {
             return self.poison();
         };
         let hint = (elem != SurfaceType::Vector).then_some(elem);
-        let tv = self.expr(value, hint.as_ref());
+        // A `matrix` row written as an array literal is a row of f64, as in a matrix literal
+        // (its integer literals adapt).
+        let row_hint = match (&hint, &value.kind) {
+            (Some(t), _) => Some(t.clone()),
+            (None, ExprKind::Array(ys)) => Some(SurfaceType::array(SurfaceType::F64, ys.len() as u64)),
+            _ => None,
+        };
+        let tv = self.expr(value, row_hint.as_ref());
         let tv = match &hint {
             Some(t) => self.expect(tv, t, value.span),
             None if tv.ty.is_error()

@@ -22,7 +22,7 @@ impl FnCx<'_, '_> {
             },
             ExprKind::Float(x) => match expected {
                 Some(SurfaceType::F32) if x.single.is_infinite() => {
-                    self.error(f32_overflow(x.value), e.span);
+                    self.error(f32_overflow(), e.span);
                     self.poison()
                 }
                 Some(SurfaceType::F32) => self.lit(Literal::F32(x.single)),
@@ -237,7 +237,8 @@ impl FnCx<'_, '_> {
     /// Reports literal indices that are negative or past a static length.
     pub fn check_const_indices(&mut self, ty: &SurfaceType, indices: &[Expr]) {
         let mut t = ty.clone();
-        for i in indices {
+        let axes = ["row", "column", "third index", "fourth index"];
+        for (axis, i) in indices.iter().enumerate() {
             let lit = match &i.kind {
                 ExprKind::Int(n) => Some(*n),
                 ExprKind::Unary {
@@ -252,13 +253,16 @@ impl FnCx<'_, '_> {
             if let Some(n) = lit {
                 let bad = n < 0 || t.static_len().is_some_and(|len| n as u64 >= len);
                 if bad {
+                    // Named on the value indexed, and which index when there are several
+                    // (`m[0, 2]` of a mat2: the column index 2, not "a vec2").
+                    let which = if indices.len() > 1 { format!("{} ", axes[axis.min(3)]) } else { String::new() };
                     let detail = match t.static_len() {
-                        Some(len) => format!("index {n} is out of bounds for length {len}"),
-                        None => format!("index {n} is negative"),
+                        Some(len) => format!("{which}index {n} is out of bounds for length {len}"),
+                        None => format!("{which}index {n} is negative"),
                     };
                     self.error(
                         ErrorKind::BadIndex {
-                            ty: t.to_string(),
+                            ty: ty.to_string(),
                             detail,
                         },
                         i.span,
@@ -522,9 +526,11 @@ impl FnCx<'_, '_> {
 
 /// A float literal in an `f32` context whose value is beyond `f32`'s range (rounds to ±∞): an
 /// error, as a literal that overflows `f64` is (§2).
-pub(crate) fn f32_overflow(x: f64) -> ErrorKind {
+pub(crate) fn f32_overflow() -> ErrorKind {
+    // The literal is named by the span: its f64 value, printed, can be a different literal
+    // (one just above f32's largest that f64 rounds below the halfway point).
     ErrorKind::TypeMismatch {
-        expected: "an f32 literal (at most 3.4028235e38 in magnitude)".into(),
-        found: format!("`{x:e}`, which overflows f32"),
+        expected: "an f32 literal (at most about 3.4028235e38 in magnitude)".into(),
+        found: "a literal that rounds to infinity in f32".into(),
     }
 }

@@ -290,15 +290,8 @@ fn ad_mode(g: &mut Front, attrs: &[ast::Attribute], file: usize) -> Option<ir::A
             ["tape"] => mode = Some(ir::AdMode::Tape),
             ["sct"] => mode = Some(ir::AdMode::Sct),
             _ => {
-                let help = Some("write `@ad(tape)` or `@ad(sct)`".to_string());
-                g.error(
-                    ErrorKind::UnknownAttribute {
-                        name: "ad(...)".to_string(),
-                        help,
-                    },
-                    file,
-                    a.span,
-                );
+                let found = if a.args.is_empty() { "@ad".to_string() } else { format!("@ad({})", args.join(", ")) };
+                g.error(ErrorKind::BadAttributeArguments { name: "ad".to_string(), found }, file, a.span);
             }
         }
     }
