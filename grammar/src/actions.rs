@@ -171,6 +171,12 @@ impl<'s> Ctx<'s> {
         // The latest error (syntax or lexical) before this one.
         let lex_before = self.lex_errors.partition_point(|&e| e < start);
         let lex_prev = lex_before.checked_sub(1).map(|i| self.lex_errors[i]);
+        // The token a lexical error already reported (the placeholder of an unterminated
+        // string, say): its consequence, not a second error.
+        if self.lex_errors.get(lex_before) == Some(&start) {
+            self.last_error_start = Some(start);
+            return;
+        }
         let prev = self.last_error_start.max(lex_prev);
         // A boundary token counts even when it was the previous error's token.
         let follows_error = prev.is_some_and(|prev| {

@@ -26,6 +26,13 @@ fn e0001_reports_a_run_once() {
     assert_eq!(codes("fn f() { x = 1 # + # 2; }"), ["E0001", "E0001"]);
 }
 
+/// An unterminated string at the top level is reported once: the parser does not report
+/// the token the lexer already did.
+#[test]
+fn e0002_at_the_top_level_is_reported_once() {
+    assert_eq!(codes("fn main() { print(1); }\n\"dangling\n"), ["E0002"]);
+}
+
 #[test]
 fn e0002_unterminated_string() {
     insta::assert_snapshot!(only("fn main() {\n    print(\"hello);\n}\n", "E0002"));
