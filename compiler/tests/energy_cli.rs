@@ -842,6 +842,18 @@ fn non_finite_weights_and_unset_update_data_are_named() {
     let (rc, _, err) = madc(&["eval", &upd, "--mesh", "grid:2x2", "--energy"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("data `D`") && err.contains("has no values"), "{err}");
+    // Data that only an energy reads, in a file with an update: reported as unset data, not
+    // as the update's error.
+    let term_only = dir.join("t.mad");
+    std::fs::write(
+        &term_only,
+        "dof x: vertex -> f64;\ndata M: face -> mat2;\nstate s: face -> f64;\n\
+         update s(e: face) { 0.5 }\nenergy q(e: face) { let m = M[e]; x[e.v0] * m[0, 0] + s[e] }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["eval", &term_only.display().to_string(), "--mesh", "grid:3x3", "--energy"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.starts_with("error: data `M` (face -> mat2) has no values"), "{err}");
 }
 
 /// `--data` fills `data` fields; a `state` takes its initial values from `--init` or its

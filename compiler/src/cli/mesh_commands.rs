@@ -166,7 +166,9 @@ fn setup<'p>(
     };
     // The objective a solve starts from: its `update` items run once at x first (the
     // states that terms read; an update of a dof re-assigns it), as `madc run` does.
-    // A run-time error there (or one an update of a static state kept) exits with 2.
+    // A run-time error there (or one an update of a static state kept) exits with 2. Unset
+    // data or params are reported first, as such (not as the updates').
+    me.check_data().map_err(|e| e.to_string())?;
     me.update(&mut x).map_err(|e| {
         let Fail { code, message } = evaluation(e);
         Fail { code, message: format!("update: {message}") }
