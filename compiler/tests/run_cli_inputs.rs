@@ -93,7 +93,7 @@ fn data_and_pairs_are_given_on_the_command_line() {
     let mesh = tmp("tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
     let (rc, _, err) = madc(&["run", &file, "--mesh", &mesh, "--max-iters", "0"]);
     assert_eq!(rc, 1);
-    assert!(err.contains("data `w` (face -> vec3) has no values: set it (`--data w=FILE.npy`)"), "{err}");
+    assert!(err.contains("data `w` (face -> vec3) has no values: set it (`--data w=FILE.npy`"), "{err}");
     let w = npy("w.npy", &[1, 3], &[1.0, 2.0, 3.0]);
     let (rc, out, err) = madc(&["run", &file, "--mesh", &mesh, "--max-iters", "0", "--json", "--data", &format!("w={w}")]);
     assert_eq!(rc, 2, "{err}");

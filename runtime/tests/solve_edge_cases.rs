@@ -288,3 +288,30 @@ fn a_step_shortened_against_a_nan_wall_is_stalled_not_converged() {
     }
     assert!(stalled >= 3, "{stalled} solvers reached the wall");
 }
+
+/// Options outside their documented ranges (a shrink factor of 1 or NaN, c₁ ≥ 1, a NaN
+/// tolerance) are an error before the solve, for every solver, not a stall or a misleading
+/// "non-finite energy".
+#[test]
+fn options_outside_their_ranges_are_refused() {
+    use mad_runtime::solve::LineSearch;
+    let bad = [
+        LineSearch { shrink: f64::NAN, ..LineSearch::default() },
+        LineSearch { shrink: 1.0, ..LineSearch::default() },
+        LineSearch { shrink: 0.0, ..LineSearch::default() },
+        LineSearch { c1: 2.0, ..LineSearch::default() },
+        LineSearch { max_backtracks: 0, ..LineSearch::default() },
+    ];
+    for name in GENERAL.iter().chain(&["gauss-newton", "lm"]) {
+        for ls in &bad {
+            let opts = SolveOptions { line_search: *ls, ..SolveOptions::default() };
+            let mut x = vec![0.1, 1.0];
+            let r = solver(name).solve(&mut double_well(), &mut x, &opts, None);
+            assert!(matches!(r, Err(SolveError::InvalidOption(_))), "{name} {ls:?}: {r:?}");
+            assert_eq!(x, vec![0.1, 1.0], "{name}: x moved");
+        }
+        let opts = SolveOptions { grad_abs_tol: f64::NAN, ..SolveOptions::default() };
+        let r = solver(name).solve(&mut double_well(), &mut [0.1, 1.0], &opts, None);
+        assert!(matches!(r, Err(SolveError::InvalidOption(_))), "{name}: {r:?}");
+    }
+}

@@ -312,7 +312,7 @@ impl std::fmt::Display for RustShape {
     }
 }
 
-fn rust_signature<A: Args, R: FromValue>() -> String {
+pub(crate) fn rust_signature<A: Args, R: FromValue>() -> String {
     let show = |s: &RustShape| s.to_string();
     let args: Vec<String> = A::shapes().iter().map(show).collect();
     format!("({}) -> {}", args.join(", "), show(&R::shape()))

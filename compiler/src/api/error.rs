@@ -84,6 +84,13 @@ pub enum Error {
     },
     /// Dynamically typed arguments do not match the signature.
     Arguments { name: String, message: String },
+    /// None of the overloads of an overloaded name takes these arguments or Rust types
+    /// (`found`); `overloads` are their signatures, in source order.
+    NoOverload {
+        name: String,
+        overloads: Vec<String>,
+        found: String,
+    },
     /// The code generator failed (a defect of the compiler, reported, not a panic).
     Backend(String),
     /// The program stopped with a run-time error; `at` says where, when the
@@ -138,6 +145,9 @@ impl fmt::Display for Error {
             }
             Error::Arguments { name, message } => {
                 write!(f, "bad arguments for `{name}`: {message}")
+            }
+            Error::NoOverload { name, overloads, found } => {
+                write!(f, "no overload of `{name}` takes {found}; its overloads are `{}`", overloads.join("`, `"))
             }
             Error::Backend(m) => write!(f, "code generation failed: {m}"),
             Error::Runtime { error, at } => {

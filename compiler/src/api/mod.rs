@@ -119,6 +119,43 @@ impl Program {
         &self.compiled.functions
     }
 
+    /// Every overload of `name`, in source order (at least one).
+    fn overloads(&self, name: &str) -> Result<Vec<&FnSig>, Error> {
+        let all: Vec<&FnSig> = self.compiled.functions.iter().filter(|s| s.name == name).collect();
+        if all.is_empty() {
+            self.lookup(name)?;
+        }
+        Ok(all)
+    }
+
+    /// The one overload of `name` that `fits` accepts; with several overloads and none that
+    /// fits, an error listing them (with one, that overload's own error).
+    fn pick<'s>(
+        &'s self,
+        name: &str,
+        fits: impl Fn(&FnSig) -> Result<(), Error>,
+        wanted: impl FnOnce() -> String,
+    ) -> Result<&'s FnSig, Error> {
+        let all = self.overloads(name)?;
+        let mut first_err = None;
+        for sig in &all {
+            match fits(sig) {
+                Ok(()) => return Ok(sig),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if all.len() == 1 {
+            return Err(first_err.expect("one overload tried"));
+        }
+        Err(Error::NoOverload {
+            name: name.to_string(),
+            overloads: all.iter().map(|s| s.to_string()).collect(),
+            found: wanted(),
+        })
+    }
+
     fn lookup(&self, name: &str) -> Result<&FnSig, Error> {
         self.compiled
             .functions
@@ -141,6 +178,8 @@ impl Program {
     }
 
     /// Calls a function with dynamically typed values; `print` writes to standard output.
+    /// An overloaded name calls the first overload (in source order) whose parameter types
+    /// the values fit.
     pub fn call(&self, name: &str, args: &[Value]) -> Result<Value, Error> {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
@@ -155,8 +194,11 @@ impl Program {
         args: &[Value],
         out: &mut dyn Write,
     ) -> Result<Value, Error> {
-        let sig = self.lookup(name)?;
-        convert::check_values(sig, args)?;
+        let sig = self.pick(
+            name,
+            |sig| convert::check_values(sig, args),
+            || format!("the arguments ({})", args.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")),
+        )?;
         self.call_ref(engine, sig.func, args, out)
     }
 
@@ -170,7 +212,32 @@ impl Program {
         let result = match engine {
             Engine::Jit => self.jit.call_traced(f, args, out),
             Engine::Interpreter => {
-                interp::Interpreter::default().call_traced(&self.compiled.module, f, args, out)
+                // On a thread of its own with the stack the interpreter's default call depth
+                // needs (as the JIT runs on one), so that deep recursion is the run-time
+                // error "recursion is too deep" whatever the caller's stack; its output is
+                // written to `out` when it returns, as the JIT's is.
+                let module = &self.compiled.module;
+                let run = move || {
+                    let mut printed = Vec::new();
+                    let r = interp::Interpreter::default().call_traced(module, f, args, &mut printed);
+                    (r, printed)
+                };
+                let joined = std::thread::scope(|s| {
+                    std::thread::Builder::new()
+                        .name("mad-interp".into())
+                        .stack_size(interp::STACK_SIZE)
+                        .spawn_scoped(s, run)
+                        .map(|h| h.join())
+                });
+                let internal = |m: String| (mad_runtime::RtError::Other(m), None);
+                match joined {
+                    Ok(Ok((r, printed))) => match out.write_all(&printed) {
+                        Ok(()) => r,
+                        Err(e) => Err(internal(format!("cannot write output: {e}"))),
+                    },
+                    Ok(Err(_)) => Err(internal("internal error: the interpreter panicked".into())),
+                    Err(e) => Err(internal(format!("cannot start the interpreter's thread: {e}"))),
+                }
             }
         };
         result.map_err(|(error, site)| {
@@ -179,13 +246,13 @@ impl Program {
         })
     }
 
-    /// Looks up a function whose mad signature matches the Rust types `A -> R`.
+    /// Looks up a function whose mad signature matches the Rust types `A -> R` (among the
+    /// overloads of `name`, the first in source order that does).
     pub fn function<A: Args, R: FromValue>(
         &self,
         name: &str,
     ) -> Result<TypedFunction<'_, A, R>, Error> {
-        let sig = self.lookup(name)?;
-        convert::check_signature::<A, R>(sig)?;
+        let sig = self.pick(name, convert::check_signature::<A, R>, || format!("the Rust types `{}`", convert::rust_signature::<A, R>()))?;
         Ok(TypedFunction {
             program: self,
             func: sig.func,

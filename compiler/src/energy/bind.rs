@@ -290,6 +290,7 @@ impl EnergyProgram {
             me.data[i] = me.geometry_default(i);
         }
         me.init_states()?;
+        me.check_dof_inits()?;
         me.refresh_static_states()?;
         Ok(me)
     }
@@ -527,13 +528,15 @@ impl MeshEnergy<'_> {
         self.refresh_static_states()
     }
 
-    /// A param's current value.
+    /// A param's current value: `None` when there is no param of that name, or when it has
+    /// neither a default nor a value set yet (evaluations then stop with an error naming it).
     pub fn param(&self, name: &str) -> Option<f64> {
         self.prog
             .decls
             .params
             .iter()
             .position(|p| p.name == name)
+            .filter(|&i| self.params_given[i])
             .map(|i| self.params[i])
     }
 
@@ -649,7 +652,7 @@ impl MeshEnergy<'_> {
         if let Some(i) = self.params_given.iter().position(|given| !given) {
             let name = &self.prog.decls.params[i].name;
             return Err(EnergyError::Host(format!(
-                "param `{name}` has no default and no value: set it (`--set {name}=VALUE`)"
+                "param `{name}` has no default and no value: set it (`--set {name}=VALUE`; from Rust, `MeshEnergy::set_param`)"
             )));
         }
         for t in self.prog.energies.iter().chain(&self.prog.residuals).chain(&self.prog.updates) {
@@ -670,7 +673,7 @@ impl MeshEnergy<'_> {
                 if self.data[*field].is_none() {
                     let d = &self.prog.decls.data[*field];
                     return Err(EnergyError::Host(format!(
-                        "data `{}` ({} -> {}) has no values: set it (`--data {}=FILE.npy`)",
+                        "data `{}` ({} -> {}) has no values: set it (`--data {}=FILE.npy`; from Rust, `MeshEnergy::set_data`)",
                         d.name,
                         d.stencil.name(),
                         d.ty,

@@ -85,7 +85,9 @@ impl Contact {
     pub fn dhat(&self, me: &MeshEnergy) -> Result<f64, EnergyError> {
         let d = match &self.distance {
             Distance::Value(x) => *x,
-            Distance::Param(p) => me.param(p).ok_or_else(|| host(format!("no param `{p}`")))?,
+            Distance::Param(p) => me
+                .param(p)
+                .ok_or_else(|| host(format!("param `{p}` (the contact distance) has no value")))?,
         };
         if !(d > 0.0 && d.is_finite()) {
             return Err(host(format!("the contact distance {d} is not a positive finite number")));

@@ -118,6 +118,9 @@ impl MeshEnergy<'_> {
             if let Some(why) = init.unfit(d.stencil, &d.ty) {
                 return Err(EnergyError::Host(format!("dof `{name}`: {why}")));
             }
+            if init == Init::Tutte {
+                self.check_tutte_mesh(name)?;
+            }
             self.dof_inits[f] = Some(init);
             return Ok(());
         }
@@ -134,6 +137,29 @@ impl MeshEnergy<'_> {
         let vals = self.init_values(name, &init, d.stencil, &d.ty, n, slots)?;
         self.data[i] = Some(vals);
         self.refresh_static_states()
+    }
+
+    /// A `tutte` initializer needs a mesh with a boundary: checked when a dof takes it (at
+    /// bind time for a declared `= tutte`, by `set_init` for one set later), not first when
+    /// the unknowns are formed.
+    fn check_tutte_mesh(&self, name: &str) -> Result<(), EnergyError> {
+        if mad_runtime::mesh::tutte::boundary_loops(&self.mesh).is_empty() {
+            return Err(EnergyError::Mesh(format!(
+                "field `{name}`: the mesh has no boundary (a closed surface cannot be mapped to \
+                 a disk by `tutte`; cut it open first)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the dof fields' declared initializers against the mesh (`tutte`).
+    pub(crate) fn check_dof_inits(&self) -> Result<(), EnergyError> {
+        for (f, d) in self.prog.decls.dofs.iter().enumerate() {
+            if self.dof_inits[f] == Some(Init::Tutte) {
+                self.check_tutte_mesh(&d.name)?;
+            }
+        }
+        Ok(())
     }
 
     /// Fills every state field from its `= INIT` (zeros without one).

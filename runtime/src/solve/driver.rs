@@ -143,6 +143,7 @@ pub(crate) fn start<'o, O: Objective + ?Sized>(
     total: &mut Timings,
     energy_grad: impl FnOnce(&mut O, &[f64], &mut [f64]) -> Result<f64, SolveError>,
 ) -> Result<Start<'o>, SolveError> {
+    opts.validate()?;
     let n = obj.num_dofs();
     check_len("x", n, x.len())?;
     let fixed = opts.fixed.as_deref();

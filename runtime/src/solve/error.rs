@@ -29,6 +29,9 @@ pub enum SolveError {
     Factorization { iteration: usize, message: String },
     /// A sparse pattern or assembly error.
     Sparse(SparseError),
+    /// A [`super::SolveOptions`] value outside its documented range (a line-search constant
+    /// not in (0, 1), a negative or NaN tolerance).
+    InvalidOption(String),
 }
 
 impl fmt::Display for SolveError {
@@ -56,6 +59,7 @@ impl fmt::Display for SolveError {
                 write!(f, "iteration {iteration}: factorization failed: {message}")
             }
             SolveError::Sparse(e) => write!(f, "{e}"),
+            SolveError::InvalidOption(m) => write!(f, "invalid solve option: {m}"),
         }
     }
 }

@@ -40,6 +40,34 @@ impl Default for SolveOptions {
 }
 
 impl SolveOptions {
+    /// Checks the values against their documented ranges: the line search's c₁ and shrink
+    /// factor in (0, 1) and at least one backtrack, the tolerances ≥ 0 (not NaN). Every solve
+    /// checks them first ([`super::SolveError::InvalidOption`]).
+    pub fn validate(&self) -> Result<(), super::SolveError> {
+        let bad = |m: String| Err(super::SolveError::InvalidOption(m));
+        let ls = &self.line_search;
+        if ls.c1.is_nan() || ls.c1 <= 0.0 || ls.c1 >= 1.0 {
+            return bad(format!("line_search.c1 = {} (the sufficient-decrease constant must be in (0, 1))", ls.c1));
+        }
+        if ls.shrink.is_nan() || ls.shrink <= 0.0 || ls.shrink >= 1.0 {
+            return bad(format!("line_search.shrink = {} (the shrink factor must be in (0, 1))", ls.shrink));
+        }
+        if ls.max_backtracks == 0 {
+            return bad("line_search.max_backtracks = 0 (at least one backtrack)".into());
+        }
+        for (name, v) in [
+            ("grad_abs_tol", self.grad_abs_tol),
+            ("grad_rel_tol", self.grad_rel_tol),
+            ("decrement_tol", self.decrement_tol),
+            ("step_tol", self.step_tol),
+        ] {
+            if v.is_nan() || v < 0.0 {
+                return bad(format!("{name} = {v} (a tolerance must be ≥ 0)"));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn gradient_stop(&self, gnorm: f64, g0: f64) -> Option<Status> {
         (gnorm <= self.grad_abs_tol || gnorm <= self.grad_rel_tol * g0)
             .then_some(Status::GradientTolerance)

@@ -45,6 +45,10 @@ pub use tape::last_use as last_tape_use;
 /// The default bound on nested calls.
 pub const DEFAULT_MAX_CALL_DEPTH: usize = 12_000;
 
+/// The stack a thread running the interpreter at [`DEFAULT_MAX_CALL_DEPTH`] needs (module
+/// docs): what [`crate::Program::call_with`] gives the thread it runs the interpreter on.
+pub const STACK_SIZE: usize = 256 << 20;
+
 /// Interpreter options.
 #[derive(Clone, Debug)]
 pub struct Interpreter {
