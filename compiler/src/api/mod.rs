@@ -220,7 +220,7 @@ impl Program {
                 let run = move || {
                     let mut printed = Vec::new();
                     let r = interp::Interpreter::default().call_traced(module, f, args, &mut printed);
-                    (r, printed)
+                    (r, printed, interp::last_tape_use())
                 };
                 let joined = std::thread::scope(|s| {
                     std::thread::Builder::new()
@@ -231,8 +231,11 @@ impl Program {
                 });
                 let internal = |m: String| (mad_runtime::RtError::Other(m), None);
                 match joined {
-                    Ok(Ok((r, printed))) => match out.write_all(&printed) {
-                        Ok(()) => r,
+                    Ok(Ok((r, printed, tape_use))) => match out.write_all(&printed) {
+                        Ok(()) => {
+                            interp::set_last_tape_use(tape_use);
+                            r
+                        }
                         Err(e) => Err(internal(format!("cannot write output: {e}"))),
                     },
                     Ok(Err(_)) => Err(internal("internal error: the interpreter panicked".into())),

@@ -41,6 +41,7 @@ use mad_runtime::{RtError, Value};
 
 pub use call::check_args;
 pub use tape::last_use as last_tape_use;
+pub use tape::set_last_use as set_last_tape_use;
 
 /// The default bound on nested calls.
 pub const DEFAULT_MAX_CALL_DEPTH: usize = 12_000;

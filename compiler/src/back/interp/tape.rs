@@ -26,6 +26,12 @@ pub fn last_use() -> (usize, usize) {
     LAST_USE.with(Cell::get)
 }
 
+/// Records `used` as the calling thread's [`last_use`] (a run on a thread of its own hands
+/// its use back to the thread that asked for it).
+pub fn set_last_use(used: (usize, usize)) {
+    LAST_USE.with(|c| c.set(used));
+}
+
 /// The calling thread's tape (empty, with the storage of earlier runs).
 pub(super) fn take_cached() -> Tape {
     CACHED.with(Cell::take)
