@@ -593,3 +593,29 @@ fn matrix_repeats_of_integer_rows() {
     );
     assert_both_engines_print(&f, "[[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]\n[[1.5, 2.0], [1.5, 2.0]]\n");
 }
+
+/// The mixed second derivative of `a ^ b` at `b = 0` is `1/a` (the function is smooth
+/// there); the rule that takes ∂/∂a as 0 at `b = 0` applies only where the product is 0·∞
+/// (`a = 0`), and keeps `x ^ 1` and `x ^ 0` at 0 as §11.1 says.
+#[test]
+fn pow_keeps_its_mixed_derivative_at_a_zero_exponent() {
+    let f = write_temp(
+        "pow_mixed.mad",
+        b"fn pw(a: f64, b: f64) -> f64 { a ^ b }
+fn ga(b: f64) -> f64 { grad(pw, 0)(2.0, b) }
+fn x1(x: f64) -> f64 { x ^ 1.0 }
+fn x0(x: f64) -> f64 { x ^ 0.0 }
+fn main() {
+    print(hessian(pw)(2.0, 0.0));
+    print(grad(ga)(0.0));
+    print(hessian(x1)(0.0));
+    print(hessian(x0)(0.0));
+    print(grad(pw)(0.0, 0.0));
+}
+",
+    );
+    assert_both_engines_print(
+        &f,
+        "[[0.0, 0.5], [0.5, 0.4804530139182014]]\n0.5\n[[0.0]]\n[[0.0]]\n(0.0, 0.0)\n",
+    );
+}

@@ -180,8 +180,15 @@ fn binary_factors(
             let bm1 = e.sub(b, one)?;
             let p = e.binary(BinaryOp::Pow, a, bm1)?;
             let fa = e.mul(b, p)?;
-            let (_, b_is0) = e.nonzero(b)?;
-            let fa = e.zero_where(fa, b_is0)?;
+            // On scalars only where that product is NaN (b == 0 at a == 0): elsewhere at
+            // b == 0 it is 0 already and keeps its derivative in b (the mixed second
+            // derivative of a^b at b = 0 is 1/a, not 0). Tensors take the mask.
+            let fa = if matches!(e.ty(fa), Type::Scalar(_)) {
+                e.strong_zero(b, fa)?
+            } else {
+                let (_, b_is0) = e.nonzero(b)?;
+                e.zero_where(fa, b_is0)?
+            };
             let (safe, _) = e.nonzero(a)?;
             let ps = e.binary(BinaryOp::Pow, safe, b)?;
             let l = e.unary(UnaryOp::Log, safe)?;
