@@ -515,6 +515,26 @@ fn a_full_output_device_is_an_error() {
         assert!(err.contains("error: cannot write the output"), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // `--help` and `--version` on a full standard output, and commands whose standard
+    // error is full (diagnostics, iteration logs): exit status 1, not 0 or a crash (101).
+    for (args, stderr_full) in [
+        (&["--help"][..], false),
+        (&["--version"], false),
+        (&["help", "run"], false),
+        (&["run", "examples/flag.mad"], true),
+        (&["check", "tests/diagnostics/E0101_type_mismatch.mad"], true),
+    ] {
+        let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_madc"));
+        cmd.args(args).current_dir(root);
+        if stderr_full {
+            cmd.stderr(full()).stdout(std::process::Stdio::null());
+        } else {
+            cmd.stdout(full());
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+    }
 }
 
 /// §11.1: a `select`'s untaken side does not reach the result's derivatives, also when it

@@ -474,9 +474,12 @@ fn a_param_without_default_must_be_set() {
     // An i64 param takes integers in its range only.
     for (bad, says) in [
         ("n=2.5", "2.5 is not an integer"),
-        ("n=1e30", "1e30 is out of its range"),
-        ("n=9223372036854775808", "9.223372036854776e18 is out of its range"),
+        ("n=1e30", "1e30 is beyond the integers it holds exactly"),
+        ("n=9223372036854775808", "9.223372036854776e18 is beyond the integers it holds exactly"),
         ("n=9007199254740993", "beyond the integers a param holds exactly"),
+        // Above 2^53 in any written form (the f64 of 2^53 + 3 is 2^53 + 4).
+        ("n=9007199254740995.0", "beyond the integers it holds exactly"),
+        ("n=18014398509481984", "beyond the integers it holds exactly"),
     ] {
         let (rc, _, err) = eval(&["--set", "w=1", "--set", bad]);
         assert_eq!(rc, 1, "{bad}");

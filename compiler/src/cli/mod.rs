@@ -31,7 +31,15 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            // `--help` and `--version` print to standard output: one that cannot be
+            // written is an error, as for every command.
+            let printed = e.print();
+            if !e.use_stderr()
+                && let Err(w) = printed.and_then(|()| std::io::Write::flush(&mut std::io::stdout()))
+            {
+                stdout::error_line(&format!("error: cannot write the output: {w}"));
+                return 1;
+            }
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
@@ -46,7 +54,8 @@ pub fn main() -> i32 {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
         if stdout::is_print_failure(message) {
-            stdout::record(message.trim_start_matches("failed printing to stdout: ").to_string());
+            let m = message.trim_start_matches("failed printing to stdout: ");
+            stdout::record(m.trim_start_matches("failed printing to stderr: ").to_string());
         } else {
             default_hook(info);
         }
@@ -61,20 +70,20 @@ pub fn main() -> i32 {
             code
         }
         _ if stdout::take_failure().is_some_and(|m| {
-            eprintln!("error: cannot write the output: {m}");
+            stdout::error_line(&format!("error: cannot write the output: {m}"));
             true
         }) =>
         {
             return 1;
         }
         _ => {
-            eprintln!("error: madc failed unexpectedly");
+            stdout::error_line("error: madc failed unexpectedly");
             return 101;
         }
     };
     match stdout::take_failure() {
         Some(m) => {
-            eprintln!("error: cannot write the output: {m}");
+            stdout::error_line(&format!("error: cannot write the output: {m}"));
             if code == 0 { 1 } else { code }
         }
         None => code,

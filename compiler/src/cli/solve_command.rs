@@ -52,7 +52,7 @@ pub struct SolveArgs {
     #[arg(long)]
     pub mesh: Option<String>,
     /// newton | newton-cg | lbfgs | gd | gauss-newton | gauss-newton-cg |
-    /// levenberg-marquardt (lm) | levenberg-marquardt-cg (lm-cg) (default newton).
+    /// levenberg-marquardt (lm) | levenberg-marquardt-cg (lm-cg) (default: the solve block's, else newton for energies, gauss-newton for residual terms alone, newton-cg for residuals with energies or with --steps).
     #[arg(long)]
     pub solver: Option<String>,
     /// Iteration cap per solve (per time step with `--steps`; default 200).
@@ -262,7 +262,7 @@ fn merge(
         ));
     }
     if !(s.tol >= 0.0 && s.tol.is_finite()) {
-        return Err(format!("tolerance {} is not a non-negative number", s.tol));
+        return Err(format!("tolerance {}: the tolerance must be a finite number ≥ 0", s.tol));
     }
     // Flags that the chosen solve would silently ignore are mistakes.
     if a.step.is_some() && s.solver != "gd" {

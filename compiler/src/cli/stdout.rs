@@ -1,5 +1,6 @@
-//! Standard output of the command line. A write that fails (a full disk, `/dev/full`) is
-//! remembered and reported once, when the command ends, as an error with exit status 1,
+//! Standard output of the command line. A write that fails (a full disk, `/dev/full`; also
+//! one to standard error) is remembered and reported once, when the command ends, as an
+//! error with exit status 1,
 //! instead of being lost or ending `madc` with a panic (`print!` panics on a failed
 //! write: [`is_print_failure`] recognizes that panic). A closed pipe is not such a failure:
 //! `SIGPIPE` ends the process quietly first (`super::restore_sigpipe`).
@@ -33,7 +34,14 @@ pub fn take_failure() -> Option<String> {
     FAILED.lock().unwrap_or_else(|p| p.into_inner()).take()
 }
 
-/// Whether a panic's message is that of `print!`/`println!` failing to write.
+/// Whether a panic's message is that of `print!`/`println!` (or `eprint!`/`eprintln!`)
+/// failing to write.
 pub fn is_print_failure(message: &str) -> bool {
-    message.starts_with("failed printing to stdout")
+    message.starts_with("failed printing to stdout") || message.starts_with("failed printing to stderr")
+}
+
+/// Writes a line to standard error, ignoring a failure (there is nowhere left to report it).
+pub fn error_line(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

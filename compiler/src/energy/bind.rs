@@ -500,7 +500,8 @@ impl MeshEnergy<'_> {
         self.batched
     }
 
-    /// Sets a param (an `i64` param needs an integral value).
+    /// Sets a param (an `i64` param needs an integral value of magnitude at most 2^53, the
+    /// integers an f64 holds exactly).
     pub fn set_param(&mut self, name: &str, value: f64) -> Result<(), EnergyError> {
         let (i, p) = self
             .prog
@@ -510,15 +511,18 @@ impl MeshEnergy<'_> {
             .enumerate()
             .find(|(_, p)| p.name == name)
             .ok_or_else(|| EnergyError::Host(format!("no param named `{name}`")))?;
-        // 2^63 itself is out of range; every float below it in magnitude that is
-        // integral converts exactly.
-        if p.ty == SurfaceType::I64
-            && !(value.fract() == 0.0 && value.abs() < 9.223_372_036_854_776e18)
-        {
+        // Params are held as f64, which holds every integer up to 2^53 in magnitude exactly;
+        // beyond, a value may already be another integer than the one written (2^53 + 1
+        // reads as 2^53), so it is refused whatever form it was written in.
+        const EXACT: f64 = 9_007_199_254_740_992.0;
+        if p.ty == SurfaceType::I64 && !(value.fract() == 0.0 && value.abs() <= EXACT) {
             return Err(EnergyError::Host(if value.fract() == 0.0 {
                 // Integral but too large: printed as the f64 it became, in exponent form, so
                 // that it does not pass for the digits the user typed.
-                format!("param `{name}` is an i64; {value:e} is out of its range (|n| < 2^63)")
+                format!(
+                    "param `{name}` is an i64; {value:e} is beyond the integers it holds exactly \
+                     (|n| ≤ 2^53; params are held as f64)"
+                )
             } else {
                 format!("param `{name}` is an i64; {value} is not an integer")
             }));
