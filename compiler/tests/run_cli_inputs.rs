@@ -50,7 +50,7 @@ fn usage_errors_exit_with_status_1_and_help_with_0() {
 fn negative_numbers_reach_the_checks_that_explain_them() {
     let file = tmp("q_negative.mad", QUADRATIC);
     for (flag, value, says) in [
-        ("--tol", "-1", "tolerance -1 is not a non-negative number"),
+        ("--tol", "-1", "tolerance -1: the tolerance must be a finite number ≥ 0"),
         ("--step", "-0.1", "step -0.1 is not a positive number"),
         ("--fix", "-1", "--fix -1: not `boundary`"),
     ] {
