@@ -639,3 +639,28 @@ fn main() {
         "[[0.0, 0.5], [0.5, 0.4804530139182014]]\n0.5\n[[0.0]]\n[[0.0]]\n(0.0, 0.0)\n",
     );
 }
+
+/// `hessian` (forward over reverse) through the untaken side of a `select` whose own
+/// derivative is infinite there (`x ^ 1.5`, `tanh(log(x)) * y`, `exp(log(x)) * x` at 0):
+/// the same second derivatives as `grad(grad(f))` and as the chosen side alone.
+#[test]
+fn hessians_through_an_untaken_side_with_an_infinite_derivative() {
+    let f = write_temp(
+        "select_hessians.mad",
+        b"fn a(x: f64) -> f64 { select(x > 0.0, x ^ 1.5, x * x) }
+fn b(x: f64) -> f64 { select(x > 0.0, exp(log(x)) * x, x * x) }
+fn c(x: f64, y: f64) -> f64 { select(x > 0.0, tanh(log(x)) * y, y * y) }
+fn e(x: f64) -> f64 { if x > -1.0 { (exp(x) - 1.0) * (exp(x) - 1.0) } else { x } }
+fn main() {
+    print((hessian(a)(0.0), grad(grad(a))(0.0), jvp(grad(a))(0.0, 1.0)));
+    print((hessian(b)(0.0), grad(grad(b))(0.0)));
+    print(hessian(c)(0.0, 3.0));
+    print(hessian(e)(0.0));
+}
+",
+    );
+    assert_both_engines_print(
+        &f,
+        "([[2.0]], 2.0, (0.0, 2.0))\n([[2.0]], 2.0)\n[[0.0, 0.0], [0.0, 2.0]]\n[[2.0]]\n",
+    );
+}

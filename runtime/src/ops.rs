@@ -26,6 +26,9 @@ pub enum UnaryOp {
     Abs,
     Floor,
     Ceil,
+    /// The value itself, with no derivative: a value whose tangent and adjoint are zero
+    /// (reverse mode forms it; no surface syntax names it).
+    Detach,
 }
 
 /// Two-operand elementwise operations.
@@ -54,7 +57,7 @@ pub enum BinaryOp {
 }
 
 impl UnaryOp {
-    pub const ALL: [UnaryOp; 17] = [
+    pub const ALL: [UnaryOp; 18] = [
         UnaryOp::Neg,
         UnaryOp::Not,
         UnaryOp::Sqrt,
@@ -72,6 +75,7 @@ impl UnaryOp {
         UnaryOp::Abs,
         UnaryOp::Floor,
         UnaryOp::Ceil,
+        UnaryOp::Detach,
     ];
 
     /// The name used by the IR text form.
@@ -94,6 +98,7 @@ impl UnaryOp {
             UnaryOp::Abs => "abs",
             UnaryOp::Floor => "floor",
             UnaryOp::Ceil => "ceil",
+            UnaryOp::Detach => "detach",
         }
     }
 
@@ -103,7 +108,7 @@ impl UnaryOp {
 
     /// Whether the op accepts floating-point operands only.
     pub fn float_only(self) -> bool {
-        !matches!(self, UnaryOp::Neg | UnaryOp::Not | UnaryOp::Abs)
+        !matches!(self, UnaryOp::Neg | UnaryOp::Not | UnaryOp::Abs | UnaryOp::Detach)
     }
 
     pub fn f64(self, x: f64) -> f64 {
@@ -125,6 +130,7 @@ impl UnaryOp {
             UnaryOp::Abs => x.abs(),
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Detach => x,
         }
     }
 
@@ -134,6 +140,7 @@ impl UnaryOp {
             UnaryOp::Abs => x.abs(),
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Detach => x,
             UnaryOp::Sqrt => x.sqrt(),
             // Transcendentals of f32 are computed in f64 and rounded once, so the
             // interpreter and the JIT (which calls the f64 libm routine) agree.

@@ -371,6 +371,20 @@ impl Emitter {
     /// `g * f` with a strong zero: 0 where the cotangent `g` is exactly 0 and `f` is
     /// infinite or NaN (scalars; tensors multiply plainly).
     pub fn strong_mul(&mut self, g: ValueId, f: ValueId) -> Result<ValueId, AdError> {
+        // With [`Emitter::strong_products`] (a cotangent that a routed zero can reach, see
+        // `reverse::routed`): where g is exactly 0, f enters detached (same value, no
+        // tangent), so a forward pass over this product (`hessian`) gets ġ·f there, not
+        // ġ·f + 0·ḟ, which is NaN where f's own derivative is infinite or NaN (the untaken
+        // side of a `select`: `x ^ 1.5`, `tanh(log(x)) * y` at 0). Elsewhere nothing changes.
+        let f = match (self.strong_products, self.ty(g), self.ty(f)) {
+            (true, Type::Scalar(k), Type::Scalar(_)) => {
+                let zero = self.float(k, 0.0);
+                let is0 = self.binary(BinaryOp::Eq, g, zero)?;
+                let detached = self.unary(UnaryOp::Detach, f)?;
+                self.op(OpKind::Select, vec![is0, detached, f])?
+            }
+            _ => f,
+        };
         let p = self.mul(g, f)?;
         self.strong_zero(g, p)
     }

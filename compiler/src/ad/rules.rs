@@ -71,7 +71,7 @@ fn unary_factor(
     let k = e.kind(x);
     let one = |e: &mut Emitter| e.float(k, 1.0);
     Ok(Some(match op {
-        UnaryOp::Not | UnaryOp::Floor | UnaryOp::Ceil => return Ok(None),
+        UnaryOp::Not | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Detach => return Ok(None),
         UnaryOp::Neg => {
             let m1 = e.float(k, -1.0);
             return Ok(Some(m1));

@@ -34,7 +34,8 @@ fn math1(op: UnaryOp) -> Option<&'static str> {
         | UnaryOp::Sqrt
         | UnaryOp::Abs
         | UnaryOp::Floor
-        | UnaryOp::Ceil => return None,
+        | UnaryOp::Ceil
+        | UnaryOp::Detach => return None,
     })
 }
 
@@ -138,6 +139,10 @@ impl FnLower<'_, '_> {
         x: Value,
     ) -> Result<Value, JitError> {
         let bad = || unsupported(format!("`{}` on {}", op.name(), k.name()));
+        if op == UnaryOp::Detach {
+            // The value itself (it only stops derivatives, which code generation never sees).
+            return Ok(x);
+        }
         let lanes = self.b.func.dfg.value_type(x).is_vector();
         if lanes && k == ScalarKind::F64 && let Some(name) = math1(op) {
             return self.lane_call(name, &[x]);
