@@ -573,7 +573,71 @@ fn a_run_time_error_in_a_term_exits_with_status_2() {
             ),
             "{err}"
         );
+        // §10: and where, in the source (line 2: a ring's neighbour is read where it is used,
+        // `x[n]`).
+        assert!(err.contains(&format!("{file}:2:")), "{cmd:?}: {err}");
     }
+}
+
+#[test]
+fn run_time_errors_in_terms_and_updates_show_their_source_line() {
+    // §10: the failing operation's line, from every kernel (value, gradient, Hessian,
+    // projected Hessian, HVP), inside a function the term calls, and in an update.
+    let dir = std::env::temp_dir().join(format!("mad-energy-cli-rtline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec2;\n\
+         fn pick(a: [f64; 3], i: i64) -> f64 {\n\
+         \x20   a[i]\n\
+         }\n\
+         energy spring(e: edge) {\n\
+         \x20   let d = x[e.v1] - x[e.v0];\n\
+         \x20   let i = if x[e.v0].x > 0.5 { 7 } else { 1 };\n\
+         \x20   pick([1.0, 2.0, 3.0], i) * dot(d, d)\n\
+         }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let v = dir.join("v.npy").display().to_string();
+    let mut bytes = Vec::new();
+    mad_runtime::sparse::write_npy(&[36, 2], &[1.0; 72], &mut bytes).unwrap();
+    std::fs::write(&v, bytes).unwrap();
+    let hvp = format!("{v}:{}", dir.join("o.npy").display());
+    let h = dir.join("h.mtx").display().to_string();
+    let g = dir.join("g.npy").display().to_string();
+    for what in [
+        &["--energy"][..],
+        &["--grad", &g][..],
+        &["--hessian", &h][..],
+        &["--hessian", &h, "--project-psd"][..],
+        &["--hvp", &hvp][..],
+    ] {
+        let mut cmd = vec!["eval", file.as_str(), "--mesh", "grid:6x6", "--threads", "1"];
+        cmd.extend_from_slice(what);
+        let (rc, _, err) = madc(&cmd);
+        assert_eq!(rc, 2, "{what:?}: {err}");
+        assert!(err.contains("index 7 is out of bounds for length 3"), "{what:?}: {err}");
+        assert!(err.contains(&format!("{file}:3:5")), "{what:?}: {err}");
+        assert!(err.contains("this operation failed"), "{what:?}: {err}");
+    }
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:6x6"]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains(&format!("--> {file}:3:5")), "{err}");
+    let file = dir.join("u.mad");
+    std::fs::write(
+        &file,
+        "dof x: vertex -> vec2;\nstate s: edge -> f64;\n\
+         update s(e: edge) { [1.0, 2.0][if x[e.v0].x > 0.5 { 4 } else { 0 }] }\n\
+         energy spring(e: edge) { s[e] * dot(x[e.v1] - x[e.v0], x[e.v1] - x[e.v0]) }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let (rc, _, err) = madc(&["eval", &file, "--mesh", "grid:6x6", "--energy"]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("update `s`, element"), "{err}");
+    assert!(err.contains(&format!("{file}:3:21")), "{err}");
 }
 
 #[test]

@@ -103,7 +103,7 @@ pub enum Error {
 
 /// A place in a source file, with the codespan-reporting rendering of the
 /// run-time error at that place.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SourceLocation {
     pub file: String,
     /// 1-based.
@@ -212,11 +212,22 @@ pub fn locate(
     file: usize,
     span: mad_grammar::span::Span,
 ) -> Option<SourceLocation> {
+    locate_message(files, &format!("run-time error: {error}"), file, span)
+}
+
+/// Locates `span` of `file` in the sources and renders it as a diagnostic with `message`
+/// (the whole headline) and the label "this operation failed".
+pub fn locate_message(
+    files: &SourceFiles,
+    message: &str,
+    file: usize,
+    span: mad_grammar::span::Span,
+) -> Option<SourceLocation> {
     use codespan_reporting::files::Files;
     let loc = files.location(file, span.start as usize).ok()?;
     let name = files.name(file).ok()?.to_string();
     let d = Diagnostic::error()
-        .with_message(format!("run-time error: {error}"))
+        .with_message(message.to_string())
         .with_labels(vec![
             Label::primary(file, span.range()).with_message("this operation failed"),
         ]);

@@ -26,7 +26,7 @@
 mod convert;
 mod error;
 
-pub use error::{load_source, render, without_bom};
+pub use error::{load_source, locate_message, render, without_bom};
 
 pub use convert::{Args, FromValue, IntoValue};
 pub use error::{Diagnostics, Error, SourceLocation};

@@ -170,8 +170,8 @@ fn setup<'p>(
     // data or params are reported first, as such (not as the updates').
     me.check_data().map_err(|e| e.to_string())?;
     me.update(&mut x).map_err(|e| {
-        let Fail { code, message } = evaluation(e);
-        Fail { code, message: format!("update: {message}") }
+        let Fail { code, message, snippet } = evaluation(e);
+        Fail { code, message: format!("update: {message}"), snippet }
     })?;
     // A `broadphase` declaration fills the pair list at x, as every evaluation of a solve
     // does, unless `--pairs` gives the list.
@@ -282,32 +282,38 @@ fn dof_shape(me: &MeshEnergy) -> Vec<usize> {
 struct Fail {
     code: i32,
     message: String,
+    /// A run-time error in a term shown at its source line (the rendered diagnostic), which
+    /// is printed instead of `message`.
+    snippet: Option<String>,
 }
 
 /// Bad input: exit status 1.
 impl From<String> for Fail {
     fn from(message: String) -> Fail {
-        Fail { code: 1, message }
+        Fail { code: 1, message, snippet: None }
     }
 }
 
 /// An error of an evaluation: a run-time error in a term exits with status 2
 /// (as a run-time error of a program does), anything else is bad input.
 fn evaluation(e: EnergyError) -> Fail {
-    let code = if matches!(e, EnergyError::Runtime(_)) {
-        2
-    } else {
-        1
+    let (code, snippet) = match &e {
+        EnergyError::Runtime { at, .. } => (2, at.as_ref().map(|a| a.snippet.clone())),
+        _ => (1, None),
     };
     Fail {
         code,
         message: e.to_string(),
+        snippet,
     }
 }
 
 impl Fail {
     fn report(self) -> i32 {
-        eprintln!("error: {}", self.message);
+        match &self.snippet {
+            Some(s) => eprint!("{s}"),
+            None => eprintln!("error: {}", self.message),
+        }
         self.code
     }
 }

@@ -32,7 +32,7 @@
 use super::commands;
 use super::progress::Progress;
 use super::svg_plot;
-use crate::api::{Error, Program};
+use crate::api::Program;
 use crate::energy::{EnergyProgram, MeshEnergy, MeshObjective};
 use crate::front::solve::{FixSpec, SolveSettings};
 use crate::front::state::Init;
@@ -364,10 +364,10 @@ pub fn run(
         Ok(s) => s,
         Err(m) => return json_error(a.json, fail(&m), &m),
     };
-    let eprog = match EnergyProgram::new(program.compiled()) {
+    let eprog = match EnergyProgram::of_program(&program) {
         Ok(p) => p,
         Err(e) => {
-            let code = commands::report(&Error::Backend(e.to_string()), color);
+            let code = commands::report(&e, color);
             return json_error(a.json, code, &e.to_string());
         }
     };

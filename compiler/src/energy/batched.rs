@@ -634,11 +634,9 @@ impl MeshEnergy<'_> {
             // the arrays the frame points to; chunks of one colour share no dof
             // (so no gradient/HVP entry and no CSR row), colours run in turn;
             // the block buffer holds the range's k² values per element.
-            let sum = unsafe { w.caller.run(&f) }.map_err(|e| {
-                EnergyError::Runtime(format!(
-                    "term `{name}`, elements {}..{}: {e}",
-                    r.start, r.end
-                ))
+            let sum = unsafe { w.caller.run(&f) }.map_err(|e| EnergyError::Runtime {
+                message: format!("term `{name}`, elements {}..{}: {e}", r.start, r.end),
+                at: None,
             })?;
             if let Some(p) = &project {
                 let kk = p.k * p.k;

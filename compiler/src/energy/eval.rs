@@ -171,10 +171,11 @@ impl MeshEnergy<'_> {
         let mut sum = 0.0;
         for e in job.coloring.chunk_elements(chunk) {
             self.gather(job, e, &mut w.args);
-            w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
+            if let Err(err) = w.call.call_f64(&w.args, &mut w.res) {
                 let at = self.element_label(job.b, e);
-                EnergyError::Runtime(format!("term `{}`, {at}: {err}", job.t.name))
-            })?;
+                let message = format!("term `{}`, {at}: {err}", job.t.name);
+                return Err(self.prog.runtime_error(message, w.call.error_site()));
+            }
             let dofs = job.dofs.get(e);
             // SAFETY (of every `add`): chunks of one colour share no dof, hence no
             // gradient/HVP entry and no CSR row; colours run one after another.
@@ -527,9 +528,10 @@ impl MeshEnergy<'_> {
                     args[at + a] = v[pdofs[pa] as usize];
                 }
             }
-            call.call_f64(&args, &mut res).map_err(|err| {
-                EnergyError::Runtime(format!("term `{}`, pair ({}): {err}", t.name, self.vertex_list(verts)))
-            })?;
+            if let Err(err) = call.call_f64(&args, &mut res) {
+                let message = format!("term `{}`, pair ({}): {err}", t.name, self.vertex_list(verts));
+                return Err(self.prog.runtime_error(message, call.error_site()));
+            }
             // SAFETY (of every `add`): this loop is the only writer.
             match kind {
                 Kind::Value => sum += w * res[0],
@@ -818,10 +820,11 @@ impl MeshEnergy<'_> {
                     slots: None,
                 };
                 self.gather(&job, e, &mut w.args);
-                w.call.call_f64(&w.args, &mut w.res).map_err(|err| {
+                if let Err(err) = w.call.call_f64(&w.args, &mut w.res) {
                     let at = self.element_label(b, e);
-                    EnergyError::Runtime(format!("term `{}`, {at}: {err}", t.name))
-                })?;
+                    let message = format!("term `{}`, {at}: {err}", t.name);
+                    return Err(self.prog.runtime_error(message, w.call.error_site()));
+                }
                 Ok(w.res[..nres].to_vec())
             };
             let prog: &super::EnergyProgram = self.prog;

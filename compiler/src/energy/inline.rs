@@ -15,7 +15,8 @@ use crate::ir::{
 /// Rounds of inlining (each inlines the calls present at its start).
 const MAX_ROUNDS: usize = 32;
 
-/// Inlines every non-recursive call of `f` (transitively), reduces `pow(x, 2)`,
+/// Inlines every non-recursive call of `f` (transitively; copies keep their source spans
+/// where they come from `f`'s own file, else take the call's), reduces `pow(x, 2)`,
 /// folds vectors and tuples ([`super::fold`], shallow), and cleans up: for functions
 /// that are differentiated afterwards. Errors are defects (invalid IR after the rewrite).
 pub fn inline_all(module: &mut Module, f: FuncRef) -> Result<(), String> {
@@ -108,7 +109,15 @@ fn inline_region(
         for (&p, &a) in src.params().iter().zip(&f.ops[id].operands) {
             local.insert(p, a);
         }
-        let span = f.span(id);
+        // Ops from the kernel's own source file keep their spans (a run-time error then shows
+        // its own line); ops from another file (the standard library) take the span of the
+        // call that reached them, in the kernel's file.
+        // A function the compiler made around another (a derivative kernel's wrapper) takes
+        // the file of the first function it inlines.
+        if f.source_file.is_none() {
+            f.source_file = src.source_file;
+        }
+        let span = (f.source_file.is_none() || src.source_file != f.source_file).then(|| f.span(id));
         copy_ops(src, &src.body.ops, f, &mut local, &mut out, span);
         let results = f.ops[id].results.clone();
         for (res, y) in results.iter().zip(&src.body.yields) {
@@ -126,17 +135,18 @@ fn copy_ops(
     f: &mut Function,
     local: &mut HashMap<ValueId, ValueId>,
     out: &mut Vec<OpId>,
-    span: mad_grammar::span::Span,
+    span: Option<mad_grammar::span::Span>,
 ) {
     for &id in ops {
         let op = &src.ops[id];
+        let op_span = span.unwrap_or_else(|| src.span(id));
         let operands = op
             .operands
             .iter()
             .map(|v| local.get(v).copied().unwrap_or(*v))
             .collect();
         let types: Vec<Type> = op.results.iter().map(|&v| src.ty(v).clone()).collect();
-        let nid = f.new_op(op.kind.clone(), operands, types, span);
+        let nid = f.new_op(op.kind.clone(), operands, types, op_span);
         for (&old, &new) in op.results.iter().zip(&f.ops[nid].results.clone()) {
             local.insert(old, new);
         }

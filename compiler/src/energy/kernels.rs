@@ -367,7 +367,10 @@ fn build_with(
     let mut ptypes = vec![zt.clone()];
     ptypes.extend(other_types.iter().cloned());
     let local_name = format!("{}$local", src.name);
-    let func = Function::new(local_name, &ptypes, src.ret.clone());
+    let mut func = Function::new(local_name, &ptypes, src.ret.clone());
+    // The term's file: its ops, inlined into the kernel, keep their source positions for
+    // run-time errors (`super::inline`).
+    func.source_file = src.source_file;
     let params_v = func.params().to_vec();
     let mut e = Emitter::new(func);
     let mut args = Vec::new();

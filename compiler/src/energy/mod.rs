@@ -162,8 +162,12 @@ pub enum EnergyError {
     Mesh(String),
     /// Host data of the wrong shape, unknown names, bad values.
     Host(String),
-    /// A run-time error inside a kernel.
-    Runtime(String),
+    /// A run-time error inside a kernel: what failed (the term or update and its element,
+    /// then the error) and, when the failing op came from source, where.
+    Runtime {
+        message: String,
+        at: Option<crate::api::SourceLocation>,
+    },
     /// The objective is not a weighted sum of energies.
     Objective(String),
 }
@@ -181,7 +185,13 @@ impl fmt::Display for EnergyError {
             EnergyError::Backend(m) => write!(f, "code generation failed: {m}"),
             EnergyError::Mesh(m) => write!(f, "mesh: {m}"),
             EnergyError::Host(m) => write!(f, "{m}"),
-            EnergyError::Runtime(m) => write!(f, "run-time error: {m}"),
+            EnergyError::Runtime { message, at } => {
+                write!(f, "run-time error: {message}")?;
+                if let Some(at) = at {
+                    write!(f, "\n  --> {}:{}:{}", at.file, at.line, at.column)?;
+                }
+                Ok(())
+            }
             EnergyError::Objective(m) => write!(f, "objective: {m}"),
         }
     }

@@ -18,6 +18,9 @@ pub struct EnergyProgram {
     pub(crate) batches: Vec<super::batched::TermBatches>,
     /// The value kernels of the `update` items (order of `decls.updates`).
     pub(crate) updates: Vec<TermKernels>,
+    /// The sources the program was compiled from, when known: run-time errors in terms then
+    /// show the failing operation's source line ([`EnergyProgram::runtime_error`]).
+    pub(crate) files: Option<crate::front::SourceFiles>,
 }
 
 // SAFETY: after construction the program is only read. Its JIT module is used
@@ -30,13 +33,21 @@ impl EnergyProgram {
     /// Compiles a `.mad` file and its term kernels.
     pub fn compile_file(path: impl AsRef<std::path::Path>) -> Result<EnergyProgram, crate::Error> {
         let prog = crate::Program::compile_file(path)?;
-        EnergyProgram::new(prog.compiled()).map_err(|e| crate::Error::Backend(e.to_string()))
+        EnergyProgram::of_program(&prog)
     }
 
     /// Compiles source text (`name` is used in diagnostics) and its term kernels.
     pub fn compile_str(name: &str, source: &str) -> Result<EnergyProgram, crate::Error> {
         let prog = crate::Program::compile_str(name, source)?;
-        EnergyProgram::new(prog.compiled()).map_err(|e| crate::Error::Backend(e.to_string()))
+        EnergyProgram::of_program(&prog)
+    }
+
+    /// Builds the kernels of a compiled program, keeping its sources for the locations of
+    /// run-time errors.
+    pub fn of_program(prog: &crate::Program) -> Result<EnergyProgram, crate::Error> {
+        let mut e = EnergyProgram::new(prog.compiled()).map_err(|e| crate::Error::Backend(e.to_string()))?;
+        e.files = Some(prog.files().clone());
+        Ok(e)
     }
 
     /// Builds the kernels of a front-end result.
@@ -86,7 +97,21 @@ impl EnergyProgram {
             residuals,
             batches,
             updates,
+            files: None,
         })
+    }
+
+    /// The error of a kernel that failed: `message` names the term (or update) and the
+    /// element, then the error; `site` is where the failing op is in the sources (from
+    /// [`crate::back::cranelift::RawCaller::error_site`]), shown when the sources are known.
+    pub(crate) fn runtime_error(&self, message: String, site: Option<crate::back::interp::ErrorSite>) -> EnergyError {
+        let at = match (&self.files, site) {
+            (Some(files), Some(s)) => {
+                crate::api::locate_message(files, &format!("run-time error: {message}"), s.file, s.span)
+            }
+            _ => None,
+        };
+        EnergyError::Runtime { message, at }
     }
 
     /// A direct caller of a kernel.

@@ -216,9 +216,9 @@ impl MeshEnergy<'_> {
         let k = dofs.len();
         let z: Vec<f64> = dofs.iter().map(|&d| x[d as usize]).collect();
         let args = self.ring_args(t, r, verts, &z);
-        let rt = |e: mad_runtime::RtError| {
+        let rt = |e: mad_runtime::RtError, site| {
             let id = self.reported_vertex(verts[0] as usize);
-            EnergyError::Runtime(format!("term `{}`, element {id}: {e}", t.name))
+            self.prog.runtime_error(format!("term `{}`, element {id}: {e}", t.name), site)
         };
         let bad = || EnergyError::Kernel {
             term: t.name.clone(),
@@ -228,6 +228,10 @@ impl MeshEnergy<'_> {
             vec: vec![0.0; k],
             ..Default::default()
         };
+        // A call of ring kernel `c` whose run-time error names the element and the source.
+        let call_at = |c: &mut crate::back::cranelift::ValueCaller<'_>, a: &[Value]| {
+            c.call(a).map_err(|e| rt(e, c.error_site()))
+        };
         let with_seed = |extra: Vec<Value>| {
             let mut a = args.clone();
             a.push(Value::F64(1.0));
@@ -236,24 +240,20 @@ impl MeshEnergy<'_> {
         };
         match kind {
             RingKind::Value => {
-                out.value = calls[0].call(&args).map_err(rt)?.as_f64().ok_or_else(bad)?;
+                out.value = call_at(&mut calls[0], &args)?.as_f64().ok_or_else(bad)?;
             }
             RingKind::Grad => {
-                let res = calls[0].call(&with_seed(vec![])).map_err(rt)?;
+                let res = call_at(&mut calls[0], &with_seed(vec![]))?;
                 out.value = part(&res, 0).and_then(Value::as_f64).ok_or_else(bad)?;
                 self.ring_scatter(t, r, n, &res, &mut out.vec)?;
             }
             RingKind::Hvp(v) => {
                 let vl: Vec<f64> = dofs.iter().map(|&d| v[d as usize]).collect();
-                let res = calls[0]
-                    .call(&with_seed(self.ring_tangents(t, r, verts, &vl)))
-                    .map_err(rt)?;
+                let res = call_at(&mut calls[0], &with_seed(self.ring_tangents(t, r, verts, &vl)))?;
                 self.ring_scatter(t, r, n, part(&res, 1).ok_or_else(bad)?, &mut out.vec)?;
             }
             RingKind::Mixed(_) => {
-                let res = calls[0]
-                    .call(&with_seed(vec![Value::F64(1.0)]))
-                    .map_err(rt)?;
+                let res = call_at(&mut calls[0], &with_seed(vec![Value::F64(1.0)]))?;
                 self.ring_scatter(t, r, n, part(&res, 1).ok_or_else(bad)?, &mut out.vec)?;
             }
             RingKind::Hess { project, negative } => {
@@ -263,9 +263,7 @@ impl MeshEnergy<'_> {
                 for s in 0..k {
                     unit.fill(0.0);
                     unit[s] = 1.0;
-                    let res = calls[0]
-                        .call(&with_seed(self.ring_tangents(t, r, verts, &unit)))
-                        .map_err(rt)?;
+                    let res = call_at(&mut calls[0], &with_seed(self.ring_tangents(t, r, verts, &unit)))?;
                     if s == 0 {
                         let primal = part(&res, 0).ok_or_else(bad)?;
                         out.value = part(primal, 0).and_then(Value::as_f64).ok_or_else(bad)?;
@@ -277,7 +275,7 @@ impl MeshEnergy<'_> {
                     }
                 }
                 if k == 0 {
-                    let res = calls[1].call(&args).map_err(rt)?;
+                    let res = call_at(&mut calls[1], &args)?;
                     out.value = res.as_f64().ok_or_else(bad)?;
                 }
                 if project && k > 0 {

@@ -304,7 +304,7 @@ impl MeshEnergy<'_> {
     pub(crate) fn refresh_static_states(&mut self) -> Result<(), EnergyError> {
         match self.compute_static_states() {
             Ok(()) => self.static_error = None,
-            Err(e @ EnergyError::Runtime(_)) => self.static_error = Some(e),
+            Err(e @ EnergyError::Runtime { .. }) => self.static_error = Some(e),
             Err(e) => return Err(e),
         }
         Ok(())
@@ -374,13 +374,13 @@ impl MeshEnergy<'_> {
         let m = t.m;
         let n = verts.len();
         let on_vertices = matches!(s, Stencil::Vertex | Stencil::Ring);
-        let rt = |e: usize, err: mad_runtime::RtError| {
+        let rt = |e: usize, err: mad_runtime::RtError, site| {
             let at = if on_vertices {
                 format!("element {}", self.reported_vertex(e))
             } else {
                 format!("element {e} (vertices {})", self.vertex_list(verts.get(e)))
             };
-            EnergyError::Runtime(format!("update `{}`, {at}: {err}", t.name))
+            self.prog.runtime_error(format!("update `{}`, {at}: {err}", t.name), site)
         };
         let outs: Vec<Result<Vec<f64>, EnergyError>> = if let Some(r) = &t.ring {
             let prog = self.prog;
@@ -395,7 +395,7 @@ impl MeshEnergy<'_> {
                 let call = call.as_mut().map_err(|err| err.clone())?;
                 let z: Vec<f64> = dofs.get(e).iter().map(|&d| x[d as usize]).collect();
                 let args = self.ring_args(t, r, verts.get(e), &z);
-                let v = call.call(&args).map_err(|err| rt(e, err))?;
+                let v = call.call(&args).map_err(|err| rt(e, err, call.error_site()))?;
                 let vals = match &v {
                     Value::F64(a) => vec![*a],
                     Value::Tensor(tt) => tt.as_f64().map(|s| s.to_vec()).unwrap_or_default(),
@@ -440,7 +440,9 @@ impl MeshEnergy<'_> {
                 let mut args = vec![0.0; nargs];
                 self.gather_plain(t, &verts, &dofs, x, e, &mut args);
                 let mut res = vec![0.0; m];
-                call.call_f64(&args, &mut res).map_err(|err| rt(e, err))?;
+                if let Err(err) = call.call_f64(&args, &mut res) {
+                    return Err(rt(e, err, call.error_site()));
+                }
                 Ok(res)
             };
             match &self.pool {

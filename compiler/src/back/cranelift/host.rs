@@ -513,6 +513,11 @@ impl JitModule {
     }
 
     /// A fresh run-time context over this module's tables.
+    /// The source sites of the module's ops that may fail (what `JitContext::site` indexes).
+    pub(super) fn sites(&self) -> &[ErrorSite] {
+        &self.sites
+    }
+
     pub(super) fn context(&self, stack_limit: u64) -> JitContext<'_> {
         JitContext::new(&self.layouts, &self.descs, stack_limit)
     }

@@ -16,6 +16,7 @@ use mad_runtime::RtError;
 
 use super::abi::{F64Pair, RegisterEntry, Trampoline};
 use super::host::JitModule;
+use crate::back::interp::ErrorSite;
 use crate::ir;
 
 /// Stack that a raw call may use below the caller's frame.
@@ -38,6 +39,10 @@ pub struct RawCaller<'m> {
     leaf: bool,
     /// The argument buffer of a function without parameters.
     args: [u64; 1],
+    /// The module's source sites of ops that may fail, and the site of the last call's
+    /// run-time error (an index into them), when it has one.
+    sites: &'m [ErrorSite],
+    error_site: Option<u64>,
 }
 
 /// The tag of a register entry with `n_args` argument and `n_results` result
@@ -85,11 +90,32 @@ impl JitModule {
             shape: reg.map_or(0, |r| shape(r.n_args, r.n_results)),
             leaf: reg.is_some_and(|r| r.leaf),
             args: [0],
+            sites: self.sites(),
+            error_site: None,
         })
     }
 }
 
 impl RawCaller<'_> {
+    /// Where the run-time error of the last call that failed happened, when the failing op
+    /// came from source (the file and span of [`ErrorSite`]).
+    pub fn error_site(&self) -> Option<ErrorSite> {
+        self.error_site.and_then(|i| self.sites.get(i as usize).copied())
+    }
+
+    /// The error of the call that just returned (none recorded: `Ok`), with its site kept
+    /// for [`RawCaller::error_site`]; resets the context for the next call.
+    #[inline]
+    fn finish(&mut self) -> Result<(), RtError> {
+        if self.ctx.has_error != 0 {
+            self.error_site = self.ctx.error_site();
+        }
+        match self.ctx.finish_call() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Number of argument slots.
     pub fn arg_slots(&self) -> usize {
         self.n_args
@@ -127,10 +153,7 @@ impl RawCaller<'_> {
         let input: *const u64 = if self.n_args == 0 { self.args.as_ptr() } else { args.as_ptr() };
         let out: *mut u64 = if self.n_results == 0 { one.as_mut_ptr() } else { results.as_mut_ptr() };
         unsafe { (self.tramp)(&mut self.ctx as *mut JitContext<'_> as *mut u8, input, out) };
-        match self.ctx.finish_call() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.finish()
     }
 
     /// Trusts the stack for [`RAW_STACK_BUDGET`] bytes below this frame.
@@ -206,10 +229,7 @@ impl RawCaller<'_> {
         if leaf && self.ctx.has_error == 0 {
             return Ok(());
         }
-        match self.ctx.finish_call() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.finish()
     }
 
     /// [`RawCaller::call_f64`] through the slot buffers.

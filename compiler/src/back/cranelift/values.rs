@@ -12,6 +12,7 @@ use mad_runtime::{RtError, Value};
 use super::abi::Trampoline;
 use super::host::JitModule;
 use super::raw::RAW_STACK_BUDGET;
+use crate::back::interp::ErrorSite;
 use crate::ir;
 
 /// A reusable direct entry to one compiled function, called with values.
@@ -22,6 +23,9 @@ pub struct ValueCaller<'m> {
     ret: &'m FlatLayout,
     slots: Vec<u64>,
     results: Vec<u64>,
+    /// As in [`super::RawCaller`]: the module's error sites and the last failed call's.
+    sites: &'m [ErrorSite],
+    error_site: Option<u64>,
 }
 
 impl JitModule {
@@ -35,11 +39,19 @@ impl JitModule {
             ret,
             slots: Vec::new(),
             results: vec![0; ret.slots().max(1)],
+            sites: self.sites(),
+            error_site: None,
         })
     }
 }
 
 impl ValueCaller<'_> {
+    /// Where the run-time error of the last call that failed happened, when the failing op
+    /// came from source.
+    pub fn error_site(&self) -> Option<ErrorSite> {
+        self.error_site.and_then(|i| self.sites.get(i as usize).copied())
+    }
+
     /// Calls with `args` (one per parameter, checked against its layout).
     pub fn call(&mut self, args: &[Value]) -> Result<Value, RtError> {
         if args.len() != self.params.len() {
@@ -71,6 +83,9 @@ impl ValueCaller<'_> {
                 self.results.as_mut_ptr(),
             )
         };
+        if self.ctx.has_error != 0 {
+            self.error_site = self.ctx.error_site();
+        }
         let out = match self.ctx.take_error() {
             Some(e) => Err(e),
             // SAFETY: every heap slot of the result is null or points into the live arena
