@@ -496,12 +496,19 @@ fn parts_of_arguments_keep_their_errors_and_powers_differentiate_at_zero() {
 #[test]
 fn a_full_output_device_is_an_error() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    // A program that prints more than a buffer holds (its output is written as it returns):
+    // the same error, not a run-time error with status 2.
+    let many = std::env::temp_dir().join(format!("mad-cli-many-prints-{}.mad", std::process::id()));
+    std::fs::write(&many, "fn main() { for i in 0..100000 { print(i); } }\n").unwrap();
+    let many = many.display().to_string();
     for args in [
         &["emit", "ir", "examples/bending.mad"][..],
         &["explain", "examples/bending.mad"],
         &["eval", "examples/bending.mad", "--mesh", "grid:3x3", "--energy"],
         &["run", "examples/smooth.mad", "--json"],
         &["run", "examples/hello.mad"],
+        &["run", &many],
+        &["run", &many, "--interp"],
     ] {
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_madc"))
@@ -513,6 +520,7 @@ fn a_full_output_device_is_an_error() {
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("error: cannot write the output"), "{args:?}: {err}");
+        assert_eq!(err.matches("cannot write").count(), 1, "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
     // `--help` and `--version` on a full standard output, and commands whose standard

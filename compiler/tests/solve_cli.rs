@@ -623,6 +623,42 @@ fn fix_forms_ids_boundary_and_file() {
 }
 
 #[test]
+fn fix_files_take_comments_and_what_fixes_nothing_says_so() {
+    let run = |mesh: &str, file: &str, fix: &str| madc(&["run", file, "--mesh", mesh, "--fix", fix]);
+    // `#` comments; an out-of-range id names its line.
+    let ids = tmp("ids_comments.txt");
+    std::fs::write(&ids, "# handles\n0, 1 # a corner\n\n99\n").unwrap();
+    let (rc, _, err) = run("disk:2", "examples/smooth.mad", &ids);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("line 4: fixed vertex 99 is out of range (the mesh has 19 vertices)"), "{err}");
+    std::fs::write(&ids, "# handles\n0, 1 # a corner\n").unwrap();
+    let (rc, _, err) = run("disk:2", "examples/smooth.mad", &ids);
+    assert_eq!(rc, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    // A file without ids warns (it fixed nothing silently).
+    let empty = tmp("ids_empty.txt");
+    std::fs::write(&empty, "\n# none\n").unwrap();
+    let (rc, _, err) = run("disk:2", "examples/smooth.mad", &empty);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("the file lists no vertex id; no vertex is fixed"), "{err}");
+    // A program without dofs on vertices: the flag is an error, the block's setting is
+    // dropped with a warning.
+    let faces = tmp("face_dofs.mad");
+    std::fs::write(&faces, "dof u: face -> f64;\nenergy s(f: face) { (u[f] - 1.0)^2 }\n").unwrap();
+    let (rc, _, err) = run("grid:3x3", &faces, "0");
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("--fix: this program has no `dof` on vertices, so no vertex can be fixed"), "{err}");
+    std::fs::write(
+        &faces,
+        "dof u: face -> f64;\nenergy s(f: face) { (u[f] - 1.0)^2 }\nsolve { mesh = \"grid:3x3\"; fix = boundary; }\n",
+    )
+    .unwrap();
+    let (rc, _, err) = madc(&["run", &faces]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: the solve block's `fix = boundary`: this program has no `dof` on vertices"), "{err}");
+}
+
+#[test]
 fn a_plot_path_that_is_not_svg_is_reported_before_the_solve() {
     let dir = std::env::temp_dir().join(format!("mad_plot_ext_{}", std::process::id()));
     let png = dir.join("conv.png");

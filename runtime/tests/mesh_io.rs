@@ -281,6 +281,22 @@ fn generator_specs_parse_and_reject_garbage() {
 }
 
 #[test]
+fn generated_meshes_beyond_the_vertex_limit_are_errors_not_aborts() {
+    // grid:40000x40000 (1.6·10⁹ vertices) allocated tens of gigabytes and aborted.
+    for (spec, count) in [
+        ("grid:40000x40000", "1600000000"),
+        ("grid:4097x4096", "16781312"),
+        ("torus:46340,46340", "2147395600"),
+        ("disk:20000", "1200060001"),
+    ] {
+        let e = load_mesh(spec).err().unwrap_or_else(|| panic!("{spec} was accepted")).to_string();
+        assert!(e.contains(&format!("it would have {count} vertices; a generated mesh has at most 16777216")), "{spec}: {e}");
+    }
+    let e = load_mesh("grid:99999999999x99999999999").unwrap_err().to_string();
+    assert!(e.contains("more than 2⁶⁴"), "{e}");
+}
+
+#[test]
 fn truncated_and_corrupted_files_never_panic() {
     let m = mad_runtime::mesh::generators::torus(4, 3);
     let mut files: Vec<(MeshFormat, Vec<u8>)> = Vec::new();

@@ -209,8 +209,16 @@ impl Program {
         args: &[Value],
         out: &mut dyn Write,
     ) -> Result<Value, Error> {
+        // Output that cannot be written is an I/O error ("cannot write the output: …"), not a
+        // run-time error of the program: the program ran.
+        let output_error = |e: std::io::Error| Error::Io(format!("cannot write the output: {e}"));
         let result = match engine {
-            Engine::Jit => self.jit.call_traced(f, args, out),
+            Engine::Jit => {
+                let mut printed = Vec::new();
+                let r = self.jit.call_traced(f, args, &mut printed);
+                out.write_all(&printed).map_err(output_error)?;
+                r
+            }
             Engine::Interpreter => {
                 // On a thread of its own with the stack the interpreter's default call depth
                 // needs (as the JIT runs on one), so that deep recursion is the run-time
@@ -231,13 +239,11 @@ impl Program {
                 });
                 let internal = |m: String| (mad_runtime::RtError::Other(m), None);
                 match joined {
-                    Ok(Ok((r, printed, tape_use))) => match out.write_all(&printed) {
-                        Ok(()) => {
-                            interp::set_last_tape_use(tape_use);
-                            r
-                        }
-                        Err(e) => Err(internal(format!("cannot write output: {e}"))),
-                    },
+                    Ok(Ok((r, printed, tape_use))) => {
+                        out.write_all(&printed).map_err(output_error)?;
+                        interp::set_last_tape_use(tape_use);
+                        r
+                    }
                     Ok(Err(_)) => Err(internal("internal error: the interpreter panicked".into())),
                     Err(e) => Err(internal(format!("cannot start the interpreter's thread: {e}"))),
                 }

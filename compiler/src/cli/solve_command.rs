@@ -465,56 +465,74 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
     1
 }
 
-/// The fixed-dof mask of a fix spec.
 /// The fixed-dof mask of a fix spec; errors name the setting as written (`--fix VALUE`, or
-/// the solve block's `fix = VALUE` when `from_flag` is false). `boundary` on a mesh without
-/// boundary fixes nothing, with a warning.
+/// the solve block's `fix = VALUE` when `from_flag` is false), and an id read from a file its
+/// line. A file of ids separates them by whitespace, commas or lines; `#` starts a comment
+/// that runs to the end of its line. What fixes nothing — `boundary` on a mesh without
+/// boundary, a file without ids — does so with a warning; a program without dofs on vertices
+/// cannot have vertices fixed: an error for the flag, a warning for the solve block's setting
+/// (which is then dropped, as other settings the solve ignores are).
 fn fixed_mask(me: &MeshEnergy, spec: &FixSpec, from_flag: bool) -> Result<Vec<bool>, String> {
     let origin = |value: &str, quoted: bool| match (from_flag, quoted) {
         (true, _) => format!("--fix {value}"),
         (false, true) => format!("the solve block's `fix = \"{value}\"`"),
         (false, false) => format!("the solve block's `fix = {value}`"),
     };
+    let setting = match spec {
+        FixSpec::File(path) => origin(path, true),
+        FixSpec::Boundary => origin("boundary", false),
+        _ if from_flag => "--fix".to_string(),
+        _ => "the solve block's `fix`".to_string(),
+    };
+    let mut mask = vec![false; me.ndofs()];
+    // Every vertex has the same vertex fields: vertex 0 tells.
+    if me.num_vertices() == 0 || me.vertex_dofs(0).is_empty() {
+        let message = format!("{setting}: this program has no `dof` on vertices, so no vertex can be fixed");
+        if from_flag {
+            return Err(message);
+        }
+        eprintln!("warning: {message}; the setting is dropped");
+        return Ok(mask);
+    }
     let nv = me.num_vertices();
-    let ids: Vec<usize> = match spec {
+    // Each id with the line of the file it was read from.
+    let ids: Vec<(usize, Option<usize>)> = match spec {
         FixSpec::Boundary => {
-            let ids: Vec<usize> = (0..nv).filter(|&i| me.topology().vertex_boundary[i]).collect();
+            let ids: Vec<_> = (0..nv).filter(|&i| me.topology().vertex_boundary[i]).map(|i| (i, None)).collect();
             if ids.is_empty() {
-                eprintln!("warning: {}: the mesh has no boundary; no vertex is fixed", origin("boundary", false));
+                eprintln!("warning: {setting}: the mesh has no boundary; no vertex is fixed");
             }
             ids
         }
-        FixSpec::Ids(ids) => ids.clone(),
+        FixSpec::Ids(ids) => ids.iter().map(|&i| (i, None)).collect(),
         FixSpec::File(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 format!(
-                    "{}: not `boundary` or comma-separated vertex ids, and not a readable \
-                     file of ids: {e}",
-                    origin(path, true)
+                    "{setting}: not `boundary` or comma-separated vertex ids, and not a readable \
+                     file of ids: {e}"
                 )
             })?;
             let mut ids = Vec::new();
             for (line, row) in text.lines().enumerate() {
+                let row = row.split('#').next().unwrap_or("");
                 for t in row.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()) {
-                    let id = t.parse::<usize>().map_err(|_| {
-                        format!("{}: line {}: `{t}` is not a vertex id", origin(path, true), line + 1)
-                    })?;
-                    ids.push(id);
+                    let id = t
+                        .parse::<usize>()
+                        .map_err(|_| format!("{setting}: line {}: `{t}` is not a vertex id", line + 1))?;
+                    ids.push((id, Some(line + 1)));
                 }
+            }
+            if ids.is_empty() {
+                eprintln!("warning: {setting}: the file lists no vertex id; no vertex is fixed");
             }
             ids
         }
     };
-    let mut mask = vec![false; me.ndofs()];
-    for i in ids {
+    for (i, line) in ids {
         if i >= nv {
-            let setting = match spec {
-                FixSpec::File(path) => origin(path, true),
-                _ if from_flag => "--fix".to_string(),
-                _ => "the solve block's `fix`".to_string(),
-            };
+            let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
             return Err(format!(
-                "{setting}: fixed vertex {i} is out of range (the mesh has {nv} vertices)"
+                "{setting}: {at}fixed vertex {i} is out of range (the mesh has {nv} vertices)"
             ));
         }
         // Ids are the file's; the boundary's are the bound mesh's already.

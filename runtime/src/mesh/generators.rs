@@ -20,6 +20,8 @@
 //!   (1.1, 0, 0) (a gap of 0.2 between the unit spheres). Vertices and faces of the first copy
 //!   come first; the second's are offset by its vertex count. See [`two_copies`].
 //!
+//! A generated mesh has at most [`MAX_VERTICES`] vertices (a larger spec is an error).
+//!
 //! All generated faces are oriented consistently (outward for the sphere and torus, +z for the
 //! grid and disk).
 
@@ -30,7 +32,9 @@ use std::f64::consts::PI;
 /// The generator names, each used as `NAME:ARGS`.
 pub const GENERATORS: [&str; 5] = ["grid", "sphere", "disk", "torus", "spheres2"];
 
-const MAX_VERTICES: usize = 1 << 31;
+/// The most vertices a generated mesh has (2²⁴): larger specs are errors rather than
+/// allocations of many gigabytes that abort the process.
+pub const MAX_VERTICES: usize = 1 << 24;
 
 /// Builds the mesh a spec such as `grid:100x100` describes.
 pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
@@ -41,6 +45,10 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
     let (name, args) = spec
         .split_once(':')
         .ok_or_else(|| bad("expected NAME:ARGS"))?;
+    let too_many = |count: Option<usize>| {
+        let n = count.map_or_else(|| "more than 2⁶⁴".to_string(), |v| v.to_string());
+        bad(&format!("it would have {n} vertices; a generated mesh has at most {MAX_VERTICES}"))
+    };
     let num = |s: &str| {
         s.trim()
             .parse::<usize>()
@@ -59,7 +67,7 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
                 return Err(bad("a grid needs at least 2×2 vertices"));
             }
             if n.checked_mul(m).is_none_or(|v| v > MAX_VERTICES) {
-                return Err(bad("too many vertices"));
+                return Err(too_many(n.checked_mul(m)));
             }
             Ok(grid(n, m))
         }
@@ -75,8 +83,9 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             if n < 1 {
                 return Err(bad("a disk needs at least 1 ring"));
             }
-            if n > 20_000 {
-                return Err(bad("too many rings"));
+            let count = n.checked_add(1).and_then(|n1| n.checked_mul(n1)).and_then(|v| v.checked_mul(3)).and_then(|v| v.checked_add(1));
+            if count.is_none_or(|v| v > MAX_VERTICES) {
+                return Err(too_many(count));
             }
             Ok(disk(n))
         }
@@ -89,7 +98,7 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
                 return Err(bad("a torus needs N, M ≥ 3"));
             }
             if n.checked_mul(m).is_none_or(|v| v > MAX_VERTICES) {
-                return Err(bad("too many vertices"));
+                return Err(too_many(n.checked_mul(m)));
             }
             Ok(torus(n, m))
         }
