@@ -50,8 +50,12 @@ fn usage_errors_exit_with_status_1_and_help_with_0() {
 fn negative_numbers_reach_the_checks_that_explain_them() {
     let file = tmp("q_negative.mad", QUADRATIC);
     for (flag, value, says) in [
-        ("--tol", "-1", "tolerance -1: the tolerance must be a finite number ≥ 0"),
-        ("--step", "-0.1", "step -0.1 is not a positive number"),
+        ("--tol", "-1", "--tol -1: the tolerance must be a finite number ≥ 0"),
+        ("--step", "-0.1", "--step -0.1: the gradient-descent step must be a positive finite number"),
+        ("--step", "0", "--step 0: the gradient-descent step must be a positive finite number"),
+        // Values that overflow are refused as typed, not as the `inf` they parse to.
+        ("--tol", "1e400", "'1e400' is not a finite number"),
+        ("--step", "inf", "'inf' is not a finite number"),
         ("--fix", "-1", "--fix -1: not `boundary`"),
     ] {
         let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3", "--solver", "gd", flag, value]);
@@ -60,7 +64,10 @@ fn negative_numbers_reach_the_checks_that_explain_them() {
     }
     let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3", "--steps", "2", "--dt", "-1"]);
     assert_eq!(rc, 1);
-    assert!(err.contains("time step -1 is not a positive finite number"), "{err}");
+    assert!(err.contains("--dt -1: the time step must be a positive finite number"), "{err}");
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3", "--steps", "2", "--dt", "1e400"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("'1e400' is not a finite number"), "{err}");
 }
 
 #[cfg(unix)]
@@ -168,4 +175,23 @@ fn a_flag_that_makes_a_block_setting_inapplicable_drops_it_with_a_warning() {
     let (rc, _, err) = madc(&["run", &file]);
     assert_eq!(rc, 1);
     assert!(err.contains("the solve block's `fix = \"no-such-ids.txt\"`: not `boundary`"), "{err}");
+}
+
+#[test]
+fn paths_from_the_solve_block_and_initializers_say_where_they_came_from() {
+    // A mesh named by the solve block that cannot be read says it came from the block.
+    let file = tmp(
+        "q_block_mesh.mad",
+        &format!("{QUADRATIC}solve {{ mesh = \"no-such-mesh.off\"; }}\n"),
+    );
+    let (rc, _, err) = madc(&["run", &file]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("the solve block's `mesh = \"no-such-mesh.off\"`: no-such-mesh.off"), "{err}");
+    // An initializer mesh without faces says what to give instead.
+    let file = tmp("q_init_points.mad", QUADRATIC);
+    let points = tmp("q_points.obj", "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n");
+    let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:2x2", "--init", &format!("x={points}")]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("the file has no faces"), "{err}");
+    assert!(err.contains("give positions alone as an (n, d) .npy file"), "{err}");
 }

@@ -209,6 +209,21 @@ fn malformed_ply_reports_line_or_byte() {
         Some(4)
     );
     assert_eq!(ply_err(b"plx\n").line(), Some(1));
+    // Headers that contradict themselves: a property twice (the first was used for both), a
+    // second vertex element (ignored), another version, a count its type cannot hold.
+    let twice = h.replace("property float y\n", "property float y\nproperty float x\n");
+    let e = ply_err(format!("{twice}0 0 0 0\n1 0 0 1\n0 1 0 0\n3 0 1 2\n").as_bytes());
+    assert_eq!(e.line(), Some(6), "{e}");
+    assert!(e.to_string().contains("declares property `x` twice"), "{e}");
+    let two = h.replace("element face 1", "element vertex 1\nproperty float x\nelement face 1");
+    let e = ply_err(format!("{two}0 0 0\n1 0 0\n0 1 0\n5\n3 0 1 2\n").as_bytes());
+    assert!(e.to_string().contains("a second `vertex` element (the first is at line 3)"), "{e}");
+    let e = ply_err(h.replace("ascii 1.0", "ascii 2.0").as_bytes());
+    assert_eq!(e.line(), Some(2), "{e}");
+    assert!(e.to_string().contains("PLY version `2.0`"), "{e}");
+    let e = ply_err(format!("{h}0 0 0\n1 0 0\n0 1 0\n300 0 1 2\n").as_bytes());
+    assert_eq!(e.line(), Some(13), "{e}");
+    assert!(e.to_string().contains("`300` is out of the range of its type `uchar`"), "{e}");
 
     // Binary: truncation and a bad index report byte offsets.
     let mut buf = Vec::new();

@@ -194,6 +194,14 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     let mut rows = Vec::new();
     for s in 0..n {
         let t = e.op(OpKind::TupleGet(s as u32 + 1), vec![out])?;
+        // One vector parameter (`[f64; N]`, `vecN`): the tangent is the row as it is (taking
+        // it apart into N entries and packing them again made the function O(N²) ops).
+        if let [(_, shape)] = inputs.as_slice()
+            && shape.len() == 1
+        {
+            rows.push(t);
+            continue;
+        }
         let mut flat = Vec::new();
         for (q, (_, shape)) in inputs.iter().enumerate() {
             let part = if inputs.len() == 1 {

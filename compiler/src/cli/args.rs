@@ -187,3 +187,13 @@ pub enum ColorWhen {
     Always,
     Never,
 }
+
+/// A clap value parser for numbers that must be finite (`--tol`, `--dt`, `--step`): a value
+/// that overflows `f64` (`1e400`) or is infinite or NaN is refused with the text as typed.
+pub fn finite_f64(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("'{text}' is not a finite number")),
+        Err(_) => Err(format!("'{text}' is not a number")),
+    }
+}

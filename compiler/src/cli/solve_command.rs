@@ -59,7 +59,7 @@ pub struct SolveArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub max_iters: Option<usize>,
     /// Absolute gradient-norm tolerance (default 1e-6).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_f64)]
     pub tol: Option<f64>,
     /// Project each element's Hessian block to positive semi-definite (projected Newton).
     #[arg(long)]
@@ -68,7 +68,7 @@ pub struct SolveArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub steps: Option<usize>,
     /// The time step of `--steps` (default 0.01).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_f64)]
     pub dt: Option<f64>,
     /// Fixed vertices: comma-separated ids, `boundary`, or a file of ids.
     #[arg(long, allow_negative_numbers = true)]
@@ -98,7 +98,7 @@ pub struct SolveArgs {
     #[arg(long, value_name = "P.npy")]
     pub pairs: Option<std::path::PathBuf>,
     /// Gradient descent: a fixed step λ (x ← x − λ∇E; backtracks only if the energy rises).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_f64)]
     pub step: Option<f64>,
     /// Worker threads for the energy evaluation, 1 to 1024 (default: one per CPU core;
     /// results are identical for every count; work too small to pay for the other threads
@@ -146,6 +146,8 @@ struct Settings {
     fix: Option<FixSpec>,
     /// Whether `fix` came from `--fix` (else from the solve block): errors name it so.
     fix_from_flag: bool,
+    /// Whether the mesh came from `--mesh` (else from the solve block: messages say so).
+    mesh_from_flag: bool,
     set: Vec<(String, f64)>,
     out: Option<String>,
     json: bool,
@@ -214,6 +216,7 @@ fn merge(
             .map(FixSpec::parse)
             .or_else(|| f.fix.clone()),
         fix_from_flag: a.fix.is_some(),
+        mesh_from_flag: a.mesh.is_some(),
         set,
         out: a.out.clone().or_else(|| f.out.clone()),
         json: a.json,
@@ -249,10 +252,14 @@ fn merge(
             output_directory(p).map_err(|e| format!("{flag} {p}: {e}"))?;
         }
     }
+    // Values out of range name the flag, or the block's setting, that gave them.
+    let origin = |flag: &str, from_flag: bool, value: f64| {
+        if from_flag { format!("--{flag} {value}") } else { format!("the solve block's `{flag} = {value}`") }
+    };
     if let Some(st) = s.step
         && !(st > 0.0 && st.is_finite())
     {
-        return Err(format!("step {st} is not a positive number"));
+        return Err(format!("{}: the gradient-descent step must be a positive finite number", origin("step", a.step.is_some(), st)));
     }
     if Solver::from_name(&s.solver).is_none() {
         return Err(format!(
@@ -262,7 +269,7 @@ fn merge(
         ));
     }
     if !(s.tol >= 0.0 && s.tol.is_finite()) {
-        return Err(format!("tolerance {}: the tolerance must be a finite number ≥ 0", s.tol));
+        return Err(format!("{}: the tolerance must be a finite number ≥ 0", origin("tol", a.tol.is_some(), s.tol)));
     }
     // Flags that the chosen solve would silently ignore are mistakes.
     if a.step.is_some() && s.solver != "gd" {
@@ -312,7 +319,7 @@ fn merge(
         return Err("--steps 0: the number of time steps must be positive".into());
     }
     if !(s.dt > 0.0 && s.dt.is_finite()) {
-        return Err(format!("time step {} is not a positive finite number", s.dt));
+        return Err(format!("{}: the time step must be a positive finite number", origin("dt", a.dt.is_some(), s.dt)));
     }
     Ok(s)
 }
@@ -652,7 +659,9 @@ fn setup<'p>(
     prog: &'p EnergyProgram,
     s: &Settings,
 ) -> Result<(MeshObjective<'p>, Vec<f64>, Mesh), String> {
-    let mesh = super::mesh_commands::load_mesh_warning(&s.mesh)?;
+    let mesh = super::mesh_commands::load_mesh_warning(&s.mesh).map_err(|e| {
+        if s.mesh_from_flag { e } else { format!("the solve block's `mesh = \"{}\"`: {e}", s.mesh) }
+    })?;
     // Renumbered for locality where that pays; results are written in the file's numbering.
     // Arrays given by `--data` or `--pairs` are in the file's numbering: no renumbering then.
     let given_arrays = !s.data.is_empty() || s.pairs.is_some();
@@ -705,8 +714,8 @@ fn write_mesh_at(
         triangles: mesh.triangles.clone(),
     };
     // `--out frames/cloth.ply` creates `frames/` as needed.
-    output_directory(path)?;
-    save_mesh(&out, path).map_err(|e| super::mesh_commands::mesh_error(path, e))
+    output_directory(path).map_err(|e| format!("cannot write the result mesh {path}: {e}"))?;
+    save_mesh(&out, path).map_err(|e| format!("cannot write the result mesh: {}", super::mesh_commands::mesh_error(path, e)))
 }
 
 /// Creates the directory that `path` (an output file) lies in, as needed; an error names

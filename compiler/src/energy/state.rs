@@ -85,6 +85,11 @@ impl MeshEnergy<'_> {
                              tutte) nor a .obj, .off, .ply or .npy file"
                         ),
                         MeshError::Io { .. } => format!("field `{name}`: {e}"),
+                        MeshError::Empty { .. } => format!(
+                            "field `{name}`: {path}: {e} (a mesh file that initializes a field \
+                             is read as a mesh, faces included; give positions alone as an \
+                             (n, d) .npy file)"
+                        ),
                         e => format!("field `{name}`: {path}: {e}"),
                     })
                 })?;

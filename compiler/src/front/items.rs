@@ -697,20 +697,28 @@ impl Items {
         self.modules[m].items.get(&last.node).cloned()
     }
 
-    /// Every name visible from `from` (for suggestions).
+    /// Every name of a value visible from `from` (for suggestions where a value or function
+    /// is expected: modules are left out, since `mat` or `math` written as a value is
+    /// another error).
     pub fn visible_names(&self, from: ModId) -> Vec<String> {
+        let values = |map: &HashMap<String, Vec<Def>>| -> Vec<String> {
+            map.iter()
+                .filter(|(_, defs)| defs.iter().any(|d| !matches!(d, Def::Mod(_))))
+                .map(|(k, _)| k.clone())
+                .collect()
+        };
         let mut out = Vec::new();
         let mut cur = Some(from);
         while let Some(m) = cur {
-            out.extend(self.modules[m].items.keys().cloned());
-            out.extend(self.modules[m].uses.keys().cloned());
+            out.extend(values(&self.modules[m].items));
+            out.extend(values(&self.modules[m].uses));
             for &g in &self.modules[m].globs {
-                out.extend(self.modules[g].items.keys().cloned());
+                out.extend(values(&self.modules[g].items));
             }
             cur = self.modules[m].parent;
         }
         for &m in &self.prelude {
-            out.extend(self.modules[m].items.keys().cloned());
+            out.extend(values(&self.modules[m].items));
         }
         out
     }

@@ -53,6 +53,18 @@ impl Scalar {
     fn is_int(self) -> bool {
         !matches!(self, Scalar::F32 | Scalar::F64)
     }
+    /// The values an integer type holds, and its name in messages.
+    fn int_range(self) -> Option<(i64, i64, &'static str)> {
+        Some(match self {
+            Scalar::I8 => (i8::MIN.into(), i8::MAX.into(), "char"),
+            Scalar::U8 => (0, u8::MAX.into(), "uchar"),
+            Scalar::I16 => (i16::MIN.into(), i16::MAX.into(), "short"),
+            Scalar::U16 => (0, u16::MAX.into(), "ushort"),
+            Scalar::I32 => (i32::MIN.into(), i32::MAX.into(), "int"),
+            Scalar::U32 => (0, u32::MAX.into(), "uint"),
+            Scalar::F32 | Scalar::F64 => return None,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -120,6 +132,15 @@ fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
         match toks.first().copied() {
             None | Some("comment") | Some("obj_info") => {}
             Some("format") => {
+                if encoding.is_some() {
+                    return Err(hdr_err(line_no, "a second `format` line"));
+                }
+                // PLY has one version, 1.0 (`format ascii 1.0`).
+                if let Some(v) = toks.get(2)
+                    && v.parse::<f64>().ok() != Some(1.0)
+                {
+                    return Err(hdr_err(line_no, format!("PLY version `{v}` (the format has one version, 1.0)")));
+                }
                 encoding = Some(match toks.get(1).copied() {
                     Some("ascii") => PlyEncoding::Ascii,
                     Some("binary_little_endian") => PlyEncoding::BinaryLittleEndian,
@@ -143,6 +164,12 @@ fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
                 let count = toks[2].parse().map_err(|_| {
                     hdr_err(line_no, format!("`{}` is not an element count", toks[2]))
                 })?;
+                if let Some(first) = elements.iter().find(|e| e.name == toks[1]) {
+                    return Err(hdr_err(
+                        line_no,
+                        format!("a second `{}` element (the first is at line {})", toks[1], first.line),
+                    ));
+                }
                 elements.push(Element {
                     name: toks[1].to_string(),
                     count,
@@ -186,6 +213,15 @@ fn parse_header(bytes: &[u8]) -> Result<Header, MeshError> {
                         ty: ty(toks[1])?,
                     }
                 };
+                let name = match &prop {
+                    Property::List { name, .. } | Property::Scalar { name, .. } => name,
+                };
+                if el.props.iter().any(|p| matches!(p, Property::List { name: n, .. } | Property::Scalar { name: n, .. } if n == name)) {
+                    return Err(hdr_err(
+                        line_no,
+                        format!("the `{}` element declares property `{name}` twice", el.name),
+                    ));
+                }
                 el.props.push(prop);
             }
             Some("end_header") => break,
@@ -506,10 +542,16 @@ impl Source for AsciiSource<'_> {
                 "the line has fewer values than its element's properties",
             ));
         };
-        let v = if ty.is_int() {
-            tok.parse::<i64>()
-                .map(|v| v as f64)
-                .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not an integer")))?
+        let v = if let Some((lo, hi, name)) = ty.int_range() {
+            let v = tok
+                .parse::<i64>()
+                .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not an integer")))?;
+            // An ASCII value its declared type cannot hold (a face of 300 vertices counted
+            // by a `uchar`) is what the header says cannot be there.
+            if v < lo || v > hi {
+                return Err(MeshError::syntax(FMT, at, format!("`{tok}` is out of the range of its type `{name}`")));
+            }
+            v as f64
         } else {
             tok.parse::<f64>()
                 .map_err(|_| MeshError::syntax(FMT, at, format!("`{tok}` is not a number")))?

@@ -99,7 +99,7 @@ impl MeshReport {
             out.push(format!("{rep} face(s) with a repeated vertex"));
         }
         if zero > 0 {
-            out.push(format!("{zero} face(s) with zero area"));
+            out.push(format!("{zero} face(s) with zero or nearly zero area (their edges nearly collinear)"));
         }
         if self.triangulated_polygons > 0 {
             out.push(format!(

@@ -45,13 +45,33 @@ impl Arm<'_> {
     }
 }
 
-/// Whether a block ends with `return`, `break` or `continue` and has no value.
+/// Whether a block never ends normally: it ends with `return`, `break` or `continue`, with an
+/// `if`/`else` (or a block) whose every branch does, or with a `while true` loop that has no
+/// `break` of its own. Such a block needs no value (`fn f(x: f64) -> f64 { if x > 0.0 {
+/// return 1.0; } else { return 2.0; } }`).
 pub fn block_diverges(b: &Block) -> bool {
-    b.tail.is_none()
-        && matches!(
-            b.stmts.last().map(|s| &s.kind),
-            Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_))
-        )
+    match &b.tail {
+        Some(t) => expr_diverges(t),
+        None => match b.stmts.last().map(|s| &s.kind) {
+            Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_)) => true,
+            Some(StmtKind::Expr(e)) => expr_diverges(e),
+            Some(StmtKind::While { cond, body }) => {
+                let mut ex = Exits::default();
+                exits_block(body, 0, &mut ex);
+                matches!(cond.kind, ExprKind::Bool(true)) && !ex.brk
+            }
+            _ => false,
+        },
+    }
+}
+
+/// Whether an expression never ends normally (see [`block_diverges`]).
+fn expr_diverges(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Block(b) => block_diverges(b),
+        ExprKind::If { then, else_: Some(els), .. } => block_diverges(then) && expr_diverges(els),
+        _ => false,
+    }
 }
 
 /// What a piece of code may do to leave the current block early.
