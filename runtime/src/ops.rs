@@ -204,6 +204,30 @@ impl BinaryOp {
         BinaryOp::ALL.into_iter().find(|op| op.name() == name)
     }
 
+    /// How the source writes the operation (for run-time messages): `+`, `hadamard`'s `*`
+    /// on tensors, `min`, …
+    pub fn source_form(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "elementwise *",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Pow => "^",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::Min => "min",
+            BinaryOp::Max => "max",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+
     /// Comparisons produce `bool` from numeric operands.
     pub fn is_comparison(self) -> bool {
         matches!(

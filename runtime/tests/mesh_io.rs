@@ -135,6 +135,14 @@ fn malformed_obj_reports_the_line() {
     assert_eq!(obj_err("v 0 0 0\nv 1 0 x\n").line(), Some(2));
     assert_eq!(obj_err("v 0 0\n").line(), Some(1));
     assert_eq!(obj_err(&format!("{base}f 1 two 3\n")).line(), Some(4));
+    // Texture and normal indices must be indices too (they were skipped unread).
+    assert_eq!(obj_err(&format!("{base}f 1/x 2/y 3/z\n")).line(), Some(4));
+    assert_eq!(obj_err(&format!("{base}f 1/1/1/1 2 3\n")).line(), Some(4));
+    assert!(read_mesh(format!("{base}f 1//1 2/2 3/3/3\n").as_bytes(), MeshFormat::Obj).is_ok());
+    // Lines ended by CR alone read as lines (errors keep their line).
+    let cr = "v 0 0 0\rv 1 0 0\rv 0 1 0\rf 1 2 3\r";
+    assert_eq!(read_mesh(cr.as_bytes(), MeshFormat::Obj).unwrap().0.triangles.len(), 1);
+    assert_eq!(obj_err("v 0 0 0\rv 1 x 0\r").line(), Some(2));
     assert!(matches!(obj_err(""), MeshError::Empty { .. }));
     assert!(matches!(obj_err(base), MeshError::Empty { .. }));
     let mut bad = b"v 0 0 0\nv 1 0 0\n".to_vec();

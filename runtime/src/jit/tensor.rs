@@ -122,8 +122,8 @@ fn binary(op: BinaryOp, a: &Arg<'_>, b: &Arg<'_>) -> Result<Value, RtError> {
         (Arg::Tensor(x), Arg::Tensor(y)) => {
             if x.shape != y.shape {
                 return Err(RtError::ShapeMismatch(format!(
-                    "`{}` of shapes {:?} and {:?}",
-                    op.name(),
+                    "`{}` of operands of shapes {:?} and {:?}",
+                    op.source_form(),
                     x.shape,
                     y.shape
                 )));
@@ -223,7 +223,7 @@ pub fn sum_values(k: ScalarKind, mut terms: impl Iterator<Item = Value>) -> Valu
 fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
     if a.shape.len() != 2 || !(1..=2).contains(&b.shape.len()) || a.shape[1] != b.shape[0] {
         return Err(RtError::ShapeMismatch(format!(
-            "`tensor.matmul` of shapes {:?} and {:?}",
+            "a matrix product of shapes {:?} and {:?}",
             a.shape, b.shape
         )));
     }
@@ -235,7 +235,7 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
     let total = tensor_size(&[m, n], "tensor.matmul")?;
     let mut out = Vec::new();
     out.try_reserve_exact(total)
-        .map_err(|_| RtError::Other(format!("`tensor.matmul`: no memory for {total} entries")))?;
+        .map_err(|_| RtError::Other(format!("a matrix product: no memory for {total} entries")))?;
     for i in 0..m {
         for j in 0..n {
             let terms = (0..k).map(|p| mul_values(&a.data.get(i * k + p), &b.data.get(p * n + j)));
@@ -266,7 +266,18 @@ pub fn tensor_size(shape: &[usize], what: &str) -> Result<usize, RtError> {
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
         .filter(|&t| t <= MAX_ELEMENTS)
-        .ok_or_else(|| RtError::Other(format!("`{what}`: the tensor is too large")))
+        .ok_or_else(|| RtError::Other(format!("{}: a tensor of shape {shape:?} is too large", user_form(what))))
+}
+
+/// How run-time messages name the tensor op `what` (an IR name): as the source writes it.
+pub fn user_form(what: &str) -> &str {
+    match what {
+        "tensor.matmul" => "a matrix product",
+        "tensor.full" => "`zeros`, `ones` or a repeat `[x; n]`",
+        "tensor.pack" => "an array or matrix literal",
+        "tensor.insert" => "an element assignment",
+        other => other,
+    }
 }
 
 /// Computes one op on its operands.
@@ -305,13 +316,13 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                     Arg::Scalar(v) if inner.is_empty() => vs.push(v.clone()),
                     Arg::Scalar(_) => {
                         return Err(RtError::ShapeMismatch(format!(
-                            "`tensor.pack` of shapes {inner:?} and []"
+                            "an array or matrix literal with elements of shapes {inner:?} and []"
                         )));
                     }
                     Arg::Tensor(t) => {
                         if t.shape != inner {
                             return Err(RtError::ShapeMismatch(format!(
-                                "`tensor.pack` of shapes {inner:?} and {:?}",
+                                "an array or matrix literal with elements of shapes {inner:?} and {:?}",
                                 t.shape
                             )));
                         }
@@ -344,7 +355,7 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             let total = tensor_size(&shape, "tensor.full")?;
             let kind = scalar::kind_of(&v).ok_or(RtError::BadOperand("tensor.full"))?;
             let data = full_data(kind, &v, total)
-                .ok_or_else(|| RtError::Other(format!("`tensor.full`: no memory for {total} entries")))?;
+                .ok_or_else(|| RtError::Other(format!("`zeros`, `ones` or a repeat `[x; n]`: no memory for {total} entries")))?;
             Ok(Value::Tensor(Tensor { shape, data }))
         }
         TensorOp::Extract(i) => {
@@ -373,13 +384,13 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 Some(Arg::Tensor(v)) if v.shape == inner => elements(v).collect(),
                 Some(Arg::Tensor(v)) => {
                     return Err(RtError::ShapeMismatch(format!(
-                        "`tensor.insert` of shape {:?} into a slot of shape {inner:?}",
+                        "a value of shape {:?} stored into an element of shape {inner:?}",
                         v.shape
                     )));
                 }
                 Some(Arg::Scalar(_)) => {
                     return Err(RtError::ShapeMismatch(format!(
-                        "`tensor.insert` of shape [] into a slot of shape {inner:?}"
+                        "a scalar stored into an element of shape {inner:?}"
                     )));
                 }
                 _ => return Err(RtError::BadOperand("tensor.insert")),

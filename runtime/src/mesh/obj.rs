@@ -9,6 +9,13 @@ const FMT: &str = "OBJ";
 /// Reads an OBJ file's contents.
 pub fn read_obj(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
     let text = decode(bytes, FMT)?;
+    // Lines end in LF or CRLF; a file whose lines end in CR alone (old Mac tools) is read
+    // with CR as the line end.
+    let text = if !text.contains('\n') && text.contains('\r') {
+        std::borrow::Cow::Owned(text.replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     let mut positions = Vec::new();
     let mut triangles = Vec::new();
     let mut poly: Vec<u32> = Vec::new();
@@ -56,7 +63,17 @@ pub fn read_obj(bytes: &[u8]) -> Result<(Mesh, MeshReport), MeshError> {
 
 /// Parses one `f` entry (`i`, `i/t`, `i//n`, `i/t/n`), resolving negative (relative) indices.
 fn face_index(tok: &str, nverts: usize, line: usize) -> Result<u32, MeshError> {
-    let first = tok.split('/').next().unwrap_or("");
+    let mut parts = tok.split('/');
+    let first = parts.next().unwrap_or("");
+    // The texture and normal indices are not used, but must be indices (or empty, `i//n`).
+    let rest: Vec<&str> = parts.collect();
+    if rest.len() > 2 || rest.iter().any(|p| !p.is_empty() && p.parse::<i64>().is_err()) {
+        return Err(MeshError::syntax(
+            FMT,
+            Location::Line(line),
+            format!("`{tok}` is not a face vertex (`i`, `i/t`, `i//n` or `i/t/n`)"),
+        ));
+    }
     let idx: i64 = first.parse().map_err(|_| {
         MeshError::syntax(
             FMT,

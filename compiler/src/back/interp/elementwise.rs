@@ -38,8 +38,8 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value, RtError> {
         (Value::Tensor(ta), Value::Tensor(tb)) => {
             if ta.shape != tb.shape {
                 return Err(RtError::ShapeMismatch(format!(
-                    "`{}` of shapes {:?} and {:?}",
-                    op.name(),
+                    "`{}` of operands of shapes {:?} and {:?}",
+                    op.source_form(),
                     ta.shape,
                     tb.shape
                 )));

@@ -145,7 +145,7 @@ pub fn pack(items: &[Value]) -> Result<Value, RtError> {
         let (shape, d) = as_array(it, "tensor.pack")?;
         if shape != inner {
             return Err(RtError::ShapeMismatch(format!(
-                "`tensor.pack` of shapes {inner:?} and {shape:?}"
+                "an array or matrix literal with elements of shapes {inner:?} and {shape:?}"
             )));
         }
         append(&mut data, &d)?;
@@ -170,7 +170,7 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
     fn filled<T: Copy>(x: T, count: usize) -> Result<Vec<T>, RtError> {
         let mut v = Vec::new();
         v.try_reserve_exact(count).map_err(|_| {
-            RtError::Other(format!("`tensor.full`: cannot allocate {count} elements"))
+            RtError::Other(format!("`zeros`, `ones` or a repeat `[x; n]`: no memory for {count} entries"))
         })?;
         v.resize(count, x);
         Ok(v)
@@ -234,9 +234,11 @@ pub fn insert(t: &Value, v: &Value, indices: &[Value]) -> Result<Value, RtError>
     let (offset, sub) = locate(t, &idx)?;
     let (vshape, vdata) = as_array(v, "tensor.insert")?;
     if vshape != sub {
-        return Err(RtError::ShapeMismatch(format!(
-            "`tensor.insert` of shape {vshape:?} into a slot of shape {sub:?}"
-        )));
+        return Err(RtError::ShapeMismatch(if vshape.is_empty() {
+            format!("a scalar stored into an element of shape {sub:?}")
+        } else {
+            format!("a value of shape {vshape:?} stored into an element of shape {sub:?}")
+        }));
     }
     let mut out = t.clone();
     splice(&mut out.data, offset, &vdata)?;
@@ -258,7 +260,7 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value, RtError> {
     if a.shape.len() != 2 || !(b.shape.len() == 1 || b.shape.len() == 2) || a.shape[1] != b.shape[0]
     {
         return Err(RtError::ShapeMismatch(format!(
-            "`tensor.matmul` of shapes {:?} and {:?}",
+            "a matrix product of shapes {:?} and {:?}",
             a.shape, b.shape
         )));
     }
@@ -273,7 +275,7 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value, RtError> {
         ($x:expr, $y:expr, $zero:expr) => {{
             let mut c = Vec::new();
             c.try_reserve_exact(total).map_err(|_| {
-                RtError::Other(format!("`tensor.matmul`: no memory for {total} entries"))
+                RtError::Other(format!("a matrix product: no memory for {total} entries"))
             })?;
             for i in 0..m {
                 for j in 0..n {
