@@ -58,7 +58,7 @@ pub struct SolveArgs {
     /// Iteration cap per solve (per time step with `--steps`; default 200).
     #[arg(long, allow_negative_numbers = true)]
     pub max_iters: Option<usize>,
-    /// Absolute gradient-norm tolerance (default 1e-6).
+    /// Absolute gradient-norm tolerance (default 1e-6; with `--steps`, on each step's residual ‖M(x − x̂)/h² + ∇E‖).
     #[arg(long, allow_negative_numbers = true, value_parser = super::args::finite_f64)]
     pub tol: Option<f64>,
     /// Project each element's Hessian block to positive semi-definite (projected Newton).
@@ -810,14 +810,19 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
             let mut last = None;
             let first_potential = euler.potential_mut().value(&x).map_err(|e| e.to_string())?;
             let mut last_potential = first_potential;
+            // Gradient norms are shown as the residual of the equations of motion, the
+            // incremental potential's over h², the quantity `tol` bounds
+            // (`ImplicitEuler::step_options`).
+            let h2 = s.dt * s.dt;
             for k in 1..=steps {
                 let mut cb = |it: &IterationInfo| {
-                    log.iteration(Some(k), it);
+                    log.iteration(Some(k), &IterationInfo { grad_norm: it.grad_norm / h2, ..it.clone() });
                     Control::Continue
                 };
-                let report = euler
+                let mut report = euler
                     .step(&mut solver, &opts, Some(&mut cb))
                     .map_err(|e| solver_failure(&format!("time step {k}: "), &s.solver, e))?;
+                report.grad_norm /= h2;
                 let pos = euler.positions().to_vec();
                 let potential = euler
                     .potential_mut()

@@ -168,6 +168,12 @@ impl<P: Objective> ImplicitEuler<P> {
     /// ([`ImplicitEuler::start`]; fixed dofs keep their current positions), then updates
     /// positions and velocities. A solve that ends at the iteration cap or stalls still
     /// advances (the report says so).
+    ///
+    /// `opts`' gradient and decrement tolerances are those of the equations of motion, as in a
+    /// static solve of the potential: the solve stops when the residual `M (x − x̂)/h² + ∇P(x)`
+    /// (the incremental potential's gradient over h²) is within `grad_abs_tol`
+    /// ([`ImplicitEuler::step_options`]). The report's gradient norm is the incremental
+    /// potential's (divide by h² for the residual's).
     pub fn step(
         &mut self,
         solver: &mut Solver,
@@ -175,9 +181,22 @@ impl<P: Objective> ImplicitEuler<P> {
         callback: Option<Callback>,
     ) -> Result<SolveReport, SolveError> {
         let mut x = self.start(opts.fixed.as_deref())?;
-        let report = solver.solve(self, &mut x, opts, callback)?;
+        let report = solver.solve(self, &mut x, &self.step_options(opts), callback)?;
         self.end_step(&x)?;
         Ok(report)
+    }
+
+    /// The options of a step's minimization: `opts` with the absolute gradient and decrement
+    /// tolerances scaled by h², the scale of the incremental potential against the potential.
+    /// Unscaled, a tolerance meant for the potential's gradient was met at the start of every
+    /// step of a small h (‖h²∇P‖ is tiny): no iteration was taken and nothing moved.
+    pub fn step_options(&self, opts: &SolveOptions) -> SolveOptions {
+        let h2 = self.h * self.h;
+        SolveOptions {
+            grad_abs_tol: opts.grad_abs_tol * h2,
+            decrement_tol: opts.decrement_tol * h2,
+            ..opts.clone()
+        }
     }
 
     /// The start of a step's minimization: the prediction `x̂ = xₙ + h vₙ` where it is safe,
