@@ -704,3 +704,13 @@ fn shape_mismatches_name_the_source_operation() {
         }
     }
 }
+
+/// A source whose lines end in CR alone is read line by line: its diagnostics name the line.
+#[test]
+fn a_source_with_cr_line_ends_reports_its_lines() {
+    let f = write_temp("cr.mad", b"fn main() {\r    let x = 1.0;\r    print(y);\r}\r");
+    let o = madc(&["check", &f]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cr.mad:3:11"), "{err}");
+}

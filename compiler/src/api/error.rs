@@ -182,7 +182,13 @@ pub fn load_source(name: String, mut bytes: Vec<u8>) -> Result<(SourceFiles, usi
         bytes.drain(..UTF8_BOM.len());
     }
     match String::from_utf8(bytes) {
-        Ok(text) => {
+        Ok(mut text) => {
+            // Lines end in LF or CRLF; a file whose lines end in CR alone (old Mac editors)
+            // is read with CR as the line end (same length: positions are unchanged), so that
+            // diagnostics name its lines.
+            if !text.contains('\n') && text.contains('\r') {
+                text = text.replace('\r', "\n");
+            }
             let id = files.add(name, text);
             Ok((files, id))
         }

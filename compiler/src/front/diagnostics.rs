@@ -211,6 +211,10 @@ pub enum ErrorKind {
         func: String,
         detail: String,
     },
+    /// E0153. Differentiation operators nested more than
+    /// [`super::lower::diff::MAX_DIFF_NESTING`] deep. Why: each level about doubles the
+    /// code built (and the time to build it). Example: nine `grad(` around `f`.
+    DiffTooDeep { func: String },
     /// E0154. A derivative needed to compute the function it differentiates (e.g. `f`
     /// calls `grad(f)`). Why: the derivative of `f` is generated from `f`'s complete body.
     /// Example: `fn f(x: f64) -> f64 { grad(f)(x) }`.
@@ -278,7 +282,7 @@ impl ErrorKind {
             ErrorKind::HandleMisuse { .. } => "E0128",
             ErrorKind::ReverseLoop { .. } => "E0151",
             ErrorKind::NotDiffTarget { .. } => "E0152",
-            ErrorKind::DiffSignature { .. } => "E0153",
+            ErrorKind::DiffSignature { .. } | ErrorKind::DiffTooDeep { .. } => "E0153",
             ErrorKind::DiffCycle { .. } => "E0154",
             ErrorKind::SctImpossible { .. } => "E0155",
         }
@@ -394,6 +398,10 @@ impl ErrorKind {
             ErrorKind::DiffSignature { op, func, detail } => {
                 format!("cannot apply `{op}` to `{func}`: {detail}")
             }
+            ErrorKind::DiffTooDeep { func } => format!(
+                "`{func}` cannot be differentiated again: differentiation operators nest at most {} deep",
+                super::lower::diff::MAX_DIFF_NESTING
+            ),
             ErrorKind::DiffCycle { name } => {
                 format!("`{name}` is needed to compute the function it differentiates")
             }
@@ -463,6 +471,7 @@ impl ErrorKind {
             }
             ErrorKind::NotDiffTarget { .. } => "not a function".into(),
             ErrorKind::DiffSignature { .. } => "cannot be differentiated this way".into(),
+            ErrorKind::DiffTooDeep { .. } => "already as deep as operators nest".into(),
             ErrorKind::DiffCycle { .. } => "depends on itself".into(),
         }
     }
@@ -540,6 +549,9 @@ impl ErrorKind {
                 _ => format!("`{op}` applies to functions with a floating-point argument and a floating-point result"),
             }],
             ErrorKind::DiffCycle { .. } => vec!["a function cannot call its own derivative".into()],
+            ErrorKind::DiffTooDeep { .. } => vec![
+                "each level about doubles the code built and the time to build it; derivatives of that order are rarely what a program needs".into(),
+            ],
             _ => Vec::new(),
         }
     }
@@ -629,9 +641,13 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The closest candidate within an edit distance of a third of the name (at least 1).
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let limit = (name.chars().count() / 3).max(1);
+    let n = name.chars().count();
+    let limit = (n / 3).max(1);
     candidates
         .into_iter()
+        // A candidate whose length differs by more than the limit cannot be within it (and
+        // skipping it keeps a huge misspelt name from costing length × length per name).
+        .filter(|c| c.chars().count().abs_diff(n) <= limit)
         .filter(|c| !c.starts_with('$') && *c != name)
         .map(|c| (edit_distance(name, c), c))
         .filter(|(d, _)| *d <= limit)

@@ -265,10 +265,21 @@ pub fn check(g: &mut Front, decls: &super::mesh::MeshDecls) -> Option<SolveSetti
                 bad(g, format!("`out` must be a mesh file ending in .obj, .ply or .off, not \"{out}\""), sp);
             }
         }
-        if let (Some(mesh), Some(sp)) = (s.mesh.as_deref(), value_span_of(entries, "mesh"))
-            && mesh.trim().is_empty()
-        {
-            bad(g, "`mesh` names no mesh: give a file (.obj, .off or .ply) or a generator such as \"grid:8x8\"".into(), sp);
+        if let (Some(mesh), Some(sp)) = (s.mesh.as_deref(), value_span_of(entries, "mesh")) {
+            if mesh.trim().is_empty() {
+                bad(g, "`mesh` names no mesh: give a file (.obj, .off or .ply) or a generator such as \"grid:8x8\"".into(), sp);
+            } else if mad_runtime::mesh::is_generator_spec(mesh) {
+                // A generator's arguments are checked here, as `madc check` sees them.
+                if let Err(e) = mad_runtime::mesh::generators::check_spec(mesh) {
+                    bad(g, format!("`mesh`: {e}"), sp);
+                }
+            } else if mad_runtime::mesh::MeshFormat::from_path(mesh).is_none() {
+                bad(
+                    g,
+                    format!("`mesh = \"{mesh}\"` is neither a mesh file (.obj, .off or .ply) nor a generator (grid, sphere, disk, torus, spheres2)"),
+                    sp,
+                );
+            }
         }
         if let (Some(plot), Some(sp)) = (s.plot.as_deref(), value_span_of(entries, "plot")) {
             let ext = std::path::Path::new(plot).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);

@@ -36,8 +36,8 @@ pub const GENERATORS: [&str; 5] = ["grid", "sphere", "disk", "torus", "spheres2"
 /// allocations of many gigabytes that abort the process.
 pub const MAX_VERTICES: usize = 1 << 24;
 
-/// Builds the mesh a spec such as `grid:100x100` describes.
-pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
+/// Parses a spec such as `grid:100x100` (see [`generate`]).
+fn parse(spec: &str) -> Result<Spec, MeshError> {
     let bad = |message: &str| MeshError::BadSpec {
         spec: spec.to_string(),
         message: message.to_string(),
@@ -69,14 +69,14 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             if n.checked_mul(m).is_none_or(|v| v > MAX_VERTICES) {
                 return Err(too_many(n.checked_mul(m)));
             }
-            Ok(grid(n, m))
+            Ok(Spec::Grid(n, m))
         }
         "sphere" => {
             let level = num(args)?;
             if level > 10 {
                 return Err(bad("sphere levels above 10 are too large"));
             }
-            Ok(icosphere(level as u32))
+            Ok(Spec::Sphere(level as u32))
         }
         "disk" => {
             let n = num(args)?;
@@ -87,7 +87,7 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             if count.is_none_or(|v| v > MAX_VERTICES) {
                 return Err(too_many(count));
             }
-            Ok(disk(n))
+            Ok(Spec::Disk(n))
         }
         "torus" => {
             let (a, b) = args
@@ -100,22 +100,59 @@ pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
             if n.checked_mul(m).is_none_or(|v| v > MAX_VERTICES) {
                 return Err(too_many(n.checked_mul(m)));
             }
-            Ok(torus(n, m))
+            Ok(Spec::Torus(n, m))
         }
         "spheres2" => {
-            let one = match args.trim().parse::<usize>() {
-                Ok(level) if level <= 8 => icosphere(level as u32),
-                Ok(_) => return Err(bad("sphere levels above 8 are too large for two copies")),
+            match args.trim().parse::<usize>() {
+                Ok(level) if level <= 8 => Ok(Spec::Spheres2Level(level as u32)),
+                Ok(_) => Err(bad("sphere levels above 8 are too large for two copies")),
                 Err(_) if args.trim().is_empty() => {
-                    return Err(bad("expected spheres2:LEVEL or spheres2:FILE (a closed surface)"));
+                    Err(bad("expected spheres2:LEVEL or spheres2:FILE (a closed surface)"))
                 }
-                Err(_) => super::load_mesh(args.trim())?,
-            };
-            two_copies(&one, 0.2).map_err(|m| bad(&m))
+                Err(_) => Ok(Spec::Spheres2File(args.trim().to_string())),
+            }
         }
         _ => Err(bad(
             "unknown generator (expected grid, sphere, disk, torus or spheres2)",
         )),
+    }
+}
+
+/// What a generator spec asks for, its arguments checked.
+enum Spec {
+    Grid(usize, usize),
+    Sphere(u32),
+    Disk(usize),
+    Torus(usize, usize),
+    Spheres2Level(u32),
+    Spheres2File(String),
+}
+
+/// Checks a generator spec without building its mesh (for settings checked before a run):
+/// the error [`generate`] would give for its arguments. (`spheres2:FILE` is checked up to
+/// reading the file.)
+pub fn check_spec(spec: &str) -> Result<(), MeshError> {
+    parse(spec).map(|_| ())
+}
+
+/// Builds the mesh a spec such as `grid:100x100` describes.
+pub fn generate(spec: &str) -> Result<Mesh, MeshError> {
+    Ok(match parse(spec)? {
+        Spec::Grid(n, m) => grid(n, m),
+        Spec::Sphere(level) => icosphere(level),
+        Spec::Disk(n) => disk(n),
+        Spec::Torus(n, m) => torus(n, m),
+        Spec::Spheres2Level(level) => two_copies(&icosphere(level), 0.2).map_err(|m| bad_spec(spec, &m))?,
+        Spec::Spheres2File(path) => {
+            two_copies(&super::load_mesh(&path)?, 0.2).map_err(|m| bad_spec(spec, &m))?
+        }
+    })
+}
+
+fn bad_spec(spec: &str, message: &str) -> MeshError {
+    MeshError::BadSpec {
+        spec: spec.to_string(),
+        message: message.to_string(),
     }
 }
 

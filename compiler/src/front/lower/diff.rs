@@ -65,6 +65,18 @@ pub enum Target {
     Deriv(Box<DerivKey>),
 }
 
+/// The most differentiation operators applied one inside another (`grad(grad(…))`): eight
+/// levels build in well under a second, and each further one about doubles that.
+pub const MAX_DIFF_NESTING: usize = 8;
+
+/// How many operators `k` applies, one inside another (`grad(grad(f))`: 2).
+fn nesting(k: &DerivKey) -> usize {
+    1 + match &k.target {
+        Target::Fn(_) => 0,
+        Target::Deriv(d) => nesting(d),
+    }
+}
+
 /// One operator application: `op(target)` or `grad(target, arg)`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DerivKey {
@@ -580,6 +592,15 @@ impl FnCx<'_, '_> {
                     && self.is_diff_operator(&p[0].node)
                 {
                     let keys = self.diff_keys(&p[0].node, args, e.span)?;
+                    // Each level of nesting about doubles the derivative code (and the time to
+                    // build it): beyond MAX_DIFF_NESTING levels, an error rather than minutes.
+                    if let Some(k) = keys.first()
+                        && nesting(k) >= MAX_DIFF_NESTING
+                    {
+                        let func = self.g.deriv_name(k, false);
+                        self.error(ErrorKind::DiffTooDeep { func }, e.span);
+                        return None;
+                    }
                     // Keep only applications that are themselves valid.
                     let valid: Vec<Target> = keys
                         .iter()
