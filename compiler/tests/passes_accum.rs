@@ -150,3 +150,52 @@ fn out_of_bounds_is_still_an_error() {
     let after = call(&m).expect_err("out of bounds");
     assert_eq!(before.to_string(), after.to_string());
 }
+
+#[test]
+fn a_chain_of_inserts_is_rewritten_element_by_element() {
+    // Two reads in one iteration give a chain on the zeros: elements k and k + 1 (distinct),
+    // then k again (a later insert at an element overwrites it), as reverse mode leaves for
+    // `x[k] * x[k + 1]`-like bodies; the bits are those of the whole-tensor adds.
+    let text = "func @f(%x: tensor<f64; ?>, %n: i64) -> tensor<f64; ?> {
+  %z = const 0.0 : f64
+  %lo = const 0 : i64
+  %one = const 1 : i64
+  %len = tensor.dim[0] %x : i64
+  %m = sub %len, %one : i64
+  %acc0 = tensor.full %z, %len : tensor<f64; ?>
+  %r = scf.for %lo, %n, %acc0 : tensor<f64; ?> {
+  ^(%i: i64, %acc: tensor<f64; ?>):
+    %k = rem %i, %m : i64
+    %k1 = add %k, %one : i64
+    %a = tensor.index %x, %k : f64
+    %b = tensor.index %x, %k1 : f64
+    %ins1 = tensor.insert %acc0, %b, %k : tensor<f64; ?>
+    %ins2 = tensor.insert %ins1, %a, %k1 : tensor<f64; ?>
+    %old = tensor.index %ins2, %k : f64
+    %tw = add %old, %a : f64
+    %ins3 = tensor.insert %ins2, %tw, %k : tensor<f64; ?>
+    %next = add %acc, %ins3 : tensor<f64; ?>
+    yield %next
+  }
+  return %r
+}";
+    let mut m = parse_module(text).expect("parses");
+    validate_module(&m).expect("valid");
+    let x = [0.5, -1.25, 3.0, 1e-300, -2.25, 7.0];
+    let before = run(&m, &x, 23);
+    let fref = m.find("f").expect("f");
+    assert!(sparse_accumulate(&mut m.functions[fref]));
+    validate_module(&m).expect("valid after the rewrite");
+    mad::passes::dce::dce(&mut m, fref);
+    assert_eq!(tensor_adds(&m), 0, "the whole-tensor add is gone");
+    let after = run(&m, &x, 23);
+    let mut want = vec![0.0f64; x.len()];
+    for i in 0..23 {
+        let k = i % (x.len() - 1);
+        want[k] += x[k + 1] + x[k];
+        want[k + 1] += x[k];
+    }
+    let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&before), bits(&want));
+    assert_eq!(bits(&after), bits(&want));
+}

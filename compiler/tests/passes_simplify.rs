@@ -85,3 +85,29 @@ fn check(m: &mut Module) {
     // w = 2.5 → -1 == 0 is false → a = w; 0 == -0 → b = a; c = b; w ≠ 0 → d = 2.5.
     assert_eq!(bits(&after)[0], Some(2.5f64.to_bits()));
 }
+
+#[test]
+fn reading_the_element_just_written_is_the_written_value() {
+    // `index(insert(t, v, k), k) → v`; a read at another index is left as it is.
+    let text = "
+func @f(%t: tensor<f64; ?>, %k: i64, %j: i64, %v: f64) -> f64 {
+  %u = tensor.insert %t, %v, %k : tensor<f64; ?>
+  %a = tensor.index %u, %k : f64
+  %b = tensor.index %u, %j : f64
+  %s = add %a, %b : f64
+  return %s
+}
+";
+    let mut m = parse_module(text).expect("parses");
+    let fref = m.find("f").expect("f");
+    assert!(simplify::simplify(&mut m.functions[fref]));
+    validate_module(&m).expect("valid");
+    dce::dce(&mut m, fref);
+    assert_eq!(ops_of(&m, |k| matches!(k, OpKind::Index)), 1, "only the read at %j is left");
+    let t = Value::Tensor(mad_runtime::Tensor {
+        shape: vec![3],
+        data: mad_runtime::TensorData::F64(vec![1.0, 2.0, 4.0]),
+    });
+    let out = interp::call(&m, fref, &[t, Value::I64(0), Value::I64(2), Value::F64(0.5)], &mut std::io::sink());
+    assert_eq!(out.expect("runs"), Value::F64(4.5));
+}

@@ -3,7 +3,10 @@
 //!
 //! Rewrites (only when the result has the type of the kept operand, so a
 //! broadcast is never dropped): `x - 0 → x`, `x * 1 → x`, `1 * x → x`,
-//! `x / 1 → x`, `neg(neg x) → x`, `tuple.get[k] (tuple a0, …) → ak`, and `x + 0 → x`, `0 + x → x`. The last two are
+//! `x / 1 → x`, `neg(neg x) → x`, `tuple.get[k] (tuple a0, …) → ak`, `index(insert(t, v, i),
+//! i) → v` (the element just written; the insert, if left unused, goes, and with it a bounds
+//! error it alone would raise: for arguments and fixed-size tensors `passes::fallible` keeps
+//! such reads), and `x + 0 → x`, `0 + x → x`. The last two are
 //! exact except for the sign of a zero (`-0.0 + 0.0` is `+0.0`); the pass accepts
 //! that. A zero or one may be a scalar `const` or a `tensor.full` of one.
 //!
@@ -142,6 +145,18 @@ pub fn simplify(f: &mut Function) -> bool {
                     if same(pick) {
                         map.insert(y, pick);
                     }
+                }
+            }
+            OpKind::Index => {
+                // `index(insert(t, v, i…), i…) → v`: the element just written (same index
+                // values, the whole index, so `v` is the element).
+                if let Some(&d) = defs.get(&op.operands[0])
+                    && f.ops[d].kind == OpKind::Insert
+                    && f.ops[d].operands.len() == op.operands.len() + 1
+                    && f.ops[d].operands[2..] == op.operands[1..]
+                    && same(f.ops[d].operands[1])
+                {
+                    map.insert(y, f.ops[d].operands[1]);
                 }
             }
             OpKind::TupleGet(k) => {
