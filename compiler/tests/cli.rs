@@ -280,7 +280,13 @@ fn emit_hessian_errors_name_hessian() {
     let o = madc(&["emit", "ir", "--hessian", "other", &f]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("`hessian` needs an f64 result, found i64"), "{err}");
+    assert!(err.contains("`hessian` needs a function returning f64, and `fn other(a: i64) -> i64` returns i64"), "{err}");
+    // Types are the source's (`vector`, not the IR's `tensor<f64; ?>`).
+    let f = write_temp("vec_grad.mad", b"fn jv(x: vector) -> vector { x }\nfn main() {}\n");
+    let o = madc(&["emit", "ir", "--grad", "jv", &f]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("`grad` needs a function returning f64, and `fn jv(x: vector) -> vector` returns vector"), "{err}");
 }
 
 /// A derivative discards the primal result, but not the run-time errors on the way to it:

@@ -635,6 +635,11 @@ fn fix_files_take_comments_and_what_fixes_nothing_says_so() {
     let (rc, _, err) = run("disk:2", "examples/smooth.mad", &ids);
     assert_eq!(rc, 0, "{err}");
     assert!(!err.contains("warning"), "{err}");
+    // A file that is not text names the line.
+    std::fs::write(&ids, b"0\n1 \xff\n").unwrap();
+    let (rc, _, err) = run("disk:2", "examples/smooth.mad", &ids);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("line 2: not text (invalid UTF-8 at byte 4)"), "{err}");
     // A file without ids warns (it fixed nothing silently).
     let empty = tmp("ids_empty.txt");
     std::fs::write(&empty, "\n# none\n").unwrap();

@@ -115,7 +115,7 @@ pub fn emit_derivative(
         .functions
         .iter()
         .filter(|s| s.name == name)
-        .map(|s| (s.func, s.to_string()))
+        .map(|s| (s.func, s.to_string(), s.ret.clone()))
         .collect();
     if overloads.is_empty() {
         eprintln!("error: {} has no function `{name}`", file.display());
@@ -124,11 +124,23 @@ pub fn emit_derivative(
     // An overloaded name: the derivative of every overload that has one.
     let mut text = String::new();
     let mut errors = Vec::new();
-    for (f, sig) in &overloads {
+    use crate::ad::show::Derivative;
+    for (f, sig, ret) in &overloads {
+        // The result type, in the source's words, for the operators that need an `f64`.
+        let op = match which {
+            Derivative::Grad => Some("grad"),
+            Derivative::Hessian => Some("hessian"),
+            _ => None,
+        };
+        if let Some(op) = op
+            && *ret != SurfaceType::F64
+        {
+            errors.push(format!("`{op}` needs a function returning f64, and `{sig}` returns {ret}"));
+            continue;
+        }
         match crate::ad::show::derivative_ir(&mut compiled.module, *f, which) {
             Ok(t) => text.push_str(&t),
-            Err(e) if overloads.len() == 1 => errors.push(e.to_string()),
-            Err(e) => errors.push(format!("{sig}: {e}")),
+            Err(e) => errors.push(format!("cannot differentiate `{sig}`: {e}")),
         }
     }
     if text.is_empty() {

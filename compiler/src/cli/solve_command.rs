@@ -513,11 +513,16 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec, from_flag: bool) -> Result<Vec<bo
         }
         FixSpec::Ids(ids) => ids.iter().map(|&i| (i, None)).collect(),
         FixSpec::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let bytes = std::fs::read(path).map_err(|e| {
                 format!(
                     "{setting}: not `boundary` or comma-separated vertex ids, and not a readable \
                      file of ids: {e}"
                 )
+            })?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                let at = e.utf8_error().valid_up_to();
+                let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+                format!("{setting}: line {line}: not text (invalid UTF-8 at byte {at})")
             })?;
             let mut ids = Vec::new();
             for (line, row) in text.lines().enumerate() {
