@@ -9,8 +9,8 @@
 
 use mad::Program;
 use mad::energy::{EnergyProgram, MeshObjective};
-use mad_runtime::mesh::{Mesh, generators::grid, save_mesh};
-use mad_runtime::solve::{Control, ImplicitEuler, IterationInfo, Newton, SolveOptions, Solver};
+use mad::runtime::mesh::{Mesh, generators::grid, save_mesh};
+use mad::runtime::solve::{Control, ImplicitEuler, IterationInfo, Newton, SolveOptions, Solver};
 use std::error::Error;
 
 /// The positional argument `i` as a count of at least `min` (`default` when absent).
@@ -43,7 +43,8 @@ fn run() -> Result<(), Box<dyn Error>> {
 
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/cloth_sphere.mad");
     let program = Program::compile_file(path)?;
-    let energy_program = EnergyProgram::new(program.compiled())?;
+    // `of_program` keeps the sources, so a run-time error in a term names its line.
+    let energy_program = EnergyProgram::of_program(&program)?;
     let mesh = grid(n, n);
     let mut energy = energy_program.bind(&mesh)?;
     energy.set_param("g", 9.8)?;

@@ -28,3 +28,6 @@ pub mod passes;
 
 pub use api::{Engine, Error, Program, TypedFunction};
 pub use mad_runtime::{RtError, Tensor, TensorData, Value};
+/// The runtime crate (meshes and their I/O, solvers, sparse patterns), so that a host needs
+/// only `mad` as a dependency: `mad::runtime::mesh::load_mesh`, `mad::runtime::solve::Solver`.
+pub use mad_runtime as runtime;

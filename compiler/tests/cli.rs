@@ -243,7 +243,7 @@ fn emit_derivative_of_an_overloaded_name_covers_the_overloads_that_have_one() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("fn sq(n: i64) -> i64: ") && err.contains("fn sq(b: bool) -> bool: "),
+        err.contains("`fn sq(n: i64) -> i64` returns i64") && err.contains("`fn sq(b: bool) -> bool` returns bool"),
         "{err}"
     );
 }
@@ -719,4 +719,25 @@ fn a_source_with_cr_line_ends_reports_its_lines() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("cr.mad:3:11"), "{err}");
+}
+
+/// `grad` of a function that writes out of bounds of a vector it builds, then reads the
+/// element back, stops as the plain call does (folding the read would drop the write).
+#[test]
+fn a_derivative_keeps_the_error_of_an_element_written_then_read() {
+    let f = write_temp(
+        "write_read.mad",
+        b"fn f(x: f64, n: i64) -> f64 { let mut w: vector = zeros(n); w[5] = x; w[5] * x }\n\
+          fn main() { print(grad(f)(1.0, 3)); }\n",
+    );
+    for interp in [false, true] {
+        let mut args = vec!["run", f.as_str()];
+        if interp {
+            args.push("--interp");
+        }
+        let o = madc(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{interp}: {err}");
+        assert!(err.contains("index 5 is out of bounds for length 3"), "{interp}: {err}");
+    }
 }

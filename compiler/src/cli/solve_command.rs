@@ -828,6 +828,7 @@ fn solve(prog: &EnergyProgram, s: &Settings) -> Result<bool, Failure> {
                     .step(&mut solver, &opts, Some(&mut cb))
                     .map_err(|e| solver_failure(&format!("time step {k}: "), &s.solver, e))?;
                 report.grad_norm /= h2;
+                report.initial_grad_norm /= h2;
                 let pos = euler.positions().to_vec();
                 let potential = euler
                     .potential_mut()

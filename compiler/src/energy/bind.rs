@@ -583,14 +583,14 @@ impl MeshEnergy<'_> {
         Ok((n, slots))
     }
 
-    /// Sets a data field: `(n, slots)` values row-major for the n elements of its
-    /// stencil. Non-finite values are accepted (the energy decides).
     /// Whether `name` is a `state` field (a data field an `update` computes).
     pub fn is_state(&self, name: &str) -> bool {
         let d = &self.prog.decls;
         d.states.iter().any(|s| d.data[s.data].name == name)
     }
 
+    /// Sets a data field: `(n, slots)` values row-major for the n elements of its
+    /// stencil. Non-finite values are accepted (the energy decides).
     pub fn set_data(&mut self, name: &str, values: &[f64]) -> Result<(), EnergyError> {
         let (i, _) = self.data_field(name)?;
         let (n, s) = self.data_shape(i)?;

@@ -709,7 +709,12 @@ impl MeshEnergy<'_> {
         Ok(())
     }
 
-    /// The objective at `x` (length [`MeshEnergy::ndofs`]).
+    /// The objective at `x` (length [`MeshEnergy::ndofs`]): the weighted sum of the `energy`
+    /// terms. `residual` terms are not in it (their ½‖r‖² is what [`MeshObjective`] minimizes
+    /// with them; their values and Jacobian come from [`MeshEnergy::jacobian`]); so are the
+    /// gradient, Hessian and HVP of the energy terms.
+    ///
+    /// [`MeshObjective`]: super::MeshObjective
     pub fn energy(&self, x: &[f64]) -> Result<f64, EnergyError> {
         self.energies_loop(Kind::Value, x, None, None, None, None)
     }

@@ -146,6 +146,7 @@ pub use bind::MeshEnergy;
 pub use eval::{SparseMatrix, Timing};
 pub use objective::MeshObjective;
 pub use program::EnergyProgram;
+pub use crate::front::state::Init;
 
 use std::fmt;
 

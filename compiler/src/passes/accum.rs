@@ -8,7 +8,9 @@
 //! (`tensor.full(+0.0, …)`), the update is rewritten to
 //! `acc' = insert(acc, acc[k] + v, k)` (one insert per insert of the chain, each element
 //! read from `acc` before the first write). Without it, `grad` of a loop over a `vector`
-//! of length n cost O(n²).
+//! of length n cost O(n²). (A body that reads two different elements, `x[i] * x[i + 1]`,
+//! still builds its chain on a copy of the zeros each iteration: the chain's inner insert is
+//! read at the other element, so it stays.)
 //!
 //! The rewrite is exact, bit for bit: `acc` starts at `+0.0` everywhere and is
 //! only ever changed by IEEE additions, and a sum is `-0.0` only when both of

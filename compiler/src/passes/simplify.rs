@@ -4,9 +4,8 @@
 //! Rewrites (only when the result has the type of the kept operand, so a
 //! broadcast is never dropped): `x - 0 → x`, `x * 1 → x`, `1 * x → x`,
 //! `x / 1 → x`, `neg(neg x) → x`, `tuple.get[k] (tuple a0, …) → ak`, `index(insert(t, v, i),
-//! i) → v` (the element just written; the insert, if left unused, goes, and with it a bounds
-//! error it alone would raise: for arguments and fixed-size tensors `passes::fallible` keeps
-//! such reads), and `x + 0 → x`, `0 + x → x`. The last two are
+//! i) → v` (the element just written, when the insert has another reader and so stays, with
+//! its bounds check), and `x + 0 → x`, `0 + x → x`. The last two are
 //! exact except for the sign of a zero (`-0.0 + 0.0` is `+0.0`); the pass accepts
 //! that. A zero or one may be a scalar `const` or a `tensor.full` of one.
 //!
@@ -67,12 +66,29 @@ fn collect(
     }
 }
 
+/// How many times each value is read (operands and yields).
+fn count_uses(f: &Function, r: &Region, n: &mut HashMap<ValueId, usize>) {
+    for &v in &r.yields {
+        *n.entry(v).or_default() += 1;
+    }
+    for &id in &r.ops {
+        for &v in &f.ops[id].operands {
+            *n.entry(v).or_default() += 1;
+        }
+        for nr in &f.ops[id].regions {
+            count_uses(f, nr, n);
+        }
+    }
+}
+
 /// Simplifies `f`; returns whether anything changed.
 pub fn simplify(f: &mut Function) -> bool {
     let mut consts = HashMap::new();
     let mut defs = HashMap::new();
     let mut ids = Vec::new();
     collect(f, &f.body, &mut consts, &mut defs, &mut ids);
+    let mut uses: HashMap<ValueId, usize> = HashMap::new();
+    count_uses(f, &f.body, &mut uses);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut folded = Vec::new();
     let mut folded_bool = Vec::new();
@@ -149,8 +165,11 @@ pub fn simplify(f: &mut Function) -> bool {
             }
             OpKind::Index => {
                 // `index(insert(t, v, i…), i…) → v`: the element just written (same index
-                // values, the whole index, so `v` is the element).
+                // values, the whole index, so `v` is the element), when something else reads
+                // the insert too (it stays, with the bounds error it may raise; reverse mode's
+                // chains of adjoint inserts are such).
                 if let Some(&d) = defs.get(&op.operands[0])
+                    && uses.get(&op.operands[0]).is_some_and(|&n| n >= 2)
                     && f.ops[d].kind == OpKind::Insert
                     && f.ops[d].operands.len() == op.operands.len() + 1
                     && f.ops[d].operands[2..] == op.operands[1..]

@@ -327,6 +327,12 @@ pub fn two_copies(one: &Mesh, gap: f64) -> Result<Mesh, String> {
     if n == 0 {
         return Err("the mesh has no vertices".into());
     }
+    if n > MAX_VERTICES / 2 {
+        return Err(format!(
+            "it would have {} vertices; a generated mesh has at most {MAX_VERTICES}",
+            2 * n
+        ));
+    }
     // A closed surface: every edge of a proper face shared by exactly two of them (faces with
     // a repeated vertex are skipped, as the topology skips them).
     if one.triangles.is_empty() {

@@ -38,7 +38,7 @@ impl Arm<'_> {
     fn diverges(&self) -> bool {
         match self {
             Arm::Block(b) => block_diverges(b),
-            Arm::Expr(e) => matches!(&e.kind, ExprKind::Block(b) if block_diverges(b)),
+            Arm::Expr(e) => expr_diverges(e),
             Arm::Zero => true,
             _ => false,
         }
