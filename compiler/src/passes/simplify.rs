@@ -66,29 +66,13 @@ fn collect(
     }
 }
 
-/// How many times each value is read (operands and yields).
-fn count_uses(f: &Function, r: &Region, n: &mut HashMap<ValueId, usize>) {
-    for &v in &r.yields {
-        *n.entry(v).or_default() += 1;
-    }
-    for &id in &r.ops {
-        for &v in &f.ops[id].operands {
-            *n.entry(v).or_default() += 1;
-        }
-        for nr in &f.ops[id].regions {
-            count_uses(f, nr, n);
-        }
-    }
-}
-
 /// Simplifies `f`; returns whether anything changed.
 pub fn simplify(f: &mut Function) -> bool {
     let mut consts = HashMap::new();
     let mut defs = HashMap::new();
     let mut ids = Vec::new();
     collect(f, &f.body, &mut consts, &mut defs, &mut ids);
-    let mut uses: HashMap<ValueId, usize> = HashMap::new();
-    count_uses(f, &f.body, &mut uses);
+    let uses = super::use_counts(f);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut folded = Vec::new();
     let mut folded_bool = Vec::new();

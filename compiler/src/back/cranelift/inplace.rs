@@ -38,20 +38,6 @@ pub struct InPlace {
     pub mutable: HashSet<ValueId>,
 }
 
-fn count_uses(f: &Function, r: &Region, n: &mut HashMap<ValueId, usize>) {
-    for &v in &r.yields {
-        *n.entry(v).or_default() += 1;
-    }
-    for &id in &r.ops {
-        for &v in &f.ops[id].operands {
-            *n.entry(v).or_default() += 1;
-        }
-        for nr in &f.ops[id].regions {
-            count_uses(f, nr, n);
-        }
-    }
-}
-
 fn defs(f: &Function, r: &Region, out: &mut HashMap<ValueId, OpId>) {
     for &id in &r.ops {
         for &v in &f.ops[id].results {
@@ -101,8 +87,7 @@ fn for_ops(f: &Function, r: &Region, out: &mut Vec<OpId>) {
 
 /// Finds the in-place inserts of `f`.
 pub fn analyze(f: &Function) -> InPlace {
-    let mut uses = HashMap::new();
-    count_uses(f, &f.body, &mut uses);
+    let uses = crate::passes::use_counts(f);
     let mut d = HashMap::new();
     defs(f, &f.body, &mut d);
     let mut fors = Vec::new();
