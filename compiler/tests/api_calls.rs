@@ -60,6 +60,41 @@ fn deep_recursion_on_the_interpreter_is_an_error_from_a_small_stack() {
     assert!(err.contains("recursion is too deep"), "{err}");
 }
 
+/// The JIT runs a call on the calling thread, and one that needs more stack than that lends
+/// (recursion 11,000 deep) again on a thread of its own: from a thread with a 512 KiB stack
+/// both return, the output of the abandoned first attempt is not written twice, and the
+/// language's depth limit is still the error.
+#[test]
+fn jit_calls_that_need_a_big_stack_run_again_on_one() {
+    let p = Program::compile_str(
+        "stack.mad",
+        "fn rec(n: i64) -> i64 { if n == 0 { 0 } else { 1 + rec(n - 1) } }\n\
+         fn loud(n: i64) -> i64 { print(n); rec(n) }\n",
+    )
+    .unwrap();
+    let result = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || {
+            let mut out = Vec::new();
+            let shallow = p.call_with(Engine::Jit, "rec", &[Value::I64(10)], &mut out);
+            let deep = p.call_with(Engine::Jit, "loud", &[Value::I64(11_000)], &mut out);
+            let too_deep = p.call_with(Engine::Jit, "rec", &[Value::I64(13_000)], &mut out);
+            (
+                shallow.map_err(|e| e.to_string()),
+                deep.map_err(|e| e.to_string()),
+                too_deep.map_err(|e| e.to_string()),
+                String::from_utf8(out).unwrap(),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(result.0, Ok(Value::I64(10)));
+    assert_eq!(result.1, Ok(Value::I64(11_000)));
+    assert!(result.2.unwrap_err().contains("recursion is too deep"));
+    assert_eq!(result.3, "11000\n");
+}
+
 /// A dof declared `= tutte` on a closed mesh is an error when the program is bound (§12.2),
 /// not first when the unknowns are formed; so is `set_init` of `tutte` on one.
 #[test]
@@ -78,4 +113,19 @@ fn tutte_on_a_closed_mesh_is_an_error_at_bind_time() {
     let mut me = q.bind(&closed).unwrap();
     let err = me.set_init("u", Init::Tutte).unwrap_err().to_string();
     assert!(err.contains("no boundary"), "{err}");
+}
+
+/// Compile errors carry their positions as data, not only in the rendered text.
+#[test]
+fn compile_errors_give_their_positions() {
+    let Err(Error::Compile(d)) = Program::compile_str("bad.mad", "fn main() {\n    let x: i64 = 1.5;\n    print(y);\n}\n") else {
+        panic!("compiles")
+    };
+    let items = d.items();
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert_eq!(items[0].code.as_deref(), Some("E0101"));
+    assert_eq!((items[0].file.as_deref(), items[0].line, items[0].column), (Some("bad.mad"), Some(2), Some(18)));
+    assert_eq!(items[1].code.as_deref(), Some("E0100"));
+    assert_eq!((items[1].line, items[1].column), (Some(3), Some(11)));
+    assert!(items[1].message.contains("cannot find `y`"), "{items:?}");
 }

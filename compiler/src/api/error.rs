@@ -30,6 +30,45 @@ impl Diagnostics {
             .filter_map(|d| d.code.clone())
             .collect()
     }
+
+    /// Each diagnostic as plain data, in order: its code, message, and where its primary
+    /// label points (file name, 1-based line and column in characters), when it has one.
+    pub fn items(&self) -> Vec<DiagnosticItem> {
+        use codespan_reporting::files::Files;
+        self.diagnostics
+            .iter()
+            .map(|d| {
+                let at = d
+                    .labels
+                    .iter()
+                    .find(|l| l.style == codespan_reporting::diagnostic::LabelStyle::Primary)
+                    .and_then(|l| {
+                        let loc = self.files.location(l.file_id, l.range.start).ok()?;
+                        let name = self.files.name(l.file_id).ok()?.to_string();
+                        Some((name, loc.line_number, loc.column_number))
+                    });
+                DiagnosticItem {
+                    code: d.code.clone(),
+                    message: d.message.clone(),
+                    file: at.as_ref().map(|a| a.0.clone()),
+                    line: at.as_ref().map(|a| a.1),
+                    column: at.as_ref().map(|a| a.2),
+                }
+            })
+            .collect()
+    }
+}
+
+/// One compile diagnostic as plain data ([`Diagnostics::items`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiagnosticItem {
+    /// `E0101`, …
+    pub code: Option<String>,
+    pub message: String,
+    /// Where the primary label points: file name, 1-based line, 1-based column (characters).
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
 }
 
 /// Renders diagnostics to a string; with `color`, ANSI escapes are included.

@@ -29,7 +29,7 @@ mod error;
 pub use error::{load_source, locate_message, render, without_bom};
 
 pub use convert::{Args, FromValue, IntoValue};
-pub use error::{Diagnostics, Error, SourceLocation};
+pub use error::{DiagnosticItem, Diagnostics, Error, SourceLocation};
 
 use crate::back::cranelift::JitModule;
 use crate::back::interp;

@@ -367,6 +367,7 @@ pub fn clif_text_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Res
     Ok(text)
 }
 
+#[derive(Clone, Copy)]
 struct SendPtr(Trampoline);
 // SAFETY: the trampoline is plain machine code that stays alive while the
 // `JitModule` is borrowed by `call`, which joins the thread before returning.
@@ -426,7 +427,9 @@ impl JitModule {
     /// Calls function `f` with `args`; what it prints goes to `out`.
     ///
     /// Arguments are checked against the parameter types (a wrong count or type
-    /// is an error). The code runs on a thread with a [`JIT_STACK_SIZE`] stack;
+    /// is an error). The code runs on the calling thread within
+    /// [`super::raw::RAW_STACK_BUDGET`] of its stack, and again on a thread with a
+    /// [`JIT_STACK_SIZE`] stack when that is not enough (deep recursion);
     /// the first run-time error it records is returned (after its output is written).
     pub fn call(&self, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, RtError> {
         self.call_traced(f, args, out).map_err(|(e, _)| e)
@@ -451,11 +454,12 @@ impl JitModule {
         }
         let tramp = SendPtr(entry.trampoline);
         let (layouts, descs) = (&self.layouts, &self.descs);
-        let run = move || {
+        // Runs the call with compiled code allowed `budget` bytes of stack below this frame.
+        let run_with = move |budget: usize| {
             let tramp = tramp;
             let marker = 0u8;
             let here = &marker as *const u8 as usize;
-            let limit = here.saturating_sub(JIT_STACK_SIZE - STACK_MARGIN) as u64;
+            let limit = here.saturating_sub(budget) as u64;
             let mut ctx = JitContext::new(layouts, descs, limit);
             let mut slots = Vec::new();
             for (l, a) in entry.params.iter().zip(args) {
@@ -476,13 +480,23 @@ impl JitModule {
             ctx.reset();
             (result, printed)
         };
-        let joined = std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .name("mad-jit".into())
-                .stack_size(JIT_STACK_SIZE)
-                .spawn_scoped(s, run)
-                .map(|h| h.join())
-        });
+        // First on the calling thread, trusting it for RAW_STACK_BUDGET bytes as the direct
+        // callers do: starting a thread costs more than most calls. A call that runs out of
+        // that budget (deep recursion, a huge frame) records "recursion is too deep" and
+        // changes nothing (compiled code has no effects but its output, which is dropped):
+        // it runs again on a thread of its own with a JIT_STACK_SIZE stack.
+        let first = run_with(super::raw::RAW_STACK_BUDGET);
+        let joined = if matches!(first.0, Err((RtError::RecursionLimit, _))) {
+            std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .name("mad-jit".into())
+                    .stack_size(JIT_STACK_SIZE)
+                    .spawn_scoped(s, move || run_with(JIT_STACK_SIZE - STACK_MARGIN))
+                    .map(|h| h.join())
+            })
+        } else {
+            Ok(Ok(first))
+        };
         let (result, printed) = match joined {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => return Err(plain(RtError::Other("internal error: compiled code panicked".into()))),
