@@ -485,7 +485,14 @@ impl JitModule {
         // that budget (deep recursion, a huge frame) records "recursion is too deep" and
         // changes nothing (compiled code has no effects but its output, which is dropped):
         // it runs again on a thread of its own with a JIT_STACK_SIZE stack.
-        let first = run_with(super::raw::RAW_STACK_BUDGET);
+        // (A panic of the host-side code around the call is an internal error, as on the
+        // thread, where the join reports it.)
+        let first = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_with(super::raw::RAW_STACK_BUDGET)
+        })) {
+            Ok(r) => r,
+            Err(_) => return Err(plain(RtError::Other("internal error: compiled code panicked".into()))),
+        };
         let joined = if matches!(first.0, Err((RtError::RecursionLimit, _))) {
             std::thread::scope(|s| {
                 std::thread::Builder::new()
