@@ -315,3 +315,41 @@ fn options_outside_their_ranges_are_refused() {
         assert!(matches!(r, Err(SolveError::InvalidOption(_))), "{name}: {r:?}");
     }
 }
+
+/// The solvers' own settings out of range are errors before the solve too: a NaN or negative
+/// Levenberg–Marquardt μ ended as "stalled" after no iteration, a shift growth of 1 as "no
+/// diagonal shift up to 0".
+#[test]
+fn solver_settings_outside_their_ranges_are_refused() {
+    use mad_runtime::solve::{GaussNewton, GaussNewtonLinear, GradientDescent, Lbfgs, LevenbergMarquardt, NewtonCg, Solver};
+    let mut cases: Vec<(&str, Solver)> = Vec::new();
+    for mu in [f64::NAN, -1.0, 0.0] {
+        let mut gn = GaussNewton::new(GaussNewtonLinear::Assembled);
+        gn.damping = Some(LevenbergMarquardt { initial_mu: mu, ..LevenbergMarquardt::default() });
+        cases.push(("initial_mu", Solver::GaussNewton(gn)));
+    }
+    let mut n = Newton::new();
+    n.shift.growth = 1.0;
+    cases.push(("shift.growth", Solver::Newton(n)));
+    let mut n = Newton::new();
+    n.shift.initial = f64::NAN;
+    cases.push(("shift.initial", Solver::Newton(n)));
+    let mut cg = NewtonCg::new();
+    cg.cg.forcing = f64::NAN;
+    cases.push(("cg.forcing", Solver::NewtonCg(cg)));
+    let mut l = Lbfgs::new(5);
+    l.memory = 0;
+    cases.push(("memory", Solver::Lbfgs(l)));
+    let mut gd = GradientDescent::new();
+    gd.step = Some(-1.0);
+    cases.push(("step", Solver::GradientDescent(gd)));
+    for (field, mut s) in cases {
+        let mut x = vec![0.1, 1.0];
+        let r = s.solve(&mut double_well(), &mut x, &SolveOptions::default(), None);
+        match r {
+            Err(SolveError::InvalidOption(m)) => assert!(m.starts_with(field), "{field}: {m}"),
+            other => panic!("{field}: {other:?}"),
+        }
+        assert_eq!(x, vec![0.1, 1.0], "{field}: x moved");
+    }
+}
