@@ -133,3 +133,18 @@ fn fixed_dofs_stay_and_free_ones_fall() {
     // y_N = −g h² N(N+1)/2 for implicit Euler.
     assert!((euler.positions()[1] + 9.81 * h * h * 55.0).abs() < 1e-9);
 }
+
+/// A time step or mass out of range is an option error (as `SolveOptions` are), not a
+/// failure of the objective; a step whose square rounds to 0 too (the tolerances scale by h²).
+#[test]
+fn bad_time_steps_and_masses_are_option_errors() {
+    let spring = || Spring { k: 1.0, pattern: CsrPattern::from_entries(1, [(0, 0)]) };
+    for h in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-200] {
+        let r = ImplicitEuler::new(spring(), vec![1.0], h, vec![0.0], vec![0.0]);
+        assert!(matches!(r, Err(SolveError::InvalidOption(_))), "{h}");
+    }
+    for m in [-1.0, f64::NAN] {
+        let r = ImplicitEuler::new(spring(), vec![m], 0.01, vec![0.0], vec![0.0]);
+        assert!(matches!(r, Err(SolveError::InvalidOption(_))), "{m}");
+    }
+}

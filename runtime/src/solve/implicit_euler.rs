@@ -56,15 +56,16 @@ impl<P: Objective> ImplicitEuler<P> {
         check_len("masses", n, mass.len())?;
         check_len("positions", n, x0.len())?;
         check_len("velocities", n, v0.len())?;
-        if !(h > 0.0 && h.is_finite()) {
-            return Err(SolveError::Objective(format!(
-                "time step {h} is not positive"
+        // (h² scales the step's tolerances, `step_options`: it must not round to 0.)
+        if !(h > 0.0 && h.is_finite() && h * h > 0.0) {
+            return Err(SolveError::InvalidOption(format!(
+                "time step {h}: must be a positive finite number (whose square is not 0)"
             )));
         }
-        if mass.iter().any(|m| !(*m >= 0.0 && m.is_finite())) {
-            return Err(SolveError::Objective(
-                "masses must be finite and non-negative".into(),
-            ));
+        if let Some(m) = mass.iter().find(|m| !(**m >= 0.0 && m.is_finite())) {
+            return Err(SolveError::InvalidOption(format!(
+                "mass {m}: masses must be finite and ≥ 0"
+            )));
         }
         let mut s = ImplicitEuler {
             potential,
@@ -88,7 +89,8 @@ impl<P: Objective> ImplicitEuler<P> {
         Ok(s)
     }
 
-    /// Sets the mass-proportional damping rate α (≥ 0).
+    /// Sets the mass-proportional damping rate α (≥ 0; a negative or NaN rate is taken as 0,
+    /// no damping).
     pub fn with_damping(mut self, alpha: f64) -> Self {
         self.damping = alpha.max(0.0);
         self
