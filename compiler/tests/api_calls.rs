@@ -39,22 +39,22 @@ fn overloads_are_picked_by_the_argument_types() {
     }
 }
 
+/// Runs `f` on a host thread with a 512 KiB stack (smaller than a main thread's).
+fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new().stack_size(512 << 10).spawn(f).unwrap().join().unwrap()
+}
+
 /// Deep recursion on the interpreter is the run-time error "recursion is too deep", also
 /// when the caller's thread has a small stack (the interpreter runs on a thread of its own).
 #[test]
 fn deep_recursion_on_the_interpreter_is_an_error_from_a_small_stack() {
     let p = program();
-    let result = std::thread::Builder::new()
-        .stack_size(512 << 10)
-        .spawn(move || {
-            let mut out = Vec::new();
-            let ok = p.call_with(Engine::Interpreter, "rec", &[Value::I64(1000)], &mut out);
-            let deep = p.call_with(Engine::Interpreter, "rec", &[Value::I64(10_000_000)], &mut out);
-            (ok.map_err(|e| e.to_string()), deep.map_err(|e| e.to_string()))
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    let result = on_a_small_stack(move || {
+        let mut out = Vec::new();
+        let ok = p.call_with(Engine::Interpreter, "rec", &[Value::I64(1000)], &mut out);
+        let deep = p.call_with(Engine::Interpreter, "rec", &[Value::I64(10_000_000)], &mut out);
+        (ok.map_err(|e| e.to_string()), deep.map_err(|e| e.to_string()))
+    });
     assert_eq!(result.0, Ok(Value::I64(1000)));
     let err = result.1.unwrap_err();
     assert!(err.contains("recursion is too deep"), "{err}");
@@ -72,23 +72,18 @@ fn jit_calls_that_need_a_big_stack_run_again_on_one() {
          fn loud(n: i64) -> i64 { print(n); rec(n) }\n",
     )
     .unwrap();
-    let result = std::thread::Builder::new()
-        .stack_size(512 << 10)
-        .spawn(move || {
-            let mut out = Vec::new();
-            let shallow = p.call_with(Engine::Jit, "rec", &[Value::I64(10)], &mut out);
-            let deep = p.call_with(Engine::Jit, "loud", &[Value::I64(11_000)], &mut out);
-            let too_deep = p.call_with(Engine::Jit, "rec", &[Value::I64(13_000)], &mut out);
-            (
-                shallow.map_err(|e| e.to_string()),
-                deep.map_err(|e| e.to_string()),
-                too_deep.map_err(|e| e.to_string()),
-                String::from_utf8(out).unwrap(),
-            )
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    let result = on_a_small_stack(move || {
+        let mut out = Vec::new();
+        let shallow = p.call_with(Engine::Jit, "rec", &[Value::I64(10)], &mut out);
+        let deep = p.call_with(Engine::Jit, "loud", &[Value::I64(11_000)], &mut out);
+        let too_deep = p.call_with(Engine::Jit, "rec", &[Value::I64(13_000)], &mut out);
+        (
+            shallow.map_err(|e| e.to_string()),
+            deep.map_err(|e| e.to_string()),
+            too_deep.map_err(|e| e.to_string()),
+            String::from_utf8(out).unwrap(),
+        )
+    });
     assert_eq!(result.0, Ok(Value::I64(10)));
     assert_eq!(result.1, Ok(Value::I64(11_000)));
     assert!(result.2.unwrap_err().contains("recursion is too deep"));
