@@ -268,6 +268,24 @@ impl UpperSlots {
         &self.slots[e * n..(e + 1) * n]
     }
 }
+/// Adds `weight` times the upper triangle of the K×K `block` (row-major, local pairs a ≤ b in
+/// row-major order, as [`UpperSlots`] lists them) into the CSR values at `slots`.
+///
+/// # Safety
+/// Every slot is an index into the values `hess` points to, which no other thread writes now.
+#[inline(always)]
+unsafe fn scatter_upper<const K: usize>(hess: *mut f64, slots: &[u32], block: &[f64], weight: f64) {
+    assert!(slots.len() == K * (K + 1) / 2 && block.len() == K * K);
+    let mut n = 0;
+    for a in 0..K {
+        for b in a..K {
+            // SAFETY: the caller's contract; `n` and `a·K + b` are within the lengths checked above.
+            unsafe { *hess.add(*slots.get_unchecked(n) as usize) += weight * *block.get_unchecked(a * K + b) };
+            n += 1;
+        }
+    }
+}
+
 // SAFETY: `hess` is written only for the CSR rows of the running chunk's
 // elements, disjoint between the chunks of one colour (see the module docs).
 unsafe impl Send for Project<'_> {}
@@ -664,13 +682,18 @@ impl MeshEnergy<'_> {
                                 unsafe { *hess.add(s as usize) += weight * v };
                             }
                         }
-                        Scatter::Upper(upper) => {
-                            for (&s, &l) in upper.get(e).iter().zip(&upper.local) {
-                                // SAFETY: as above (the slots are some of the element's
-                                // checked slots), and `l < k²` = `block.len()`.
-                                unsafe { *hess.add(s as usize) += weight * *block.get_unchecked(l as usize) };
+                        // SAFETY (both arms): as above (the slots are some of the element's
+                        // checked slots), and every local index is below k² = `block.len()`.
+                        Scatter::Upper(upper) => match p.k {
+                            // The shapes of faces and edges, with the local indices unrolled.
+                            6 => unsafe { scatter_upper::<6>(hess, upper.get(e), block, weight) },
+                            9 => unsafe { scatter_upper::<9>(hess, upper.get(e), block, weight) },
+                            _ => {
+                                for (&s, &l) in upper.get(e).iter().zip(&upper.local) {
+                                    unsafe { *hess.add(s as usize) += weight * *block.get_unchecked(l as usize) };
+                                }
                             }
-                        }
+                        },
                     }
                 }
             }

@@ -19,7 +19,10 @@
 //!
 //! Per batch of [`LANES`] waiting blocks, lane by lane in vector instructions (chosen at run
 //! time: AVX-512 registers through [`super::lane_ops`] with the sweeps of
-//! [`super::jacobi_avx512`], else AVX or portable code): R = GᵀXG by suffix sums, its power-of-two scale, cyclic Jacobi, X₊ from the side
+//! [`super::jacobi_avx512`], else AVX or portable code): R = GᵀXG by suffix sums, its
+//! power-of-two scale, for a 4×4 R with one negative eigenvalue that eigenpair alone
+//! ([`super::one_negative`]; the lanes that fail its checks, and every R of another size,
+//! take cyclic Jacobi), X₊ from the side
 //! with fewer terms, the block Tᵀ X₊ T, and its translation part (rounding of either sign)
 //! lifted to PSD by its Gershgorin deficit ([`clamp_translation_part`]), as
 //! [`super::differences`] describes them. Lanes
@@ -35,6 +38,7 @@ use super::jacobi_lanes::{LANES, LaneMatrix, Wide, jacobi_lanes_generic, lane_ze
 #[cfg(target_arch = "x86_64")]
 use super::lane_ops::Zmm2;
 use super::lane_ops::Lanes;
+use super::one_negative::smallest_pair;
 use super::psd_test::{psd_check, psd_tolerance};
 use super::sym_eigen::PsdWork;
 use super::translation::{helmert, project_psd_translation};
@@ -292,12 +296,17 @@ fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
             v.store(&mut rs[j][i]);
         }
     }
-    let mut ww = lane_zeros::<M>();
-    let converged = decompose(&mut rs, &mut ww);
+    // 4×4 lanes with one negative eigenvalue need only that eigenpair
+    // ([`super::one_negative`]); the others (and every lane of other sizes) are decomposed.
+    let single = smallest_pair::<L, M>(&rs, usable);
+    let single_lanes = single.as_ref().map_or([false; LANES], |p| L::lanes_of(p.ok));
     let usable = L::lanes_of(usable);
+    let decomposed = (0..LANES).any(|l| usable[l] && !single_lanes[l]);
+    let mut ww = lane_zeros::<M>();
+    let converged = if decomposed { decompose(&mut rs, &mut ww) } else { [false; LANES] };
     let mut ok = [false; LANES];
     for l in 0..LANES {
-        ok[l] = converged[l] && usable[l];
+        ok[l] = usable[l] && (single_lanes[l] || converged[l]);
     }
     // Eigenvalues of R, unscaled; how many are negative and how many clearly positive.
     let mut lam = [zero; M];
@@ -311,6 +320,11 @@ fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
         lam[j].store(&mut lam_lanes[j]);
     }
     for l in 0..LANES {
+        if single_lanes[l] {
+            // X₊ = X − λ·z zᵀ for the one negative λ.
+            write[l] = ok[l];
+            continue;
+        }
         let mut ev = [0.0; M];
         for j in 0..M {
             ev[j] = lam_lanes[j].0[l];
@@ -323,7 +337,20 @@ fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
         return (ok, write);
     }
     let from_positive = L::mask_of(&positive);
-    let w: [[L; M]; M] = load(&ww);
+    let mut w: [[L; M]; M] = load(&ww);
+    // The single pairs as the first eigenpair, the other eigenvalues 0 (no term).
+    let single_mask = L::mask_of(&single_lanes);
+    if let Some(pair) = &single {
+        lam[0] = L::select(single_mask, pair.mu / sc, lam[0]);
+        for i in 0..M {
+            w[i][0] = L::select(single_mask, pair.v[i], w[i][0]);
+        }
+        for j in 1..M {
+            lam[j] = L::select(single_mask, zero, lam[j]);
+        }
+    }
+    // Without a decomposition only the first pair has a term.
+    let terms = if decomposed { M } else { 1 };
     // X₊ = X + Σ_{λ<0} (−λ)·z zᵀ, or Σ_{λ>0} λ·z zᵀ (fewer terms), z = G⁻ᵀw: the
     // eigenvalues not taken get a zero coefficient.
     let mut coef = [zero; M];
@@ -336,7 +363,7 @@ fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
         inv_a[v] = L::splat((((v + 1) * (v + 2)) as f64).sqrt());
         inv_v2[v] = L::splat(1.0 / (v + 2) as f64);
     }
-    for j in 0..M {
+    for j in 0..terms {
         let l = lam[j];
         let pos = L::select(l.gt(zero), l, zero);
         let neg = L::select(l.lt(zero), -l, zero);
@@ -355,10 +382,13 @@ fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
     for i in 0..M {
         for j in i..M {
             let mut acc = L::select(from_positive, zero, x[i][j]);
-            for q in 0..M {
+            acc = acc + coef[0] * z[0][i] * z[0][j];
+            // A single pair's lane ends here, whatever the other lanes need (its bits are its own).
+            let single_acc = acc;
+            for q in 1..terms {
                 acc = acc + coef[q] * z[q][i] * z[q][j];
             }
-            xp[i][j] = acc;
+            xp[i][j] = L::select(single_mask, single_acc, acc);
             xp[j][i] = acc;
         }
     }

@@ -7,6 +7,7 @@ pub mod psd_test;
 pub mod sym_eigen;
 pub mod differences;
 mod differences_lanes;
+mod one_negative;
 mod full_lanes;
 pub mod tridiag_ql;
 pub mod translation;
