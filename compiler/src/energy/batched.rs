@@ -247,10 +247,20 @@ pub(crate) struct UpperSlots {
     slots: Vec<u32>,
     /// The local block index a·k + b of each of an element's k(k+1)/2 slots.
     local: Vec<u16>,
+    /// For triangles of 2-vectors, the same entries as pairs of neighbouring slots
+    /// ([`PairedSlots`]), where every element's slots allow it.
+    paired: Option<PairedSlots>,
 }
 
 impl UpperSlots {
-    fn build(dofs: &mad_runtime::sparse::ElementList, slots: &mad_runtime::sparse::ElementList, k: usize) -> UpperSlots {
+    /// `nverts`: the term's vertices when its k dofs are vertex-major (local index v·d + c),
+    /// else 0 ([`super::kernels::TermKernels::translation_nverts`]).
+    fn build(
+        dofs: &mad_runtime::sparse::ElementList,
+        slots: &mad_runtime::sparse::ElementList,
+        k: usize,
+        nverts: usize,
+    ) -> UpperSlots {
         let local: Vec<u16> = (0..k).flat_map(|a| (a..k).map(move |b| (a * k + b) as u16)).collect();
         let mut out = Vec::with_capacity(dofs.len() * local.len());
         for e in 0..dofs.len() {
@@ -261,7 +271,8 @@ impl UpperSlots {
                 }
             }
         }
-        UpperSlots { slots: out, local }
+        let paired = (k == 6 && nverts == 3).then(|| PairedSlots::build(dofs, slots)).flatten();
+        UpperSlots { slots: out, local, paired }
     }
     fn get(&self, e: usize) -> &[u32] {
         let n = self.local.len();
@@ -282,6 +293,96 @@ unsafe fn scatter_upper<const K: usize>(hess: *mut f64, slots: &[u32], block: &[
             // SAFETY: the caller's contract; `n` and `a·K + b` are within the lengths checked above.
             unsafe { *hess.add(*slots.get_unchecked(n) as usize) += weight * *block.get_unchecked(a * K + b) };
             n += 1;
+        }
+    }
+}
+
+/// The upper triangle of a triangle's 6×6 block over 2-vectors (local index 2v + c) as 9
+/// pairs of neighbouring CSR slots and 3 single slots: the two components of a vertex are
+/// neighbouring dofs, so the entries of a row of the global matrix against them are
+/// neighbouring slots. Per element, in this order: for each vertex v, the pair
+/// (2v, 2v), (2v, 2v + 1) and the single (2v + 1, 2v + 1); for each pair of vertices p < q
+/// ((0, 1), (0, 2), (1, 2)) and t = 0, 1, the global row of component t of the vertex of
+/// smaller dof against the two components of the other: block entries (2p + t, 2q),
+/// (2p + t, 2q + 1) when p's dofs come first, else (2p, 2q + t), (2p + 1, 2q + t) — bit `q − 1 + p` of
+/// the element's orientation. Each slot receives the value the entry-by-entry scatter adds
+/// to it: the same bits.
+pub(crate) struct PairedSlots {
+    /// 12 slots per element: 3 vertex pairs, 3 singles, 6 cross pairs (the first slot of
+    /// each pair).
+    slots: Vec<[u32; 12]>,
+    /// Per element, bit i set when the i-th vertex pair's second vertex has the smaller dofs.
+    flipped: Vec<u8>,
+}
+
+/// The vertex pairs (p, q), p < q, of a triangle, in the order of [`PairedSlots`].
+const TRIANGLE_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+
+impl PairedSlots {
+    /// `None` unless every element's dofs are two neighbouring ids per vertex and every
+    /// pair's slots are neighbours.
+    fn build(dofs: &mad_runtime::sparse::ElementList, slots: &mad_runtime::sparse::ElementList) -> Option<PairedSlots> {
+        let mut out = Vec::with_capacity(dofs.len());
+        let mut flipped = Vec::with_capacity(dofs.len());
+        for e in 0..dofs.len() {
+            let (g, s) = (dofs.get(e), slots.get(e));
+            if g.len() != 6 || s.len() != 36 || (0..3).any(|v| g[2 * v + 1] != g[2 * v].wrapping_add(1)) {
+                return None;
+            }
+            // The slot of local (a, b), checked to have its neighbour at local (a, b + 1).
+            let pair = |a: usize, b: usize| (s[a * 6 + b + 1] == s[a * 6 + b].wrapping_add(1)).then_some(s[a * 6 + b]);
+            let mut row = [0u32; 12];
+            for v in 0..3 {
+                row[v] = pair(2 * v, 2 * v)?;
+                row[3 + v] = s[(2 * v + 1) * 6 + 2 * v + 1];
+            }
+            let mut bits = 0u8;
+            for (i, &(p, q)) in TRIANGLE_PAIRS.iter().enumerate() {
+                let flip = g[2 * p] > g[2 * q];
+                bits |= u8::from(flip) << i;
+                for t in 0..2 {
+                    row[6 + 2 * i + t] = if flip { pair(2 * q + t, 2 * p)? } else { pair(2 * p + t, 2 * q)? };
+                }
+            }
+            out.push(row);
+            flipped.push(bits);
+        }
+        Some(PairedSlots { slots: out, flipped })
+    }
+
+    /// Adds `weight` times the upper triangle of element `e`'s projected 6×6 `block` into
+    /// `hess`.
+    ///
+    /// # Safety
+    /// Every slot (and its neighbour) is an index into the values `hess` points to, which no
+    /// other thread writes now.
+    #[inline(always)]
+    unsafe fn scatter(&self, e: usize, hess: *mut f64, block: &[f64], weight: f64) {
+        let (s, bits) = (&self.slots[e], self.flipped[e]);
+        let block: &[f64; 36] = block.try_into().expect("a 6×6 block");
+        let add2 = |slot: u32, a: f64, b: f64| {
+            // SAFETY: the caller's contract (`build` checked that `slot + 1` is the
+            // neighbouring entry of the same row).
+            unsafe {
+                let h = hess.add(slot as usize);
+                *h += weight * a;
+                *h.add(1) += weight * b;
+            }
+        };
+        for v in 0..3 {
+            let d = 2 * v * 6 + 2 * v;
+            add2(s[v], block[d], block[d + 1]);
+            // SAFETY: as above.
+            unsafe { *hess.add(s[3 + v] as usize) += weight * block[d + 7] };
+        }
+        for (i, &(p, q)) in TRIANGLE_PAIRS.iter().enumerate() {
+            let flip = bits >> i & 1 != 0;
+            for t in 0..2 {
+                // Row pair (2p + t, 2q..2q + 2), or column pair (2p..2p + 2, 2q + t).
+                let first = if flip { 2 * p * 6 + 2 * q + t } else { (2 * p + t) * 6 + 2 * q };
+                let step = if flip { 6 } else { 1 };
+                add2(s[6 + 2 * i + t], block[first], block[first + step]);
+            }
         }
     }
 }
@@ -517,7 +618,9 @@ impl MeshEnergy<'_> {
             k: t.k,
             psd: super::psd::PsdProjector::of(t, &self.prog.decls.dofs).for_weight(weight),
             scatter: if outs.upper {
-                Scatter::Upper(self.upper_slots[term].get_or_init(|| UpperSlots::build(dofs, slots, t.k)))
+                Scatter::Upper(self.upper_slots[term].get_or_init(|| {
+                    UpperSlots::build(dofs, slots, t.k, t.translation_nverts(&self.prog.decls.dofs))
+                }))
             } else {
                 Scatter::All(slots)
             },
@@ -685,6 +788,9 @@ impl MeshEnergy<'_> {
                         // SAFETY (both arms): as above (the slots are some of the element's
                         // checked slots), and every local index is below k² = `block.len()`.
                         Scatter::Upper(upper) => match p.k {
+                            6 if upper.paired.is_some() => unsafe {
+                                upper.paired.as_ref().expect("checked").scatter(e, hess, block, weight)
+                            },
                             // The shapes of faces and edges, with the local indices unrolled.
                             6 => unsafe { scatter_upper::<6>(hess, upper.get(e), block, weight) },
                             9 => unsafe { scatter_upper::<9>(hess, upper.get(e), block, weight) },
@@ -700,5 +806,52 @@ impl MeshEnergy<'_> {
             Ok(sum)
         };
         run_colours(self.pool.as_ref(), coloring, work, self.min_parallel_work, &new_caller, &run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mad_runtime::sparse::{ElementList, HessianPattern};
+
+    /// The paired scatter against the entry-by-entry one on triangles of 2-vectors whose
+    /// vertices come in every order (so each cross pair is taken both as rows and as
+    /// columns): the same bits in every CSR value, from nonzero starting values.
+    #[test]
+    fn paired_slots_add_what_the_entries_add() {
+        let faces: [[u32; 3]; 6] = [[0, 1, 2], [2, 1, 3], [3, 0, 2], [4, 3, 1], [1, 4, 0], [2, 4, 3]];
+        let dofs: Vec<Vec<u32>> = faces.iter().map(|f| f.iter().flat_map(|&v| [2 * v, 2 * v + 1]).collect()).collect();
+        let dofs = ElementList::from_slices(&dofs);
+        let pattern = HessianPattern::build(10, std::slice::from_ref(&dofs)).unwrap();
+        let slots = pattern.terms[0].slots();
+        let upper = UpperSlots::build(&dofs, slots, 6, 3);
+        let paired = upper.paired.as_ref().expect("triangles of 2-vectors pair up");
+        assert!(paired.flipped.iter().any(|&b| b != 0) && paired.flipped.iter().any(|&b| b != 7));
+        let nnz = pattern.csr.nnz();
+        let start: Vec<f64> = (0..nnz).map(|i| 0.1 * i as f64 - 1.0).collect();
+        let (mut by_entry, mut by_pair) = (start.clone(), start);
+        for e in 0..faces.len() {
+            // An upper triangle of distinct values (what the projection writes back), junk below.
+            let block: Vec<f64> = (0..36)
+                .map(|i| if i % 6 >= i / 6 { 1.0 / (3.0 + i as f64 + 7.0 * e as f64) } else { f64::NAN })
+                .collect();
+            // SAFETY: the slots index the pattern's values, which nothing else writes here.
+            unsafe {
+                scatter_upper::<6>(by_entry.as_mut_ptr(), upper.get(e), &block, 0.75);
+                paired.scatter(e, by_pair.as_mut_ptr(), &block, 0.75);
+            }
+        }
+        for (i, (a, b)) in by_entry.iter().zip(&by_pair).enumerate() {
+            assert_eq!(a.to_bits(), b.to_bits(), "slot {i}: {a} vs {b}");
+        }
+    }
+
+    /// Dofs that are not two neighbouring ids per vertex (3-vectors read as 2-vectors) give
+    /// no paired plan.
+    #[test]
+    fn other_layouts_are_not_paired() {
+        let dofs = ElementList::from_slices(&[vec![0u32, 1, 2, 3, 4, 5], vec![0, 2, 4, 6, 8, 9]]);
+        let pattern = HessianPattern::build(10, std::slice::from_ref(&dofs)).unwrap();
+        assert!(UpperSlots::build(&dofs, pattern.terms[0].slots(), 6, 3).paired.is_none());
     }
 }
