@@ -56,7 +56,7 @@ fn negative_numbers_reach_the_checks_that_explain_them() {
         // Values that overflow are refused as typed, not as the `inf` they parse to.
         ("--tol", "1e400", "'1e400' is not a finite number"),
         ("--step", "inf", "'inf' is not a finite number"),
-        ("--fix", "-1", "--fix -1: not `boundary`"),
+        ("--fix", "-1", "--fix -1: `-1` is not a vertex id (a non-negative integer)"),
     ] {
         let (rc, _, err) = madc(&["run", &file, "--mesh", "grid:3x3", "--solver", "gd", flag, value]);
         assert_eq!(rc, 1, "{flag} {value}: {err}");

@@ -622,6 +622,20 @@ fn fix_forms_ids_boundary_and_file() {
     assert!(err.contains("line 3: `x` is not a vertex id"), "{err}");
 }
 
+/// A file without dofs has nothing to solve: it says so, and its gradient norm is 0, not −0
+/// (the float sum of no entries).
+#[test]
+fn a_file_without_dofs_says_there_is_nothing_to_solve() {
+    let file = tmp("no_dofs.mad");
+    std::fs::write(&file, "energy c(e: vertex) { 1.0 }\n").unwrap();
+    let (rc, out, err) = madc(&["run", &file, "--mesh", "grid:2x2", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: this program declares no `dof`: there is nothing to solve"), "{err}");
+    let summary = out.lines().last().unwrap();
+    assert!(summary.contains("\"grad_norm\":0.0") && summary.contains("\"initial_grad_norm\":0.0"), "{summary}");
+    assert!(summary.contains("\"energy\":4.0"), "{summary}");
+}
+
 #[test]
 fn fix_files_take_comments_and_what_fixes_nothing_says_so() {
     let run = |mesh: &str, file: &str, fix: &str| madc(&["run", file, "--mesh", mesh, "--fix", fix]);
@@ -661,6 +675,17 @@ fn fix_files_take_comments_and_what_fixes_nothing_says_so() {
     let (rc, _, err) = madc(&["run", &faces]);
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("warning: the solve block's `fix = boundary`: this program has no `dof` on vertices"), "{err}");
+    // What was meant as a list of ids names its bad entry (not a missing file).
+    for (fix, want) in [
+        ("0,", "an empty entry in the list of vertex ids"),
+        ("0,,1", "an empty entry in the list of vertex ids"),
+        ("-1", "`-1` is not a vertex id (a non-negative integer)"),
+        ("1.5", "`1.5` is not a vertex id (a non-negative integer)"),
+    ] {
+        let (rc, _, err) = run("disk:2", "examples/smooth.mad", fix);
+        assert_eq!(rc, 1, "{fix}: {err}");
+        assert!(err.contains(&format!("--fix {fix}: {want}")), "{fix}: {err}");
+    }
 }
 
 #[test]

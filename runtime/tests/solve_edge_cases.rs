@@ -289,6 +289,34 @@ fn a_step_shortened_against_a_nan_wall_is_stalled_not_converged() {
     assert!(stalled >= 3, "{stalled} solvers reached the wall");
 }
 
+/// −x₀ below a `+∞` wall at x₀ ≥ 1, with a zero Hessian: Newton's shifted step is huge
+/// (1/shift times the gradient), and near the wall even its smallest backtracked trial is
+/// still beyond it. That is a wall ahead, not a NaN: the search retries along the gradient,
+/// and the solve ends `stalled` against the wall, for every solver.
+fn linear_under_a_wall() -> Dense {
+    Dense::new(1, |x, g, _h| {
+        if x[0] >= 1.0 {
+            return f64::INFINITY;
+        }
+        if let Some(g) = g {
+            g[0] -= 1.0;
+        }
+        -x[0]
+    })
+}
+
+#[test]
+fn an_infinite_wall_beyond_the_smallest_trial_is_stalled_not_an_error() {
+    for name in GENERAL {
+        let mut obj = linear_under_a_wall();
+        let mut x = vec![0.0];
+        let rep = solver(name).solve(&mut obj, &mut x, &SolveOptions::default(), None);
+        let rep = rep.unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(rep.status, Status::Stalled, "{name}: x {x:?}");
+        assert!(x[0] < 1.0 && x[0] > 0.99, "{name}: {x:?}");
+    }
+}
+
 /// Options outside their documented ranges (a shrink factor of 1 or NaN, c₁ ≥ 1, a NaN
 /// tolerance) are an error before the solve, for every solver, not a stall or a misleading
 /// "non-finite energy".

@@ -472,6 +472,21 @@ fn fail(msg: impl std::fmt::Display) -> i32 {
     1
 }
 
+/// Why `value`, written with digits, signs, dots, commas and spaces only (a list of ids, not a
+/// file name), is not a list of vertex ids: its first entry that is empty or not a
+/// non-negative integer. `None` for anything else.
+fn id_list_problem(value: &str) -> Option<String> {
+    let id_like = |c: char| c.is_ascii_digit() || matches!(c, ',' | '-' | '+' | '.' | ' ');
+    if value.is_empty() || !value.chars().all(id_like) {
+        return None;
+    }
+    value.split(',').map(str::trim).find_map(|t| match t {
+        "" => Some("an empty entry in the list of vertex ids (write ids separated by single commas)".to_string()),
+        _ if t.parse::<usize>().is_err() => Some(format!("`{t}` is not a vertex id (a non-negative integer)")),
+        _ => None,
+    })
+}
+
 /// The fixed-dof mask of a fix spec; errors name the setting as written (`--fix VALUE`, or
 /// the solve block's `fix = VALUE` when `from_flag` is false), and an id read from a file its
 /// line. A file of ids separates them by whitespace, commas or lines; `#` starts a comment
@@ -514,6 +529,12 @@ fn fixed_mask(me: &MeshEnergy, spec: &FixSpec, from_flag: bool) -> Result<Vec<bo
         FixSpec::Ids(ids) => ids.iter().map(|&i| (i, None)).collect(),
         FixSpec::File(path) => {
             let bytes = std::fs::read(path).map_err(|e| {
+                // What was meant as a list of ids gets a message about its ids.
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && let Some(problem) = id_list_problem(path)
+                {
+                    return format!("{setting}: {problem}");
+                }
                 format!(
                     "{setting}: not `boundary` or comma-separated vertex ids, and not a readable \
                      file of ids: {e}"
@@ -693,6 +714,9 @@ fn setup<'p>(
             .map_err(|e| format!("--init {k}: {e}"))?;
     }
     let x = me.initial_x().map_err(|e| e.to_string())?;
+    if x.is_empty() {
+        eprintln!("warning: this program declares no `dof`: there is nothing to solve (the energy is evaluated once)");
+    }
     let obj = MeshObjective::new(me, &x).map_err(|e| e.to_string())?;
     Ok((obj, x, mesh))
 }

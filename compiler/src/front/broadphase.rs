@@ -180,6 +180,14 @@ pub fn check(g: &mut Front, decls: &MeshDecls) -> Option<Broadphase> {
                 );
                 None
             }
+            // A name that is neither a param nor an item: say so (not "not a constant").
+            None if matches!(&distance.kind, ExprKind::Path(p) if p.len() == 1 && g.items.lookup_path(*module, p).is_none()) => {
+                let ExprKind::Path(p) = &distance.kind else { unreachable!("matched just above") };
+                let name = p[0].node.clone();
+                let suggestion = super::diagnostics::suggest(&name, decls.params.iter().map(|q| q.name.as_str()));
+                g.error(ErrorKind::UnknownName { name, suggestion }, *file, distance.span);
+                None
+            }
             None => match g.eval_const(distance, Some(ScalarKind::F64), *file, *module) {
                 Some(Literal::F64(x)) if x > 0.0 && x.is_finite() => Some(Distance::Value(x)),
                 Some(_) => {

@@ -85,10 +85,15 @@ impl fmt::Display for MeshError {
             MeshError::Empty { message } => write!(f, "empty mesh: {message}"),
             MeshError::BadSpec { spec, message } => write!(f, "mesh spec `{spec}`: {message}"),
             MeshError::UnknownFormat { path } => {
-                write!(
-                    f,
-                    "{path}: unknown mesh format (expected .obj, .off or .ply)"
-                )
+                let name = path.split_once(':').map(|(n, _)| n);
+                match name.and_then(|n| super::generators::GENERATORS.iter().find(|g| g.eq_ignore_ascii_case(n))) {
+                    Some(g) => write!(f, "{path}: unknown mesh format; generator names are lower case (`{g}:…`)"),
+                    None => write!(
+                        f,
+                        "{path}: unknown mesh format (expected a file ending in .obj, .off or .ply, or a generator: \
+                         grid, sphere, disk, torus, spheres2)"
+                    ),
+                }
             }
             MeshError::Invalid { message } => write!(f, "invalid mesh: {message}"),
         }

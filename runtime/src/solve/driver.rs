@@ -70,12 +70,13 @@ pub(crate) struct Ctx<'a> {
     pub last: bool,
 }
 
+/// ‖v‖ (0 for no entries: the float `sum` of nothing is −0).
 pub(crate) fn norm(v: &[f64]) -> f64 {
-    v.iter().map(|a| a * a).sum::<f64>().sqrt()
+    v.iter().fold(0.0, |s, a| s + a * a).sqrt()
 }
 
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    a.iter().zip(b).fold(0.0, |s, (x, y)| s + x * y)
 }
 
 /// Zeroes the entries of fixed dofs.
@@ -242,9 +243,11 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
             .line_search
             .search(&mut energy, x, f, &d, slope, t0, &mut trial)?;
         // A wall (a NaN or +∞ trial) met by a failed first search counts for the retry too.
+        // A search whose smallest trial was still beyond a `+∞` wall retries as well: the
+        // direction (a huge Newton step where the Hessian is singular) may be the problem.
         let mut walled_before = false;
         if let LineSearchOutcome::Failed {
-            non_finite_at_smallest: false,
+            nan_at_smallest: false,
             walled,
         } = outcome
             && !steepest
@@ -269,7 +272,7 @@ pub(crate) fn run<O: Objective + ?Sized, M: Method<O>>(
                 step, backtracks, walled, ..
             } => (step, backtracks, walled || walled_before),
             LineSearchOutcome::Failed {
-                non_finite_at_smallest: true,
+                nan_at_smallest: true,
                 ..
             } => {
                 return Err(SolveError::NonFinite {

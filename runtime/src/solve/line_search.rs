@@ -39,9 +39,10 @@ pub enum LineSearchOutcome {
         /// along `d`).
         walled: bool,
     },
-    /// No trial step was accepted. `non_finite_at_smallest`: the smallest trial step still gave a
-    /// non-finite energy; `walled`: some trial did.
-    Failed { non_finite_at_smallest: bool, walled: bool },
+    /// No trial step was accepted. `nan_at_smallest`: the smallest trial step gave a NaN
+    /// energy; `walled`: some trial gave a non-finite one (a `+∞` at the smallest trial is a
+    /// wall just ahead).
+    Failed { nan_at_smallest: bool, walled: bool },
 }
 
 impl LineSearch {
@@ -59,14 +60,15 @@ impl LineSearch {
         trial: &mut [f64],
     ) -> Result<LineSearchOutcome, SolveError> {
         let mut t = t0;
-        let mut non_finite = false;
+        let mut nan = false;
         let mut walled = false;
         for k in 0..=self.max_backtracks {
             for ((y, a), b) in trial.iter_mut().zip(x).zip(d) {
                 *y = a + t * b;
             }
             let f = energy(trial)?;
-            non_finite = !f.is_finite();
+            let non_finite = !f.is_finite();
+            nan = f.is_nan();
             if !non_finite && f <= f0 + self.c1 * t * slope {
                 return Ok(LineSearchOutcome::Accepted {
                     step: t,
@@ -79,7 +81,7 @@ impl LineSearch {
             t *= self.shrink;
         }
         Ok(LineSearchOutcome::Failed {
-            non_finite_at_smallest: non_finite,
+            nan_at_smallest: nan,
             walled,
         })
     }
