@@ -444,10 +444,19 @@ fn huge_tensors_are_errors_and_empty_ones_are_fine() {
             if w == 1 { let a = zeros(100000000000, 0); let b = zeros(0, 100000000000); let c = a * b; print(rows(c)); }\n\
             if w == 2 { let a = zeros(20000000000, 0); print(rows(a)); }\n\
             if w == 3 { let a = zeros(3, 0); let b = zeros(0, 4); print(a * b); }\n\
+            if w == 4 { let s: [vec3] = [vec3(1.0, 2.0, 3.0); 100000000000]; print(len(s)); }\n\
+            if w == 5 { let s: vector = [1.0; 100000000000]; print(len(s)); }\n\
           }\n",
     );
     for interp in [false, true] {
         let run = |w: &str| run_main(&f, interp, w);
+        // A repeat of a dynamic type: the same error, at once (no op per element at
+        // compile time, no loop over the rows it could not make).
+        for w in ["4", "5"] {
+            let o = run(w);
+            assert_eq!(o.status.code(), Some(2), "{w} {interp}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains("a repeat `[x; n]` or a loop's reverse-mode buffer: a tensor of shape [100000000000"), "{}", text(&o.stderr));
+        }
         for w in ["0", "1"] {
             let o = run(w);
             assert_eq!(o.status.code(), Some(2), "{w} {interp}: {}", text(&o.stderr));
@@ -692,6 +701,8 @@ fn shape_mismatches_name_the_source_operation() {
             if w == 1 { print(ones(2) + v); }\n\
             if w == 2 { print(m * v); }\n\
             if w == 3 { let r: matrix = [ones(2), v]; print(r); }\n\
+            if w == 4 { for i in 0..2 { m[i] = v; } }\n\
+            if w == 5 { let mut s: [vec3] = [vec3(0.0, 0.0, 0.0); 3]; for i in 0..4 { s[i] = vec3(1.0, 2.0, 3.0); } }\n\
           }\n",
     );
     for interp in [false, true] {
@@ -700,6 +711,9 @@ fn shape_mismatches_name_the_source_operation() {
             ("1", "`+` of operands of shapes [2] and [3]", 5),
             ("2", "a matrix product of shapes [2, 2] and [3]", 6),
             ("3", "a value of shape [3] stored into an element of shape [2]", 7),
+            // Rows written in place in a loop check as the copying insert does.
+            ("4", "a value of shape [3] stored into an element of shape [2]", 8),
+            ("5", "index 3 is out of bounds for length 3", 9),
         ] {
             let o = run_main(&f, interp, w);
             let err = text(&o.stderr);

@@ -204,13 +204,13 @@ impl BinaryOp {
         BinaryOp::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// How the source writes the operation (for run-time messages): `+`, `hadamard`'s `*`
-    /// on tensors, `min`, …
+    /// How the source writes the operation (for run-time messages): `+`, `hadamard` (the only
+    /// product of two tensors entry by entry), `min`, …
     pub fn source_form(self) -> &'static str {
         match self {
             BinaryOp::Add => "+",
             BinaryOp::Sub => "-",
-            BinaryOp::Mul => "elementwise *",
+            BinaryOp::Mul => "hadamard",
             BinaryOp::Div => "/",
             BinaryOp::Rem => "%",
             BinaryOp::Pow => "^",

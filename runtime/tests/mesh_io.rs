@@ -421,3 +421,13 @@ fn header_and_row_messages_name_the_problem() {
     let e = off_err("OFF\n3 1 0\n0 0 0 1 0 0 0 1 0\n3 0 1 2\n").to_string();
     assert!(e.contains("line 3 holds 9 values") && e.contains("one vertex per line"), "{e}");
 }
+
+/// A spec that looks like a generator but names none says what the generators are, and a
+/// generator name in the wrong case says the names are lower case.
+#[test]
+fn unknown_generators_are_named_as_such() {
+    let err = load_mesh("foo:3").unwrap_err().to_string();
+    assert!(err.contains("or a generator: grid, sphere, disk, torus, spheres2"), "{err}");
+    let err = load_mesh("GRID:3x3").unwrap_err().to_string();
+    assert!(err.contains("generator names are lower case (`grid:…`)"), "{err}");
+}

@@ -60,12 +60,23 @@ pub fn main() -> i32 {
             default_hook(info);
         }
     }));
-    let handle = std::thread::Builder::new()
+    let handle = match std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .name("madc".into())
-        .spawn(move || run(cli));
-    let code = match handle.map(|h| h.join()) {
-        Ok(Ok(code)) => {
+        .spawn(move || run(cli))
+    {
+        Ok(h) => h,
+        Err(e) => {
+            // No room for the stack deep programs need (a tight `ulimit -v`, say).
+            stdout::error_line(&format!(
+                "error: cannot start madc's thread with a stack of {} MiB: {e}",
+                STACK_SIZE >> 20
+            ));
+            return 1;
+        }
+    };
+    let code = match handle.join() {
+        Ok(code) => {
             stdout::note(std::io::Write::flush(&mut std::io::stdout()));
             code
         }

@@ -269,11 +269,15 @@ pub fn tensor_size(shape: &[usize], what: &str) -> Result<usize, RtError> {
         .ok_or_else(|| RtError::Other(format!("{}: a tensor of shape {shape:?} is too large", user_form(what))))
 }
 
+/// How run-time messages name a `tensor.full`: what the source writes, and the buffer that
+/// reverse mode keeps for a loop (one entry per iteration: it is also made by a `full`).
+pub const FULL_FORM: &str = "`zeros`, `ones`, a repeat `[x; n]` or a loop's reverse-mode buffer";
+
 /// How run-time messages name the tensor op `what` (an IR name): as the source writes it.
 pub fn user_form(what: &str) -> &str {
     match what {
         "tensor.matmul" => "a matrix product",
-        "tensor.full" => "`zeros`, `ones` or a repeat `[x; n]`",
+        "tensor.full" => FULL_FORM,
         "tensor.pack" => "an array or matrix literal",
         "tensor.insert" => "an element assignment",
         other => other,
@@ -355,7 +359,7 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             let total = tensor_size(&shape, "tensor.full")?;
             let kind = scalar::kind_of(&v).ok_or(RtError::BadOperand("tensor.full"))?;
             let data = full_data(kind, &v, total)
-                .ok_or_else(|| RtError::Other(format!("`zeros`, `ones` or a repeat `[x; n]`: no memory for {total} entries")))?;
+                .ok_or_else(|| RtError::Other(format!("{FULL_FORM}: no memory for {total} entries")))?;
             Ok(Value::Tensor(Tensor { shape, data }))
         }
         TensorOp::Extract(i) => {

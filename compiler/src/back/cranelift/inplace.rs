@@ -9,15 +9,17 @@
 //!
 //! - its init is a `tensor.full` result used nowhere else (a fresh tensor no
 //!   other value points to);
-//! - the body yields the result of a heap `tensor.insert` of one element into
-//!   the body argument, used nowhere else;
+//! - the body yields the result of a heap `tensor.insert` into the body argument,
+//!   used nowhere else, of one element (a scalar at a full index) or of one row (a
+//!   tensor at a leading index: `m[i] = vec3(..)`, `m[i] = row`, `m[i][j] = x`);
 //! - every other use of the body argument is a `tensor.index` (as the indexed
 //!   tensor) or `tensor.dim` that runs before the insert.
 //!
 //! Element loads from such a tensor are then ordinary loads (not read-only and
 //! movable as for other heap tensors, [`super::heap`]), so they stay ordered
 //! with the stores. An out-of-bounds index records the error and skips the
-//! store.
+//! store; a row whose shape differs from the tensor's trailing extents takes the
+//! copying insert, which reports the mismatch.
 
 use std::collections::{HashMap, HashSet};
 
@@ -29,7 +31,7 @@ use super::JitError;
 use super::imports::Routine;
 use super::layout::flat_layout;
 use super::lower::FnLower;
-use crate::ir::{Function, Op, OpId, OpKind, Region, Type, ValueId};
+use crate::ir::{Function, Op, OpId, OpKind, Region, ValueId};
 
 /// The inserts to lower in place and the values whose element loads must stay ordered.
 #[derive(Default)]
@@ -120,12 +122,22 @@ pub fn analyze(f: &Function) -> InPlace {
                 continue;
             };
             if iop.kind != OpKind::Insert
-                || iop.operands.len() != shape.len() + 2
+                || iop.operands.len() < 3
                 || iop.operands[0] != a
                 || iop.operands[1..].contains(&a)
-                || !matches!(f.values[iop.operands[1]].ty, Type::Scalar(_))
                 || body.yields.contains(&a)
             {
+                continue;
+            }
+            // A scalar at a full index, or a fixed-size row at a leading one.
+            let indices = iop.operands.len() - 2;
+            let value_fits = match flat_layout(&f.values[iop.operands[1]].ty) {
+                FlatLayout::Scalar(_) => indices == shape.len(),
+                FlatLayout::Small { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
+                FlatLayout::Heap { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
+                _ => false,
+            };
+            if !value_fits {
                 continue;
             }
             let before = body.ops[..pos].iter().all(|&o| reads_only(f, o, a));
@@ -141,30 +153,38 @@ pub fn analyze(f: &Function) -> InPlace {
 }
 
 impl FnLower<'_, '_> {
-    /// Lowers insert `op` (one of [`InPlace::inserts`]) as a store into its operand.
+    /// Lowers insert `op` (one of [`InPlace::inserts`]) as a store into its operand: one
+    /// element, or a fixed-size row's elements at the row's offset.
     pub fn lower_inplace_insert(&mut self, op: &Op) -> Result<(), JitError> {
         let (t, v, r) = (op.operands[0], op.operands[1], op.results[0]);
-        let FlatLayout::Heap { elem, .. } = flat_layout(self.ty(t)) else {
+        let FlatLayout::Heap { elem, shape } = flat_layout(self.ty(t)) else {
             return Err(super::lower::unsupported(
                 "in-place insert of a non-heap tensor",
             ));
         };
+        // The row's extents: fixed (a small tensor), read at run time (a heap one), or none
+        // (a scalar).
+        let (row_shape, heap_row): (Vec<Option<usize>>, bool) = match flat_layout(self.ty(v)) {
+            FlatLayout::Small { shape, .. } => (shape.into_iter().map(Some).collect(), false),
+            FlatLayout::Heap { shape, .. } => (vec![None; shape.len()], true),
+            _ => (Vec::new(), false),
+        };
         let slot = self.get1(t)?;
-        let x = self.get1(v)?;
+        let xs = self.get(v)?;
         let zeros = self.b.ins().iconst(
             types::I64,
             mad_runtime::jit::context::HEAP_ZEROS.as_ptr() as i64,
         );
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, slot, 0);
         let header = self.b.ins().select(null, zeros, slot);
+        let dims_flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let mut off = self.b.ins().iconst(types::I64, 0);
         let mut bad = self.b.ins().iconst(types::I8, 0);
         for (axis, &iv) in op.operands[2..].iter().enumerate() {
             let i = self.get1(iv)?;
-            let flags = MemFlagsData::trusted().with_readonly().with_can_move();
             let n = self.b.ins().load(
                 types::I64,
-                flags,
+                dims_flags,
                 header,
                 HEAP_OFFSET_DIMS + 8 * axis as i32,
             );
@@ -174,21 +194,98 @@ impl FnLower<'_, '_> {
             let scaled = self.b.ins().imul(off, n);
             off = self.b.ins().iadd(scaled, i);
         }
+        // A row: its extents against the trailing ones (those the types leave to run time),
+        // and its element count.
+        let lead = op.operands.len() - 2;
+        let row_header = if heap_row {
+            let null = self.b.ins().icmp_imm_s(IntCC::Equal, xs[0], 0);
+            Some(self.b.ins().select(null, zeros, xs[0]))
+        } else {
+            None
+        };
+        let mut mismatch = self.b.ins().iconst(types::I8, 0);
+        let mut row_len = self.b.ins().iconst(types::I64, 1);
+        for (j, &len) in row_shape.iter().enumerate() {
+            let axis = lead + j;
+            let have = match (len, row_header) {
+                (Some(len), _) => self.b.ins().iconst(types::I64, len as i64),
+                (None, Some(h)) => self.b.ins().load(types::I64, dims_flags, h, HEAP_OFFSET_DIMS + 8 * j as i32),
+                (None, None) => unreachable!("a row without extents"),
+            };
+            row_len = self.b.ins().imul(row_len, have);
+            if len.is_some() && shape.get(axis).copied().flatten() == len {
+                continue;
+            }
+            let want = self.b.ins().load(
+                types::I64,
+                dims_flags,
+                header,
+                HEAP_OFFSET_DIMS + 8 * axis as i32,
+            );
+            let differs = self.b.ins().icmp(IntCC::NotEqual, want, have);
+            mismatch = self.b.ins().bor(mismatch, differs);
+        }
         let store_b = self.b.create_block();
+        let check_b = self.b.create_block();
         let cont = self.b.create_block();
-        self.b.ins().brif(bad, cont, &[], store_b, &[]);
+        self.b.append_block_param(cont, types::I64);
+        self.b.ins().brif(bad, cont, &[slot.into()], check_b, &[]);
+        self.b.switch_to_block(check_b);
+        if row_shape.is_empty() {
+            self.b.ins().jump(store_b, &[]);
+        } else {
+            // A row of another shape: the copying insert reports the mismatch.
+            let copy_b = self.b.create_block();
+            self.b.set_cold_block(copy_b);
+            self.b.ins().brif(mismatch, copy_b, &[], store_b, &[]);
+            self.b.switch_to_block(copy_b);
+            self.apply(mad_runtime::jit::TensorOp::Insert, &op.operands, r)?;
+            let copied = self.get1(r)?;
+            self.b.ins().jump(cont, &[copied.into()]);
+        }
         self.b.switch_to_block(store_b);
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let data = self
             .b
             .ins()
             .load(types::I64, flags, header, HEAP_OFFSET_DATA);
-        let bytes = self.b.ins().imul_imm_s(off, super::heap::elem_size(elem));
+        let size = super::heap::elem_size(elem);
+        let start = self.b.ins().imul(off, row_len);
+        let bytes = self.b.ins().imul_imm_s(start, size);
         let addr = self.b.ins().iadd(data, bytes);
-        self.b.ins().store(MemFlagsData::trusted(), x, addr, 0);
-        self.b.ins().jump(cont, &[]);
+        match row_header {
+            None => {
+                for (k, x) in xs.iter().enumerate() {
+                    self.b.ins().store(MemFlagsData::trusted(), *x, addr, (k as i64 * size) as i32);
+                }
+                self.b.ins().jump(cont, &[slot.into()]);
+            }
+            Some(h) => {
+                // Element by element from the row's data (`row_len` of them).
+                let src = self.b.ins().load(types::I64, flags, h, HEAP_OFFSET_DATA);
+                let ty = super::layout::clif_kind(elem);
+                let head = self.b.create_block();
+                let body = self.b.create_block();
+                self.b.append_block_param(head, types::I64);
+                let zero = self.b.ins().iconst(types::I64, 0);
+                self.b.ins().jump(head, &[zero.into()]);
+                self.b.switch_to_block(head);
+                let k = self.b.block_params(head)[0];
+                let more = self.b.ins().icmp(IntCC::SignedLessThan, k, row_len);
+                self.b.ins().brif(more, body, &[], cont, &[slot.into()]);
+                self.b.switch_to_block(body);
+                let kb = self.b.ins().imul_imm_s(k, size);
+                let from = self.b.ins().iadd(src, kb);
+                let to = self.b.ins().iadd(addr, kb);
+                let x = self.b.ins().load(ty, MemFlagsData::trusted(), from, 0);
+                self.b.ins().store(MemFlagsData::trusted(), x, to, 0);
+                let next = self.b.ins().iadd_imm_s(k, 1);
+                self.b.ins().jump(head, &[next.into()]);
+            }
+        }
         self.b.switch_to_block(cont);
-        self.set(r, vec![slot]);
+        let out = self.b.block_params(cont)[0];
+        self.set(r, vec![out]);
         Ok(())
     }
 }

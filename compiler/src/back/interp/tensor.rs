@@ -170,7 +170,7 @@ pub fn full(value: &Value, extents: &[Value]) -> Result<Value, RtError> {
     fn filled<T: Copy>(x: T, count: usize) -> Result<Vec<T>, RtError> {
         let mut v = Vec::new();
         v.try_reserve_exact(count).map_err(|_| {
-            RtError::Other(format!("`zeros`, `ones` or a repeat `[x; n]`: no memory for {count} entries"))
+            RtError::Other(format!("{}: no memory for {count} entries", mad_runtime::jit::tensor::FULL_FORM))
         })?;
         v.resize(count, x);
         Ok(v)

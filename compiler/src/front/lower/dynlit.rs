@@ -1,7 +1,8 @@
 //! Array literals and repeats whose context is a dynamic type (`let v: vector = [1.0, 2.0];`,
 //! `let m: matrix = [[1, 2], [3, 4]];`, `let m: matrix = [r, r];` with `r: vector`,
 //! `let s: [vec3] = [v; 4];`): the value is built as a
-//! dynamic tensor of the literal's length, filled element by element.
+//! dynamic tensor of the literal's length, filled element by element (a repeat of a scalar
+//! is one `full`, of many rows a loop).
 
 use super::{FnCx, Tv, zero_lit};
 use crate::front::diagnostics::ErrorKind;
@@ -9,6 +10,9 @@ use crate::front::types::SurfaceType;
 use crate::ir::{Dim, OpKind, Type, ValueId};
 use mad_grammar::ast::{Expr, ExprKind};
 use mad_grammar::span::Span;
+
+/// The most rows of a repeat `[row; n]` written one op each; longer repeats loop.
+const UNROLLED_ROWS: u64 = 16;
 
 /// Whether `ty` is a dynamic array type that an array literal can build.
 pub fn is_dynamic_array(ty: &SurfaceType) -> bool {
@@ -69,7 +73,8 @@ impl FnCx<'_, '_> {
         Tv { ty: ty.clone(), v }
     }
 
-    /// `[value; n]` where a dynamic array type `ty` is expected.
+    /// `[value; n]` where a dynamic array type `ty` is expected: a `full` for scalar elements,
+    /// rows written one by one up to [`UNROLLED_ROWS`] and by a loop beyond.
     pub fn dynamic_array_repeat(
         &mut self,
         value: &Expr,
@@ -114,32 +119,60 @@ impl FnCx<'_, '_> {
             return self.poison();
         }
         self.b.set_span(span);
-        let v = self.fill_dynamic(ty, &tv.ty, &vec![tv.v; n as usize]);
+        let irt = ty.ir_type();
+        let count = self.i64c(n as i64);
+        let v = if !matches!(tv.ty.ir_type(), Type::Tensor { .. }) {
+            // Scalars: one `full` of the value (no op per element).
+            self.b.op1(OpKind::Full, vec![tv.v, count], irt)
+        } else if n <= UNROLLED_ROWS {
+            self.fill_dynamic(ty, &tv.ty, &vec![tv.v; n as usize])
+        } else {
+            // Rows: a loop that writes the row n times (a repeat's n is a constant, but it
+            // may be large: one op per row would grow the program with it).
+            let start = self.full_dynamic(ty, &tv.ty, count, Some(tv.v));
+            // Up to the rows the tensor has: none when it could not be made (too large),
+            // whose error then ends the run without n idle iterations.
+            let rows = self.b.op1(OpKind::DimOf(0), vec![start], Type::I64);
+            let zero = self.i64c(0);
+            let args = self.b.begin_region(&[Type::I64, irt.clone()]);
+            let next = self.b.op1(OpKind::Insert, vec![args[1], tv.v, args[0]], irt.clone());
+            let body = self.b.end_region(vec![next]);
+            let op = self.b.op_with_regions(OpKind::For, vec![zero, rows, start], vec![irt], vec![body]);
+            self.b.func.ops[op].results[0]
+        };
         Tv { ty: ty.clone(), v }
     }
 
     /// A dynamic tensor of type `ty` with one element (of fixed type `elem`) per value.
     fn fill_dynamic(&mut self, ty: &SurfaceType, elem: &SurfaceType, vals: &[ValueId]) -> ValueId {
         let irt = ty.ir_type();
-        let kind = ty.elem_kind().unwrap_or(crate::ir::ScalarKind::F64);
-        let mut ops = vec![self.konst(zero_lit(kind)), self.i64c(vals.len() as i64)];
-        if let Type::Tensor { shape, .. } = elem.ir_type() {
-            for (axis, d) in shape.into_iter().enumerate() {
-                let n = match (d, vals.first()) {
-                    (Dim::Fixed(n), _) => self.i64c(n as i64),
-                    // `vector` rows: the first row's length; a row of another length is a
-                    // shape mismatch when it is written in.
-                    (_, Some(&first)) => self.b.op1(OpKind::DimOf(axis as u32), vec![first], Type::I64),
-                    (_, None) => self.i64c(0),
-                };
-                ops.push(n);
-            }
-        }
-        let mut acc = self.b.op1(OpKind::Full, ops, irt.clone());
+        let count = self.i64c(vals.len() as i64);
+        let mut acc = self.full_dynamic(ty, elem, count, vals.first().copied());
         for (i, &x) in vals.iter().enumerate() {
             let idx = self.i64c(i as i64);
             acc = self.b.op1(OpKind::Insert, vec![acc, x, idx], irt.clone());
         }
         acc
+    }
+
+    /// A dynamic tensor of type `ty` of `count` zero elements of fixed type `elem`, a
+    /// `vector` row as long as `first` (0 without it).
+    fn full_dynamic(&mut self, ty: &SurfaceType, elem: &SurfaceType, count: ValueId, first: Option<ValueId>) -> ValueId {
+        let irt = ty.ir_type();
+        let kind = ty.elem_kind().unwrap_or(crate::ir::ScalarKind::F64);
+        let mut ops = vec![self.konst(zero_lit(kind)), count];
+        if let Type::Tensor { shape, .. } = elem.ir_type() {
+            for (axis, d) in shape.into_iter().enumerate() {
+                let n = match (d, first) {
+                    (Dim::Fixed(n), _) => self.i64c(n as i64),
+                    // `vector` rows: the first row's length; a row of another length is a
+                    // shape mismatch when it is written in.
+                    (_, Some(first)) => self.b.op1(OpKind::DimOf(axis as u32), vec![first], Type::I64),
+                    (_, None) => self.i64c(0),
+                };
+                ops.push(n);
+            }
+        }
+        self.b.op1(OpKind::Full, ops, irt)
     }
 }
