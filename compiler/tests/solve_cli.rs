@@ -622,6 +622,35 @@ fn fix_forms_ids_boundary_and_file() {
     assert!(err.contains("line 3: `x` is not a vertex id"), "{err}");
 }
 
+/// A face that repeats a vertex (`f 1 1 4`): projected Newton assembles the same Hessian as
+/// plain Newton on a convex quadratic, so both take one step (the upper-triangle scatter lost
+/// an entry of such faces, and the projected solve did not converge in 20 iterations).
+#[test]
+fn projected_newton_on_a_face_with_a_repeated_vertex() {
+    let file = tmp("repeated_vertex.mad");
+    std::fs::write(
+        &file,
+        "dof u: vertex -> vec2;\n\
+         energy shape(f: face) {\n\
+             let a = u[f.v1] - u[f.v0];\n\
+             let b = u[f.v2] - u[f.v0];\n\
+             (a[0] + a[1] - 1.0)^2 + (b[0] + 2.0 * b[1] - 0.5)^2 + 0.3 * (a[0] - b[1])^2\n\
+         }\n\
+         energy anchor(v: vertex) { 0.1 * dot(u[v], u[v]) }\n\
+         solve { solver = \"newton\"; max_iters = 20; tol = 1e-10; }\n",
+    )
+    .unwrap();
+    let mesh = tmp("repeated_vertex.obj");
+    std::fs::write(&mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 1 4\n").unwrap();
+    for extra in [None, Some("--project-psd")] {
+        let mut args = vec!["run", file.as_str(), "--mesh", mesh.as_str()];
+        args.extend(extra);
+        let (rc, _, err) = madc(&args);
+        assert_eq!(rc, 0, "{extra:?}: {err}");
+        assert!(err.contains("gradient_tolerance: 1 iterations"), "{extra:?}: {err}");
+    }
+}
+
 /// A file without dofs has nothing to solve: it says so, and its gradient norm is 0, not −0
 /// (the float sum of no entries).
 #[test]

@@ -19,6 +19,7 @@
 //! after its chunk: the same order on every thread count.
 //! Rings and pairs stay on the element-by-element path of [`super::eval`].
 
+use std::collections::HashMap;
 use mad_runtime::linalg::sym_eigen::PsdWork;
 use mad_runtime::sparse::Coloring;
 
@@ -250,6 +251,12 @@ pub(crate) struct UpperSlots {
     /// For triangles of 2-vectors, the same entries as pairs of neighbouring slots
     /// ([`PairedSlots`]), where every element's slots allow it.
     paired: Option<PairedSlots>,
+    /// Elements that repeat a dof (a face with a repeated vertex): there two local entries
+    /// (a, b) and (b, a) meet in one diagonal slot, which must get both. Each such element's
+    /// plan is what the entry-by-entry scatter adds to the upper triangle, in its order:
+    /// every local (a, b), row-major, whose global entry is on or above the diagonal, with
+    /// the value of the block's upper entry (min(a, b), max(a, b)).
+    irregular: HashMap<usize, Box<[(u32, u16)]>>,
 }
 
 impl UpperSlots {
@@ -263,6 +270,7 @@ impl UpperSlots {
     ) -> UpperSlots {
         let local: Vec<u16> = (0..k).flat_map(|a| (a..k).map(move |b| (a * k + b) as u16)).collect();
         let mut out = Vec::with_capacity(dofs.len() * local.len());
+        let mut irregular = HashMap::new();
         for e in 0..dofs.len() {
             let (g, s) = (dofs.get(e), slots.get(e));
             for a in 0..k {
@@ -270,13 +278,58 @@ impl UpperSlots {
                     out.push(if g[a] <= g[b] { s[a * k + b] } else { s[b * k + a] });
                 }
             }
+            if (0..k).any(|a| g[a + 1..k].contains(&g[a])) {
+                let plan: Box<[(u32, u16)]> = (0..k)
+                    .flat_map(|a| (0..k).map(move |b| (a, b)))
+                    .filter(|&(a, b)| g[a] <= g[b])
+                    .map(|(a, b)| (s[a * k + b], (a.min(b) * k + a.max(b)) as u16))
+                    .collect();
+                irregular.insert(e, plan);
+            }
         }
-        let paired = (k == 6 && nverts == 3).then(|| PairedSlots::build(dofs, slots)).flatten();
-        UpperSlots { slots: out, local, paired }
+        let paired = (k == 6 && nverts == 3).then(|| PairedSlots::build(dofs, slots, &irregular)).flatten();
+        UpperSlots { slots: out, local, paired, irregular }
     }
     fn get(&self, e: usize) -> &[u32] {
         let n = self.local.len();
         &self.slots[e * n..(e + 1) * n]
+    }
+    /// Element `e`'s plan when it repeats a dof.
+    #[inline]
+    fn irregular(&self, e: usize) -> Option<&[(u32, u16)]> {
+        if self.irregular.is_empty() {
+            return None;
+        }
+        self.irregular.get(&e).map(|p| &p[..])
+    }
+
+    /// Adds `weight` times the upper triangle of element `e`'s projected k×k `block` into
+    /// `hess`: what the entry-by-entry scatter of the whole block adds to the slots on or
+    /// above the diagonal, the same bits.
+    ///
+    /// # Safety
+    /// Every slot of the element is an index into the values `hess` points to, which no
+    /// other thread writes now; `block.len() == k²`.
+    #[inline(always)]
+    unsafe fn scatter(&self, e: usize, k: usize, hess: *mut f64, block: &[f64], weight: f64) {
+        // SAFETY (every arm): the caller's contract; every local index is below k².
+        if let Some(plan) = self.irregular(e) {
+            for &(s, l) in plan {
+                unsafe { *hess.add(s as usize) += weight * *block.get_unchecked(l as usize) };
+            }
+            return;
+        }
+        match (k, &self.paired) {
+            (6, Some(paired)) => unsafe { paired.scatter(e, hess, block, weight) },
+            // The shapes of faces and edges, with the local indices unrolled.
+            (6, None) => unsafe { scatter_upper::<6>(hess, self.get(e), block, weight) },
+            (9, _) => unsafe { scatter_upper::<9>(hess, self.get(e), block, weight) },
+            _ => {
+                for (&s, &l) in self.get(e).iter().zip(&self.local) {
+                    unsafe { *hess.add(s as usize) += weight * *block.get_unchecked(l as usize) };
+                }
+            }
+        }
     }
 }
 /// Adds `weight` times the upper triangle of the K×K `block` (row-major, local pairs a ≤ b in
@@ -320,11 +373,21 @@ const TRIANGLE_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
 
 impl PairedSlots {
     /// `None` unless every element's dofs are two neighbouring ids per vertex and every
-    /// pair's slots are neighbours.
-    fn build(dofs: &mad_runtime::sparse::ElementList, slots: &mad_runtime::sparse::ElementList) -> Option<PairedSlots> {
+    /// pair's slots are neighbours. The `irregular` elements (a repeated vertex) get no plan
+    /// here (an empty row: their scatter is [`UpperSlots`]' own).
+    fn build(
+        dofs: &mad_runtime::sparse::ElementList,
+        slots: &mad_runtime::sparse::ElementList,
+        irregular: &HashMap<usize, Box<[(u32, u16)]>>,
+    ) -> Option<PairedSlots> {
         let mut out = Vec::with_capacity(dofs.len());
         let mut flipped = Vec::with_capacity(dofs.len());
         for e in 0..dofs.len() {
+            if irregular.contains_key(&e) {
+                out.push([0; 12]);
+                flipped.push(0);
+                continue;
+            }
             let (g, s) = (dofs.get(e), slots.get(e));
             if g.len() != 6 || s.len() != 36 || (0..3).any(|v| g[2 * v + 1] != g[2 * v].wrapping_add(1)) {
                 return None;
@@ -787,19 +850,7 @@ impl MeshEnergy<'_> {
                         }
                         // SAFETY (both arms): as above (the slots are some of the element's
                         // checked slots), and every local index is below k² = `block.len()`.
-                        Scatter::Upper(upper) => match p.k {
-                            6 if upper.paired.is_some() => unsafe {
-                                upper.paired.as_ref().expect("checked").scatter(e, hess, block, weight)
-                            },
-                            // The shapes of faces and edges, with the local indices unrolled.
-                            6 => unsafe { scatter_upper::<6>(hess, upper.get(e), block, weight) },
-                            9 => unsafe { scatter_upper::<9>(hess, upper.get(e), block, weight) },
-                            _ => {
-                                for (&s, &l) in upper.get(e).iter().zip(&upper.local) {
-                                    unsafe { *hess.add(s as usize) += weight * *block.get_unchecked(l as usize) };
-                                }
-                            }
-                        },
+                        Scatter::Upper(upper) => unsafe { upper.scatter(e, p.k, hess, block, weight) },
                     }
                 }
             }
@@ -843,6 +894,44 @@ mod tests {
         }
         for (i, (a, b)) in by_entry.iter().zip(&by_pair).enumerate() {
             assert_eq!(a.to_bits(), b.to_bits(), "slot {i}: {a} vs {b}");
+        }
+    }
+
+    /// Faces that repeat a vertex: two local entries meet in one diagonal slot. The upper
+    /// scatter adds to every slot on or above the diagonal what the entry-by-entry scatter of
+    /// the whole symmetric block adds there, the same bits, with and without the paired
+    /// plan (before, such a slot got one of the two entries).
+    #[test]
+    fn faces_with_a_repeated_vertex_add_every_entry() {
+        let faces: [[u32; 3]; 4] = [[0, 1, 2], [2, 2, 3], [1, 3, 1], [3, 0, 0]];
+        let dofs: Vec<Vec<u32>> = faces.iter().map(|f| f.iter().flat_map(|&v| [2 * v, 2 * v + 1]).collect()).collect();
+        let dofs = ElementList::from_slices(&dofs);
+        let pattern = HessianPattern::build(8, std::slice::from_ref(&dofs)).unwrap();
+        let slots = pattern.terms[0].slots();
+        let nnz = pattern.csr.nnz();
+        for nverts in [3, 0] {
+            let upper = UpperSlots::build(&dofs, slots, 6, nverts);
+            assert_eq!(upper.irregular.len(), 3);
+            let (mut whole, mut by_upper) = (vec![0.25; nnz], vec![0.25; nnz]);
+            for e in 0..faces.len() {
+                let sym = |i: usize, j: usize| 1.0 / (3.0 + (i.min(j) * 6 + i.max(j)) as f64 + 7.0 * e as f64);
+                let full: Vec<f64> = (0..36).map(|i| sym(i / 6, i % 6)).collect();
+                // The projection writes the upper triangle back; below it, the input.
+                let upper_only: Vec<f64> = (0..36).map(|i| if i % 6 >= i / 6 { full[i] } else { f64::NAN }).collect();
+                for (i, &s) in slots.get(e).iter().enumerate() {
+                    whole[s as usize] += 0.5 * full[i];
+                }
+                // SAFETY: the slots index the pattern's values, which nothing else writes here.
+                unsafe { upper.scatter(e, 6, by_upper.as_mut_ptr(), &upper_only, 0.5) };
+            }
+            for r in 0..8 {
+                for (i, &c) in pattern.csr.row(r).iter().enumerate() {
+                    if c as usize >= r {
+                        let at = pattern.csr.find(r, c).unwrap();
+                        assert_eq!(whole[at].to_bits(), by_upper[at].to_bits(), "nverts {nverts} ({r}, {c}) #{i}");
+                    }
+                }
+            }
         }
     }
 

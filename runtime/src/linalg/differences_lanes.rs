@@ -388,8 +388,9 @@ fn lanes_body<L: Lanes, const K: usize, const M: usize, const N: usize>(
             for q in 1..terms {
                 acc = acc + coef[q] * z[q][i] * z[q][j];
             }
-            xp[i][j] = L::select(single_mask, single_acc, acc);
-            xp[j][i] = acc;
+            let value = L::select(single_mask, single_acc, acc);
+            xp[i][j] = value;
+            xp[j][i] = value;
         }
     }
     // Tᵀ X₊ T: X₊ for vertices 1…, negated sums over the vertices for vertex 0.

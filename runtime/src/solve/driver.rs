@@ -3,9 +3,10 @@
 //!
 //! Per iteration: stop on the gradient rule; compute a direction (a non-descent one is replaced
 //! by −g); stop on the Newton decrement; cap the first trial step by the objective's
-//! [`Objective::max_step`]; line-search (if the search fails with finite energies,
-//! retry once along −g, then end with [`Status::Stalled`]; if the energy is non-finite even at the
-//! smallest trial step, return [`SolveError::NonFinite`]); take the step; run
+//! [`Objective::max_step`]; line-search (if the search fails with finite energies or with `+∞`
+//! — a wall — at its smallest trial step, retry once along −g, then end with
+//! [`Status::Stalled`]; if the energy is NaN at the smallest trial step, return
+//! [`SolveError::NonFinite`]); take the step; run
 //! [`Objective::update`] (also once before the first evaluation; its time counts as derivative
 //! evaluation; when it reports a change the method restarts instead of learning from the step);
 //! re-evaluate (a

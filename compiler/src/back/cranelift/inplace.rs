@@ -7,8 +7,9 @@
 //! element. When nothing else can observe the old `acc`, the insert may write
 //! into it instead. That holds when, for an `scf.for` carried value:
 //!
-//! - its init is a `tensor.full` result used nowhere else (a fresh tensor no
-//!   other value points to);
+//! - its init is a fresh tensor no other value points to: a `tensor.full` result,
+//!   or the result of an earlier loop whose carried value is updated in place,
+//!   used nowhere else but in `tensor.dim` (its extents do not change);
 //! - the body yields the result of a heap `tensor.insert` into the body argument,
 //!   used nowhere else, of one element (a scalar at a full index) or of one row (a
 //!   tensor at a leading index: `m[i] = vec3(..)`, `m[i] = row`, `m[i][j] = x`);
@@ -87,14 +88,32 @@ fn for_ops(f: &Function, r: &Region, out: &mut Vec<OpId>) {
     }
 }
 
+/// Counts, per value, its uses as the operand of a `tensor.dim`.
+fn dim_uses(f: &Function, r: &Region, out: &mut HashMap<ValueId, usize>) {
+    for &id in &r.ops {
+        let op = &f.ops[id];
+        if let (OpKind::DimOf(_), Some(&v)) = (&op.kind, op.operands.first()) {
+            *out.entry(v).or_default() += 1;
+        }
+        for nr in &op.regions {
+            dim_uses(f, nr, out);
+        }
+    }
+}
+
 /// Finds the in-place inserts of `f`.
 pub fn analyze(f: &Function) -> InPlace {
     let uses = crate::passes::use_counts(f);
+    let mut dims = HashMap::new();
+    dim_uses(f, &f.body, &mut dims);
     let mut d = HashMap::new();
     defs(f, &f.body, &mut d);
     let mut fors = Vec::new();
     for_ops(f, &f.body, &mut fors);
     let mut out = InPlace::default();
+    // Results of loops (in program order: an outer loop before its inner ones, a loop
+    // before the later ones) whose carried tensor is written in place: fresh tensors too.
+    let mut fresh: HashSet<ValueId> = HashSet::new();
     for id in fors {
         let op = &f.ops[id];
         let n = op.results.len();
@@ -109,10 +128,11 @@ pub fn analyze(f: &Function) -> InPlace {
             let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[a].ty) else {
                 continue;
             };
+            let other_uses = uses.get(&init).copied().unwrap_or(0) - dims.get(&init).copied().unwrap_or(0);
             if shape.len() > HEAP_INLINE_RANK
-                || uses.get(&init) != Some(&1)
+                || other_uses != 1
                 || uses.get(&y) != Some(&1)
-                || !d.get(&init).is_some_and(|&i| f.ops[i].kind == OpKind::Full)
+                || !(fresh.contains(&init) || d.get(&init).is_some_and(|&i| f.ops[i].kind == OpKind::Full))
             {
                 continue;
             }
@@ -146,6 +166,8 @@ pub fn analyze(f: &Function) -> InPlace {
                 out.inserts.insert(ins);
                 out.mutable.insert(a);
                 out.mutable.insert(y);
+                out.mutable.insert(op.results[k]);
+                fresh.insert(op.results[k]);
             }
         }
     }
