@@ -125,7 +125,13 @@ impl FnCx<'_, '_> {
             // Scalars: one `full` of the value (no op per element).
             self.b.op1(OpKind::Full, vec![tv.v, count], irt)
         } else if n <= UNROLLED_ROWS {
-            self.fill_dynamic(ty, &tv.ty, &vec![tv.v; n as usize])
+            // The row's extents even for n = 0 (`[r; 0]` has `cols` = `len(r)`, as `zeros(0, k)`).
+            let mut acc = self.full_dynamic(ty, &tv.ty, count, Some(tv.v));
+            for i in 0..n {
+                let idx = self.i64c(i as i64);
+                acc = self.b.op1(OpKind::Insert, vec![acc, tv.v, idx], irt.clone());
+            }
+            acc
         } else {
             // Rows: a loop that writes the row n times (a repeat's n is a constant, but it
             // may be large: one op per row would grow the program with it).
