@@ -10,11 +10,14 @@
 //! - its init is a fresh tensor no other value points to: a `tensor.full` result,
 //!   or the result of an earlier loop whose carried value is updated in place,
 //!   used nowhere else but in `tensor.dim` (its extents do not change);
-//! - the body yields the result of a heap `tensor.insert` into the body argument,
-//!   used nowhere else, of one element (a scalar at a full index) or of one row (a
-//!   tensor at a leading index: `m[i] = vec3(..)`, `m[i] = row`, `m[i][j] = x`);
-//! - every other use of the body argument is a `tensor.index` (as the indexed
-//!   tensor) or `tensor.dim` that runs before the insert.
+//! - the body yields the result of a chain of heap `tensor.insert`s, the first
+//!   into the body argument and each next into the result of the one before (the
+//!   writes of one iteration, up to [`MAX_CHAIN`]), each of one element (a scalar
+//!   at a full index) or of one row (a tensor at a leading index: `m[i] = vec3(..)`,
+//!   `m[i] = row`, `m[i][j] = x`); the last result is used nowhere else;
+//! - every other use of the body argument and of each result along the chain is a
+//!   `tensor.index` (as the indexed tensor) or `tensor.dim` that runs before the
+//!   insert that writes it, and none comes after.
 //!
 //! Element loads from such a tensor are then ordinary loads (not read-only and
 //! movable as for other heap tensors, [`super::heap`]), so they stay ordered
@@ -101,6 +104,9 @@ fn dim_uses(f: &Function, r: &Region, out: &mut HashMap<ValueId, usize>) {
     }
 }
 
+/// The most inserts of one chain written in place (one loop iteration's writes).
+const MAX_CHAIN: usize = 64;
+
 /// Finds the in-place inserts of `f`.
 pub fn analyze(f: &Function) -> InPlace {
     let uses = crate::passes::use_counts(f);
@@ -136,34 +142,63 @@ pub fn analyze(f: &Function) -> InPlace {
             {
                 continue;
             }
-            let Some(&ins) = d.get(&y) else { continue };
-            let iop = &f.ops[ins];
-            let Some(pos) = body.ops.iter().position(|&o| o == ins) else {
-                continue;
+            // The chain of inserts from the body argument to the yield, walked back:
+            // `y = insert(t_m, …)`, `t_m = insert(t_m−1, …)`, …, `t_1 = insert(a, …)`
+            // (several writes into one iteration, `m[i][0] = x; m[i][1] = y;`).
+            let mut chain: Vec<(OpId, usize)> = Vec::new();
+            let mut cur = y;
+            let complete = loop {
+                let Some(&ins) = d.get(&cur) else { break false };
+                let iop = &f.ops[ins];
+                let Some(pos) = body.ops.iter().position(|&o| o == ins) else {
+                    break false;
+                };
+                if iop.kind != OpKind::Insert || iop.operands.len() < 3 || chain.len() >= MAX_CHAIN {
+                    break false;
+                }
+                // A scalar at a full index, or a row at a leading one.
+                let indices = iop.operands.len() - 2;
+                let value_fits = match flat_layout(&f.values[iop.operands[1]].ty) {
+                    FlatLayout::Scalar(_) => indices == shape.len(),
+                    FlatLayout::Small { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
+                    FlatLayout::Heap { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
+                    _ => false,
+                };
+                if !value_fits {
+                    break false;
+                }
+                chain.push((ins, pos));
+                let target = iop.operands[0];
+                if target == a {
+                    break true;
+                }
+                cur = target;
             };
-            if iop.kind != OpKind::Insert
-                || iop.operands.len() < 3
-                || iop.operands[0] != a
-                || iop.operands[1..].contains(&a)
-                || body.yields.contains(&a)
-            {
+            if !complete {
                 continue;
             }
-            // A scalar at a full index, or a fixed-size row at a leading one.
-            let indices = iop.operands.len() - 2;
-            let value_fits = match flat_layout(&f.values[iop.operands[1]].ty) {
-                FlatLayout::Scalar(_) => indices == shape.len(),
-                FlatLayout::Small { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
-                FlatLayout::Heap { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
-                _ => false,
-            };
-            if !value_fits {
-                continue;
+            chain.reverse();
+            // Each link — the argument, then every insert's result but the last — is read
+            // only before the insert that writes it (which must not take it as its value or
+            // an index), used nowhere after, and not yielded.
+            let mut ok = chain.windows(2).all(|w| w[0].1 < w[1].1);
+            let mut from = 0;
+            for (j, &(ins, pos)) in chain.iter().enumerate() {
+                let link = if j == 0 { a } else { f.ops[chain[j - 1].0].results[0] };
+                ok = ok
+                    && !f.ops[ins].operands[1..].contains(&link)
+                    && !body.yields.contains(&link)
+                    && body.ops[from..pos].iter().all(|&o| reads_only(f, o, link))
+                    && body.ops[pos + 1..].iter().all(|&o| !uses_value(f, o, link));
+                from = pos + 1;
             }
-            let before = body.ops[..pos].iter().all(|&o| reads_only(f, o, a));
-            let after = body.ops[pos + 1..].iter().all(|&o| !uses_value(f, o, a));
-            if before && after {
-                out.inserts.insert(ins);
+            if ok {
+                for (j, &(ins, _)) in chain.iter().enumerate() {
+                    out.inserts.insert(ins);
+                    if j > 0 {
+                        out.mutable.insert(f.ops[chain[j - 1].0].results[0]);
+                    }
+                }
                 out.mutable.insert(a);
                 out.mutable.insert(y);
                 out.mutable.insert(op.results[k]);
