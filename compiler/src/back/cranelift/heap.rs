@@ -50,14 +50,14 @@ impl FnLower<'_, '_> {
     }
 
     /// The header address of a heap slot; null reads the zero words.
-    fn heap_header(&mut self, slot: Value) -> Value {
+    pub(super) fn heap_header(&mut self, slot: Value) -> Value {
         let zeros = self.zeros_addr();
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, slot, 0);
         self.b.ins().select(null, zeros, slot)
     }
 
     /// Extent of `axis` (< [`HEAP_INLINE_RANK`]) read from the header.
-    fn heap_extent(&mut self, header: Value, axis: usize) -> Value {
+    pub(super) fn heap_extent(&mut self, header: Value, axis: usize) -> Value {
         self.b.ins().load(
             types::I64,
             heap_flags(),

@@ -28,7 +28,7 @@
 use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, condcodes::IntCC, types};
-use mad_runtime::jit::context::{HEAP_INLINE_RANK, HEAP_OFFSET_DATA, HEAP_OFFSET_DIMS};
+use mad_runtime::jit::context::{HEAP_INLINE_RANK, HEAP_OFFSET_DATA};
 use mad_runtime::jit::layout::FlatLayout;
 
 use super::JitError;
@@ -228,23 +228,12 @@ impl FnLower<'_, '_> {
         };
         let slot = self.get1(t)?;
         let xs = self.get(v)?;
-        let zeros = self.b.ins().iconst(
-            types::I64,
-            mad_runtime::jit::context::HEAP_ZEROS.as_ptr() as i64,
-        );
-        let null = self.b.ins().icmp_imm_s(IntCC::Equal, slot, 0);
-        let header = self.b.ins().select(null, zeros, slot);
-        let dims_flags = MemFlagsData::trusted().with_readonly().with_can_move();
+        let header = self.heap_header(slot);
         let mut off = self.b.ins().iconst(types::I64, 0);
         let mut bad = self.b.ins().iconst(types::I8, 0);
         for (axis, &iv) in op.operands[2..].iter().enumerate() {
             let i = self.get1(iv)?;
-            let n = self.b.ins().load(
-                types::I64,
-                dims_flags,
-                header,
-                HEAP_OFFSET_DIMS + 8 * axis as i32,
-            );
+            let n = self.heap_extent(header, axis);
             let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
             self.error_if(oob, Routine::ErrorIndex, &[i, n])?;
             bad = self.b.ins().bor(bad, oob);
@@ -254,31 +243,21 @@ impl FnLower<'_, '_> {
         // A row: its extents against the trailing ones (those the types leave to run time),
         // and its element count.
         let lead = op.operands.len() - 2;
-        let row_header = if heap_row {
-            let null = self.b.ins().icmp_imm_s(IntCC::Equal, xs[0], 0);
-            Some(self.b.ins().select(null, zeros, xs[0]))
-        } else {
-            None
-        };
+        let row_header = heap_row.then(|| self.heap_header(xs[0]));
         let mut mismatch = self.b.ins().iconst(types::I8, 0);
         let mut row_len = self.b.ins().iconst(types::I64, 1);
         for (j, &len) in row_shape.iter().enumerate() {
             let axis = lead + j;
             let have = match (len, row_header) {
                 (Some(len), _) => self.b.ins().iconst(types::I64, len as i64),
-                (None, Some(h)) => self.b.ins().load(types::I64, dims_flags, h, HEAP_OFFSET_DIMS + 8 * j as i32),
+                (None, Some(h)) => self.heap_extent(h, j),
                 (None, None) => unreachable!("a row without extents"),
             };
             row_len = self.b.ins().imul(row_len, have);
             if len.is_some() && shape.get(axis).copied().flatten() == len {
                 continue;
             }
-            let want = self.b.ins().load(
-                types::I64,
-                dims_flags,
-                header,
-                HEAP_OFFSET_DIMS + 8 * axis as i32,
-            );
+            let want = self.heap_extent(header, axis);
             let differs = self.b.ins().icmp(IntCC::NotEqual, want, have);
             mismatch = self.b.ins().bor(mismatch, differs);
         }
