@@ -2,7 +2,7 @@
 //! recursion, loop-invariant reads, third derivatives, and snapshots of cleaned
 //! derivative IR.
 
-mod ad_support;
+use crate::ad_support;
 use ad_support::*;
 use mad_runtime::{Tensor, Value};
 

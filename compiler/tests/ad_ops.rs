@@ -2,7 +2,7 @@
 //! central finite differences of the primal on random inputs away from kinks.
 //! Every derivative is also checked after `passes::cleanup`.
 
-mod ad_support;
+use crate::ad_support;
 use ad_support::*;
 use mad::ir::Module;
 use mad_runtime::{Tensor, Value};

@@ -1,7 +1,7 @@
 //! Forward against reverse on random programs: uᵀ(J v) from a `jvp` walk and from a
 //! `vjp` walk must agree to ~1e-12.
 
-mod ad_support;
+use crate::ad_support;
 use ad_support::*;
 use mad_runtime::Value;
 

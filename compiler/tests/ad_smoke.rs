@@ -1,4 +1,4 @@
-mod ad_support;
+use crate::ad_support;
 use ad_support::*;
 use mad_runtime::Value;
 

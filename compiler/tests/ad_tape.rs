@@ -6,7 +6,7 @@
 
 use mad::{Engine, Program, Tensor, Value};
 
-mod program_common;
+use crate::program_common;
 use program_common::{call, flat};
 
 const SRC: &str = r#"

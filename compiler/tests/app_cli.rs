@@ -4,7 +4,7 @@
 //! Levenberg–Marquardt (`--solver lm`, `solver = ...` in `solve` blocks) against
 //! Gauss-Newton on the embedded deformation.
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 
 /// A number field of a flat JSON line (`null` is NaN).

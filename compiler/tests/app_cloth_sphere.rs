@@ -58,7 +58,7 @@ fn cloth_falls_onto_the_sphere_without_entering_it() {
     );
 }
 
-mod cli_common;
+use crate::cli_common;
 
 /// The example as `madc run` runs it, past the step (48) where the prediction x̂ = xₙ + h vₙ
 /// first lands inside the barrier: each step starts at a safe point on the way to x̂

@@ -4,7 +4,7 @@
 
 use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 
 fn tmp(name: &str) -> String {

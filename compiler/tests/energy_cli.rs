@@ -1,7 +1,7 @@
 //! `madc eval` and `madc bench` end to end.
 
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 
 #[test]

@@ -8,7 +8,7 @@
 use mad::energy::EnergyProgram;
 use mad_runtime::mesh::load_mesh;
 
-mod energy_common;
+use crate::energy_common;
 use energy_common::derivatives_match_differences;
 
 const WINGS: &str = r#"

@@ -10,7 +10,7 @@
 use mad::energy::EnergyProgram;
 use mad_runtime::mesh::load_mesh;
 
-mod energy_common;
+use crate::energy_common;
 use energy_common::{derivatives_match_differences, rnd};
 
 /// The linear terms first, so that one of them is the first term a Hessian evaluation runs.

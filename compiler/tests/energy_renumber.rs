@@ -8,7 +8,7 @@ use mad::energy::EnergyProgram;
 use mad::front::state::Init;
 use mad_runtime::mesh::{Mesh, load_mesh, save_mesh};
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 
 /// A permutation of 0..n from a fixed seed (Fisher–Yates on an LCG).

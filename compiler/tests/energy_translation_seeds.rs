@@ -7,7 +7,7 @@
 
 use mad::energy::EnergyProgram;
 
-mod energy_common;
+use crate::energy_common;
 use energy_common::derivatives_match_differences;
 
 fn seeds(src: &str) -> Vec<(String, usize, usize)> {

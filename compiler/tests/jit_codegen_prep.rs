@@ -5,7 +5,7 @@
 //! loops, index errors recorded inline, integer division by constants, and
 //! `sin`/`cos` pairs as one `sincos` call.
 
-mod common;
+use crate::common;
 
 use common::diff::diff_text;
 use mad::Engine;

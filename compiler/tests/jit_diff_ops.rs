@@ -2,7 +2,7 @@
 //! over every kind the validator accepts, on scalars, scalarized tensors, heap
 //! tensors (static and dynamic), with scalar broadcast; casts; every tensor op.
 
-mod common;
+use crate::common;
 
 use common::diff::diff_text;
 use mad::ir::{BinaryOp, UnaryOp};

@@ -3,7 +3,7 @@
 //! carrying small and heap tensors, recursion, mutual recursion and run-time
 //! errors inside loops and calls.
 
-mod common;
+use crate::common;
 
 use common::diff::{diff_module, diff_text};
 use mad::ir::parse::parse_module;

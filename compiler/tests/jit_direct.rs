@@ -7,7 +7,7 @@
 //! arena entries without changing any result, and a failing op still reports
 //! its place in the source.
 
-mod common;
+use crate::common;
 
 use common::diff::diff_module;
 use mad::ir::parse::parse_module;

@@ -4,7 +4,7 @@
 //! including reads of the accumulator at a loop-invariant index before each
 //! write, out-of-bounds indices, several element kinds and ranks.
 
-mod common;
+use crate::common;
 
 use common::diff::diff_module;
 use mad::back::cranelift::inplace::analyze;

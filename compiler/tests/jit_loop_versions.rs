@@ -5,7 +5,7 @@
 //! read reported with the same index and length at the same trip (also when an
 //! earlier trip fails otherwise, or an offset wraps around `i64`).
 
-mod common;
+use crate::common;
 
 use common::diff::{compare, diff_text};
 use mad::back::cranelift::JitModule;

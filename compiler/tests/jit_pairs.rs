@@ -8,7 +8,7 @@
 use mad::energy::{EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::load_mesh;
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 
 const SOURCE: &str = "

@@ -5,7 +5,7 @@
 //! tensors, yield tensors from before the loop, nest, and call allocating
 //! functions.
 
-mod common;
+use crate::common;
 
 use common::diff::diff_module;
 use mad::back::cranelift::release::Summary;

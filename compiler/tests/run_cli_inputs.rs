@@ -3,7 +3,7 @@
 //! error line, settings of the `solve` block that a flag makes inapplicable, and `--fix`
 //! errors and warnings.
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 use std::process::{Command, Stdio};
 

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-mod cli_common;
+use crate::cli_common;
 use cli_common::madc;
 
 fn tmp(name: &str) -> String {

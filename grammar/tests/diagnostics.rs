@@ -1,7 +1,7 @@
 //! Every diagnostic code, with a snapshot of its full rendered output, and
 //! files with several errors.
 
-mod common;
+use crate::common;
 use common::{codes, render};
 
 /// Parses `src`, checks that exactly `code` is reported, and renders it.

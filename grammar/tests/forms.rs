@@ -1,6 +1,6 @@
 //! Every statement and item form, checked on the tree's shape.
 
-mod common;
+use crate::common;
 use common::{body, file, parse_ok};
 
 #[test]

@@ -1,7 +1,7 @@
 //! Deep nesting: never a stack overflow, never a tree deeper than the limit,
 //! and an E0013 diagnostic instead.
 
-mod common;
+use crate::common;
 use common::{codes, depth};
 use mad_grammar::nesting::MAX_DEPTH;
 

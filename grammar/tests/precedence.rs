@@ -1,6 +1,6 @@
 //! Operator precedence and associativity, checked on the tree's shape.
 
-mod common;
+use crate::common;
 use common::{codes, expr};
 
 #[test]

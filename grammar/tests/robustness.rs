@@ -1,7 +1,7 @@
 //! Robustness: thousands of deterministic mutations of realistic sources
 //! must never panic, and their diagnostics must always render.
 
-mod common;
+use crate::common;
 use common::{depth, render};
 use mad_grammar::nesting::MAX_DEPTH;
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use mad_runtime::linalg::psd_test::psd_within_tolerance;
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by};
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 #[test]

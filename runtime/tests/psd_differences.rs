@@ -8,7 +8,7 @@ use mad_runtime::linalg::differences::{
 use mad_runtime::linalg::psd_test::psd_within_tolerance;
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by};
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 /// (n vertices, d components): the batched shapes, the one-at-a-time ones, a generic one.

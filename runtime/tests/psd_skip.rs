@@ -4,7 +4,7 @@
 use mad_runtime::linalg::psd_test::psd_within_tolerance;
 use mad_runtime::linalg::sym_eigen::{PsdWork, project_psd, project_psd_with, sym_eigen};
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 fn eigen_projection(a: &[f64], k: usize) -> Vec<f64> {

@@ -6,7 +6,7 @@ use mad_runtime::linalg::translation::{
     is_translation_invariant, project_psd_translation, translation_tolerance,
 };
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 fn reference(a: &[f64], k: usize) -> Vec<f64> {

@@ -6,7 +6,7 @@
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by, project_psd_with};
 use mad_runtime::linalg::translation::project_psd_translation_many;
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 /// (n vertices, d components): every shape the lanes handle, and one that goes block by block.

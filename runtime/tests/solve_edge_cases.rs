@@ -1,6 +1,6 @@
 //! Indefinite and singular Hessians, barrier energies returning +∞, NaN appearing mid-solve.
 
-mod solve_common;
+use crate::solve_common;
 
 use mad_runtime::solve::{Newton, Objective, SolveError, SolveOptions, Status};
 use solve_common::{Dense, GENERAL, solver};

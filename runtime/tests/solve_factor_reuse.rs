@@ -1,7 +1,7 @@
 //! Newton reuses its numeric factorization while the shifted Hessian values are unchanged bit
 //! for bit, and refactors when they change.
 
-mod solve_common;
+use crate::solve_common;
 
 use mad_runtime::solve::{Newton, SolveOptions};
 use solve_common::{Dense, dense_solve, rosenbrock};

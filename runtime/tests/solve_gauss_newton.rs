@@ -1,7 +1,7 @@
 //! Gauss-Newton (assembled and matrix-free) on a nonlinear least-squares fit with known
 //! parameters: y = a·exp(−b·t) + c·sin(d·t) sampled without noise.
 
-mod solve_common;
+use crate::solve_common;
 
 use mad_runtime::solve::{
     GaussNewton, GaussNewtonLinear, JacobianPattern, Objective, SolveError, SolveOptions, Status,

@@ -5,7 +5,6 @@
 //! per step, and the amplitude decays at rate ln(1 + hα + h²ω²)/(2h) → α/2 (the continuous rate)
 //! as h → 0.
 
-mod solve_common;
 
 use mad_runtime::solve::{ImplicitEuler, Objective, SolveError, SolveOptions, Solver};
 use mad_runtime::sparse::CsrPattern;

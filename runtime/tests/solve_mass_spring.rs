@@ -1,7 +1,6 @@
 //! A mass-spring grid written by hand (edge springs, 2-D positions) through the runtime's
 //! `HessianPattern` and `assemble`: the sparse Newton path, projected Newton, fixed dofs.
 
-mod solve_common;
 
 use mad_runtime::solve::{Newton, Objective, SolveError, SolveOptions, Status};
 use mad_runtime::sparse::{

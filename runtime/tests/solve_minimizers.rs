@@ -1,7 +1,7 @@
 //! Every general solver on problems with known minimizers: SPD quadratics (free and with fixed
 //! dofs) and Rosenbrock (2-D and 10-D chained), with documented iteration bounds.
 
-mod solve_common;
+use crate::solve_common;
 
 use mad_runtime::solve::{Control, IterationInfo, SolveOptions, Status};
 use solve_common::{Dense, GENERAL, dense_solve, rosenbrock, solver};

@@ -2,7 +2,7 @@
 
 use mad_runtime::linalg::sym_eigen::{PsdWork, project_psd, project_psd_with, sym_eigen};
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 #[test]

@@ -4,7 +4,7 @@
 use mad_runtime::linalg::sym_eigen::{PsdMethod, PsdWork, project_psd_by, project_psd_with, sym_eigen};
 use mad_runtime::linalg::tridiag_ql::sym_eigen_ql;
 
-mod blocks_common;
+use crate::blocks_common;
 use blocks_common::*;
 
 /// Reconstruction and orthogonality errors of a decomposition, relative to max|A| and 1.
