@@ -2,10 +2,13 @@
 //!
 //! - [`front`]: parsing (via `mad-grammar`), name resolution, type checking and
 //!   lowering of `.mad` sources to the IR, with codespan-reporting diagnostics.
-//! - [`ir`]: the typed SSA IR with structured control flow, its validator and text form.
+//! - [`ir`]: the typed SSA IR with structured control flow, its validator and text form;
+//!   [`analysis`]: region walkers and the call graph, shared by every later layer.
 //! - [`ad`]: differentiation at the IR level (forward and reverse source
 //!   transformation over one rule table); [`passes`]: simplify, CSE, DCE.
-//! - [`back`]: the reference interpreter and the Cranelift JIT.
+//! - [`codegen`]: what every back end reads about a module (layouts, in-place updates,
+//!   release and poll points, loop versions, element loops as data), computed once;
+//!   [`back`]: the reference interpreter and the Cranelift JIT.
 //! - [`api`]: the embedding API ([`Program`]) for Rust hosts.
 //! - [`cli`]: the `madc` command line.
 //!
@@ -18,9 +21,11 @@
 //! ```
 
 pub mod ad;
+pub mod analysis;
 pub mod api;
 pub mod back;
 pub mod cli;
+pub mod codegen;
 pub mod energy;
 pub mod front;
 pub mod ir;

@@ -259,7 +259,7 @@ fn missing_data_without_a_default_is_an_error() {
 fn every_workload_of_the_spring_has_a_batched_loop() {
     let prog = program();
     let kinds: Vec<_> = prog.batch_specs().iter().map(|s| s.kind).collect();
-    use mad::back::cranelift::BatchKind as K;
+    use mad::codegen::element_loop::BatchKind as K;
     // The Hessian loop twice: over the full k×k slot table and over the
     // compact one (one slot per row and vertex: runs of 3 columns); the
     // block-buffer loop of projected Hessians last.

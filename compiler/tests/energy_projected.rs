@@ -3,7 +3,7 @@
 //! scatter per element), on the mass-spring and symmetric Dirichlet
 //! (`examples/param.mad`) energies; bit-identical results for 1–3 threads.
 
-use mad::back::cranelift::BatchKind;
+use mad::codegen::element_loop::BatchKind;
 use mad::energy::{EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::{Topology, load_mesh};
 

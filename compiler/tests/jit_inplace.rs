@@ -1,5 +1,5 @@
 //! In-place element updates of loop-carried heap tensors in the JIT
-//! (`back::cranelift::inplace`): the analysis picks the accumulator pattern and
+//! (`codegen::inplace`): the analysis picks the accumulator pattern and
 //! only it, and the compiled code agrees bit for bit with the interpreter,
 //! including reads of the accumulator at a loop-invariant index before each
 //! write, out-of-bounds indices, several element kinds and ranks.
@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::diff::diff_module;
-use mad::back::cranelift::inplace::analyze;
+use mad::codegen::inplace::analyze;
 use mad::ir::parse::parse_module;
 
 /// `acc` starts as fresh zeros of `len x`; each trip reads `acc[0]` (a

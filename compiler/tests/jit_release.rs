@@ -1,4 +1,4 @@
-//! Loops that free their trips' heap temporaries (`back::cranelift::release`):
+//! Loops that free their trips' heap temporaries (`codegen::release`):
 //! the analysis picks the loops whose bodies allocate and no others (not those
 //! that push heap values on the tape), and the compiled code agrees bit for bit
 //! with the interpreter when trips allocate temporaries, carry fresh heap
@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::diff::diff_module;
-use mad::back::cranelift::release::Summary;
+use mad::codegen::release::Summary;
 use mad::ir::parse::parse_module;
 
 const PROGRAMS: &str = "

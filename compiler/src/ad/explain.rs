@@ -13,7 +13,6 @@
 //! inside a loop or the function is marked `@ad(sct)`: then each level
 //! recomputes the callee's primal (O(depth²) work).
 
-use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::recursion::{self, NoSplit};
@@ -131,23 +130,7 @@ impl Explainer<'_> {
     }
 
     fn calls_back(&self, g: FuncRef) -> bool {
-        let mut seen = HashSet::new();
-        let mut stack = vec![g];
-        while let Some(h) = stack.pop() {
-            if h == self.f {
-                return true;
-            }
-            if !seen.insert(h) {
-                continue;
-            }
-            if let Some(func) = self.module.functions.get(h) {
-                stack.extend(func.ops.iter().filter_map(|(_, op)| match op.kind {
-                    OpKind::Call(c) => Some(c),
-                    _ => None,
-                }));
-            }
-        }
-        false
+        crate::analysis::reachable(self.module, g).contains(&self.f)
     }
 
     fn line(&mut self, depth: usize, text: String) {

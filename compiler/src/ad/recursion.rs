@@ -13,9 +13,8 @@
 //! Every other function (and every other call) keeps source transformation, where
 //! a call recomputes the callee's primal.
 
-use std::collections::HashSet;
-
 use super::tangent::tangent_type;
+use crate::analysis::any_reachable_op;
 use crate::ir::{AdMode, FuncRef, Function, Module, Op, OpKind, Region};
 
 /// Why a function on a call-graph cycle is not differentiated in split mode.
@@ -35,37 +34,14 @@ pub enum NoSplit {
 
 /// Whether `from` reaches `target` through one or more calls.
 pub fn reaches(module: &Module, from: FuncRef, target: FuncRef) -> bool {
-    any_reachable_op(module, from, |k| matches!(k, OpKind::Call(h) if *h == target))
+    any_reachable_op(module, from, false, |k| matches!(k, OpKind::Call(h) if *h == target))
 }
 
 /// Whether calling `f` may touch the tape: `f` or a function it reaches through
 /// calls has a `tape.push` or `tape.pop` (forward mode always differentiates such
 /// a call, so that pushes and pops of tangents stay matched).
 pub fn uses_tape(module: &Module, f: FuncRef) -> bool {
-    any_reachable_op(module, f, |k| matches!(k, OpKind::TapePush | OpKind::TapePop))
-}
-
-/// Whether an op of `from` or of a function it reaches through calls satisfies `hit`.
-fn any_reachable_op(module: &Module, from: FuncRef, hit: impl Fn(&OpKind) -> bool) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![from];
-    while let Some(g) = stack.pop() {
-        if !seen.insert(g) {
-            continue;
-        }
-        let Some(func) = module.functions.get(g) else {
-            continue;
-        };
-        for (_, op) in func.ops.iter() {
-            if hit(&op.kind) {
-                return true;
-            }
-            if let OpKind::Call(h) = op.kind {
-                stack.push(h);
-            }
-        }
-    }
-    false
+    any_reachable_op(module, f, false, |k| matches!(k, OpKind::TapePush | OpKind::TapePop))
 }
 
 /// Whether `op` (in `func`) is a call into the cycle of `f` whose result has a derivative.

@@ -57,6 +57,7 @@ use super::recursion;
 use super::rules::{self, Ct, Vjp};
 use super::tangent::{self, Tan, materialize, tangent_type};
 use super::{AdError, check};
+use crate::analysis::{defined_in, used_in};
 use crate::ir::{
     AdMode, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId,
 };
@@ -264,30 +265,6 @@ struct Rev<'a> {
     /// The source values that vary with its parameters ([`super::varied`]): loops whose
     /// results do not are run as they are, and no adjoint enters them.
     varied: std::collections::HashSet<ValueId>,
-}
-
-/// Values defined in `r` (arguments and results, nested regions included).
-fn defined_in(f: &Function, r: &Region, out: &mut BTreeSet<ValueId>) {
-    out.extend(r.args.iter().copied());
-    for &id in &r.ops {
-        let op = &f.ops[id];
-        out.extend(op.results.iter().copied());
-        for nr in &op.regions {
-            defined_in(f, nr, out);
-        }
-    }
-}
-
-/// Values used in `r` (operands and yields, nested regions included).
-fn used_in(f: &Function, r: &Region, out: &mut BTreeSet<ValueId>) {
-    out.extend(r.yields.iter().copied());
-    for &id in &r.ops {
-        let op = &f.ops[id];
-        out.extend(op.operands.iter().copied());
-        for nr in &op.regions {
-            used_in(f, nr, out);
-        }
-    }
 }
 
 /// The outer values with a tangent type that region(s) `rs` read.

@@ -1,9 +1,8 @@
 //! The text of a derivative's IR, as `madc emit ir --grad NAME` prints it.
 
-use std::collections::HashSet;
-
 use super::{AdError, grad, hessian, jvp, vjp};
-use crate::ir::{FuncRef, Module, OpKind, print};
+use crate::analysis::reachable;
+use crate::ir::{FuncRef, Module, print};
 
 /// Which derivative to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,22 +57,3 @@ pub fn derivative_ir(
     Ok(out)
 }
 
-/// `f` and every function it calls, directly or not.
-pub fn reachable(module: &Module, f: FuncRef) -> HashSet<FuncRef> {
-    let mut seen = HashSet::new();
-    let mut stack = vec![f];
-    while let Some(h) = stack.pop() {
-        if !seen.insert(h) {
-            continue;
-        }
-        let Some(func) = module.functions.get(h) else {
-            continue;
-        };
-        for (_, op) in func.ops.iter() {
-            if let OpKind::Call(c) = op.kind {
-                stack.push(c);
-            }
-        }
-    }
-    seen
-}

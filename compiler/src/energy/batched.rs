@@ -28,8 +28,8 @@ use super::bind::MeshEnergy;
 use super::first_touch::{FirstStore, FirstTouch};
 use super::kernels::{Source, TermKernels};
 use super::parallel::{Work, run_colours};
-use crate::back::cranelift::batch::batchable;
-use crate::back::cranelift::{BatchFrame, BatchInput, BatchKind, BatchSpec};
+use crate::codegen::element_loop::batchable;
+use crate::codegen::element_loop::{BatchFrame, BatchInput, BatchKind, BatchSpec};
 use crate::front::{MeshDecls, StencilKind, SurfaceType};
 use crate::ir::Module;
 

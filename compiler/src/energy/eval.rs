@@ -21,7 +21,7 @@ use super::bind::{BoundTerm, MeshEnergy};
 use super::kernels::{Source, TermKernels};
 use super::parallel::{Work, run_colours};
 use super::ring_eval::{RING_CHUNK, RingKind};
-use crate::back::cranelift::BatchKind;
+use crate::codegen::element_loop::BatchKind;
 use crate::back::cranelift::RawCaller;
 use crate::ir::FuncRef;
 

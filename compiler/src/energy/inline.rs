@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ad::show::reachable;
+use crate::analysis::reachable;
 use crate::ir::{
     BinaryOp, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, Type, ValueId,
 };

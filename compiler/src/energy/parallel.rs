@@ -14,7 +14,7 @@
 //! ≈ 4, a projected Hessian block ≈ 10. The threshold puts the energies and gradients of
 //! meshes of a few thousand elements on one thread and their projected Hessians on all.
 
-use crate::back::cranelift::BatchKind;
+use crate::codegen::element_loop::BatchKind;
 use mad_runtime::sparse::Coloring;
 
 /// What an evaluation computes per element, for the work estimate.

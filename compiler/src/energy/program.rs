@@ -123,7 +123,7 @@ impl EnergyProgram {
     }
 
     /// The specs of the batched loops compiled with this program, in order.
-    pub fn batch_specs(&self) -> Vec<crate::back::cranelift::BatchSpec> {
+    pub fn batch_specs(&self) -> Vec<crate::codegen::element_loop::BatchSpec> {
         super::batched::specs(&self.module, &self.energies, &self.decls).0
     }
 
@@ -148,7 +148,7 @@ impl EnergyProgram {
     /// on several threads, many times per solve, and write nothing: the CLI warns.
     pub fn printing_terms(&self) -> Vec<String> {
         let prints = |f| {
-            crate::ad::show::reachable(&self.module, f).into_iter().any(|h| {
+            crate::analysis::reachable(&self.module, f).into_iter().any(|h| {
                 self.module.functions[h]
                     .ops
                     .iter()

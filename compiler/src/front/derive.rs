@@ -48,7 +48,7 @@ pub fn generate(g: &mut Front) {
                 progressed = true;
                 continue;
             };
-            let reach = ad::show::reachable(&g.module, tf);
+            let reach = crate::analysis::reachable(&g.module, tf);
             if reach.iter().any(|f| failed.contains(f)) {
                 // Its operand already failed (and was reported).
                 let p = pending.remove(i);
@@ -389,7 +389,7 @@ fn jacobian_body(
 pub fn check_sct_terms(g: &mut Front, mesh: &super::mesh::MeshDecls) {
     let mut found = Vec::new();
     for t in &mesh.energies {
-        for h in ad::show::reachable(&g.module, t.func) {
+        for h in crate::analysis::reachable(&g.module, t.func) {
             let f = &g.module.functions[h];
             if f.ad_mode != Some(crate::ir::AdMode::Sct) {
                 continue;

@@ -23,33 +23,12 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{BinaryOp, Function, Literal, OpId, OpKind, Region, Type, ValueId};
+use crate::analysis::{definitions, for_loops};
+use crate::ir::{BinaryOp, Function, Literal, OpId, OpKind, Type, ValueId};
 
 /// The longest chain of inserts rewritten (a term that reads one element of a carried tensor
 /// more often than this keeps its whole-tensor add).
 const MAX_CHAIN: usize = 16;
-
-fn defs(f: &Function, r: &Region, out: &mut HashMap<ValueId, OpId>) {
-    for &id in &r.ops {
-        for &v in &f.ops[id].results {
-            out.insert(v, id);
-        }
-        for nr in &f.ops[id].regions {
-            defs(f, nr, out);
-        }
-    }
-}
-
-fn for_ops(f: &Function, r: &Region, out: &mut Vec<OpId>) {
-    for &id in &r.ops {
-        if f.ops[id].kind == OpKind::For {
-            out.push(id);
-        }
-        for nr in &f.ops[id].regions {
-            for_ops(f, nr, out);
-        }
-    }
-}
 
 /// Whether `v` is `tensor.full` of a `+0.0` constant, with a float element type.
 fn is_plus_zero_full(f: &Function, d: &HashMap<ValueId, OpId>, v: ValueId) -> bool {
@@ -81,10 +60,8 @@ struct Plan {
 
 /// Rewrites every sparse accumulation in `f`; returns whether anything changed.
 pub fn sparse_accumulate(f: &mut Function) -> bool {
-    let mut d = HashMap::new();
-    defs(f, &f.body, &mut d);
-    let mut fors = Vec::new();
-    for_ops(f, &f.body, &mut fors);
+    let d = definitions(f, &f.body);
+    let fors = for_loops(f, &f.body);
     let mut plans = Vec::new();
     for id in fors {
         let op = &f.ops[id];

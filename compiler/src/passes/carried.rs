@@ -13,7 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{Function, Module, OpId, OpKind, Region, ValueId};
+use crate::analysis::for_loops;
+use crate::ir::{Function, Module, OpId, Region, ValueId};
 
 /// Marks the values used by the ops of `r` that are live given `live` (values
 /// used later), like [`super::dce`] does (an op stays for an effect or a possible
@@ -38,17 +39,6 @@ pub(super) fn uses(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
         out.extend(f.ops[id].operands.iter().copied());
         for nr in &f.ops[id].regions {
             uses(f, nr, out);
-        }
-    }
-}
-
-fn for_ops(f: &Function, r: &Region, out: &mut Vec<OpId>) {
-    for &id in &r.ops {
-        if f.ops[id].kind == OpKind::For {
-            out.push(id);
-        }
-        for nr in &f.ops[id].regions {
-            for_ops(f, nr, out);
         }
     }
 }
@@ -83,8 +73,7 @@ pub fn prune(module: &mut Module, fref: crate::ir::FuncRef) -> bool {
     let f = &module.functions[fref];
     let mut used = HashSet::new();
     uses(f, &f.body, &mut used);
-    let mut fors = Vec::new();
-    for_ops(f, &f.body, &mut fors);
+    let fors = for_loops(f, &f.body);
     let mut plans: Vec<(OpId, Vec<bool>)> = Vec::new();
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     for id in fors {

@@ -9,25 +9,15 @@ use std::collections::HashSet;
 
 use super::fallible::{CallFailures, Facts, op_may_fail};
 
+use crate::analysis::any_reachable_op;
 use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 
 /// Whether calling `f` may have an effect (it prints or uses the tape, directly
 /// or through calls).
 pub fn may_print(module: &Module, f: FuncRef) -> bool {
-    fn walk(module: &Module, f: FuncRef, seen: &mut HashSet<FuncRef>) -> bool {
-        if !seen.insert(f) {
-            return false;
-        }
-        let Some(func) = module.functions.get(f) else {
-            return true;
-        };
-        func.ops.iter().any(|(_, op)| match op.kind {
-            OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop => true,
-            OpKind::Call(g) => walk(module, g, seen),
-            _ => false,
-        })
-    }
-    walk(module, f, &mut HashSet::new())
+    any_reachable_op(module, f, true, |k| {
+        matches!(k, OpKind::Print | OpKind::PrintStr(_) | OpKind::TapePush | OpKind::TapePop)
+    })
 }
 
 /// What [`dce`] (and [`super::carried`]) need to know about the ops of one function.

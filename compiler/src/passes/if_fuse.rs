@@ -27,6 +27,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::subst;
+use crate::analysis::defined_in;
 use crate::ir::{Function, OpId, OpKind, Region, ValueId};
 
 /// Drops unused `scf.if` results and fuses adjacent `scf.if`s on one condition, in every
@@ -47,16 +48,6 @@ pub fn fuse_ifs(f: &mut Function) -> bool {
     changed
 }
 
-/// The values defined by the ops of `r` and below (their results and block arguments).
-fn defined_in(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
-    out.extend(r.args.iter().copied());
-    for &id in &r.ops {
-        out.extend(f.ops[id].results.iter().copied());
-        for nr in &f.ops[id].regions {
-            defined_in(f, nr, out);
-        }
-    }
-}
 
 /// Maps, in `r` and below, each `scf.if` result that repeats an earlier result of the
 /// same `if` (every branch yields the same value at both positions) to that result, and

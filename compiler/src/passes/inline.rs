@@ -9,45 +9,16 @@
 //! and only up to a size limit. The copy keeps the callee's op order, so
 //! effects (`print`) happen in the same order.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use mad_grammar::span::Span;
 
 use super::subst;
+use crate::analysis::{op_count, reaches};
 use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 
 /// Largest callee (in ops) that is inlined.
 pub const MAX_INLINE_OPS: usize = 4000;
-
-fn reaches(module: &Module, from: FuncRef, targets: &[FuncRef]) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![from];
-    while let Some(g) = stack.pop() {
-        let Some(func) = module.functions.get(g) else {
-            return true;
-        };
-        for (_, op) in func.ops.iter() {
-            if let OpKind::Call(h) = op.kind {
-                if targets.contains(&h) {
-                    return true;
-                }
-                if seen.insert(h) {
-                    stack.push(h);
-                }
-            }
-        }
-    }
-    false
-}
-
-fn live_ops(f: &Function, r: &Region, out: &mut usize) {
-    for &id in &r.ops {
-        *out += 1;
-        for nr in &f.ops[id].regions {
-            live_ops(f, nr, out);
-        }
-    }
-}
 
 fn copy_region(
     dst: &mut Function,
@@ -162,10 +133,7 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
                 && g != f
                 && !ok.contains_key(&g)
             {
-                let mut n = 0;
-                if let Some(callee) = module.functions.get(g) {
-                    live_ops(callee, &callee.body, &mut n);
-                }
+                let n = module.functions.get(g).map_or(0, |callee| op_count(callee, &callee.body));
                 size.insert(g, n);
                 ok.insert(
                     g,
@@ -220,8 +188,7 @@ pub fn inline_operator_calls(module: &mut Module, f: FuncRef) -> bool {
         {
             let eligible = g != f
                 && module.functions.get(g).is_some_and(|callee| {
-                    let mut n = 0;
-                    live_ops(callee, &callee.body, &mut n);
+                    let n = op_count(callee, &callee.body);
                     is_operator_function(&callee.name)
                         && callee.source_file == caller_file
                         && n <= MAX_INLINE_OPS

@@ -15,7 +15,8 @@
 
 use std::collections::HashSet;
 
-use crate::ir::{BinaryOp, Function, OpId, OpKind, Region, ScalarKind, Type, ValueId};
+use crate::analysis::defined_in;
+use crate::ir::{BinaryOp, Function, OpId, OpKind, Region, ScalarKind, Type};
 
 /// Hoists the loop-invariant ops of every loop of `f`; returns whether anything moved.
 pub fn hoist(f: &mut Function) -> bool {
@@ -63,17 +64,6 @@ fn hoist_region(f: &mut Function, r: &mut Region) -> bool {
     changed
 }
 
-/// Every value defined in `r`: its arguments and the results of its ops, nested regions included.
-fn defined_in(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
-    out.extend(r.args.iter().copied());
-    for &id in &r.ops {
-        let op = &f.ops[id];
-        out.extend(op.results.iter().copied());
-        for nr in &op.regions {
-            defined_in(f, nr, out);
-        }
-    }
-}
 
 fn is_float(t: &Type) -> bool {
     matches!(t, Type::Scalar(ScalarKind::F64 | ScalarKind::F32))

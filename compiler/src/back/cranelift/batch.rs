@@ -1,10 +1,6 @@
-//! Batched element loops: one compiled function per (kernel, workload) that
-//! runs a contiguous range of mesh elements by itself. For each element it
-//! gathers the local dof vector from `x` through the element's dof indices,
-//! loads the element's data and the loop-invariant params, evaluates the
-//! kernel's IR body inlined into the loop (no call, no argument or result
-//! buffers), and adds the weighted results into the energy sum, the gradient,
-//! the CSR values (through the element's precomputed slots) or the HVP output.
+//! Element loops ([`crate::codegen::element_loop`]) compiled by Cranelift: one function per
+//! (kernel, workload) that runs a contiguous range of mesh elements by itself, with the
+//! kernel's IR body inlined into the loop (no call, no argument or result buffers).
 //!
 //! The entry is `extern "C" fn(ctx, frame: *const BatchFrame) -> f64` and
 //! returns the weighted energy sum of the range, accumulated in element order
@@ -12,7 +8,7 @@
 //! a range gives the same bits as the element-by-element path of the caller
 //! for the energy, gradient and HVP.
 //!
-//! Hessians ([`BatchKind::Hess`]): the kernel returns the k×k block by columns
+//! Hessians ([`BatchKind::Hess`](crate::codegen::element_loop::BatchKind::Hess)): the kernel returns the k×k block by columns
 //! (column b = ∂(∇E)/∂z_b). Only the upper triangle (rows a ≤ b of column b) is
 //! read; Cranelift then drops the code of the lower triangle as dead, and each
 //! value is added to both the (a, b) and (b, a) slots. The two computed
@@ -34,7 +30,7 @@
 //!
 //! Only kernels whose body is straight scalar code (small tensors, no heap
 //! tensors, calls, prints or tape ops; `if`/loops are fine) are batched:
-//! [`batchable`]. Run-time errors inside the kernel are recorded in the
+//! [`crate::codegen::element_loop::batchable`]. Run-time errors inside the kernel are recorded in the
 //! context as usual; [`BatchCaller::run`] returns the first one.
 
 use cranelift_codegen::ir::{
@@ -47,110 +43,24 @@ use mad_runtime::jit::JitContext;
 
 use super::JitError;
 use super::abi::PTR;
-use super::layout::{clif_types, flat_layout, has_heap};
+use super::layout::clif_types;
 use super::lower::FnLower;
-use crate::ir::{self, OpKind, Region, Type};
+use crate::codegen::element_loop::{BatchFrame, BatchInput, BatchKind, BatchSpec};
+use crate::ir;
 
-/// What a batched loop does with its kernel's results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BatchKind {
-    /// `kernel(z, o…) -> value`: the energy sum only.
-    Value,
-    /// `kernel(z, o…) -> (value, ∇)`: energy sum and gradient.
-    Grad,
-    /// `kernel(z, o…) -> (value, ∇, (col₀, …))`: energy, gradient, CSR values.
-    Hess,
-    /// `kernel(z, o…, v) -> H·v`: adds into the output vector.
-    Hvp,
-    /// Like `Hess`, but each element's k×k block (row-major, unweighted, the
-    /// upper triangle mirrored) is stored into [`BatchFrame::out`] at
-    /// `(e − start)·k²` instead of being scattered: for blocks the caller
-    /// transforms (PSD projection) before it scatters them.
-    HessBlock,
-}
-
-/// How one kernel parameter after the local dof vector `z` is filled.
-#[derive(Clone, Debug, PartialEq)]
-pub enum BatchInput {
-    /// `slots` values of data array `array` (of [`BatchFrame::data`]) at the
-    /// element itself (`vertex: None`) or at its stencil vertex `Some(v)`
-    /// (through [`BatchFrame::verts`]).
-    Data {
-        array: usize,
-        vertex: Option<u8>,
-        slots: usize,
-    },
-    /// Loop-invariant slots of [`BatchFrame::consts`] starting at `at` (params).
-    Const { at: usize },
-}
-
-/// A batched loop to compile: the IR kernel inlined into it and how its
-/// inputs are filled.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BatchSpec {
-    pub kernel: ir::FuncRef,
-    pub kind: BatchKind,
-    /// Local dof count: the kernel's first parameter is a tuple of k `f64`.
-    pub k: usize,
-    /// Stencil vertex count (the row length of [`BatchFrame::verts`]).
-    pub nverts: usize,
-    /// The kernel's parameters after `z` (before the HVP direction), in order.
-    pub inputs: Vec<BatchInput>,
-    /// `Hess` only: empty for a full k·k slot table; otherwise the lengths of
-    /// runs of consecutive dof indices that partition the local dofs, and
-    /// [`BatchFrame::slots`] holds per element, per row a, per run r the slot
-    /// of (a, first column of r) — the run's other columns follow it.
-    pub runs: Vec<usize>,
-}
-
-/// The arguments of one batched call. Pointers a kind does not use may be null.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct BatchFrame {
-    /// Element range `start..end`.
-    pub start: u64,
-    pub end: u64,
-    /// The global dof vector.
-    pub x: *const f64,
-    /// k dof indices per element.
-    pub dofs: *const u32,
-    /// k·k CSR value slots per element (row-major block order), or the
-    /// compact table of [`BatchSpec::runs`] — `Hess`.
-    pub slots: *const u32,
-    /// `nverts` vertex indices per element (data read at vertices).
-    pub verts: *const u32,
-    /// Gradient output (`Grad`, `Hess`).
-    pub grad: *mut f64,
-    /// CSR values output (`Hess`).
-    pub hess: *mut f64,
-    /// HVP direction and output (`Hvp`); `out` is the block buffer of
-    /// `HessBlock` (`(end − start)·k²` values).
-    pub v: *const f64,
-    pub out: *mut f64,
-    /// The factor every contribution is multiplied by.
-    pub weight: f64,
-    /// Loop-invariant 8-byte slots (params; an `i64` as its bits).
-    pub consts: *const u64,
-    /// One pointer per data array.
-    pub data: *const *const f64,
-}
-
-const fn field(i: i32) -> i32 {
-    8 * i
-}
-const F_START: i32 = field(0);
-const F_END: i32 = field(1);
-const F_X: i32 = field(2);
-const F_DOFS: i32 = field(3);
-const F_SLOTS: i32 = field(4);
-const F_VERTS: i32 = field(5);
-const F_GRAD: i32 = field(6);
-const F_HESS: i32 = field(7);
-const F_V: i32 = field(8);
-const F_OUT: i32 = field(9);
-const F_WEIGHT: i32 = field(10);
-const F_CONSTS: i32 = field(11);
-const F_DATA: i32 = field(12);
+const F_START: i32 = std::mem::offset_of!(BatchFrame, start) as i32;
+const F_END: i32 = std::mem::offset_of!(BatchFrame, end) as i32;
+const F_X: i32 = std::mem::offset_of!(BatchFrame, x) as i32;
+const F_DOFS: i32 = std::mem::offset_of!(BatchFrame, dofs) as i32;
+const F_SLOTS: i32 = std::mem::offset_of!(BatchFrame, slots) as i32;
+const F_VERTS: i32 = std::mem::offset_of!(BatchFrame, verts) as i32;
+const F_GRAD: i32 = std::mem::offset_of!(BatchFrame, grad) as i32;
+const F_HESS: i32 = std::mem::offset_of!(BatchFrame, hess) as i32;
+const F_V: i32 = std::mem::offset_of!(BatchFrame, v) as i32;
+const F_OUT: i32 = std::mem::offset_of!(BatchFrame, out) as i32;
+const F_WEIGHT: i32 = std::mem::offset_of!(BatchFrame, weight) as i32;
+const F_CONSTS: i32 = std::mem::offset_of!(BatchFrame, consts) as i32;
+const F_DATA: i32 = std::mem::offset_of!(BatchFrame, data) as i32;
 
 /// The entry of a compiled batched loop.
 pub type BatchFn = unsafe extern "C" fn(*mut u8, *const BatchFrame) -> f64;
@@ -163,21 +73,6 @@ pub fn batch_signature(cc: CallConv) -> Signature {
     sig
 }
 
-fn region_ok(f: &ir::Function, r: &Region) -> bool {
-    r.ops.iter().all(|&id| {
-        let op = &f.ops[id];
-        let plain = !matches!(
-            op.kind,
-            OpKind::Call(_)
-                | OpKind::Print
-                | OpKind::PrintStr(_)
-                | OpKind::TapePush
-                | OpKind::TapePop
-        ) && !op.kind.is_tape();
-        plain && op.regions.iter().all(|r| region_ok(f, r))
-    })
-}
-
 /// Whether the loop over pairs of elements is worth its gathers and extractions for
 /// kernel `f`: its ops (nested regions included) number at least twice its input and
 /// result slots. A spring's Hessian (97 ops for 6 dofs and 43 results) runs faster one
@@ -185,36 +80,7 @@ fn region_ok(f: &ir::Function, r: &Region) -> bool {
 pub fn worth_pairing(f: &ir::Function, spec: &BatchSpec) -> bool {
     let inputs: usize = f.param_types().iter().map(|t| clif_types(t).len()).sum();
     let slots = inputs + clif_types(&f.ret).len();
-    spec.k > 0 && super::control::region_size(f, &f.body) >= 2 * slots
-}
-
-/// Whether `f` can be inlined into a batched loop as `kind` with k local dofs:
-/// its body is plain scalar code and its signature matches the kind.
-pub fn batchable(f: &ir::Function, kind: BatchKind, k: usize, ninputs: usize) -> bool {
-    if k == 0
-        || f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty)))
-        || !region_ok(f, &f.body)
-    {
-        return false;
-    }
-    let z = Type::Tuple(vec![Type::F64; k]);
-    let params = f.param_types();
-    let extra = usize::from(kind == BatchKind::Hvp);
-    if params.len() != 1 + ninputs + extra
-        || params[0] != z
-        || (extra == 1 && params[1 + ninputs] != z)
-    {
-        return false;
-    }
-    let nret = clif_types(&f.ret).len();
-    let all_f64 = clif_types(&f.ret).iter().all(|t| *t == types::F64);
-    let want = match kind {
-        BatchKind::Value => 1,
-        BatchKind::Grad => 1 + k,
-        BatchKind::Hess | BatchKind::HessBlock => 1 + k + k * k,
-        BatchKind::Hvp => k,
-    };
-    all_f64 && nret == want
+    spec.k > 0 && crate::analysis::op_count(f, &f.body) >= 2 * slots
 }
 
 impl FnLower<'_, '_> {

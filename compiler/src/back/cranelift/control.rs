@@ -13,6 +13,7 @@ use super::JitError;
 use super::imports::Routine;
 use super::layout::clif_types;
 use super::lower::{FnLower, unsupported};
+use crate::analysis::op_count;
 use crate::ir::{FuncRef, Op, Region, Type, ValueId};
 
 /// What each copy of a versioned `for` loop ([`super::version`]) shares.
@@ -135,7 +136,7 @@ impl FnLower<'_, '_> {
             let (t, e) = both?;
             Ok(t.iter().zip(&e).map(|(&x, &y)| me.select_slot(cond, x, y)).collect())
         };
-        let (then_size, else_size) = (region_size(self.f, then_r), region_size(self.f, else_r));
+        let (then_size, else_size) = (op_count(self.f, then_r), op_count(self.f, else_r));
         let small_then = 4 * then_size <= else_size;
         if self.converting > 0 || !(small_then || 4 * else_size <= then_size) {
             let picked = selected(self)?;
@@ -178,14 +179,15 @@ impl FnLower<'_, '_> {
         let mut start = vec![lo];
         start.extend(init);
         // `cur_op` is this loop until its body is lowered.
-        let mark = match self.cur_op {
-            Some(id) if self.release.contains(&id) => Some(self.arena_mark()?),
+        let loop_id = self.cur_op;
+        let mark = match loop_id {
+            Some(id) if self.releases && self.info.release.contains(&id) => Some(self.arena_mark()?),
             _ => None,
         };
         let views = self.enter_loop(op)?;
-        let poll = super::invariant::needs_poll(self.f, body);
+        let poll = loop_id.is_some_and(|id| self.info.polls.contains(&id));
         let copy = ForCopy { body, hi, result_tys: &result_tys, carried_tys: &carried_tys, mark, exit, poll };
-        match self.proved_reads(op, lo, hi)? {
+        match self.proved_reads(loop_id, lo, hi)? {
             Some((safe, proved)) => {
                 let fast = self.for_header(&carried_tys);
                 let checked = self.for_header(&carried_tys);
@@ -331,7 +333,7 @@ impl FnLower<'_, '_> {
         self.bind_args(&f.body.args, &slots)?;
         // Only the entries of called functions read the depth: a leaf's
         // body leaves it at 0.
-        let leaf = super::leaf::calls_nothing(f);
+        let leaf = self.info.calls_nothing;
         if !leaf {
             let one = self.b.ins().iconst(types::I64, 1);
             self.b.ins().store(MemFlagsData::trusted(), one, self.ctx, OFFSET_DEPTH);
@@ -401,10 +403,3 @@ impl FnLower<'_, '_> {
     }
 }
 
-/// The ops of `r` and of the regions nested in it.
-pub(super) fn region_size(f: &crate::ir::Function, r: &Region) -> usize {
-    r.ops
-        .iter()
-        .map(|&id| 1 + f.ops[id].regions.iter().map(|n| region_size(f, n)).sum::<usize>())
-        .sum()
-}

@@ -12,8 +12,8 @@ use mad_runtime::jit::{ApplyDesc, FlatLayout, TensorOp};
 
 use super::JitError;
 use super::imports::Routine;
-use super::layout::flat_layout;
 use super::lower::FnLower;
+use crate::codegen::layout::flat_layout;
 use crate::ir::{ScalarKind, ValueId};
 
 /// A heap `f64` tensor whose extents are all known only at run time (so

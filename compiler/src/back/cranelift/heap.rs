@@ -15,8 +15,9 @@ use mad_runtime::jit::layout::FlatLayout;
 
 use super::JitError;
 use super::imports::Routine;
-use super::layout::{clif_kind, flat_layout};
+use super::layout::clif_kind;
 use super::lower::FnLower;
+use crate::codegen::layout::flat_layout;
 use crate::ir::{Op, ScalarKind, Type, ValueId};
 
 /// What an inline element read of a heap tensor needs from its header.
@@ -93,7 +94,7 @@ impl FnLower<'_, '_> {
         let bytes = self.b.ins().imul_imm_s(off, elem_size(elem));
         let addr = self.b.ins().iadd(view.base, bytes);
         // A tensor updated in place ([`super::inplace`]) is not read-only.
-        let flags = if self.inplace.mutable.contains(&t) {
+        let flags = if self.info.inplace.mutable.contains(&t) {
             MemFlagsData::trusted()
         } else {
             heap_flags()
@@ -182,7 +183,7 @@ impl FnLower<'_, '_> {
         let addr = self.b.ins().iadd(view.base, bytes);
         let zeros = self.zeros_addr();
         let addr = self.b.ins().select(bad, zeros, addr);
-        let flags = if self.inplace.mutable.contains(&t) {
+        let flags = if self.info.inplace.mutable.contains(&t) {
             MemFlagsData::trusted()
         } else {
             heap_flags()

@@ -16,11 +16,15 @@ use mad_runtime::{RtError, Value};
 
 use super::JitError;
 use super::abi::{PTR, RegisterCall, RegisterEntry, Trampoline, function_signature, register_entry, trampoline_signature};
-use super::batch::{BatchCaller, BatchFn, BatchSpec, batch_signature, batchable};
+use super::batch::{BatchCaller, BatchFn, batch_signature};
+use crate::codegen::element_loop::{BatchSpec, batchable};
+use crate::codegen::{CodegenInfo, FunctionInfo};
 use super::imports::{Imports, register_symbols};
-use super::layout::{clif_types, flat_layout};
+use super::layout::clif_types;
 use super::lower::{FnLower, Tables};
+use crate::codegen::layout::flat_layout;
 use crate::back::interp::ErrorSite;
+use crate::analysis::op_count;
 use crate::ir;
 
 /// A compiled module: machine code for every function of an IR module.
@@ -85,7 +89,7 @@ fn module_err(e: cranelift_module::ModuleError) -> JitError {
 }
 
 impl Build {
-    fn new(ir_module: &ir::Module, want_text: bool, batches: &[BatchSpec]) -> Result<Build, JitError> {
+    fn new(ir_module: &ir::Module, info: &CodegenInfo, want_text: bool, batches: &[BatchSpec]) -> Result<Build, JitError> {
         let mut module = new_jit_module()?;
         let cc = module.isa().default_call_conv();
         let mut user_ids = Vec::new();
@@ -107,15 +111,15 @@ impl Build {
             clif: want_text.then(String::new),
         };
         let mut fctx = FunctionBuilderContext::new();
-        let summary = super::release::Summary::of(&ir_module.functions);
         for (h, f) in ir_module.functions.iter() {
-            build.define_function(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
-            build.define_trampoline(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
-            let reg = build.define_register_entry(h.index(), f, &ir_module.functions, &summary, &mut fctx)?;
+            let fi = info.function(h);
+            build.define_function(h.index(), f, &ir_module.functions, fi, &mut fctx)?;
+            build.define_trampoline(h.index(), f, &ir_module.functions, fi, &mut fctx)?;
+            let reg = build.define_register_entry(h.index(), f, &ir_module.functions, fi, &mut fctx)?;
             build.reg_ids.push(reg);
         }
         for (i, spec) in batches.iter().enumerate() {
-            build.define_batch(i, spec, &ir_module.functions, &mut fctx)?;
+            build.define_batch(i, spec, &ir_module.functions, info, &mut fctx)?;
         }
         Ok(build)
     }
@@ -126,6 +130,7 @@ impl Build {
         index: usize,
         spec: &BatchSpec,
         funcs: &ir::Arena<ir::Function>,
+        info: &CodegenInfo,
         fctx: &mut FunctionBuilderContext,
     ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
@@ -151,7 +156,7 @@ impl Build {
             let fctx: &mut FunctionBuilderContext = if paired { &mut attempt_fctx } else { &mut *fctx };
             let lowered = {
                 let b = FunctionBuilder::new(&mut ctx.func, fctx);
-                let mut lower = self.lowerer(b, funcs, f, Default::default());
+                let mut lower = self.lowerer(b, funcs, f, info.function(spec.kernel), false);
                 let r = lower.lower_batch(spec, paired);
                 if r.is_ok() {
                     lower.b.seal_all_blocks();
@@ -190,7 +195,8 @@ impl Build {
         b: FunctionBuilder<'b>,
         funcs: &'a ir::Arena<ir::Function>,
         f: &'a ir::Function,
-        release: std::collections::HashSet<ir::OpId>,
+        info: &'a FunctionInfo,
+        releases: bool,
     ) -> FnLower<'a, 'b> {
         FnLower {
             b,
@@ -205,8 +211,8 @@ impl Build {
             vals: vec![None; f.values.len()],
             ctx: cranelift_codegen::ir::Value::from_u32(0),
             cur_op: None,
-            inplace: super::inplace::analyze(f),
-            release,
+            info,
+            releases,
             heap_views: HashMap::new(),
             unchecked: std::collections::HashSet::new(),
             wide: false,
@@ -219,7 +225,7 @@ impl Build {
         index: usize,
         f: &ir::Function,
         funcs: &ir::Arena<ir::Function>,
-        summary: &super::release::Summary,
+        info: &FunctionInfo,
         fctx: &mut FunctionBuilderContext,
     ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
@@ -229,7 +235,7 @@ impl Build {
         let config = self.module.isa().frontend_config();
         {
             let b = FunctionBuilder::new(&mut ctx.func, fctx);
-            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
+            let mut lower = self.lowerer(b, funcs, f, info, true);
             lower.lower_body()?;
             lower.b.seal_all_blocks();
             lower.b.finalize(config);
@@ -253,7 +259,7 @@ impl Build {
         index: usize,
         f: &ir::Function,
         funcs: &ir::Arena<ir::Function>,
-        summary: &super::release::Summary,
+        info: &FunctionInfo,
         fctx: &mut FunctionBuilderContext,
     ) -> Result<(), JitError> {
         let cc = self.module.isa().default_call_conv();
@@ -263,7 +269,7 @@ impl Build {
         let config = self.module.isa().frontend_config();
         if op_count(f, &f.body) <= INLINE_ENTRY_OPS {
             let b = FunctionBuilder::new(&mut ctx.func, fctx);
-            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
+            let mut lower = self.lowerer(b, funcs, f, info, true);
             lower.lower_trampoline_body()?;
             lower.b.seal_all_blocks();
             lower.b.finalize(config);
@@ -307,7 +313,7 @@ impl Build {
         index: usize,
         f: &ir::Function,
         funcs: &ir::Arena<ir::Function>,
-        summary: &super::release::Summary,
+        info: &FunctionInfo,
         fctx: &mut FunctionBuilderContext,
     ) -> Result<Option<(FuncId, usize, usize, bool)>, JitError> {
         let cc = self.module.isa().default_call_conv();
@@ -324,7 +330,7 @@ impl Build {
         let config = self.module.isa().frontend_config();
         {
             let b = FunctionBuilder::new(&mut ctx.func, fctx);
-            let mut lower = self.lowerer(b, funcs, f, summary.loops_to_release(f));
+            let mut lower = self.lowerer(b, funcs, f, info, true);
             lower.lower_register_entry_body()?;
             lower.b.seal_all_blocks();
             lower.b.finalize(config);
@@ -340,17 +346,13 @@ impl Build {
             }
         }
         self.module.clear_context(&mut ctx);
-        Ok(Some((id, n_args, n_results, super::leaf::is_plain_leaf(f))))
+        Ok(Some((id, n_args, n_results, info.plain_leaf)))
     }
 }
 
 /// The most ops (nested regions included) of a function compiled inline into
 /// its trampoline, saving a call and the entry checks per host call.
 const INLINE_ENTRY_OPS: usize = 400;
-
-fn op_count(f: &ir::Function, r: &ir::Region) -> usize {
-    r.ops.iter().map(|&id| 1 + f.ops[id].regions.iter().map(|nr| op_count(f, nr)).sum::<usize>()).sum()
-}
 
 /// The CLIF text of every function of the module (before optimization).
 pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
@@ -360,7 +362,8 @@ pub fn clif_text(module: &ir::Module) -> Result<String, JitError> {
 /// The CLIF text of every function of the module (before optimization) and of
 /// the batched loops `batches` (after Cranelift's optimizer).
 pub fn clif_text_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<String, JitError> {
-    let build = Build::new(&crate::passes::for_codegen(module), true, batches)?;
+    let prepared = crate::codegen::Prepared::of(module);
+    let build = Build::new(&prepared.module, &prepared.info, true, batches)?;
     let text = build.clif.clone().unwrap_or_default();
     // The module's code was never finalized; its memory is released with it.
     drop(build);
@@ -383,7 +386,8 @@ impl JitModule {
     /// prepares it) and the batched loops `batches` ([`JitModule::batch_caller`]
     /// takes their index in `batches`).
     pub fn compile_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<JitModule, JitError> {
-        let mut build = Build::new(&crate::passes::for_codegen(module), false, batches)?;
+        let prepared = crate::codegen::Prepared::of(module);
+        let mut build = Build::new(&prepared.module, &prepared.info, false, batches)?;
         build.module.finalize_definitions().map_err(module_err)?;
         let mut entries = Vec::new();
         for (h, f) in module.functions.iter() {

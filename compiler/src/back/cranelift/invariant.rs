@@ -15,9 +15,6 @@
 //!   address) of every heap tensor defined outside the loop and indexed inside
 //!   it, stores its values the same way, and lets the loop's element reads use
 //!   it. [`FnLower::leave_loop`] forgets the views after the loop.
-//!
-//! It also tells whether a `for` loop must poll the error flag on every trip
-//! ([`needs_poll`]).
 
 use std::collections::HashSet;
 
@@ -29,24 +26,14 @@ use mad_runtime::jit::context::HEAP_INLINE_RANK;
 use mad_runtime::jit::layout::FlatLayout;
 
 use super::JitError;
-use super::layout::flat_layout;
 use super::lower::FnLower;
+use crate::codegen::layout::flat_layout;
+use crate::analysis::defined_in;
 use crate::ir::{Function, Op, OpKind, Region, ValueId};
 
 /// The most values one loop entry stores (beyond, the rest are left as they are).
 const MAX_PINNED: usize = 64;
 
-/// Every value defined in `r`: arguments and op results, nested regions included.
-fn defined_in(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
-    out.extend(r.args.iter().copied());
-    for &id in &r.ops {
-        let op = &f.ops[id];
-        out.extend(op.results.iter().copied());
-        for nr in &op.regions {
-            defined_in(f, nr, out);
-        }
-    }
-}
 
 /// The operands read in `r` (nested regions included) and the tensors indexed there.
 fn reads_in(f: &Function, r: &Region, operands: &mut Vec<ValueId>, indexed: &mut Vec<ValueId>) {
@@ -66,26 +53,6 @@ fn reads_in(f: &Function, r: &Region, operands: &mut Vec<ValueId>, indexed: &mut
     operands.extend(r.yields.iter().copied());
 }
 
-/// Whether a `for` loop must test the error flag before every trip: when its
-/// body (nested regions included) calls a function, prints, uses the tape or
-/// contains a `while`. Other bodies only run inline arithmetic, element reads
-/// and writes and heap-tensor ops, all of which continue with safe values after
-/// an error, so the loop may finish its (bounded) trips and the error is seen
-/// when the function returns.
-pub fn needs_poll(f: &Function, r: &Region) -> bool {
-    r.ops.iter().any(|&id| {
-        let op = &f.ops[id];
-        matches!(
-            op.kind,
-            OpKind::Call(_)
-                | OpKind::Print
-                | OpKind::PrintStr(_)
-                | OpKind::While
-                | OpKind::TapePush
-                | OpKind::TapePop
-        ) || op.regions.iter().any(|nr| needs_poll(f, nr))
-    })
-}
 
 impl FnLower<'_, '_> {
     /// Whether `v` is an instruction result other than a constant.
@@ -127,7 +94,7 @@ impl FnLower<'_, '_> {
             if inside.contains(&t)
                 || self.heap_views.contains_key(&t)
                 || !seen_t.insert(t)
-                || self.inplace.mutable.contains(&t)
+                || self.info.inplace.mutable.contains(&t)
             {
                 continue;
             }

@@ -18,7 +18,8 @@ use mad_runtime::jit::{ApplyDesc, FlatLayout, TensorOp};
 
 use super::JitError;
 use super::imports::{Imports, Routine};
-use super::layout::{clif_types, flat_layout, has_heap, same_repr, slot_types};
+use super::layout::{clif_types, slot_types};
+use crate::codegen::layout::{flat_layout, has_heap, same_repr};
 use crate::ir::{self, OpId, OpKind, Type, ValueId};
 
 /// Tables compiled code refers to by index at run time.
@@ -66,10 +67,12 @@ pub struct FnLower<'a, 'b> {
     pub ctx: Value,
     /// The op being lowered (for the source site of its run-time errors).
     pub cur_op: Option<OpId>,
-    /// Inserts lowered as in-place stores ([`super::inplace`]).
-    pub inplace: super::inplace::InPlace,
-    /// `scf.for` ops whose trips free their temporaries ([`super::release`]).
-    pub release: std::collections::HashSet<OpId>,
+    /// What the codegen layer knows of `f` (in-place inserts, released and polled
+    /// loops, loop versions, `sin`/`cos` pairs).
+    pub info: &'a crate::codegen::FunctionInfo,
+    /// Whether loops in [`crate::codegen::FunctionInfo::release`] free their trips'
+    /// temporaries (not inside an element loop, whose kernel allocates nothing).
+    pub releases: bool,
     /// Header values of heap tensors read inside the loops being lowered,
     /// computed in front of the loop ([`super::invariant`]).
     pub heap_views: HashMap<ValueId, super::heap::HeapView>,
@@ -343,7 +346,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
 
     /// Lowers every op of a region, in order.
     pub fn lower_ops(&mut self, ops: &[OpId]) -> Result<(), JitError> {
-        let pairs = super::sincos::pairs(self.f, ops);
+        let pairs = &self.info.sincos;
         let mut done = std::collections::HashSet::new();
         for &op in ops {
             if done.contains(&op) {
@@ -549,7 +552,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             let inlined = match &op.kind {
                 OpKind::Index => self.try_heap_index(op)?,
                 OpKind::DimOf(axis) => self.try_heap_dim(op, *axis)?,
-                OpKind::Insert if self.inplace.inserts.contains(&id) => {
+                OpKind::Insert if self.info.inplace.inserts.contains(&id) => {
                     self.lower_inplace_insert(op)?;
                     true
                 }

@@ -1,14 +1,16 @@
 //! The Cranelift back end: compiles IR modules to machine code for the host
 //! (JIT) and runs them.
 //!
-//! - [`layout`]: how IR types flatten into Cranelift values (scalarized small
-//!   tensors, heap tensors as arena pointers, flattened tuples).
+//! Target-independent facts (value layouts, in-place inserts, release and poll points,
+//! loop versions, leaf functions, `sin`/`cos` pairs, element-loop specs) come from
+//! [`crate::codegen`]; the files here lower them.
+//!
+//! - [`layout`]: the Cranelift types of a value's slots.
 //! - [`abi`]: function and trampoline signatures (hidden context parameter first).
 //! - [`lower`]: per-function state, op dispatch, heap-op sites;
 //!   [`scalar`]: scalar instruction selection; [`tensor`]: inline small-tensor ops;
 //!   [`sincos`]: `sin` and `cos` of one value in one call.
-//! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry;
-//!   [`leaf`]: functions that call no compiled function (entries without depth).
+//! - [`control`]: `If`/`For`/`While`, calls, the depth/stack check at entry.
 //! - [`direct`]: heap-tensor ops of `f64` called as typed routines;
 //!   [`heap`]: inline heap-tensor reads; [`inplace`]: in-place updates of
 //!   loop-carried accumulators; [`release`]: freeing loop trips' temporaries;
@@ -35,7 +37,6 @@ pub mod imports;
 pub mod inplace;
 pub mod invariant;
 pub mod layout;
-pub mod leaf;
 pub mod lower;
 pub mod raw;
 pub mod release;
@@ -48,7 +49,7 @@ pub mod version;
 
 use std::fmt;
 
-pub use batch::{BatchCaller, BatchFrame, BatchInput, BatchKind, BatchSpec};
+pub use batch::BatchCaller;
 pub use host::{JitModule, clif_text, clif_text_with_batches};
 pub use raw::{RAW_STACK_BUDGET, RawCaller};
 pub use values::ValueCaller;

@@ -11,8 +11,9 @@ use cranelift_codegen::ir::{
 
 use super::JitError;
 use super::imports::Routine;
-use super::layout::{clif_kind, small_shape};
+use super::layout::clif_kind;
 use super::lower::{FnLower, unsupported};
+use crate::codegen::layout::small_shape;
 use crate::ir::{BinaryOp, ScalarKind, Type, UnaryOp, ValueId};
 
 impl FnLower<'_, '_> {

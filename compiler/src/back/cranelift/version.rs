@@ -1,4 +1,5 @@
-//! Loop versioning for element reads indexed by the induction variable.
+//! Loop versioning for element reads indexed by the induction variable (the candidates
+//! come from [`crate::codegen::versions`]).
 //!
 //! In `for j in lo..hi`, a heap-tensor read `t[e]` whose index is `e = base ± j`
 //! (sums and differences of `j`, integer constants and values defined in front
@@ -25,91 +26,14 @@
 //! axis) stays checked: the clamped index of a checked read keeps every
 //! hoisted load in bounds.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use cranelift_codegen::ir::{InstBuilder, Value, condcodes::IntCC};
-use mad_runtime::jit::context::HEAP_INLINE_RANK;
-use mad_runtime::jit::layout::FlatLayout;
 
 use super::JitError;
-use super::layout::flat_layout;
 use super::lower::FnLower;
-use crate::ir::{BinaryOp, Function, Literal, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId};
-
-/// How deep an index expression is followed.
-const MAX_DEPTH: usize = 8;
-
-/// The most ops (nested regions included) a versioned loop body may have.
-const MAX_BODY_OPS: usize = 2000;
-
-/// The ops of `r` with their results' definitions; `false` when `r` nests a loop.
-fn scan(f: &Function, r: &Region, defs: &mut HashMap<ValueId, OpId>, reads: &mut Vec<OpId>, count: &mut usize) -> bool {
-    for &id in &r.ops {
-        let op = &f.ops[id];
-        *count += 1;
-        if matches!(op.kind, OpKind::For | OpKind::While) {
-            return false;
-        }
-        for &v in &op.results {
-            defs.insert(v, id);
-        }
-        if op.kind == OpKind::Index {
-            reads.push(id);
-        }
-        for nr in &op.regions {
-            if !scan(f, nr, defs, reads, count) {
-                return false;
-            }
-        }
-    }
-    true
-}
-
-/// A loop body's definitions and its induction variable.
-struct Body<'f> {
-    f: &'f Function,
-    defs: HashMap<ValueId, OpId>,
-    /// Values bound by the body's regions (the induction variable, carried values).
-    bound: HashSet<ValueId>,
-    j: ValueId,
-}
-
-impl Body<'_> {
-    fn is_i64(&self, v: ValueId) -> bool {
-        matches!(self.f.values[v].ty, Type::Scalar(ScalarKind::I64))
-    }
-
-    /// The coefficient of the induction variable in `v`, when `v` is an affine
-    /// integer expression of it and of loop-invariant values.
-    fn coef(&self, v: ValueId, depth: usize) -> Option<i64> {
-        if !self.is_i64(v) || depth > MAX_DEPTH {
-            return None;
-        }
-        if v == self.j {
-            return Some(1);
-        }
-        if self.bound.contains(&v) {
-            return None;
-        }
-        let Some(&id) = self.defs.get(&v) else { return Some(0) };
-        let op = &self.f.ops[id];
-        match (&op.kind, &op.operands[..]) {
-            (OpKind::Const(Literal::I64(_)), []) => Some(0),
-            (OpKind::Binary(BinaryOp::Add), &[a, b]) => Some(self.coef(a, depth + 1)? + self.coef(b, depth + 1)?),
-            (OpKind::Binary(BinaryOp::Sub), &[a, b]) => Some(self.coef(a, depth + 1)? - self.coef(b, depth + 1)?),
-            _ => None,
-        }
-    }
-}
-
-fn bound_args(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
-    out.extend(r.args.iter().copied());
-    for &id in &r.ops {
-        for nr in &f.ops[id].regions {
-            bound_args(f, nr, out);
-        }
-    }
-}
+use crate::codegen::versions::Body;
+use crate::ir::{BinaryOp, OpId, OpKind, ValueId};
 
 impl FnLower<'_, '_> {
     /// The value of the affine index expression `v` (see [`Body::coef`]) when
@@ -119,7 +43,7 @@ impl FnLower<'_, '_> {
             return Ok(jv);
         }
         let Some(&id) = body.defs.get(&v) else { return self.get1(v) };
-        let op = &body.f.ops[id];
+        let op = &self.f.ops[id];
         match (&op.kind, &op.operands[..]) {
             (OpKind::Const(lit), []) => Ok(self.constant(*lit)),
             (OpKind::Binary(bop), &[a, b]) => {
@@ -134,41 +58,23 @@ impl FnLower<'_, '_> {
     /// after [`FnLower::enter_loop`]): the element reads of its body whose
     /// bounds checks can be proved once, and the flag (`i8`) that is 1 when
     /// they all hold on every trip. `None` when the loop is not versioned.
-    pub fn proved_reads(&mut self, op: &Op, lo: Value, hi: Value) -> Result<Option<(Value, HashSet<OpId>)>, JitError> {
-        let f = self.f;
-        let Some(region) = op.regions.first() else { return Ok(None) };
-        let Some(&j) = region.args.first() else { return Ok(None) };
-        let (mut defs, mut reads, mut count) = (HashMap::new(), Vec::new(), 0);
-        if !scan(f, region, &mut defs, &mut reads, &mut count) || count > MAX_BODY_OPS {
-            return Ok(None);
-        }
-        let mut bound = HashSet::new();
-        bound_args(f, region, &mut bound);
-        let body = Body { f, defs, bound, j };
+    pub fn proved_reads(&mut self, loop_id: Option<OpId>, lo: Value, hi: Value) -> Result<Option<(Value, HashSet<OpId>)>, JitError> {
+        let info = self.info;
+        let Some(plan) = loop_id.and_then(|id| info.versions.get(&id)) else { return Ok(None) };
         // (extent, index expression, coefficient), deduplicated.
         let mut checks: Vec<(Value, ValueId, i64)> = Vec::new();
         let mut proved = HashSet::new();
-        for id in reads {
-            let rop = &f.ops[id];
-            let (Some(&t), Some(&r)) = (rop.operands.first(), rop.results.first()) else { continue };
-            let FlatLayout::Heap { shape, .. } = flat_layout(self.ty(t)) else { continue };
-            let idx = &rop.operands[1..];
-            if !matches!(self.ty(r), Type::Scalar(_)) || idx.len() != shape.len() || shape.len() > HEAP_INLINE_RANK {
-                continue;
-            }
-            let Some(view) = self.heap_views.get(&t).cloned() else { continue };
-            let coefs: Option<Vec<i64>> = idx.iter().map(|&e| body.coef(e, 0).filter(|c| c.abs() <= 1)).collect();
-            // A read whose address does not move with the loop stays checked:
-            // Cranelift may hoist its load out of the loop and of enclosing
-            // loops, past the test that chooses the copy.
-            let Some(coefs) = coefs.filter(|cs| cs.iter().any(|&c| c != 0)) else { continue };
-            for ((&e, c), &n) in idx.iter().zip(coefs).zip(&view.extents) {
+        for (id, coefs) in &plan.reads {
+            let rop = &self.f.ops[*id];
+            let Some(view) = self.heap_views.get(&rop.operands[0]).cloned() else { continue };
+            for ((&e, &c), &n) in rop.operands[1..].iter().zip(coefs).zip(&view.extents) {
                 if !checks.iter().any(|&(m, x, _)| m == n && x == e) {
                     checks.push((n, e, c));
                 }
             }
-            proved.insert(id);
+            proved.insert(*id);
         }
+        let body = &plan.body;
         if proved.is_empty() {
             return Ok(None);
         }
@@ -178,12 +84,12 @@ impl FnLower<'_, '_> {
         let trips = self.b.ins().isub(hi, lo);
         let last = self.b.ins().iadd_imm_s(hi, -1);
         for (n, e, c) in checks {
-            let first = self.affine_at(&body, e, lo)?;
+            let first = self.affine_at(body, e, lo)?;
             let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, first, n);
             safe = self.b.ins().band(safe, ok);
             if c != 0 {
                 let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, trips, n);
-                let end = self.affine_at(&body, e, last)?;
+                let end = self.affine_at(body, e, last)?;
                 let end_ok = self.b.ins().icmp(IntCC::UnsignedLessThan, end, n);
                 safe = self.b.ins().band(safe, fits);
                 safe = self.b.ins().band(safe, end_ok);

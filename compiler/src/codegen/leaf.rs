@@ -9,7 +9,8 @@
 //! a call that recorded no error there is nothing to reset.
 
 use super::layout::{flat_layout, has_heap};
-use crate::ir::{Function, OpKind, Region};
+use crate::analysis::all_ops;
+use crate::ir::{Function, OpKind};
 
 /// Whether `f` calls no compiled function.
 pub fn calls_nothing(f: &Function) -> bool {
@@ -23,9 +24,3 @@ pub fn is_plain_leaf(f: &Function) -> bool {
         && !f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty)))
 }
 
-fn all_ops(f: &Function, r: &Region, ok: &dyn Fn(&OpKind) -> bool) -> bool {
-    r.ops.iter().all(|&id| {
-        let op = &f.ops[id];
-        ok(&op.kind) && op.regions.iter().all(|nr| all_ops(f, nr, ok))
-    })
-}
