@@ -2,7 +2,7 @@
 //! gradient of mad's `grad` beside a hand-written Rust gradient in the same run.
 //!
 //! - B1 `x*log(y) + log(x*y)*y`: mad's `grad(b1)` through a direct call
-//!   ([`mad::back::cranelift::RawCaller`]), and as a loop written in mad that calls
+//!   ([`mad::back::native::RawCaller`]), and as a loop written in mad that calls
 //!   `grad(b1)` once per trip, beside the same loop in Rust.
 //!
 //! Every scalar input changes from trip to trip on both sides, so no part of a

@@ -265,7 +265,7 @@ fn hessian_through_a_while_loop() {
 /// popping an empty tape is a run-time error, not a crash.
 #[test]
 fn tape_ops_in_the_ir() {
-    use mad::back::cranelift::JitModule;
+    use mad::back::cranelift;
     use mad::ir::{parse::parse_module, print::print_module, validate::validate_module};
     let text = "func @f(%x: f64, %k: i64, %v: tensor<f64; 3>, %w: tensor<f64; ?>) -> f64 {
   tape.push %x, %k : ()
@@ -305,7 +305,7 @@ func @under(%x: f64) -> f64 {
         mad::back::interp::call(&m, f, &args, &mut out).expect("interp"),
         want
     );
-    let jit = JitModule::compile(&m).expect("jit compiles");
+    let jit = cranelift::compile(&m, &[]).expect("jit compiles");
     assert_eq!(jit.call(f, &args, &mut out).expect("jit"), want);
     let u = m.find("under").expect("under");
     assert!(mad::back::interp::call(&m, u, &[Value::F64(1.0)], &mut out).is_err());

@@ -1,4 +1,4 @@
-//! File-driven interpreter tests: every `tests/ir/*.ir` file may carry lines
+//! File-driven tests run on every back end: every `tests/ir/*.ir` file may carry lines
 //!
 //! ```text
 //! // run: @fib(20) == 6765
@@ -9,11 +9,14 @@
 //! Arguments are scalar literals (`true`/`false`, integers are i64, numbers with a
 //! `.` or an exponent, `inf`, `NaN` are f64). The expectation is the printed form of
 //! the result (`Value`'s Display) or `error: ` and the error's message. The calls
-//! run with a call-depth limit of 200.
+//! run on the interpreter (with a call-depth limit of 200) and on the Cranelift JIT, and
+//! must give the expected result on both.
 
 use std::path::PathBuf;
 
+use mad::back::cranelift::Cranelift;
 use mad::back::interp::Interpreter;
+use mad::back::{CompiledModule, Executable};
 use mad::ir::parse::parse_module;
 use mad_runtime::Value;
 
@@ -101,7 +104,13 @@ fn run_lines_of_the_corpus() {
             for path in files {
                 let text = std::fs::read_to_string(&path).expect("read");
                 let m = parse_module(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let interp = Interpreter::new().with_max_call_depth(200);
+                // Every back end runs every line: the interpreter (with a call-depth limit
+                // of 200) and the Cranelift JIT, through the back-end contract.
+                let interp = Interpreter::compile(&m, &[], &Interpreter::new().with_max_call_depth(200))
+                    .unwrap_or_else(|e| match e {});
+                let jit = Cranelift::compile(&m, &[], &Default::default())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let engines: [(&str, &dyn CompiledModule); 2] = [("interpreter", &interp), ("cranelift", &jit)];
                 for (i, l) in text.lines().enumerate() {
                     let Some(run) = l.trim().strip_prefix("// run:") else {
                         continue;
@@ -110,18 +119,20 @@ fn run_lines_of_the_corpus() {
                     let f = m.find(&run.func).unwrap_or_else(|| {
                         panic!("{}:{}: no function {}", path.display(), run.line, run.func)
                     });
-                    let got = match interp.call(&m, f, &run.args, &mut std::io::sink()) {
-                        Ok(v) => v.to_string(),
-                        Err(e) => format!("error: {e}"),
-                    };
-                    count += 1;
-                    if got != run.expected {
-                        failures.push(format!(
-                            "{}:{}: expected `{}`, got `{got}`",
-                            path.display(),
-                            run.line,
-                            run.expected
-                        ));
+                    for (engine, module) in engines {
+                        let got = match module.call_traced(f, &run.args, &mut std::io::sink()) {
+                            Ok(v) => v.to_string(),
+                            Err((e, _)) => format!("error: {e}"),
+                        };
+                        count += 1;
+                        if got != run.expected {
+                            failures.push(format!(
+                                "{}:{} ({engine}): expected `{}`, got `{got}`",
+                                path.display(),
+                                run.line,
+                                run.expected
+                            ));
+                        }
                     }
                 }
             }

@@ -1,13 +1,13 @@
 //! The Cranelift JIT on hand-built IR, checked against plain Rust computations.
 
-use mad::back::cranelift::{JitModule, clif_text};
+use mad::back::cranelift::{self, clif_text};
 use mad::ir::{
     BinaryOp, Builder, FuncRef, Function, Literal, Module, OpKind, ScalarKind, Type, UnaryOp,
 };
 use mad_runtime::{RtError, Tensor, TensorData, Value};
 
 fn run(m: &Module, f: FuncRef, args: &[Value]) -> (Result<Value, RtError>, String) {
-    let jit = JitModule::compile(m).expect("compiles");
+    let jit = cranelift::compile(m, &[]).expect("compiles");
     let mut out = Vec::new();
     let r = jit.call(f, args, &mut out);
     (r, String::from_utf8(out).unwrap())
@@ -301,7 +301,7 @@ fn matmul_transpose_insert_on_small_matrices() {
 #[test]
 fn bad_arguments_are_errors() {
     let (m, f) = binary_fn(BinaryOp::Add, Type::F64, Type::F64);
-    let jit = JitModule::compile(&m).unwrap();
+    let jit = cranelift::compile(&m, &[]).unwrap();
     let mut out = Vec::new();
     assert!(jit.call(f, &[Value::F64(1.0)], &mut out).is_err());
     assert!(
@@ -333,7 +333,7 @@ fn malformed_ir_is_an_error_not_a_panic() {
     let mut m = Module::new();
     m.add_function(f);
     assert!(matches!(
-        JitModule::compile(&m),
+        cranelift::compile(&m, &[]),
         Err(mad::back::cranelift::JitError::Unsupported(_))
     ));
 
@@ -344,7 +344,7 @@ fn malformed_ir_is_an_error_not_a_panic() {
     b.finish(vec![r]);
     let mut m = Module::new();
     m.add_function(f);
-    let e = JitModule::compile(&m)
+    let e = cranelift::compile(&m, &[])
         .err()
         .expect("sqrt of bool is rejected");
     assert!(e.to_string().contains("sqrt"), "{e}");

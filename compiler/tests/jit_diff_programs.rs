@@ -209,7 +209,7 @@ func @down(%n: i64) -> i64 {
 }
 "#;
     let m = parse_module(text).unwrap();
-    let jit = mad::back::cranelift::JitModule::compile(&m).unwrap();
+    let jit = mad::back::cranelift::compile(&m, &[]).unwrap();
     let f = m.find("down").unwrap();
     for n in [0i64, 1, 11_999, 12_000, 12_001, 1 << 40] {
         let args = [mad_runtime::Value::I64(n)];

@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::diff::{compare, diff_text};
-use mad::back::cranelift::JitModule;
+use mad::back::cranelift;
 use mad::ir::parse::parse_module;
 use mad::{Engine, Program, RtError, Tensor, TensorData, Value};
 
@@ -124,7 +124,7 @@ fn int(x: i64) -> Value {
 #[test]
 fn reads_at_the_edges_of_the_extent() {
     let m = parse_module(AFFINE).expect("parses");
-    let jit = JitModule::compile(&m).expect("compiles");
+    let jit = cranelift::compile(&m, &[]).expect("compiles");
     let fwd = m.find("fwd").expect("fwd");
     let rev = m.find("rev").expect("rev");
     let x = vector(&[1.0, 2.0, 3.0, 4.0, 5.0]);
@@ -171,7 +171,7 @@ fn reads_at_the_edges_of_the_extent() {
 #[test]
 fn an_earlier_error_of_another_kind_is_the_one_reported() {
     let m = parse_module(AFFINE).expect("parses");
-    let jit = JitModule::compile(&m).expect("compiles");
+    let jit = cranelift::compile(&m, &[]).expect("compiles");
     let mixed = m.find("mixed").expect("mixed");
     let x = vector(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let mut out = Vec::new();

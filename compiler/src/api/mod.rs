@@ -31,8 +31,9 @@ pub use error::{load_source, locate_message, render, without_bom};
 pub use convert::{Args, FromValue, IntoValue};
 pub use error::{DiagnosticItem, Diagnostics, Error, SourceLocation};
 
-use crate::back::cranelift::JitModule;
-use crate::back::interp;
+use crate::back::interp::{InterpModule, Interpreter};
+use crate::back::native::NativeModule;
+use crate::back::{CompiledModule, Executable};
 use crate::front::{self, Compiled, FnSig, SourceFiles};
 use crate::ir;
 use mad_runtime::Value;
@@ -54,7 +55,9 @@ pub enum Engine {
 pub struct Program {
     files: SourceFiles,
     compiled: Compiled,
-    jit: JitModule,
+    jit: NativeModule,
+    /// The same module for the reference interpreter ([`Engine::Interpreter`]).
+    interp: InterpModule,
 }
 
 impl Program {
@@ -80,13 +83,12 @@ impl Program {
             Ok(c) => c,
             Err(diagnostics) => return Err(Error::Compile(Diagnostics::new(files, diagnostics))),
         };
-        let jit =
-            JitModule::compile(&compiled.module).map_err(|e| Error::Backend(e.to_string()))?;
-        Ok(Program {
-            files,
-            compiled,
-            jit,
-        })
+        let jit = crate::back::compile_native(&compiled.module, &[]).map_err(|e| Error::Backend(e.to_string()))?;
+        let interp = match Interpreter::compile(&compiled.module, &[], &Interpreter::default()) {
+            Ok(m) => m,
+            Err(never) => match never {},
+        };
+        Ok(Program { files, compiled, jit, interp })
     }
 
     /// The IR of the whole program (user functions and the standard library it uses).
@@ -94,8 +96,8 @@ impl Program {
         &self.compiled.module
     }
 
-    /// The compiled machine code (for direct calls: [`JitModule::raw_caller`]).
-    pub fn jit(&self) -> &JitModule {
+    /// The compiled machine code (for direct calls: [`NativeModule::raw_caller`]).
+    pub fn jit(&self) -> &NativeModule {
         &self.jit
     }
 
@@ -212,43 +214,13 @@ impl Program {
         // Output that cannot be written is an I/O error ("cannot write the output: …"), not a
         // run-time error of the program: the program ran.
         let output_error = |e: std::io::Error| Error::Io(format!("cannot write the output: {e}"));
-        let result = match engine {
-            Engine::Jit => {
-                let mut printed = Vec::new();
-                let r = self.jit.call_traced(f, args, &mut printed);
-                out.write_all(&printed).map_err(output_error)?;
-                r
-            }
-            Engine::Interpreter => {
-                // On a thread of its own with the stack the interpreter's default call depth
-                // needs (as the JIT runs on one), so that deep recursion is the run-time
-                // error "recursion is too deep" whatever the caller's stack; its output is
-                // written to `out` when it returns, as the JIT's is.
-                let module = &self.compiled.module;
-                let run = move || {
-                    let mut printed = Vec::new();
-                    let r = interp::Interpreter::default().call_traced(module, f, args, &mut printed);
-                    (r, printed, interp::last_tape_use())
-                };
-                let joined = std::thread::scope(|s| {
-                    std::thread::Builder::new()
-                        .name("mad-interp".into())
-                        .stack_size(interp::STACK_SIZE)
-                        .spawn_scoped(s, run)
-                        .map(|h| h.join())
-                });
-                let internal = |m: String| (mad_runtime::RtError::Other(m), None);
-                match joined {
-                    Ok(Ok((r, printed, tape_use))) => {
-                        out.write_all(&printed).map_err(output_error)?;
-                        interp::set_last_tape_use(tape_use);
-                        r
-                    }
-                    Ok(Err(_)) => Err(internal("internal error: the interpreter panicked".into())),
-                    Err(e) => Err(internal(format!("cannot start the interpreter's thread: {e}"))),
-                }
-            }
+        let module: &dyn CompiledModule = match engine {
+            Engine::Jit => &self.jit,
+            Engine::Interpreter => &self.interp,
         };
+        let mut printed = Vec::new();
+        let result = module.call_traced(f, args, &mut printed);
+        out.write_all(&printed).map_err(output_error)?;
         result.map_err(|(error, site)| {
             let at = site.and_then(|s| error::locate(&self.files, &error, s.file, s.span));
             Error::Runtime { error, at }

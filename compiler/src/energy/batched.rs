@@ -491,7 +491,7 @@ impl Clear<'_> {
 
 /// One worker's batched caller and scratch space.
 struct BatchWorker<'m> {
-    caller: crate::back::cranelift::BatchCaller<'m>,
+    caller: crate::back::native::BatchCaller<'m>,
     /// The chunk's k×k blocks (`HessBlock`): taken from [`BLOCK_BUFFER`] and given back
     /// when the worker is dropped, so evaluations do not allocate and clear it again.
     blocks: Vec<f64>,

@@ -1,6 +1,6 @@
 //! Evaluation over the whole mesh: element loops that gather each element's
 //! local dofs, data and params into flat slots, call a JIT-compiled kernel
-//! directly ([`crate::back::cranelift::RawCaller`], one per worker), and add the
+//! directly ([`crate::back::native::RawCaller`], one per worker), and add the
 //! results into the global energy, gradient, Hessian values or HVP.
 //!
 //! Schedule: the fixed one of [`mad_runtime::sparse::Coloring`] (contiguous
@@ -22,7 +22,7 @@ use super::kernels::{Source, TermKernels};
 use super::parallel::{Work, run_colours};
 use super::ring_eval::{RING_CHUNK, RingKind};
 use crate::codegen::element_loop::BatchKind;
-use crate::back::cranelift::RawCaller;
+use crate::back::native::RawCaller;
 use crate::ir::FuncRef;
 
 /// Which kernel an element loop runs.

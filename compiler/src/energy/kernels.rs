@@ -18,7 +18,7 @@
 //! Derivatives are taken only in the dof directions: data and params are
 //! inactive ([`crate::ad::forward::jvp_active`]), so no work is spent on their
 //! partials. All kernels take and return flat `f64` slots (see
-//! [`crate::back::cranelift::RawCaller`]).
+//! [`crate::back::native::RawCaller`]).
 
 use crate::ad::AdError;
 use crate::front::mesh::{FieldDecl, InputAt, TermDecl};

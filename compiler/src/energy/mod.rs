@@ -61,7 +61,7 @@
 //!
 //! A `ring` term has one kernel set for every valence ([`ring`]): its neighbour
 //! inputs are heap slices, evaluated through
-//! [`crate::back::cranelift::ValueCaller`] ([`ring_eval`]). Its local dofs are
+//! [`crate::back::native::ValueCaller`] ([`ring_eval`]). Its local dofs are
 //! those of [`mad_runtime::sparse::element_dofs`] over `[v, n₀, …]` (a ragged
 //! element list), so blocks of k = (1 + valence)·d land in precomputed CSR slots;
 //! the dense block is built from k matrix-free HVPs, and PSD projection works for

@@ -3,14 +3,14 @@
 
 use super::EnergyError;
 use super::kernels::{self, TermKernels};
-use crate::back::cranelift::JitModule;
+use crate::back::native::NativeModule;
 use crate::front::{Compiled, MeshDecls};
 use crate::ir::{Module, OpKind};
 
 /// The kernels of every term of a program, compiled to machine code.
 pub struct EnergyProgram {
     pub(crate) module: Module,
-    pub(crate) jit: JitModule,
+    pub(crate) jit: NativeModule,
     pub(crate) decls: MeshDecls,
     pub(crate) energies: Vec<TermKernels>,
     pub(crate) residuals: Vec<TermKernels>,
@@ -24,7 +24,7 @@ pub struct EnergyProgram {
 }
 
 // SAFETY: after construction the program is only read. Its JIT module is used
-// only through `JitModule::raw_caller` (entry points and immutable layout
+// only through `NativeModule::raw_caller` (entry points and immutable layout
 // tables; each caller owns its run-time context); Cranelift's interior
 // mutability (symbol caches) is touched only while compiling, inside `new`.
 unsafe impl Sync for EnergyProgram {}
@@ -87,8 +87,7 @@ impl EnergyProgram {
             )?);
         }
         let (specs, batches) = super::batched::specs(&module, &energies, d);
-        let jit = JitModule::compile_with_batches(&module, &specs)
-            .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        let jit = crate::back::compile_native(&module, &specs).map_err(|e| EnergyError::Backend(e.to_string()))?;
         Ok(EnergyProgram {
             module,
             jit,
@@ -103,8 +102,8 @@ impl EnergyProgram {
 
     /// The error of a kernel that failed: `message` names the term (or update) and the
     /// element, then the error; `site` is where the failing op is in the sources (from
-    /// [`crate::back::cranelift::RawCaller::error_site`]), shown when the sources are known.
-    pub(crate) fn runtime_error(&self, message: String, site: Option<crate::back::interp::ErrorSite>) -> EnergyError {
+    /// [`crate::back::native::RawCaller::error_site`]), shown when the sources are known.
+    pub(crate) fn runtime_error(&self, message: String, site: Option<crate::back::ErrorSite>) -> EnergyError {
         let at = match (&self.files, site) {
             (Some(files), Some(s)) => {
                 crate::api::locate_message(files, &format!("run-time error: {message}"), s.file, s.span)
@@ -118,7 +117,7 @@ impl EnergyProgram {
     pub(crate) fn raw_caller(
         &self,
         f: crate::ir::FuncRef,
-    ) -> Result<crate::back::cranelift::RawCaller<'_>, mad_runtime::RtError> {
+    ) -> Result<crate::back::native::RawCaller<'_>, mad_runtime::RtError> {
         self.jit.raw_caller(f)
     }
 
@@ -129,9 +128,10 @@ impl EnergyProgram {
 
     /// The CLIF of the batched loops after Cranelift's optimizer (`madc emit clif`).
     pub fn batch_clif(&self) -> Result<String, EnergyError> {
-        let text =
-            crate::back::cranelift::clif_text_with_batches(&self.module, &self.batch_specs())
-                .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        let mut bytes = Vec::new();
+        <crate::back::cranelift::ClifText as crate::back::Emitter>::emit(&self.module, &self.batch_specs(), &Default::default(), &mut bytes)
+            .map_err(|e| EnergyError::Backend(e.to_string()))?;
+        let text = String::from_utf8_lossy(&bytes);
         Ok(match text.find("; batched ") {
             Some(at) => text[at..].to_string(),
             None => String::new(),

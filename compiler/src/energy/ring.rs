@@ -4,7 +4,7 @@
 //! (`x[e.nbrs[i]]`, a `[T]` of the valence's length) and the valence
 //! (`len(e.nbrs)`). Its kernels therefore keep the term function's own
 //! parameters, heap tensors included, and are called with values
-//! ([`crate::back::cranelift::ValueCaller`]):
+//! ([`crate::back::native::ValueCaller`]):
 //!
 //! - `value(P…) -> f64`: the term itself (calls inlined);
 //! - `grad(P…, 1.0) -> (value, p̄…)`: reverse mode; the adjoints of the dof inputs

@@ -1,6 +1,6 @@
 //! Evaluation of `ring` terms: per element, the term's inputs are gathered as
 //! values (neighbour slices of the element's valence), its kernels are called
-//! through [`crate::back::cranelift::ValueCaller`], and the local results
+//! through [`crate::back::native::ValueCaller`], and the local results
 //! (length k = (1 + valence)·d, blocks k×k) are returned for the caller to add
 //! into the global outputs in element order.
 //!
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use super::EnergyError;
 use super::bind::MeshEnergy;
 use super::ring::{RingInput, RingKernels};
-use crate::back::cranelift::ValueCaller;
+use crate::back::native::ValueCaller;
 use crate::front::SurfaceType;
 use crate::front::mesh::InputAt;
 
@@ -229,7 +229,7 @@ impl MeshEnergy<'_> {
             ..Default::default()
         };
         // A call of ring kernel `c` whose run-time error names the element and the source.
-        let call_at = |c: &mut crate::back::cranelift::ValueCaller<'_>, a: &[Value]| {
+        let call_at = |c: &mut crate::back::native::ValueCaller<'_>, a: &[Value]| {
             c.call(a).map_err(|e| rt(e, c.error_site()))
         };
         let with_seed = |extra: Vec<Value>| {

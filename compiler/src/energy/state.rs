@@ -394,7 +394,7 @@ impl MeshEnergy<'_> {
                     .value_caller(r.value)
                     .map_err(|e| EnergyError::Backend(e.to_string()))
             };
-            let one = |call: &mut Result<crate::back::cranelift::ValueCaller<'_>, EnergyError>,
+            let one = |call: &mut Result<crate::back::native::ValueCaller<'_>, EnergyError>,
                        e: usize|
              -> Result<Vec<f64>, EnergyError> {
                 let call = call.as_mut().map_err(|err| err.clone())?;
@@ -426,7 +426,7 @@ impl MeshEnergy<'_> {
         } else {
             let nargs = t.k.max(1) + t.other_slots;
             let prog = self.prog;
-            let new_call = || -> Result<crate::back::cranelift::RawCaller<'_>, EnergyError> {
+            let new_call = || -> Result<crate::back::native::RawCaller<'_>, EnergyError> {
                 let c = prog
                     .raw_caller(t.local)
                     .map_err(|e| EnergyError::Backend(e.to_string()))?;
@@ -438,7 +438,7 @@ impl MeshEnergy<'_> {
                 }
                 Ok(c)
             };
-            let one = |call: &mut Result<crate::back::cranelift::RawCaller<'_>, EnergyError>,
+            let one = |call: &mut Result<crate::back::native::RawCaller<'_>, EnergyError>,
                        e: usize|
              -> Result<Vec<f64>, EnergyError> {
                 let call = call.as_mut().map_err(|err| err.clone())?;

@@ -18,9 +18,11 @@ pub mod parse;
 pub mod print;
 pub mod types;
 pub mod validate;
+pub mod value_check;
 
 pub use arena::{Arena, Handle};
 pub use builder::Builder;
 pub use function::{AdMode, FuncRef, Function, Module, Op, OpId, Region, ValueData, ValueId};
 pub use op::{BinaryOp, Literal, OpKind, UnaryOp};
 pub use types::{Dim, ScalarKind, Type};
+pub use value_check::check_args;

@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 
-use mad::back::cranelift::JitModule;
+use mad::back::cranelift;
+use mad::back::native::NativeModule;
 use mad::back::interp;
 use mad::ir::parse::parse_module;
 use mad::ir::validate::validate_module;
@@ -164,7 +165,7 @@ fn same_result(a: &Result<Value, RtError>, b: &Result<Value, RtError>) -> bool {
 }
 
 /// Runs `f` in both back ends and compares results and output.
-pub fn compare(m: &Module, jit: &JitModule, f: FuncRef, args: &[Value]) -> Result<(), String> {
+pub fn compare(m: &Module, jit: &NativeModule, f: FuncRef, args: &[Value]) -> Result<(), String> {
     // The interpreter recurses on the host stack: give it the stack its docs ask for.
     let (r1, o1) = std::thread::scope(|s| {
         std::thread::Builder::new()
@@ -203,7 +204,7 @@ pub fn diff_module(m: &Module, cases: u32, what: &str, small_ints: bool) {
     if let Err(es) = validate_module(m) {
         panic!("invalid IR: {es:?}\n{what}");
     }
-    let jit = JitModule::compile(m).unwrap_or_else(|e| panic!("{e}\n{what}"));
+    let jit = cranelift::compile(m, &[]).unwrap_or_else(|e| panic!("{e}\n{what}"));
     for (h, f) in m.functions.iter() {
         let params = f.param_types();
         let mut runner = TestRunner::new(Config {

@@ -11,6 +11,7 @@ use cranelift_codegen::ir::{AbiParam, Signature, types};
 use cranelift_codegen::isa::CallConv;
 
 use super::layout::clif_types;
+use crate::back::native::abi::REGISTER_ENTRY_ARGS;
 use crate::ir::Function;
 
 /// The pointer type (the JIT targets 64-bit hosts).
@@ -37,12 +38,6 @@ pub fn trampoline_signature(cc: CallConv) -> Signature {
     sig
 }
 
-/// The host-side type of a trampoline.
-pub type Trampoline = unsafe extern "C" fn(*mut u8, *const u64, *mut u64);
-
-/// The most `f64` argument slots a register entry takes.
-pub const REGISTER_ENTRY_ARGS: usize = 4;
-
 /// The argument and result slot counts of `f`'s register entry, if it gets
 /// one: a second entry with `f`'s own signature (`(ctx, f64…) -> f64…`) whose
 /// arguments and results travel in registers, so a host call stores and loads
@@ -59,28 +54,4 @@ pub fn register_entry(f: &Function, cc: CallConv) -> Option<(usize, usize)> {
     let all_f64 = |ts: &[types::Type]| ts.iter().all(|t| *t == types::F64);
     let fits = params.len() <= REGISTER_ENTRY_ARGS && (1..=2).contains(&ret.len());
     (fits && all_f64(&params) && all_f64(&ret)).then_some((params.len(), ret.len()))
-}
-
-/// Two `f64` results as the host receives them from a register entry (the C
-/// ABI returns this struct in the first two float registers, where Cranelift's
-/// multi-value return puts them).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct F64Pair(pub f64, pub f64);
-
-/// A register entry's code, as stored; called after a cast to the
-/// `extern "C"` type its slot counts give.
-pub type RegisterEntry = unsafe extern "C" fn();
-
-/// A register entry as the host keeps it.
-#[derive(Clone, Copy, Debug)]
-pub struct RegisterCall {
-    pub code: RegisterEntry,
-    pub n_args: usize,
-    pub n_results: usize,
-    /// The entry runs the body of a plain leaf ([`super::leaf::is_plain_leaf`])
-    /// inline: nothing it runs reads the depth or the stack limit, so the host
-    /// need not set the limit before calling it, and a call that recorded no
-    /// error leaves nothing in the context to reset.
-    pub leaf: bool,
 }

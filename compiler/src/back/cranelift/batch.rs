@@ -31,15 +31,13 @@
 //! Only kernels whose body is straight scalar code (small tensors, no heap
 //! tensors, calls, prints or tape ops; `if`/loops are fine) are batched:
 //! [`crate::codegen::element_loop::batchable`]. Run-time errors inside the kernel are recorded in the
-//! context as usual; [`BatchCaller::run`] returns the first one.
+//! context as usual; [`crate::back::native::BatchCaller::run`] returns the first one.
 
 use cranelift_codegen::ir::{
     AbiParam, BlockArg, InstBuilder, MemFlagsData, Signature, Value, condcodes::FloatCC,
     condcodes::IntCC, types,
 };
 use cranelift_codegen::isa::CallConv;
-use mad_runtime::RtError;
-use mad_runtime::jit::JitContext;
 
 use super::JitError;
 use super::abi::PTR;
@@ -61,9 +59,6 @@ const F_OUT: i32 = std::mem::offset_of!(BatchFrame, out) as i32;
 const F_WEIGHT: i32 = std::mem::offset_of!(BatchFrame, weight) as i32;
 const F_CONSTS: i32 = std::mem::offset_of!(BatchFrame, consts) as i32;
 const F_DATA: i32 = std::mem::offset_of!(BatchFrame, data) as i32;
-
-/// The entry of a compiled batched loop.
-pub type BatchFn = unsafe extern "C" fn(*mut u8, *const BatchFrame) -> f64;
 
 /// The signature of a batched loop: `(ctx, frame) -> f64`.
 pub fn batch_signature(cc: CallConv) -> Signature {
@@ -570,39 +565,4 @@ struct Env {
     blocks: Option<Value>,
     weight: Value,
     pre: Vec<Pre>,
-}
-
-/// A reusable entry to one batched loop, with its own run-time context.
-pub struct BatchCaller<'m> {
-    f: BatchFn,
-    ctx: JitContext<'m>,
-}
-
-impl<'m> BatchCaller<'m> {
-    pub(super) fn new(f: BatchFn, ctx: JitContext<'m>) -> BatchCaller<'m> {
-        BatchCaller { f, ctx }
-    }
-
-    /// Runs the loop over `frame`'s range; returns its weighted energy sum.
-    ///
-    /// # Safety
-    /// Every pointer of `frame` the loop's kind reads or writes is valid for
-    /// every index the range's elements reach: `x` (and `v`, `grad`, `out`) for
-    /// each dof index, `hess` for each slot, each data array for each element
-    /// or vertex index times its slots, `consts` for the params; and no other
-    /// thread writes the entries this range writes while it runs.
-    pub unsafe fn run(&mut self, frame: &BatchFrame) -> Result<f64, RtError> {
-        let marker = 0u8;
-        let here = &marker as *const u8 as usize;
-        self.ctx.stack_limit = here.saturating_sub(super::RAW_STACK_BUDGET) as u64;
-        // SAFETY: the caller guarantees the frame's pointers (see above); the
-        // context lives as long as the module borrowed by `self`.
-        let sum = unsafe { (self.f)(&mut self.ctx as *mut JitContext<'_> as *mut u8, frame) };
-        let err = self.ctx.take_error();
-        self.ctx.reset();
-        match err {
-            Some(e) => Err(e),
-            None => Ok(sum),
-        }
-    }
 }

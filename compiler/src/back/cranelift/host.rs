@@ -1,55 +1,28 @@
-//! The module and host entry: builds the `JITModule` (ISA, flags, symbols),
-//! compiles every IR function and its trampoline, and runs calls from the host
-//! on a thread with a large stack, checking arguments against the parameter
-//! types and copying results out of the arena before it is reset.
+//! The module: builds the `JITModule` (ISA, flags, symbols), compiles every IR function,
+//! its trampoline and register entry and the element loops, and hands the entry points
+//! over as a [`NativeModule`].
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
-use mad_runtime::jit::{ApplyDesc, FlatLayout, JIT_STACK_SIZE, JitContext, STACK_MARGIN};
-use mad_runtime::{RtError, Value};
 
 use super::JitError;
-use super::abi::{PTR, RegisterCall, RegisterEntry, Trampoline, function_signature, register_entry, trampoline_signature};
-use super::batch::{BatchCaller, BatchFn, batch_signature};
+use super::abi::{PTR, function_signature, register_entry, trampoline_signature};
+use super::batch::batch_signature;
 use crate::codegen::element_loop::{BatchSpec, batchable};
 use crate::codegen::{CodegenInfo, FunctionInfo};
 use super::imports::{Imports, register_symbols};
 use super::layout::clif_types;
 use super::lower::{FnLower, Tables};
 use crate::codegen::layout::flat_layout;
-use crate::back::interp::ErrorSite;
+use crate::back::native::abi::{BatchFn, RegisterCall, RegisterEntry, Trampoline};
+use crate::back::native::{Entry, NativeModule};
 use crate::analysis::op_count;
 use crate::ir;
-
-/// A compiled module: machine code for every function of an IR module.
-pub struct JitModule {
-    module: Option<JITModule>,
-    entries: Vec<Entry>,
-    layouts: Vec<FlatLayout>,
-    descs: Vec<ApplyDesc>,
-    /// Texts that compiled code prints by address.
-    _strings: Vec<Box<str>>,
-    /// Source sites of ops that may fail (indexed by `JitContext::site`).
-    sites: Vec<ErrorSite>,
-    /// The batched loops, in the order of their specs.
-    batches: Vec<BatchFn>,
-}
-
-struct Entry {
-    trampoline: Trampoline,
-    /// The register entry ([`register_entry`]).
-    registers: Option<RegisterCall>,
-    /// A body-less function with the signature, for argument checks.
-    signature: ir::Function,
-    params: Vec<FlatLayout>,
-    ret: FlatLayout,
-}
 
 /// The module being built, with the text of each function when asked for.
 struct Build {
@@ -370,189 +343,66 @@ pub fn clif_text_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Res
     Ok(text)
 }
 
-#[derive(Clone, Copy)]
-struct SendPtr(Trampoline);
-// SAFETY: the trampoline is plain machine code that stays alive while the
-// `JitModule` is borrowed by `call`, which joins the thread before returning.
-unsafe impl Send for SendPtr {}
+/// Compiles every function of `module` (after [`crate::codegen::Prepared::of`]) and the element
+/// loops `batches` ([`NativeModule::batch_caller`] takes their index in `batches`).
+pub fn compile(module: &ir::Module, batches: &[BatchSpec]) -> Result<NativeModule, JitError> {
+    compile_prepared(&crate::codegen::Prepared::of(module), batches)
+}
 
-impl JitModule {
-    /// Compiles every function of `module` (as [`crate::passes::for_codegen`] prepares it).
-    pub fn compile(module: &ir::Module) -> Result<JitModule, JitError> {
-        JitModule::compile_with_batches(module, &[])
-    }
-
-    /// Compiles every function of `module` (as [`crate::passes::for_codegen`]
-    /// prepares it) and the batched loops `batches` ([`JitModule::batch_caller`]
-    /// takes their index in `batches`).
-    pub fn compile_with_batches(module: &ir::Module, batches: &[BatchSpec]) -> Result<JitModule, JitError> {
-        let prepared = crate::codegen::Prepared::of(module);
-        let mut build = Build::new(&prepared.module, &prepared.info, false, batches)?;
-        build.module.finalize_definitions().map_err(module_err)?;
-        let mut entries = Vec::new();
-        for (h, f) in module.functions.iter() {
-            let ptr = build.module.get_finalized_function(build.tramp_ids[h.index()]);
-            // SAFETY: the trampoline was defined with `trampoline_signature`, whose
-            // C ABI matches `Trampoline`.
-            let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
-            let registers = build.reg_ids[h.index()]
-                .map(|(id, n_args, n_results, leaf)| {
-                    let ptr = build.module.get_finalized_function(id);
-                    // SAFETY: a code address; `RawCaller` calls it only through
-                    // the signature `register_entry` chose for these slot counts.
-                    let code = unsafe { std::mem::transmute::<*const u8, RegisterEntry>(ptr) };
-                    RegisterCall { code, n_args, n_results, leaf }
-                });
-            entries.push(Entry {
-                trampoline,
-                registers,
-                signature: ir::Function::new(f.name.clone(), &f.param_types(), f.ret.clone()),
-                params: f.param_types().iter().map(flat_layout).collect(),
-                ret: flat_layout(&f.ret),
+/// Compiles a prepared module and the element loops `batches`.
+pub fn compile_prepared(prepared: &crate::codegen::Prepared, batches: &[BatchSpec]) -> Result<NativeModule, JitError> {
+    let mut build = Build::new(&prepared.module, &prepared.info, false, batches)?;
+    build.module.finalize_definitions().map_err(module_err)?;
+    let mut entries = Vec::new();
+    for (h, f) in prepared.module.functions.iter() {
+        let ptr = build.module.get_finalized_function(build.tramp_ids[h.index()]);
+        // SAFETY: the trampoline was defined with `trampoline_signature`, whose
+        // C ABI matches `Trampoline`.
+        let trampoline: Trampoline = unsafe { std::mem::transmute::<*const u8, Trampoline>(ptr) };
+        let registers = build.reg_ids[h.index()]
+            .map(|(id, n_args, n_results, leaf)| {
+                let ptr = build.module.get_finalized_function(id);
+                // SAFETY: a code address; `RawCaller` calls it only through
+                // the signature `register_entry` chose for these slot counts.
+                let code = unsafe { std::mem::transmute::<*const u8, RegisterEntry>(ptr) };
+                RegisterCall { code, n_args, n_results, leaf }
             });
-        }
-        let batch_fns = build
-            .batch_ids
-            .iter()
-            .map(|id| {
-                let ptr = build.module.get_finalized_function(*id);
-                // SAFETY: defined with `batch_signature`, whose C ABI matches `BatchFn`.
-                unsafe { std::mem::transmute::<*const u8, BatchFn>(ptr) }
-            })
-            .collect();
-        Ok(JitModule { module: Some(build.module), entries, layouts: build.tables.layouts,
-            batches: batch_fns,
-            descs: build.tables.descs,
-            _strings: build.tables.strings,
-            sites: build.tables.sites,
+        entries.push(Entry {
+            trampoline,
+            registers,
+            signature: ir::Function::new(f.name.clone(), &f.param_types(), f.ret.clone()),
+            params: f.param_types().iter().map(flat_layout).collect(),
+            ret: flat_layout(&f.ret),
+        });
+    }
+    let batch_fns = build
+        .batch_ids
+        .iter()
+        .map(|id| {
+            let ptr = build.module.get_finalized_function(*id);
+            // SAFETY: defined with `batch_signature`, whose C ABI matches `BatchFn`.
+            unsafe { std::mem::transmute::<*const u8, BatchFn>(ptr) }
         })
-    }
-
-    /// Calls function `f` with `args`; what it prints goes to `out`.
-    ///
-    /// Arguments are checked against the parameter types (a wrong count or type
-    /// is an error). The code runs on the calling thread within
-    /// [`super::raw::RAW_STACK_BUDGET`] of its stack, and again on a thread with a
-    /// [`JIT_STACK_SIZE`] stack when that is not enough (deep recursion);
-    /// the first run-time error it records is returned (after its output is written).
-    pub fn call(&self, f: ir::FuncRef, args: &[Value], out: &mut dyn Write) -> Result<Value, RtError> {
-        self.call_traced(f, args, out).map_err(|(e, _)| e)
-    }
-
-    /// As [`JitModule::call`], and on error also where it happened, when the
-    /// failing op came from source.
-    pub fn call_traced(
-        &self,
-        f: ir::FuncRef,
-        args: &[Value],
-        out: &mut dyn Write,
-    ) -> Result<Value, (RtError, Option<ErrorSite>)> {
-        let plain = |e: RtError| (e, None);
-        let entry = self
-            .entries
-            .get(f.index())
-            .ok_or_else(|| plain(RtError::Other(format!("no function {f:?} in this module"))))?;
-        crate::back::interp::check_args(&entry.signature, args).map_err(|m| plain(RtError::Other(m)))?;
-        for (i, (l, a)) in entry.params.iter().zip(args).enumerate() {
-            l.check(a).map_err(|m| plain(RtError::Other(format!("argument {i}: {m}"))))?;
-        }
-        let tramp = SendPtr(entry.trampoline);
-        let (layouts, descs) = (&self.layouts, &self.descs);
-        // Runs the call with compiled code allowed `budget` bytes of stack below this frame.
-        let run_with = move |budget: usize| {
-            let tramp = tramp;
-            let marker = 0u8;
-            let here = &marker as *const u8 as usize;
-            let limit = here.saturating_sub(budget) as u64;
-            let mut ctx = JitContext::new(layouts, descs, limit);
-            let mut slots = Vec::new();
-            for (l, a) in entry.params.iter().zip(args) {
-                l.flatten(a, &mut ctx, &mut slots);
-            }
-            slots.push(0);
-            let mut results = vec![0u64; entry.ret.slots().max(1)];
-            // SAFETY: `slots` and `results` hold the slot counts the trampoline
-            // loads and stores; the context outlives the call.
-            unsafe { (tramp.0)(&mut ctx as *mut JitContext<'_> as *mut u8, slots.as_ptr(), results.as_mut_ptr()) };
-            let printed = ctx.take_output();
-            let site = ctx.error_site();
-            let result = match ctx.take_error() {
-                Some(e) => Err((e, site)),
-                // SAFETY: every heap slot of the result is null or points into the live arena.
-                None => Ok(unsafe { entry.ret.rebuild(&results) }),
-            };
-            ctx.reset();
-            (result, printed)
-        };
-        // First on the calling thread, trusting it for RAW_STACK_BUDGET bytes as the direct
-        // callers do: starting a thread costs more than most calls. A call that runs out of
-        // that budget (deep recursion, a huge frame) records "recursion is too deep" and
-        // changes nothing (compiled code has no effects but its output, which is dropped):
-        // it runs again on a thread of its own with a JIT_STACK_SIZE stack.
-        // (A panic of the host-side code around the call is an internal error, as on the
-        // thread, where the join reports it.)
-        let first = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_with(super::raw::RAW_STACK_BUDGET)
-        })) {
-            Ok(r) => r,
-            Err(_) => return Err(plain(RtError::Other("internal error: compiled code panicked".into()))),
-        };
-        let joined = if matches!(first.0, Err((RtError::RecursionLimit, _))) {
-            std::thread::scope(|s| {
-                std::thread::Builder::new()
-                    .name("mad-jit".into())
-                    .stack_size(JIT_STACK_SIZE)
-                    .spawn_scoped(s, move || run_with(JIT_STACK_SIZE - STACK_MARGIN))
-                    .map(|h| h.join())
-            })
-        } else {
-            Ok(Ok(first))
-        };
-        let (result, printed) = match joined {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) => return Err(plain(RtError::Other("internal error: compiled code panicked".into()))),
-            Err(e) => return Err(plain(RtError::Other(format!("cannot start the JIT thread: {e}")))),
-        };
-        out.write_all(&printed).map_err(|e| plain(RtError::Other(format!("cannot write output: {e}"))))?;
-        result.map_err(|(e, site)| (e, site.and_then(|i| self.sites.get(i as usize).copied())))
-    }
+        .collect();
+    Ok(NativeModule {
+        code: Some(Box::new(CodeMemory(Some(build.module)))),
+        entries,
+        layouts: build.tables.layouts,
+        batches: batch_fns,
+        descs: build.tables.descs,
+        _strings: build.tables.strings,
+        sites: build.tables.sites,
+    })
 }
 
-impl JitModule {
-    /// The trampoline and flat layouts of `f`'s parameters and result.
-    pub(super) fn entry_parts(&self, f: ir::FuncRef) -> Result<(Trampoline, &[FlatLayout], &FlatLayout), RtError> {
-        let e = self.entries.get(f.index()).ok_or_else(|| RtError::Other(format!("no function {f:?} in this module")))?;
-        Ok((e.trampoline, &e.params, &e.ret))
-    }
+/// Cranelift's code memory, freed when the [`NativeModule`] that holds it is dropped.
+struct CodeMemory(Option<JITModule>);
 
-    /// `f`'s register entry ([`register_entry`]): its code and argument and
-    /// result slot counts, if it has one.
-    pub(super) fn register_entry_of(&self, f: ir::FuncRef) -> Option<RegisterCall> {
-        self.entries.get(f.index())?.registers
-    }
-
-    /// A caller of batched loop `i` (its index in the specs compiled with).
-    pub fn batch_caller(&self, i: usize) -> Option<BatchCaller<'_>> {
-        let f = *self.batches.get(i)?;
-        Some(BatchCaller::new(f, self.context(0)))
-    }
-
-    /// A fresh run-time context over this module's tables.
-    /// The source sites of the module's ops that may fail (what `JitContext::site` indexes).
-    pub(super) fn sites(&self) -> &[ErrorSite] {
-        &self.sites
-    }
-
-    pub(super) fn context(&self, stack_limit: u64) -> JitContext<'_> {
-        JitContext::new(&self.layouts, &self.descs, stack_limit)
-    }
-}
-
-impl Drop for JitModule {
+impl Drop for CodeMemory {
     fn drop(&mut self) {
-        if let Some(m) = self.module.take() {
-            // SAFETY: no function pointer of this module outlives it (`call`
-            // borrows `self` and joins its thread before returning).
+        if let Some(m) = self.0.take() {
+            // SAFETY: the `NativeModule` drops its entry points before its code, and no
+            // caller outlives the module it borrows.
             unsafe { m.free_memory() };
         }
     }

@@ -31,7 +31,7 @@ pub struct Tables {
     /// Heap-op sites, by id.
     pub descs: Vec<ApplyDesc>,
     /// Source sites of ops that may fail, by id (what `JitContext::site` indexes).
-    pub sites: Vec<crate::back::interp::ErrorSite>,
+    pub sites: Vec<crate::back::ErrorSite>,
     /// Texts of `print.str` ops; compiled code holds their addresses, so the
     /// module keeps them alive (a boxed `str` never moves).
     pub strings: Vec<Box<str>>,
@@ -189,7 +189,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
     fn site_id(&mut self) -> i64 {
         match (self.f.source_file, self.cur_op) {
             (Some(file), Some(op)) if self.f.span(op) != Default::default() => {
-                self.tables.sites.push(crate::back::interp::ErrorSite {
+                self.tables.sites.push(crate::back::ErrorSite {
                     file,
                     span: self.f.span(op),
                 });

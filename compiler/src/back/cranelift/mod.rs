@@ -18,14 +18,12 @@
 //!   [`version`]: loops whose induction-variable reads are checked once.
 //! - [`tape`]: `tape.push` / `tape.pop` through the context's tape.
 //! - [`imports`]: run-time routines and math symbols.
-//! - [`host`]: [`JitModule`] (compile, call) and [`clif_text`].
+//! - [`host`]: [`compile`] (a [`crate::back::native::NativeModule`], the host ABI every
+//!   native back end produces) and [`clif_text`].
 //!
-//! Run-time errors (index out of bounds, integer division by zero, negative
-//! integer exponents, shape mismatches, recursion deeper than
-//! [`mad_runtime::jit::MAX_CALL_DEPTH`]) never trap: the first one is recorded
-//! in the context, execution continues with safe values (loops whose body calls,
-//! prints or nests a `while` stop early; other `for` loops finish their trips), and
-//! [`JitModule::call`] returns it.
+//! Run-time errors never trap: the first one is recorded in the context, execution
+//! continues with safe values (loops in [`crate::codegen::FunctionInfo::polls`] stop
+//! early; other `for` loops finish their trips), and the call returns it.
 
 pub mod abi;
 pub mod batch;
@@ -38,21 +36,16 @@ pub mod inplace;
 pub mod invariant;
 pub mod layout;
 pub mod lower;
-pub mod raw;
 pub mod release;
 pub mod scalar;
 pub mod sincos;
 pub mod tape;
 pub mod tensor;
-pub mod values;
 pub mod version;
 
 use std::fmt;
 
-pub use batch::BatchCaller;
-pub use host::{JitModule, clif_text, clif_text_with_batches};
-pub use raw::{RAW_STACK_BUDGET, RawCaller};
-pub use values::ValueCaller;
+pub use host::{clif_text, clif_text_with_batches, compile, compile_prepared};
 
 /// Why a module could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,3 +69,43 @@ impl fmt::Display for JitError {
 }
 
 impl std::error::Error for JitError {}
+
+/// The Cranelift JIT as an executable back end ([`crate::back::Executable`]).
+pub struct Cranelift;
+
+/// The Cranelift back end's options (none yet: it compiles for the host, `opt_level=speed`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {}
+
+impl crate::back::Executable for Cranelift {
+    type Options = Options;
+    type Error = JitError;
+    type Module = crate::back::native::NativeModule;
+
+    fn compile(
+        module: &crate::ir::Module,
+        loops: &[crate::codegen::element_loop::BatchSpec],
+        _options: &Options,
+    ) -> Result<Self::Module, JitError> {
+        compile(module, loops)
+    }
+}
+
+/// Cranelift's text form as an emitter ([`crate::back::Emitter`], `madc emit clif`): every
+/// function before optimization, then each element loop after it.
+pub struct ClifText;
+
+impl crate::back::Emitter for ClifText {
+    type Options = Options;
+    type Error = JitError;
+
+    fn emit(
+        module: &crate::ir::Module,
+        loops: &[crate::codegen::element_loop::BatchSpec],
+        _options: &Options,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), JitError> {
+        let text = clif_text_with_batches(module, loops)?;
+        out.write_all(text.as_bytes()).map_err(|e| JitError::Module(format!("cannot write: {e}")))
+    }
+}

@@ -1,7 +1,8 @@
 //! One op: reads its operands from the frame, computes, binds its results.
 
 use super::frame::Frame;
-use super::{ErrorSite, Machine, elementwise as ew, tensor};
+use super::{Machine, elementwise as ew, tensor};
+use crate::back::ErrorSite;
 use crate::ir::{Function, Literal, OpId, OpKind};
 use mad_runtime::{RtError, Value};
 

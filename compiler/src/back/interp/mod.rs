@@ -36,10 +36,10 @@ mod frame;
 mod tape;
 mod tensor;
 
+use crate::back::ErrorSite;
 use crate::ir::{FuncRef, Module};
 use mad_runtime::{RtError, Value};
 
-pub use call::check_args;
 pub use tape::last_use as last_tape_use;
 pub use tape::set_last_use as set_last_tape_use;
 
@@ -102,7 +102,7 @@ impl Interpreter {
                 None,
             )
         })?;
-        check_args(func, args).map_err(|m| (RtError::Other(m), None))?;
+        crate::ir::check_args(func, args).map_err(|m| (RtError::Other(m), None))?;
         let mut m = Machine {
             module,
             out,
@@ -115,13 +115,6 @@ impl Interpreter {
         tape::give_back(m.tape);
         result.map_err(|e| (e, m.site))
     }
-}
-
-/// Where a run-time error happened: a file of the front end's database and a span in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ErrorSite {
-    pub file: usize,
-    pub span: mad_grammar::span::Span,
 }
 
 /// Runs `f` on `args` with the default options.
@@ -144,4 +137,63 @@ struct Machine<'a> {
     site: Option<ErrorSite>,
     /// The reverse-mode tape of this run (see [`tape`]).
     tape: mad_runtime::tape::Tape,
+}
+
+/// A module ready for the interpreter ([`crate::back::Executable`]): the IR as written (the
+/// reference runs what the front end and the passes produced, not the code generators'
+/// preparation of it).
+pub struct InterpModule {
+    module: Module,
+    options: Interpreter,
+}
+
+impl crate::back::Executable for Interpreter {
+    type Options = Interpreter;
+    type Error = std::convert::Infallible;
+    type Module = InterpModule;
+
+    fn compile(
+        module: &Module,
+        _loops: &[crate::codegen::element_loop::BatchSpec],
+        options: &Interpreter,
+    ) -> Result<InterpModule, std::convert::Infallible> {
+        Ok(InterpModule { module: module.clone(), options: options.clone() })
+    }
+}
+
+impl crate::back::CompiledModule for InterpModule {
+    /// Runs the call on a thread of its own with the stack the interpreter's call depth needs
+    /// ([`STACK_SIZE`], as the JIT runs on one), so that deep recursion is the run-time error
+    /// "recursion is too deep" whatever the caller's stack; its output is written to `out`
+    /// when it returns, and its tape use is kept for [`last_tape_use`] on the calling thread.
+    fn call_traced(
+        &self,
+        f: FuncRef,
+        args: &[Value],
+        out: &mut dyn std::io::Write,
+    ) -> Result<Value, (RtError, Option<ErrorSite>)> {
+        let (module, options) = (&self.module, &self.options);
+        let run = move || {
+            let mut printed = Vec::new();
+            let r = options.call_traced(module, f, args, &mut printed);
+            (r, printed, last_tape_use())
+        };
+        let joined = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("mad-interp".into())
+                .stack_size(STACK_SIZE)
+                .spawn_scoped(s, run)
+                .map(|h| h.join())
+        });
+        let internal = |m: String| (RtError::Other(m), None);
+        match joined {
+            Ok(Ok((r, printed, tape_use))) => {
+                set_last_tape_use(tape_use);
+                out.write_all(&printed).map_err(|e| internal(format!("cannot write output: {e}")))?;
+                r
+            }
+            Ok(Err(_)) => Err(internal("internal error: the interpreter panicked".into())),
+            Err(e) => Err(internal(format!("cannot start the interpreter's thread: {e}"))),
+        }
+    }
 }

@@ -1,18 +1,17 @@
 //! Direct calls with [`Value`] arguments on the calling thread: a
 //! [`ValueCaller`] runs one compiled function whose parameters or result may be
 //! heap tensors (dynamic sizes, e.g. a ring's neighbour values), reusing one
-//! run-time context and without the thread that [`JitModule::call`] starts.
+//! run-time context and without the thread that [`NativeModule::call`] starts.
 //! Arguments are checked against the parameter layouts. The calling thread's
-//! stack is trusted for [`super::RAW_STACK_BUDGET`] bytes, as for
+//! stack is trusted for [`RAW_STACK_BUDGET`] bytes, as for
 //! [`super::RawCaller`].
 
 use mad_runtime::jit::{FlatLayout, JitContext};
 use mad_runtime::{RtError, Value};
 
-use super::abi::Trampoline;
-use super::host::JitModule;
-use super::raw::RAW_STACK_BUDGET;
-use crate::back::interp::ErrorSite;
+use super::NativeModule;
+use super::abi::{RAW_STACK_BUDGET, Trampoline};
+use crate::back::ErrorSite;
 use crate::ir;
 
 /// A reusable direct entry to one compiled function, called with values.
@@ -28,7 +27,7 @@ pub struct ValueCaller<'m> {
     error_site: Option<u64>,
 }
 
-impl JitModule {
+impl NativeModule {
     /// A direct value caller of `f`.
     pub fn value_caller(&self, f: ir::FuncRef) -> Result<ValueCaller<'_>, RtError> {
         let (tramp, params, ret) = self.entry_parts(f)?;

@@ -4,7 +4,7 @@
 //! run-time context, so a call costs a few nanoseconds instead of a thread start
 //! and value conversions. Mesh kernels and benchmarks use it. Small all-`f64`
 //! functions are called through their register entry
-//! ([`super::abi::register_entry`]), so such a call stores and loads no slots.
+//! (the native ABI's register entry, [`super::abi`]), so such a call stores and loads no slots.
 //!
 //! Only functions whose parameters and result are scalars or small (scalarized)
 //! tensors, or tuples of them, can be called this way. The calling thread's stack
@@ -14,13 +14,10 @@
 use mad_runtime::jit::{FlatLayout, JitContext};
 use mad_runtime::RtError;
 
-use super::abi::{F64Pair, RegisterEntry, Trampoline};
-use super::host::JitModule;
-use crate::back::interp::ErrorSite;
+use super::NativeModule;
+use super::abi::{F64Pair, RAW_STACK_BUDGET, RegisterEntry, Trampoline};
+use crate::back::ErrorSite;
 use crate::ir;
-
-/// Stack that a raw call may use below the caller's frame.
-pub const RAW_STACK_BUDGET: usize = 256 << 10;
 
 /// A reusable direct entry to one compiled function.
 pub struct RawCaller<'m> {
@@ -28,7 +25,7 @@ pub struct RawCaller<'m> {
     ctx: JitContext<'m>,
     n_args: usize,
     n_results: usize,
-    /// The register entry ([`super::abi::register_entry`]) that
+    /// The register entry (the native ABI's register entry, [`super::abi`]) that
     /// [`RawCaller::call_f64`] takes when the function has one: its code
     /// ([`no_entry`] when there is none), its slot counts as one
     /// [`shape`] byte (0 when there is none), and whether it is a plain leaf's
@@ -72,7 +69,7 @@ fn is_flat(l: &FlatLayout) -> bool {
     }
 }
 
-impl JitModule {
+impl NativeModule {
     /// A direct caller of `f`, or an error if its signature has heap tensors.
     pub fn raw_caller(&self, f: ir::FuncRef) -> Result<RawCaller<'_>, RtError> {
         let (tramp, params, ret) = self.entry_parts(f)?;
@@ -187,7 +184,7 @@ impl RawCaller<'_> {
         const S32: u8 = shape(3, 2);
         const S42: u8 = shape(4, 2);
         let (code, leaf) = (self.code, self.leaf);
-        // A plain leaf's entry reads no stack limit ([`super::leaf`]).
+        // A plain leaf's entry reads no stack limit ([`crate::codegen::leaf`]).
         if !leaf {
             self.set_stack_limit();
         }
