@@ -17,7 +17,7 @@ use super::forward::jvp;
 use super::reverse::vjp;
 use super::tangent::tangent_type;
 use super::{AdError, check};
-use crate::ir::{FuncRef, Function, Module, OpKind, ScalarKind, Type, ValueId};
+use crate::ir::{Derivation, DerivedKey, FuncRef, Function, Module, OpKind, ScalarKind, Type, ValueId};
 
 /// Creates (or finds) `f$grad`.
 pub fn grad(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
@@ -26,10 +26,11 @@ pub fn grad(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
         .get(f)
         .cloned()
         .ok_or_else(|| AdError::Internal("no such function".into()))?;
-    let name = format!("{}$grad", src.name);
-    if let Some(h) = module.find(&name) {
+    let key = DerivedKey { of: f, derivation: Derivation::Grad };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
+    let name = key.derivation.name(&src.name);
     if src.ret != Type::F64 {
         return Err(AdError::Signature {
             function: src.name,
@@ -68,7 +69,7 @@ pub fn grad(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     } else {
         e.op(OpKind::Tuple, parts)?
     };
-    let h = module.add_function(e.finish(r));
+    let h = module.add_derived(key, e.finish(r));
     check(module, h)?;
     Ok(h)
 }
@@ -120,10 +121,11 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
         .get(f)
         .cloned()
         .ok_or_else(|| AdError::Internal("no such function".into()))?;
-    let name = format!("{}$hessian", src.name);
-    if let Some(h) = module.find(&name) {
+    let key = DerivedKey { of: f, derivation: Derivation::Hessian };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
+    let name = key.derivation.name(&src.name);
     // `hessian` checks the signature itself, so that its errors name it rather than the
     // `grad` it is built on.
     if src.ret != Type::F64 {
@@ -225,7 +227,7 @@ pub fn hessian(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
     }
     let m = e.op(OpKind::Pack, rows)?;
     let h_t = e.op(OpKind::Transpose, vec![m])?;
-    let h = module.add_function(e.finish(h_t));
+    let h = module.add_derived(key, e.finish(h_t));
     check(module, h)?;
     Ok(h)
 }

@@ -1,24 +1,15 @@
 //! `madc explain`: which differentiation mode each region of a function gets in
 //! reverse mode, and why.
 //!
-//! The choice mirrors [`super::reverse`]: straight-line code, `if` and `for`
-//! loops are differentiated by source transformation (a `for` stores its carried
-//! values per iteration in buffers sized by the trip count); a `while` loop (or a
-//! `for` with `break`/`return`, which lowers to one) whose carried values carry
-//! derivatives goes on the tape, its body being one tape node whose reverse pass
-//! is the body's compiled adjoint; `@ad(tape)` puts every active loop of the
-//! function on the tape; `@ad(sct)` makes a loop that needs the tape an error
-//! (E0155). Calls use the callee's own derivative. Recursion is split on the
-//! tape (O(depth) work, see [`super::recursion`]) unless a recursive call sits
-//! inside a loop or the function is marked `@ad(sct)`: then each level
-//! recomputes the callee's primal (O(depth²) work).
+//! It prints the function's AD mode plan ([`super::plan`]), the one reverse mode
+//! follows; this file only words it and places each region at its source position.
 
 use std::fmt::Write;
 
-use super::recursion::{self, NoSplit};
-use super::reverse::needs_tape;
+use super::plan::{AdPlan, CallMode, IfMode, LoopMode, Mode, TapeReason};
+use super::recursion::NoSplit;
 use super::tangent::tangent_type;
-use crate::ir::{AdMode, FuncRef, Function, Module, Op, OpKind, Region, Type};
+use crate::ir::{AdMode, FuncRef, Function, Module, Op, OpId, OpKind, Region, Type};
 
 /// What `madc explain` prints for a compiled file whose source text is `source`:
 /// each user function's signature, then its regions; then each `energy` term's body the
@@ -67,7 +58,7 @@ pub fn explain_function(module: &Module, f: FuncRef, source: &str) -> String {
     out.push_str(header);
     let mut ex = Explainer {
         module,
-        f,
+        plan: AdPlan::of(module, f),
         func,
         source,
         out: String::new(),
@@ -83,7 +74,7 @@ pub fn explain_function(module: &Module, f: FuncRef, source: &str) -> String {
 
 struct Explainer<'a> {
     module: &'a Module,
-    f: FuncRef,
+    plan: AdPlan,
     func: &'a Function,
     source: &'a str,
     out: String,
@@ -129,9 +120,6 @@ impl Explainer<'_> {
         }
     }
 
-    fn calls_back(&self, g: FuncRef) -> bool {
-        crate::analysis::reachable(self.module, g).contains(&self.f)
-    }
 
     fn line(&mut self, depth: usize, text: String) {
         let _ = writeln!(self.out, "{}{text}", "  ".repeat(depth));
@@ -159,13 +147,13 @@ impl Explainer<'_> {
                             ("while", (p.0, p.1))
                         }
                     };
-                    let text = self.while_mode(op);
+                    let text = self.loop_text(id, op);
                     self.line(depth, format!("{what} at {l}:{c}: {text}"));
                     self.region(&op.regions[1], depth + 1);
                 }
                 OpKind::For => {
                     let (l, c, _) = self.position(start, "for");
-                    let text = self.for_mode(op);
+                    let text = self.loop_text(id, op);
                     self.line(depth, format!("for at {l}:{c}: {text}"));
                     self.region(&op.regions[0], depth + 1);
                 }
@@ -178,18 +166,14 @@ impl Explainer<'_> {
                 }
                 OpKind::If => {
                     let (l, c, _) = self.position(start, "if");
-                    let active = op
-                        .results
-                        .iter()
-                        .any(|&v| tangent_type(self.func.ty(v)).is_some());
-                    let split = recursion::split_mode(self.module, self.f).is_ok()
-                        && recursion::is_split_point(self.module, self.f, op);
-                    let text = if split {
-                        "split on the tape (it holds a recursive call: the forward pass pushes the condition, the reverse pass takes the same branch)"
-                    } else if active {
-                        "source transformation (the adjoint is an `if` on the same condition; each branch recomputes its values)"
-                    } else {
-                        "no derivative flows through its results"
+                    let text = match self.plan.mode(id) {
+                        Some(Mode::If(IfMode::Split)) => {
+                            "split on the tape (it holds a recursive call: the forward pass pushes the condition, the reverse pass takes the same branch)"
+                        }
+                        Some(Mode::If(IfMode::Sct)) => {
+                            "source transformation (the adjoint is an `if` on the same condition; each branch recomputes its values)"
+                        }
+                        _ => "no derivative flows through its results",
                     };
                     self.line(depth, format!("if at {l}:{c}: {text}"));
                     for nr in &op.regions {
@@ -203,9 +187,11 @@ impl Explainer<'_> {
                         .functions
                         .get(*g)
                         .map_or("?", |h| h.name.as_str());
-                    let text = if self.calls_back(*g) {
-                        self.recursion_mode(op, *g, name)
-                    } else if name.contains('(') {
+                    let text = if let Some(Mode::Call(m)) = self.plan.mode(id)
+                        && m != CallMode::Derivative
+                    {
+                        recursion_text(m, name)
+                    } else if self.module.is_operator_function(*g) {
                         "a derivative function, differentiated again by the same rules".to_string()
                     } else {
                         format!("the derivative of `{name}` (explained with that function)")
@@ -217,36 +203,6 @@ impl Explainer<'_> {
         }
     }
 
-    /// The mode of a call `op` of `g` (named `name`) that reaches back to this function.
-    fn recursion_mode(&self, op: &Op, g: FuncRef, name: &str) -> String {
-        const RECOMPUTE: &str = "source transformation of the callee, which recomputes its primal at every level (O(depth²) work)";
-        if !op
-            .results
-            .iter()
-            .any(|&v| tangent_type(self.func.ty(v)).is_some())
-        {
-            return "recursion: no derivative flows through its result".into();
-        }
-        match recursion::split_mode(self.module, self.f) {
-            Ok(()) if recursion::is_split_call(self.module, self.f, op) => {
-                "recursion: split on the tape, O(depth) (the forward pass pushes each level's live values; the reverse pass pops them, recomputes and sweeps that level, and calls the callee's reverse pass)".into()
-            }
-            Ok(()) => {
-                let why = match recursion::split_mode(self.module, g) {
-                    Err(NoSplit::Sct) => "it is marked @ad(sct)",
-                    Err(NoSplit::CallInLoop) => "it calls back from inside a loop",
-                    _ => "it cannot be split",
-                };
-                format!("recursion: `{name}` is not split on the tape ({why}): {RECOMPUTE}")
-            }
-            Err(NoSplit::Sct) => format!("recursion: {RECOMPUTE}; @ad(sct) keeps it off the tape"),
-            Err(NoSplit::CallInLoop) => format!(
-                "recursion: {RECOMPUTE}; not split on the tape because a recursive call of this function sits inside a loop"
-            ),
-            Err(_) => format!("recursion: {RECOMPUTE}"),
-        }
-    }
-
     fn carried_types(&self, op: &Op) -> Vec<Type> {
         op.results
             .iter()
@@ -254,45 +210,55 @@ impl Explainer<'_> {
             .collect()
     }
 
-    /// Why no derivative flows through a loop that carries none.
-    fn no_flow(&self, op: &Op) -> String {
-        if op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some()) {
-            "no derivative flows (its carried values do not depend on the arguments)".into()
-        } else {
-            "no derivative flows (no floating-point carried values)".into()
+    /// The words for loop `id` (`op`) of the plan.
+    fn loop_text(&self, id: OpId, op: &Op) -> String {
+        let values = values(&self.carried_types(op));
+        match self.plan.loop_mode(id) {
+            LoopMode::Inactive if op.results.iter().any(|&v| tangent_type(self.func.ty(v)).is_some()) => {
+                "no derivative flows (its carried values do not depend on the arguments)".into()
+            }
+            LoopMode::Inactive => "no derivative flows (no floating-point carried values)".into(),
+            LoopMode::SctImpossible(TapeReason::TupleCarried) => {
+                "error: needs the tape (tuple-valued carried values), but the function is marked @ad(sct) (E0155)".into()
+            }
+            LoopMode::SctImpossible(_) => {
+                "error: needs the tape (trip count depends on data), but the function is marked @ad(sct) (E0155)".into()
+            }
+            LoopMode::Tape(TapeReason::DataDependentTrips) => format!(
+                "tape (trip count depends on data; {values} pushed per iteration; the body is one tape node whose reverse pass is its compiled adjoint)"
+            ),
+            LoopMode::Tape(TapeReason::TupleCarried) => {
+                format!("tape (tuple-valued carried values; {values} pushed per iteration)")
+            }
+            LoopMode::Tape(TapeReason::Requested) => format!("tape (@ad(tape); {values} pushed per iteration)"),
+            LoopMode::Sct => format!("source transformation (static trip count, {values} stored per iteration)"),
         }
     }
+}
 
-    fn while_mode(&self, op: &Op) -> String {
-        if !needs_tape(self.func, op) {
-            return self.no_flow(op);
+/// The words for a call of `name` back into the function's own cycle.
+fn recursion_text(mode: CallMode, name: &str) -> String {
+    const RECOMPUTE: &str = "source transformation of the callee, which recomputes its primal at every level (O(depth²) work)";
+    match mode {
+        CallMode::Derivative => format!("the derivative of `{name}` (explained with that function)"),
+        CallMode::RecursionInactive => "recursion: no derivative flows through its result".into(),
+        CallMode::RecursionSplit => {
+            "recursion: split on the tape, O(depth) (the forward pass pushes each level's live values; the reverse pass pops them, recomputes and sweeps that level, and calls the callee's reverse pass)".into()
         }
-        if self.func.ad_mode == Some(AdMode::Sct) {
-            return "error: needs the tape (trip count depends on data), but the function is marked @ad(sct) (E0155)".into();
+        CallMode::RecursionRecompute { own: None, callee } => {
+            let why = match callee {
+                Some(NoSplit::Sct) => "it is marked @ad(sct)",
+                Some(NoSplit::CallInLoop) => "it calls back from inside a loop",
+                _ => "it cannot be split",
+            };
+            format!("recursion: `{name}` is not split on the tape ({why}): {RECOMPUTE}")
         }
-        format!(
-            "tape (trip count depends on data; {} pushed per iteration; the body is one tape node whose reverse pass is its compiled adjoint)",
-            values(&self.carried_types(op))
-        )
-    }
-
-    fn for_mode(&self, op: &Op) -> String {
-        let types = self.carried_types(op);
-        if !super::varied::op_varies(op, &super::varied::varied_values(self.func)) {
-            return self.no_flow(op);
+        CallMode::RecursionRecompute { own: Some(NoSplit::Sct), .. } => {
+            format!("recursion: {RECOMPUTE}; @ad(sct) keeps it off the tape")
         }
-        if needs_tape(self.func, op) {
-            return format!(
-                "tape (tuple-valued carried values; {} pushed per iteration)",
-                values(&types)
-            );
-        }
-        if self.func.ad_mode == Some(AdMode::Tape) {
-            return format!("tape (@ad(tape); {} pushed per iteration)", values(&types));
-        }
-        format!(
-            "source transformation (static trip count, {} stored per iteration)",
-            values(&types)
-        )
+        CallMode::RecursionRecompute { own: Some(NoSplit::CallInLoop), .. } => format!(
+            "recursion: {RECOMPUTE}; not split on the tape because a recursive call of this function sits inside a loop"
+        ),
+        CallMode::RecursionRecompute { own: Some(_), .. } => format!("recursion: {RECOMPUTE}"),
     }
 }

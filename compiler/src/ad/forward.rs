@@ -24,7 +24,7 @@ use super::emit::Emitter;
 use super::rules::{self, Jvp};
 use super::tangent::{Tan, materialize, tangent_type};
 use super::{AdError, check};
-use crate::ir::{FuncRef, Function, Module, Op, OpId, OpKind, Region, Type, ValueId};
+use crate::ir::{Derivation, DerivedKey, FuncRef, Function, Module, Op, OpId, OpKind, Region, Type, ValueId};
 
 /// Creates (or finds) `f$jvp{seeds}`; see the module docs for its signature.
 pub fn jvp(module: &mut Module, f: FuncRef, seeds: usize) -> Result<FuncRef, AdError> {
@@ -34,11 +34,6 @@ pub fn jvp(module: &mut Module, f: FuncRef, seeds: usize) -> Result<FuncRef, AdE
         check(module, g)?;
     }
     Ok(h)
-}
-
-/// The name of the forward-mode derivative of `name` with `seeds` directions.
-pub fn jvp_name(name: &str, seeds: usize) -> String {
-    format!("{name}$jvp{seeds}")
 }
 
 /// Like [`jvp`], but only the parameters marked in `active` carry tangents: the
@@ -82,14 +77,11 @@ fn jvp_masked(
         .cloned()
         .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
     let is_active = |i: usize| active.is_none_or(|a| a.get(i).copied().unwrap_or(false));
-    let mut name = jvp_name(&src.name, k);
-    if let Some(a) = active {
-        name.push('@');
-        name.extend(a.iter().map(|&b| if b { '1' } else { '0' }));
-    }
-    if let Some(h) = module.find(&name) {
+    let key = DerivedKey { of: f, derivation: Derivation::Jvp { seeds: k, active: active.map(<[bool]>::to_vec) } };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
+    let name = key.derivation.name(&src.name);
     let ptypes = src.param_types();
     let mut params = ptypes.clone();
     for _ in 0..k {
@@ -105,7 +97,7 @@ fn jvp_masked(
     let mut rets = vec![src.ret.clone()];
     rets.extend((0..k).map(|_| rt.clone()));
     let func = Function::new(name, &params, Type::Tuple(rets));
-    let h = module.add_function(func.clone());
+    let h = module.add_derived(key, func.clone());
     created.push(h);
 
     let new_params = func.params().to_vec();

@@ -55,6 +55,7 @@ pub mod derived;
 pub mod emit;
 pub mod explain;
 pub mod forward;
+pub mod plan;
 pub mod recursion;
 pub mod reverse;
 pub mod rules;

@@ -15,7 +15,7 @@
 
 use super::tangent::tangent_type;
 use crate::analysis::any_reachable_op;
-use crate::ir::{AdMode, FuncRef, Function, Module, Op, OpKind, Region};
+use crate::ir::{AdMode, Derivation, FuncRef, Function, Module, Op, OpKind, Region};
 
 /// Why a function on a call-graph cycle is not differentiated in split mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +126,7 @@ pub fn is_split_point(module: &Module, f: FuncRef, op: &Op) -> bool {
 /// `g$rfwd` then `g$rbwd`). Reverse mode of such an `f` differentiates its
 /// source-transformed twin `g$vjp$st` instead, and inlining keeps calls of it.
 pub fn split_vjp_base(module: &Module, f: FuncRef) -> Option<FuncRef> {
-    let base = module.functions.get(f)?.name.strip_suffix("$vjp")?;
-    let g = module.find(base)?;
-    (module.find(&format!("{base}$vjp")) == Some(f) && split_mode(module, g).is_ok()).then_some(g)
+    let key = module.origin(f)?;
+    let g = key.of;
+    (key.derivation == Derivation::Vjp && split_mode(module, g).is_ok()).then_some(g)
 }

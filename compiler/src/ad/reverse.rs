@@ -57,9 +57,10 @@ use super::recursion;
 use super::rules::{self, Ct, Vjp};
 use super::tangent::{self, Tan, materialize, tangent_type};
 use super::{AdError, check};
+use super::plan::{AdPlan, LoopMode};
 use crate::analysis::{defined_in, used_in};
 use crate::ir::{
-    AdMode, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId,
+    Derivation, DerivedKey, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId,
 };
 
 /// Creates (or finds) `f$vjp`; see the module docs for its signature.
@@ -77,58 +78,52 @@ pub fn vjp(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
 /// ([`Emitter::strong_products`]). For the energy kernels, whose products then cost one
 /// operation each instead of four (docs §11.1); callees take [`vjp`].
 pub fn vjp_plain_products(module: &mut Module, f: FuncRef) -> Result<FuncRef, AdError> {
-    let name = format!("{}@plain", vjp_name(&module.functions[f].name));
-    if let Some(h) = module.find(&name) {
+    let key = DerivedKey { of: f, derivation: Derivation::VjpPlainProducts };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
     if recursion::split_vjp_base(module, f).is_some() || recursion::split_mode(module, f).is_ok() {
         return vjp(module, f);
     }
     let mut created = Vec::new();
-    let h = build_vjp(module, f, name, false, true, &mut created)?;
+    let h = build_vjp(module, f, key, false, true, &mut created)?;
     for g in created {
         check(module, g)?;
     }
     Ok(h)
 }
 
-pub fn vjp_name(name: &str) -> String {
-    format!("{name}$vjp")
-}
-
 fn vjp_of(module: &mut Module, f: FuncRef, created: &mut Vec<FuncRef>) -> Result<FuncRef, AdError> {
-    let fname = module
-        .functions
-        .get(f)
-        .map(|func| func.name.clone())
-        .ok_or_else(|| AdError::Internal(format!("no function #{}", f.index())))?;
-    let name = vjp_name(&fname);
-    if let Some(h) = module.find(&name) {
+    if module.functions.get(f).is_none() {
+        return Err(AdError::Internal(format!("no function #{}", f.index())));
+    }
+    let key = DerivedKey { of: f, derivation: Derivation::Vjp };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
     // Reverse mode of a split-mode `g$vjp` (which calls the taped `g$rfwd` and
     // `g$rbwd`) differentiates its source-transformed twin instead.
-    let f = match recursion::split_vjp_base(module, f) {
+    let source = match recursion::split_vjp_base(module, f) {
         Some(base) => {
-            let twin = format!("{}$st", vjp_name(&module.functions[base].name));
-            match module.find(&twin) {
+            let twin = DerivedKey { of: base, derivation: Derivation::VjpTwin };
+            match module.derived(&twin) {
                 Some(t) => t,
                 None => build_vjp(module, base, twin, false, false, created)?,
             }
         }
         None => f,
     };
-    let split = recursion::split_mode(module, f).is_ok();
-    build_vjp(module, f, name, split, false, created)
+    let split = recursion::split_mode(module, source).is_ok();
+    build_vjp(module, source, key, split, false, created)
 }
 
-/// Builds the reverse-mode derivative of `f` named `name`: in split mode on the
+/// Builds the reverse-mode derivative of `f` registered as `key`: in split mode on the
 /// tape (`split`, see [`split`]), else by source transformation (`plain_products`: see
 /// [`vjp_plain_products`]).
 fn build_vjp(
     module: &mut Module,
     f: FuncRef,
-    name: String,
+    key: DerivedKey,
     split: bool,
     plain_products: bool,
     created: &mut Vec<FuncRef>,
@@ -145,12 +140,11 @@ fn build_vjp(
             span: src.span(id),
         });
     }
-    if src.ad_mode == Some(AdMode::Sct)
-        && let Some((id, op)) = src.ops.iter().find(|(_, op)| needs_tape(&src, op))
-    {
+    let plan = AdPlan::of_loops(&src);
+    if let Some(id) = plan.sct_impossible(&src) {
         return Err(AdError::SctImpossible {
             function: src.name.clone(),
-            op: op.kind.name(),
+            op: src.ops[id].kind.name(),
             span: src.span(id),
         });
     }
@@ -165,8 +159,9 @@ fn build_vjp(
     params.push(ct);
     let mut rets = vec![src.ret.clone()];
     rets.extend(ptypes.iter().filter_map(tangent_type));
+    let name = key.derivation.name(&module.functions[key.of].name);
     let func = Function::new(name, &params, Type::Tuple(rets));
-    let h = module.add_function(func.clone());
+    let h = module.add_derived(key, func.clone());
     created.push(h);
     if split {
         split::split_vjp(module, f, h, created)?;
@@ -227,29 +222,6 @@ struct Taped {
     lo: Option<ValueId>,
 }
 
-/// Whether reverse mode of `op` (at any depth of `f`) needs the tape: an active
-/// `scf.while`, or an active `scf.for` with tuple-valued carried values. Active: a carried
-/// value varies with `f`'s parameters ([`super::varied`]).
-pub fn needs_tape(f: &Function, op: &Op) -> bool {
-    needs_tape_in(f, op, &super::varied::varied_values(f))
-}
-
-/// [`needs_tape`] with `f`'s varied values computed once.
-pub fn needs_tape_in(f: &Function, op: &Op, varied: &std::collections::HashSet<ValueId>) -> bool {
-    let active = super::varied::op_varies(op, varied);
-    match op.kind {
-        OpKind::While => active,
-        OpKind::For => {
-            active
-                && op
-                    .results
-                    .iter()
-                    .any(|&r| matches!(f.ty(r), Type::Tuple(_)))
-        }
-        _ => false,
-    }
-}
-
 struct Rev<'a> {
     module: &'a mut Module,
     created: &'a mut Vec<FuncRef>,
@@ -262,9 +234,9 @@ struct Rev<'a> {
     /// The source values that may receive a routed zero adjoint ([`routed`]); empty when
     /// the emitter came without [`Emitter::strong_products`] (plain products throughout).
     routed: std::collections::HashSet<ValueId>,
-    /// The source values that vary with its parameters ([`super::varied`]): loops whose
-    /// results do not are run as they are, and no adjoint enters them.
-    varied: std::collections::HashSet<ValueId>,
+    /// How each loop of `src` is differentiated ([`AdPlan`]): loops no derivative flows
+    /// through are run as they are, and no adjoint enters them.
+    plan: AdPlan,
 }
 
 /// The outer values with a tangent type that region(s) `rs` read.
@@ -321,7 +293,7 @@ impl<'a> Rev<'a> {
             tapes: HashMap::new(),
             taped: HashMap::new(),
             routed,
-            varied: super::varied::varied_values(src),
+            plan: AdPlan::of_loops(src),
         }
     }
 
@@ -363,18 +335,11 @@ impl<'a> Rev<'a> {
 
     fn forward(&mut self, ops: &[OpId]) -> Result<(), AdError> {
         for &id in ops {
-            let op = &self.src.ops[id];
             self.e.set_span(self.src.span(id));
-            let active_for = op.kind == OpKind::For && super::varied::op_varies(op, &self.varied);
-            let tape_for = active_for
-                && (self.src.ad_mode == Some(AdMode::Tape) || needs_tape_in(self.src, op, &self.varied));
-            let active_while = op.kind == OpKind::While && needs_tape_in(self.src, op, &self.varied);
-            if active_while || tape_for {
-                self.forward_taped(id)?;
-            } else if active_for {
-                self.forward_for(id)?;
-            } else {
-                self.clone_op(id)?;
+            match self.plan.loop_mode(id) {
+                LoopMode::Tape(_) | LoopMode::SctImpossible(_) => self.forward_taped(id)?,
+                LoopMode::Sct => self.forward_for(id)?,
+                LoopMode::Inactive => self.clone_op(id)?,
             }
         }
         Ok(())
@@ -598,7 +563,7 @@ impl<'a> Rev<'a> {
         if g.iter().all(Tan::is_zero) {
             return Ok(());
         }
-        if matches!(op.kind, OpKind::For | OpKind::While) && !super::varied::op_varies(op, &self.varied) {
+        if matches!(op.kind, OpKind::For | OpKind::While) && self.plan.loop_mode(id) == LoopMode::Inactive {
             // A loop whose results do not vary: its adjoints reach nothing that does.
             return Ok(());
         }

@@ -78,16 +78,14 @@ pub fn generate(g: &mut Front) {
     }
 }
 
-/// The user function whose IR is `name` or whose derivative is `name`
-/// (`f$vjp`, `f$vjp$jvp1`, …: the longest `$`-prefix that names a function).
+/// The user function whose IR is `name` or whose derivative is `name` (`f$vjp`,
+/// `f$vjp$jvp1`, …: the function the chain of derivations starts from).
 fn source_item<'a>(g: &'a Front, name: &str) -> Option<&'a crate::front::items::FnItem> {
-    let mut cut = name;
-    loop {
-        if let Some(f) = g.items.fns.iter().find(|f| f.ir_name == cut) {
-            return Some(f);
-        }
-        cut = &cut[..cut.rfind('$')?];
+    let mut f = g.module.find(name)?;
+    while let Some(key) = g.module.origin(f) {
+        f = key.of;
     }
+    g.items.fns.iter().find(|it| it.fref == Some(f))
 }
 
 fn report(g: &mut Front, p: &PendingDeriv, e: AdError) {
@@ -394,7 +392,7 @@ pub fn check_sct_terms(g: &mut Front, mesh: &super::mesh::MeshDecls) {
             if f.ad_mode != Some(crate::ir::AdMode::Sct) {
                 continue;
             }
-            if let Some((id, _)) = f.ops.iter().find(|(_, op)| ad::reverse::needs_tape(f, op)) {
+            if let Some(id) = ad::plan::AdPlan::of_loops(f).sct_impossible(f) {
                 found.push((t.name.clone(), f.name.clone(), f.span(id)));
             }
         }

@@ -134,6 +134,8 @@ impl Function {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Module {
     pub functions: Arena<Function>,
+    /// Which functions are derivatives of which ([`super::derived`]).
+    pub derived: super::derived::DerivedTable,
 }
 
 impl Module {
@@ -143,6 +145,23 @@ impl Module {
 
     pub fn add_function(&mut self, f: Function) -> FuncRef {
         self.functions.append(f)
+    }
+
+    /// The derived function `key`, when the module has it.
+    pub fn derived(&self, key: &super::DerivedKey) -> Option<FuncRef> {
+        self.derived.get(key)
+    }
+
+    /// Adds `f` as the derived function `key`.
+    pub fn add_derived(&mut self, key: super::DerivedKey, f: Function) -> FuncRef {
+        let h = self.functions.append(f);
+        self.derived.insert(key, h);
+        h
+    }
+
+    /// Which derivative of which function `f` is, when it is one.
+    pub fn origin(&self, f: FuncRef) -> Option<&super::DerivedKey> {
+        self.derived.origin(f)
     }
 
     /// The first function with this exact name.

@@ -12,6 +12,7 @@
 
 pub mod arena;
 pub mod builder;
+pub mod derived;
 pub mod function;
 pub mod op;
 pub mod parse;
@@ -22,6 +23,7 @@ pub mod value_check;
 
 pub use arena::{Arena, Handle};
 pub use builder::Builder;
+pub use derived::{Derivation, DerivedKey};
 pub use function::{AdMode, FuncRef, Function, Module, Op, OpId, Region, ValueData, ValueId};
 pub use op::{BinaryOp, Literal, OpKind, UnaryOp};
 pub use types::{Dim, ScalarKind, Type};

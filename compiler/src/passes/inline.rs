@@ -120,8 +120,8 @@ fn inline_region(
 
 /// Inlines into `f` every call of a function that reaches neither itself nor `f`
 /// and has at most [`MAX_INLINE_OPS`] ops (a split-mode `g$vjp` of a recursive
-/// `g` stays a call, so that reverse mode of the caller finds it; see
-/// [`crate::ad::recursion`]), repeating for calls that the copies
+/// `g`, [`Module::is_split_vjp`], stays a call, so that reverse mode of the caller finds
+/// it), repeating for calls that the copies
 /// bring in (at most `rounds` times). Returns whether anything changed.
 pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
     let mut changed = false;
@@ -140,7 +140,7 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
                     module.functions.get(g).is_some()
                         && n <= MAX_INLINE_OPS
                         && !reaches(module, g, &[g, f])
-                        && crate::ad::recursion::split_vjp_base(module, g).is_none(),
+                        && !module.is_split_vjp(g),
                 );
             }
         }
@@ -166,14 +166,9 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
     changed
 }
 
-/// Whether `name` is the function of a differentiation operator applied to a
-/// function (`grad(f)`, `hessian(f)`, `grad(f, 1)`: only these names hold `(`).
-pub fn is_operator_function(name: &str) -> bool {
-    name.contains('(')
-}
 
 /// Inlines into `f` its calls of differentiation-operator functions
-/// ([`is_operator_function`]) that reach neither themselves nor `f`, have at most
+/// ([`Module::is_operator_function`]) that reach neither themselves nor `f`, have at most
 /// [`MAX_INLINE_OPS`] ops and point into the same source file (so a run-time
 /// error inside the copy names the same place as the call would). The
 /// operator's body was cleaned when it was built; the caller is not cleaned
@@ -189,7 +184,7 @@ pub fn inline_operator_calls(module: &mut Module, f: FuncRef) -> bool {
             let eligible = g != f
                 && module.functions.get(g).is_some_and(|callee| {
                     let n = op_count(callee, &callee.body);
-                    is_operator_function(&callee.name)
+                    module.is_operator_function(g)
                         && callee.source_file == caller_file
                         && n <= MAX_INLINE_OPS
                 })

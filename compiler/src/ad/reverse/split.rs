@@ -35,15 +35,8 @@ use crate::ad::emit::Emitter;
 use crate::ad::recursion::{is_split_call, is_split_point};
 use crate::ad::rules::Ct;
 use crate::ad::tangent::{Tan, materialize, tangent_type};
-use crate::ir::{FuncRef, Function, Module, Op, OpId, OpKind, Region, Type, ValueId};
+use crate::ir::{Derivation, DerivedKey, FuncRef, Function, Module, Op, OpId, OpKind, Region, Type, ValueId};
 
-pub fn rfwd_name(name: &str) -> String {
-    format!("{name}$rfwd")
-}
-
-pub fn rbwd_name(name: &str) -> String {
-    format!("{name}$rbwd")
-}
 
 /// A segment of a region: the split point before it (none for the first), its
 /// ops, the live-ins it pushes in a fixed order (the layout of its tape entry),
@@ -145,12 +138,13 @@ pub(super) fn rfwd_of(
     created: &mut Vec<FuncRef>,
 ) -> Result<FuncRef, AdError> {
     let src = module.functions[f].clone();
-    let name = rfwd_name(&src.name);
-    if let Some(h) = module.find(&name) {
+    let key = DerivedKey { of: f, derivation: Derivation::SplitForward };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
+    let name = key.derivation.name(&src.name);
     let func = Function::new(name, &src.param_types(), src.ret.clone());
-    let h = module.add_function(func.clone());
+    let h = module.add_derived(key, func.clone());
     created.push(h);
     let params = func.params().to_vec();
     let mut rv = Rev::new(module, created, Emitter::new(func), &src);
@@ -174,17 +168,18 @@ pub(super) fn rbwd_of(
     created: &mut Vec<FuncRef>,
 ) -> Result<FuncRef, AdError> {
     let src = module.functions[f].clone();
-    let name = rbwd_name(&src.name);
-    if let Some(h) = module.find(&name) {
+    let key = DerivedKey { of: f, derivation: Derivation::SplitBackward };
+    if let Some(h) = module.derived(&key) {
         return Ok(h);
     }
+    let name = key.derivation.name(&src.name);
     let ct = tangent_type(&src.ret).ok_or_else(|| AdError::Signature {
         function: src.name.clone(),
         message: format!("its result type {} has no derivative", src.ret),
     })?;
     let rets: Vec<Type> = src.param_types().iter().filter_map(tangent_type).collect();
     let func = Function::new(name, &[ct], Type::Tuple(rets));
-    let h = module.add_function(func.clone());
+    let h = module.add_derived(key, func.clone());
     created.push(h);
     let seed = func.params()[0];
     let mut rv = Rev::new(module, created, Emitter::new(func), &src);

@@ -292,18 +292,16 @@ impl Front {
         if let Some(&f) = self.derivs.get(k) {
             return Some(f);
         }
-        match &k.target {
-            Target::Fn(i) => {
-                self.fref(*i);
-            }
-            Target::Deriv(d) => {
-                self.deriv_fref(d, file, span)?;
-            }
-        }
+        let of = match &k.target {
+            Target::Fn(i) => self.fref(*i),
+            Target::Deriv(d) => self.deriv_fref(d, file, span)?,
+        };
         let sig = self.deriv_sig(k).ok()?;
         let params: Vec<_> = sig.params.iter().map(SurfaceType::ir_type).collect();
-        let func = Function::new(self.deriv_name(k, true), &params, sig.ret.ir_type());
-        let f = self.module.add_function(func);
+        let name = self.deriv_name(k, true);
+        let func = Function::new(name.clone(), &params, sig.ret.ir_type());
+        let key = crate::ir::DerivedKey { of, derivation: crate::ir::Derivation::Operator { name } };
+        let f = self.module.add_derived(key, func);
         self.derivs.insert(k.clone(), f);
         self.pending_derivs.push(PendingDeriv {
             func: f,

@@ -47,6 +47,13 @@ pub fn parse_module(text: &str) -> Result<Module, IrParseError> {
         let f = p.function()?;
         module.add_function(f);
     }
+    // The text form names derived functions; their keys come back from the names.
+    let keys: Vec<_> = module.functions.iter().map(|(h, f)| (h, crate::ir::derived::decode(&module, &f.name))).collect();
+    for (h, key) in keys {
+        if let Some(key) = key {
+            module.derived.insert(key, h);
+        }
+    }
     Ok(module)
 }
 
