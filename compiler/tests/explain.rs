@@ -35,7 +35,7 @@ fn explain_snapshots() {
             .to_string();
         let src = std::fs::read_to_string(&path).expect("read source");
         let c = compiled(&format!("{stem}.mad"), &src);
-        let out = mad::ad::explain::explain(&c, &src);
+        let out = mad::front::explain::explain(&c, &src);
         insta::with_settings!({ snapshot_path => "snapshots/explain", prepend_module_to_snapshot => false }, {
             insta::assert_snapshot!(stem.clone(), out);
         });
@@ -67,7 +67,7 @@ fn reported_modes_match_the_gradient_ir() {
 fn reported_recursion_modes_match_the_gradient_ir() {
     let src = std::fs::read_to_string(corpus().join("recursion.mad")).expect("read");
     let c = compiled("recursion.mad", &src);
-    let text = mad::ad::explain::explain(&c, &src);
+    let text = mad::front::explain::explain(&c, &src);
     for (name, split) in [
         ("rpow", true),
         ("tree", true),
@@ -96,7 +96,7 @@ fn reported_recursion_modes_match_the_gradient_ir() {
 fn reported_term_modes_match_the_gradient_ir() {
     let src = std::fs::read_to_string(corpus().join("terms.mad")).expect("read");
     let c = compiled("terms.mad", &src);
-    let text = mad::ad::explain::explain(&c, &src);
+    let text = mad::front::explain::explain(&c, &src);
     assert!(text.contains("residual fit(e: vertex)\n  forward mode: the Jacobian"), "{text}");
     for t in &c.mesh.energies {
         let mut m = c.module.clone();

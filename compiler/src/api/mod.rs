@@ -24,6 +24,7 @@
 //! ```
 
 mod convert;
+mod energy;
 mod error;
 
 pub use error::{load_source, locate_message, render, without_bom};

@@ -64,7 +64,7 @@ pub fn explain(file: &Path, color: bool) -> i32 {
             );
         }
     };
-    print!("{}", crate::ad::explain::explain(&compiled, &source));
+    print!("{}", crate::front::explain::explain(&compiled, &source));
     0
 }
 

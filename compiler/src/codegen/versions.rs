@@ -1,7 +1,7 @@
 //! Loop-version candidates: the element reads of a `for` loop whose index is an affine
 //! function of the induction variable, so that one test in front of the loop can prove
-//! every trip's bounds check (a back end then lowers the loop twice, [`crate::back`]'s
-//! Cranelift `version` module says how).
+//! every trip's bounds check (a back end then lowers the loop twice: a copy without the
+//! proved checks, taken when the test holds, and the checked copy).
 //!
 //! In `for j in lo..hi`, a heap-tensor read `t[e]` whose index is `e = base ± j`
 //! (sums and differences of `j`, integer constants and values defined in front

@@ -167,7 +167,7 @@ pub enum EnergyError {
     /// then the error) and, when the failing op came from source, where.
     Runtime {
         message: String,
-        at: Option<crate::api::SourceLocation>,
+        at: Option<crate::front::locate::SourceLocation>,
     },
     /// The objective is not a weighted sum of energies.
     Objective(String),

@@ -30,26 +30,6 @@ pub struct EnergyProgram {
 unsafe impl Sync for EnergyProgram {}
 
 impl EnergyProgram {
-    /// Compiles a `.mad` file and its term kernels.
-    pub fn compile_file(path: impl AsRef<std::path::Path>) -> Result<EnergyProgram, crate::Error> {
-        let prog = crate::Program::compile_file(path)?;
-        EnergyProgram::of_program(&prog)
-    }
-
-    /// Compiles source text (`name` is used in diagnostics) and its term kernels.
-    pub fn compile_str(name: &str, source: &str) -> Result<EnergyProgram, crate::Error> {
-        let prog = crate::Program::compile_str(name, source)?;
-        EnergyProgram::of_program(&prog)
-    }
-
-    /// Builds the kernels of a compiled program, keeping its sources for the locations of
-    /// run-time errors.
-    pub fn of_program(prog: &crate::Program) -> Result<EnergyProgram, crate::Error> {
-        let mut e = EnergyProgram::new(prog.compiled()).map_err(|e| crate::Error::Backend(e.to_string()))?;
-        e.files = Some(prog.files().clone());
-        Ok(e)
-    }
-
     /// Builds the kernels of a front-end result.
     pub fn new(compiled: &Compiled) -> Result<EnergyProgram, EnergyError> {
         let mut module = compiled.module.clone();
@@ -106,7 +86,7 @@ impl EnergyProgram {
     pub(crate) fn runtime_error(&self, message: String, site: Option<crate::back::ErrorSite>) -> EnergyError {
         let at = match (&self.files, site) {
             (Some(files), Some(s)) => {
-                crate::api::locate_message(files, &format!("run-time error: {message}"), s.file, s.span)
+                crate::front::locate::locate_message(files, &format!("run-time error: {message}"), s.file, s.span)
             }
             _ => None,
         };

@@ -19,7 +19,9 @@
 pub mod broadphase;
 pub mod derive;
 pub mod diagnostics;
+pub mod explain;
 pub mod items;
+pub mod locate;
 pub mod lower;
 pub mod mesh;
 pub mod solve;

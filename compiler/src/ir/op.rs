@@ -37,7 +37,7 @@
 //! A `While` evaluates `cond` on the carried values before each iteration.
 //!
 //! The tape ops are the bookkeeping of reverse mode through regions whose
-//! structure is known only at run time (see `crate::ad::reverse`). The tape is a
+//! structure is known only at run time (reverse mode's tape regions). The tape is a
 //! LIFO stack owned by the run-time context and reset between evaluations: a
 //! `tape.pop : (T1, …, Tn)` returns the values of the most recent unmatched
 //! `tape.push` of the same types (popping from an empty tape, or with other types

@@ -47,7 +47,7 @@ pub use tape::set_last_use as set_last_tape_use;
 pub const DEFAULT_MAX_CALL_DEPTH: usize = 12_000;
 
 /// The stack a thread running the interpreter at [`DEFAULT_MAX_CALL_DEPTH`] needs (module
-/// docs): what [`crate::Program::call_with`] gives the thread it runs the interpreter on.
+/// docs): what [`InterpModule`] gives the thread it runs a call on.
 pub const STACK_SIZE: usize = 256 << 20;
 
 /// Interpreter options.
