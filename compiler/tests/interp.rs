@@ -165,8 +165,8 @@ fn built_function_runs() {
     let mut b = Builder::new(&mut f);
     let two = b.constant(Literal::F64(2.0));
     let one = b.constant(Literal::F64(1.0));
-    let y = b.op1(OpKind::Binary(BinaryOp::Mul), vec![x, two], Type::F64);
-    let z = b.op1(OpKind::Binary(BinaryOp::Add), vec![y, one], Type::F64);
+    let y = b.push1(OpKind::Binary(BinaryOp::Mul), vec![x, two], Type::F64);
+    let z = b.push1(OpKind::Binary(BinaryOp::Add), vec![y, one], Type::F64);
     b.finish(vec![z]);
     let mut m = Module::new();
     let h = m.add_function(f);

@@ -111,10 +111,10 @@ fn built_module_prints_and_round_trips() {
     let zero = b.constant(Literal::I64(0));
     let init = b.constant(Literal::F64(0.5));
     let args = b.begin_region(&[Type::I64, Type::F64]);
-    let fi = b.op1(OpKind::Cast(ScalarKind::F64), vec![args[0]], Type::F64);
-    let acc = b.op1(OpKind::Binary(BinaryOp::Add), vec![args[1], fi], Type::F64);
+    let fi = b.push1(OpKind::Cast(ScalarKind::F64), vec![args[0]], Type::F64);
+    let acc = b.push1(OpKind::Binary(BinaryOp::Add), vec![args[1], fi], Type::F64);
     let body = b.end_region(vec![acc]);
-    let op = b.op_with_regions(
+    let op = b.push_with_regions(
         OpKind::For,
         vec![zero, n, init],
         vec![Type::F64],
@@ -206,7 +206,7 @@ fn quoted_names_are_quoted_only_when_needed() {
     for name in ["plain_name1", "std::vec::dot$1", "a.b", "q\"uote"] {
         let mut f = Function::new(name, &[], Type::unit());
         let mut b = Builder::new(&mut f);
-        let u = b.op1(OpKind::Tuple, vec![], Type::unit());
+        let u = b.push1(OpKind::Tuple, vec![], Type::unit());
         b.finish(vec![u]);
         m.add_function(f);
     }

@@ -188,7 +188,7 @@ fn region_counts() {
     b.begin_region(&[]);
     let x = b.constant(Literal::F64(1.0));
     let then = b.end_region(vec![x]);
-    let op = b.op_with_regions(OpKind::If, vec![c], vec![Type::F64], vec![then]);
+    let op = b.push_with_regions(OpKind::If, vec![c], vec![Type::F64], vec![then]);
     let r = b.func.ops[op].results[0];
     b.finish(vec![r]);
     let mut m = Module::new();

@@ -17,7 +17,7 @@ fn binary_fn(op: BinaryOp, ty: Type, ret: Type) -> (Module, FuncRef) {
     let mut f = Function::new("bin", &[ty.clone(), ty], ret.clone());
     let (a, b) = (f.params()[0], f.params()[1]);
     let mut bld = Builder::new(&mut f);
-    let r = bld.op1(OpKind::Binary(op), vec![a, b], ret);
+    let r = bld.push1(OpKind::Binary(op), vec![a, b], ret);
     bld.finish(vec![r]);
     let mut m = Module::new();
     let h = m.add_function(f);
@@ -104,7 +104,7 @@ fn unary_ops_and_casts() {
         let mut f = Function::new("u", &[Type::F32], Type::F32);
         let a = f.params()[0];
         let mut b = Builder::new(&mut f);
-        let r = b.op1(OpKind::Unary(op), vec![a], Type::F32);
+        let r = b.push1(OpKind::Unary(op), vec![a], Type::F32);
         b.finish(vec![r]);
         let mut m = Module::new();
         let h = m.add_function(f);
@@ -117,7 +117,7 @@ fn unary_ops_and_casts() {
     let mut f = Function::new("c", &[Type::F64], Type::I64);
     let a = f.params()[0];
     let mut b = Builder::new(&mut f);
-    let r = b.op1(OpKind::Cast(ScalarKind::I64), vec![a], Type::I64);
+    let r = b.push1(OpKind::Cast(ScalarKind::I64), vec![a], Type::I64);
     b.finish(vec![r]);
     let mut m = Module::new();
     let h = m.add_function(f);
@@ -133,15 +133,15 @@ fn factorial() -> (Module, FuncRef) {
     let n = f.params()[0];
     let mut b = Builder::new(&mut f);
     let one = b.constant(Literal::I64(1));
-    let c = b.op1(OpKind::Binary(BinaryOp::Le), vec![n, one], Type::BOOL);
+    let c = b.push1(OpKind::Binary(BinaryOp::Le), vec![n, one], Type::BOOL);
     b.begin_region(&[]);
     let t = b.end_region(vec![one]);
     b.begin_region(&[]);
-    let n1 = b.op1(OpKind::Binary(BinaryOp::Sub), vec![n, one], Type::I64);
-    let r = b.op1(OpKind::Call(me), vec![n1], Type::I64);
-    let p = b.op1(OpKind::Binary(BinaryOp::Mul), vec![n, r], Type::I64);
+    let n1 = b.push1(OpKind::Binary(BinaryOp::Sub), vec![n, one], Type::I64);
+    let r = b.push1(OpKind::Call(me), vec![n1], Type::I64);
+    let p = b.push1(OpKind::Binary(BinaryOp::Mul), vec![n, r], Type::I64);
     let e = b.end_region(vec![p]);
-    let iff = b.op_with_regions(OpKind::If, vec![c], vec![Type::I64], vec![t, e]);
+    let iff = b.push_with_regions(OpKind::If, vec![c], vec![Type::I64], vec![t, e]);
     let res = b.func.ops[iff].results[0];
     b.finish(vec![res]);
     let h = m.add_function(f);
@@ -166,14 +166,14 @@ fn for_loop_sum_and_print() {
     let mut b = Builder::new(&mut f);
     let zero = b.constant(Literal::I64(0));
     let args = b.begin_region(&[Type::I64, Type::I64]);
-    let s = b.op1(
+    let s = b.push1(
         OpKind::Binary(BinaryOp::Add),
         vec![args[1], args[0]],
         Type::I64,
     );
-    b.op(OpKind::Print, vec![s], vec![Type::unit()]);
+    b.push(OpKind::Print, vec![s], vec![Type::unit()]);
     let body = b.end_region(vec![s]);
-    let fo = b.op_with_regions(OpKind::For, vec![lo, hi, zero], vec![Type::I64], vec![body]);
+    let fo = b.push_with_regions(OpKind::For, vec![lo, hi, zero], vec![Type::I64], vec![body]);
     let r = b.func.ops[fo].results[0];
     b.finish(vec![r]);
     let mut m = Module::new();
@@ -196,21 +196,21 @@ fn while_loop_collatz_steps() {
     let zero = b.constant(Literal::I64(0));
     let c = b.begin_region(&[Type::I64, Type::I64]);
     let one = b.constant(Literal::I64(1));
-    let ne = b.op1(OpKind::Binary(BinaryOp::Ne), vec![c[0], one], Type::BOOL);
+    let ne = b.push1(OpKind::Binary(BinaryOp::Ne), vec![c[0], one], Type::BOOL);
     let cond = b.end_region(vec![ne]);
     let a = b.begin_region(&[Type::I64, Type::I64]);
     let two = b.constant(Literal::I64(2));
     let three = b.constant(Literal::I64(3));
     let one = b.constant(Literal::I64(1));
-    let rem = b.op1(OpKind::Binary(BinaryOp::Rem), vec![a[0], two], Type::I64);
-    let even = b.op1(OpKind::Binary(BinaryOp::Eq), vec![rem, zero], Type::BOOL);
-    let half = b.op1(OpKind::Binary(BinaryOp::Div), vec![a[0], two], Type::I64);
-    let t3 = b.op1(OpKind::Binary(BinaryOp::Mul), vec![a[0], three], Type::I64);
-    let up = b.op1(OpKind::Binary(BinaryOp::Add), vec![t3, one], Type::I64);
-    let n = b.op1(OpKind::Select, vec![even, half, up], Type::I64);
-    let k = b.op1(OpKind::Binary(BinaryOp::Add), vec![a[1], one], Type::I64);
+    let rem = b.push1(OpKind::Binary(BinaryOp::Rem), vec![a[0], two], Type::I64);
+    let even = b.push1(OpKind::Binary(BinaryOp::Eq), vec![rem, zero], Type::BOOL);
+    let half = b.push1(OpKind::Binary(BinaryOp::Div), vec![a[0], two], Type::I64);
+    let t3 = b.push1(OpKind::Binary(BinaryOp::Mul), vec![a[0], three], Type::I64);
+    let up = b.push1(OpKind::Binary(BinaryOp::Add), vec![t3, one], Type::I64);
+    let n = b.push1(OpKind::Select, vec![even, half, up], Type::I64);
+    let k = b.push1(OpKind::Binary(BinaryOp::Add), vec![a[1], one], Type::I64);
     let body = b.end_region(vec![n, k]);
-    let w = b.op_with_regions(
+    let w = b.push_with_regions(
         OpKind::While,
         vec![x, zero],
         vec![Type::I64, Type::I64],
@@ -232,11 +232,11 @@ fn small_and_heap_tensors() {
         let (x, i) = (f.params()[0], f.params()[1]);
         let mut b = Builder::new(&mut f);
         let two = b.constant(Literal::F64(2.0));
-        let y = b.op1(OpKind::Binary(BinaryOp::Mul), vec![x, two], ty.clone());
-        let s = b.op1(OpKind::Sum, vec![y], Type::F64);
-        let xi = b.op1(OpKind::Index, vec![x, i], Type::F64);
-        let r = b.op1(OpKind::Binary(BinaryOp::Add), vec![s, xi], Type::F64);
-        b.op(OpKind::Print, vec![y], vec![Type::unit()]);
+        let y = b.push1(OpKind::Binary(BinaryOp::Mul), vec![x, two], ty.clone());
+        let s = b.push1(OpKind::Sum, vec![y], Type::F64);
+        let xi = b.push1(OpKind::Index, vec![x, i], Type::F64);
+        let r = b.push1(OpKind::Binary(BinaryOp::Add), vec![s, xi], Type::F64);
+        b.push(OpKind::Print, vec![y], vec![Type::unit()]);
         b.finish(vec![r]);
         let mut m = Module::new();
         let h = m.add_function(f);
@@ -268,13 +268,13 @@ fn matmul_transpose_insert_on_small_matrices() {
     );
     let (a, c) = (f.params()[0], f.params()[1]);
     let mut b = Builder::new(&mut f);
-    let p = b.op1(OpKind::MatMul, vec![a, c], m2.clone());
-    let t = b.op1(OpKind::Transpose, vec![p], m2.clone());
+    let p = b.push1(OpKind::MatMul, vec![a, c], m2.clone());
+    let t = b.push1(OpKind::Transpose, vec![p], m2.clone());
     let zero = b.constant(Literal::I64(0));
     let one = b.constant(Literal::I64(1));
     let nine = b.constant(Literal::F64(9.0));
-    let ins = b.op1(OpKind::Insert, vec![t, nine, zero, one], m2.clone());
-    let tup = b.op1(
+    let ins = b.push1(OpKind::Insert, vec![t, nine, zero, one], m2.clone());
+    let tup = b.push1(
         OpKind::Tuple,
         vec![p, ins],
         Type::Tuple(vec![m2.clone(), m2.clone()]),
@@ -340,7 +340,7 @@ fn malformed_ir_is_an_error_not_a_panic() {
     let mut f = Function::new("bad_op", &[Type::BOOL], Type::BOOL);
     let x = f.params()[0];
     let mut b = Builder::new(&mut f);
-    let r = b.op1(OpKind::Unary(UnaryOp::Sqrt), vec![x], Type::BOOL);
+    let r = b.push1(OpKind::Unary(UnaryOp::Sqrt), vec![x], Type::BOOL);
     b.finish(vec![r]);
     let mut m = Module::new();
     m.add_function(f);

@@ -1,23 +1,16 @@
-//! The emitter the differentiation passes build IR with: a builder that owns the
-//! function under construction, infers result types from the op table, can reopen a
-//! finished region to append to it, and offers the small arithmetic vocabulary the
-//! rules are written in (constants of a float kind, zeros shaped like a value,
+//! The emitter the differentiation passes build IR with: the IR builder
+//! ([`crate::ir::Builder`], which infers result types and reopens regions) over the
+//! function under construction, with the small arithmetic vocabulary the rules are
+//! written in (constants of a float kind, zeros shaped like a value,
 //! broadcasting a scalar to a tensor, summing a broadcast back, 0/1 masks).
 
 use super::AdError;
-use crate::ir::validate::result_types;
-use crate::ir::{
-    BinaryOp, Dim, Function, Literal, Module, OpId, OpKind, Region, ScalarKind, Type, UnaryOp,
-    ValueId,
-};
-use mad_grammar::span::Span;
+use crate::ir::{BinaryOp, Builder, Dim, Function, Literal, OpKind, ScalarKind, Type, UnaryOp, ValueId};
 use std::collections::HashSet;
 
 pub struct Emitter {
-    pub func: Function,
-    stack: Vec<Region>,
-    span: Span,
-    empty: Module,
+    /// The builder of the function under construction (`Emitter` derefs to it).
+    b: Builder<Function>,
     /// Forward mode only: a scalar tangent that is exactly 0 times an infinite local
     /// derivative gives 0, not NaN ([`Emitter::tangent_mul`]).
     pub strong_zero: bool,
@@ -29,15 +22,24 @@ pub struct Emitter {
     pub strong_products: bool,
 }
 
+impl std::ops::Deref for Emitter {
+    type Target = Builder<Function>;
+    fn deref(&self) -> &Builder<Function> {
+        &self.b
+    }
+}
+
+impl std::ops::DerefMut for Emitter {
+    fn deref_mut(&mut self) -> &mut Builder<Function> {
+        &mut self.b
+    }
+}
+
 impl Emitter {
     /// Starts appending to `func`'s body.
-    pub fn new(mut func: Function) -> Emitter {
-        let body = std::mem::take(&mut func.body);
+    pub fn new(func: Function) -> Emitter {
         Emitter {
-            func,
-            stack: vec![body],
-            span: Span::default(),
-            empty: Module::new(),
+            b: Builder::new(func),
             strong_zero: false,
             strong_products: true,
         }
@@ -64,85 +66,18 @@ impl Emitter {
     }
 
     /// Closes the body, which returns `ret`.
-    pub fn finish(mut self, ret: ValueId) -> Function {
-        let mut body = self.stack.pop().unwrap_or_default();
-        body.yields = vec![ret];
-        self.func.body = body;
-        self.func
+    pub fn finish(self, ret: ValueId) -> Function {
+        self.b.finish(vec![ret])
     }
 
-    /// The source position new ops get.
-    pub fn span(&self) -> Span {
-        self.span
-    }
-
-    pub fn set_span(&mut self, span: Span) {
-        self.span = span;
-    }
-
+    /// The type of `v` (a copy).
     pub fn ty(&self, v: ValueId) -> Type {
-        self.func.values[v].ty.clone()
-    }
-
-    /// Appends an op with declared result types to the current region.
-    pub fn push(&mut self, kind: OpKind, operands: Vec<ValueId>, results: Vec<Type>) -> OpId {
-        let id = self.func.new_op(kind, operands, results, self.span);
-        if let Some(r) = self.stack.last_mut() {
-            r.ops.push(id);
-        }
-        id
-    }
-
-    pub fn push_with_regions(
-        &mut self,
-        kind: OpKind,
-        operands: Vec<ValueId>,
-        results: Vec<Type>,
-        regions: Vec<Region>,
-    ) -> OpId {
-        let id = self.push(kind, operands, results);
-        self.func.ops[id].regions = regions;
-        id
-    }
-
-    pub fn results(&self, op: OpId) -> Vec<ValueId> {
-        self.func.ops[op].results.clone()
+        self.b.ty(v).clone()
     }
 
     /// Appends a one-result op whose type the op table infers (not for `call`, `scf.*`).
     pub fn op(&mut self, kind: OpKind, operands: Vec<ValueId>) -> Result<ValueId, AdError> {
-        let tys: Vec<Type> = operands.iter().map(|&v| self.ty(v)).collect();
-        let out = result_types(&kind, &tys, &self.empty).map_err(AdError::Internal)?;
-        let ty = out
-            .into_iter()
-            .next()
-            .ok_or_else(|| AdError::Internal(format!("`{}` has no result", kind.name())))?;
-        let id = self.push(kind, operands, vec![ty]);
-        Ok(self.func.ops[id].results[0])
-    }
-
-    pub fn begin_region(&mut self, arg_types: &[Type]) -> Vec<ValueId> {
-        let args: Vec<ValueId> = arg_types
-            .iter()
-            .map(|t| self.func.new_value(t.clone()))
-            .collect();
-        self.stack.push(Region {
-            args: args.clone(),
-            ops: Vec::new(),
-            yields: Vec::new(),
-        });
-        args
-    }
-
-    /// Makes a finished region current again (to append ops to it).
-    pub fn reopen(&mut self, region: Region) {
-        self.stack.push(region);
-    }
-
-    pub fn end_region(&mut self, yields: Vec<ValueId>) -> Region {
-        let mut r = self.stack.pop().unwrap_or_default();
-        r.yields = yields;
-        r
+        self.b.infer(kind, operands).map_err(AdError::Internal)
     }
 
     /// Whether `v` can change between runs of the innermost region being built
@@ -152,7 +87,7 @@ impl Emitter {
     /// alone, are invariant in it: a reciprocal `1 / v` of one is computed once
     /// outside a loop. In the function's body every value counts as varying.
     pub fn varies(&self, v: ValueId) -> bool {
-        let [_, .., r] = self.stack.as_slice() else {
+        let [_, .., r] = self.open_regions() else {
             return true;
         };
         let mut varying: HashSet<ValueId> = r.args.iter().copied().collect();
@@ -176,8 +111,7 @@ impl Emitter {
     // ---- vocabulary ----
 
     pub fn konst(&mut self, lit: Literal) -> ValueId {
-        let id = self.push(OpKind::Const(lit), vec![], vec![Type::Scalar(lit.kind())]);
-        self.func.ops[id].results[0]
+        self.constant(lit)
     }
 
     /// A float constant of kind `k`.

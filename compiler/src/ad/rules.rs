@@ -366,7 +366,8 @@ pub fn jvp(
                 Some(d) => {
                     let mut operands = vec![d];
                     operands.extend_from_slice(&xs[1..]);
-                    let id = e.push(OpKind::Full, operands, vec![e.ty(ys[0])]);
+                    let ty = e.ty(ys[0]);
+                    let id = e.push(OpKind::Full, operands, vec![ty]);
                     one(Some(e.results(id)[0]))
                 }
             }

@@ -103,6 +103,67 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// Every op of the IR, one of each (every unary and binary op separately; `Call` of
+    /// function #0, `PrintStr` of an empty text): the list a test checks for samples on
+    /// every back end and for derivative tests. A new variant does not compile until it
+    /// is listed here.
+    pub fn catalog() -> Vec<OpKind> {
+        let listed = |k: &OpKind| match k {
+            OpKind::Const(_)
+            | OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Select
+            | OpKind::Cast(_)
+            | OpKind::Pack
+            | OpKind::Full
+            | OpKind::Extract(_)
+            | OpKind::Index
+            | OpKind::Insert
+            | OpKind::DimOf(_)
+            | OpKind::MatMul
+            | OpKind::Transpose
+            | OpKind::Sum
+            | OpKind::Tuple
+            | OpKind::TupleGet(_)
+            | OpKind::Call(_)
+            | OpKind::Print
+            | OpKind::PrintStr(_)
+            | OpKind::If
+            | OpKind::For
+            | OpKind::While
+            | OpKind::TapePush
+            | OpKind::TapePop => true,
+        };
+        let mut all = vec![OpKind::Const(Literal::F64(0.0))];
+        all.extend(UnaryOp::ALL.into_iter().map(OpKind::Unary));
+        all.extend(BinaryOp::ALL.into_iter().map(OpKind::Binary));
+        all.extend([
+            OpKind::Select,
+            OpKind::Cast(ScalarKind::F64),
+            OpKind::Pack,
+            OpKind::Full,
+            OpKind::Extract(0),
+            OpKind::Index,
+            OpKind::Insert,
+            OpKind::DimOf(0),
+            OpKind::MatMul,
+            OpKind::Transpose,
+            OpKind::Sum,
+            OpKind::Tuple,
+            OpKind::TupleGet(0),
+            OpKind::Call(FuncRef::from_index(0)),
+            OpKind::Print,
+            OpKind::PrintStr(String::new()),
+            OpKind::If,
+            OpKind::For,
+            OpKind::While,
+            OpKind::TapePush,
+            OpKind::TapePop,
+        ]);
+        debug_assert!(all.iter().all(listed));
+        all
+    }
+
     /// The op's name in the text form (`add`, `const`, `tensor.pack`, `scf.for`, …).
     pub fn name(&self) -> &'static str {
         match self {

@@ -89,7 +89,7 @@ impl FnCx<'_, '_> {
                 self.b.set_span(span);
                 let v = self
                     .b
-                    .op1(OpKind::PrintStr(s.clone()), vec![], Type::unit());
+                    .push1(OpKind::PrintStr(s.clone()), vec![], Type::unit());
                 return Tv {
                     ty: SurfaceType::unit(),
                     v,
@@ -104,7 +104,7 @@ impl FnCx<'_, '_> {
                 return self.poison();
             }
             self.b.set_span(span);
-            let v = self.b.op1(OpKind::Print, vec![x.v], Type::unit());
+            let v = self.b.push1(OpKind::Print, vec![x.v], Type::unit());
             return Tv {
                 ty: SurfaceType::unit(),
                 v,
@@ -131,7 +131,7 @@ impl FnCx<'_, '_> {
                 return self.bad_builtin(name, &[x.ty], span);
             }
             self.b.set_span(span);
-            let v = self.b.op1(OpKind::Unary(op), vec![x.v], x.ty.ir_type());
+            let v = self.b.push1(OpKind::Unary(op), vec![x.v], x.ty.ir_type());
             return Tv { ty: x.ty, v };
         }
         match name {
@@ -161,7 +161,7 @@ impl FnCx<'_, '_> {
                     // `pow(x, n)` with an integer exponent, as `x ^ n`: n converted.
                     let k = a.ty.scalar().unwrap_or(ScalarKind::F64);
                     self.b.set_span(args[1].span);
-                    let e = self.b.op1(OpKind::Cast(k), vec![b.v], Type::Scalar(k));
+                    let e = self.b.push1(OpKind::Cast(k), vec![b.v], Type::Scalar(k));
                     b = Tv { ty: a.ty.clone(), v: e };
                 }
                 let (op, ok) = match name {
@@ -177,7 +177,7 @@ impl FnCx<'_, '_> {
                 self.b.set_span(span);
                 let v = self
                     .b
-                    .op1(OpKind::Binary(op), vec![a.v, b.v], a.ty.ir_type());
+                    .push1(OpKind::Binary(op), vec![a.v, b.v], a.ty.ir_type());
                 Tv { ty: a.ty, v }
             }
             "select" => {
@@ -193,7 +193,7 @@ impl FnCx<'_, '_> {
                 self.b.set_span(span);
                 let v = self
                     .b
-                    .op1(OpKind::Select, vec![c.v, a.v, b.v], a.ty.ir_type());
+                    .push1(OpKind::Select, vec![c.v, a.v, b.v], a.ty.ir_type());
                 Tv { ty: a.ty, v }
             }
             "len" | "rows" | "cols" => {
@@ -214,7 +214,7 @@ impl FnCx<'_, '_> {
                     return self.bad_builtin(name, &[x.ty], span);
                 }
                 self.b.set_span(span);
-                let v = self.b.op1(
+                let v = self.b.push1(
                     OpKind::DimOf(u32::from(name == "cols")),
                     vec![x.v],
                     Type::I64,
@@ -243,7 +243,7 @@ impl FnCx<'_, '_> {
                     SurfaceType::Matrix
                 };
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::Full, ops, ty.ir_type());
+                let v = self.b.push1(OpKind::Full, ops, ty.ir_type());
                 Tv { ty, v }
             }
             "sum" => {
@@ -256,7 +256,7 @@ impl FnCx<'_, '_> {
                 }
                 let k = x.ty.elem_kind().unwrap_or(ScalarKind::F64);
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::Sum, vec![x.v], Type::Scalar(k));
+                let v = self.b.push1(OpKind::Sum, vec![x.v], Type::Scalar(k));
                 Tv {
                     ty: SurfaceType::from_scalar(k),
                     v,
@@ -271,7 +271,7 @@ impl FnCx<'_, '_> {
                     _ => return self.bad_builtin(name, &[x.ty], span),
                 };
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::Transpose, vec![x.v], ty.ir_type());
+                let v = self.b.push1(OpKind::Transpose, vec![x.v], ty.ir_type());
                 Tv { ty, v }
             }
             _ => {

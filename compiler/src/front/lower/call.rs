@@ -209,7 +209,7 @@ impl FnCx<'_, '_> {
         let ret = self.g.items.fns[f].ret.clone();
         let fref = self.g.fref(f);
         self.b.set_span(span);
-        let v = self.b.op1(OpKind::Call(fref), vals, ret.ir_type());
+        let v = self.b.push1(OpKind::Call(fref), vals, ret.ir_type());
         Tv { ty: ret, v }
     }
 
@@ -380,7 +380,7 @@ impl FnCx<'_, '_> {
                     return self.poison();
                 };
                 self.b.set_span(span);
-                let v = self.b.op1(OpKind::Pack, vals, t.ir_type());
+                let v = self.b.push1(OpKind::Pack, vals, t.ir_type());
                 Tv { ty: t.clone(), v }
             }
             (SurfaceType::Mat(r, c), "") => {
@@ -395,9 +395,9 @@ impl FnCx<'_, '_> {
                 let row_ty = SurfaceType::Array(Box::new(SurfaceType::F64), c as u64).ir_type();
                 let rows: Vec<_> = vals
                     .chunks(c)
-                    .map(|ch| self.b.op1(OpKind::Pack, ch.to_vec(), row_ty.clone()))
+                    .map(|ch| self.b.push1(OpKind::Pack, ch.to_vec(), row_ty.clone()))
                     .collect();
-                let v = self.b.op1(OpKind::Pack, rows, t.ir_type());
+                let v = self.b.push1(OpKind::Pack, rows, t.ir_type());
                 Tv { ty: t.clone(), v }
             }
             (SurfaceType::Mat(r, c), "rows" | "cols") => {
@@ -420,7 +420,7 @@ impl FnCx<'_, '_> {
                 } else {
                     SurfaceType::Array(Box::new(SurfaceType::F64), n as u64).ir_type()
                 };
-                let mut v = self.b.op1(OpKind::Pack, vals, packed_ty);
+                let mut v = self.b.push1(OpKind::Pack, vals, packed_ty);
                 if len < 2 {
                     // One-element rows or columns: make the packed numbers a `[n, 1]` matrix.
                     let ones: Vec<_> = (0..n)
@@ -428,8 +428,8 @@ impl FnCx<'_, '_> {
                             let idx = self.i64c(i as i64);
                             let x = self
                                 .b
-                                .op1(OpKind::Index, vec![v, idx], crate::ir::Type::F64);
-                            self.b.op1(
+                                .push1(OpKind::Index, vec![v, idx], crate::ir::Type::F64);
+                            self.b.push1(
                                 OpKind::Pack,
                                 vec![x],
                                 SurfaceType::Array(Box::new(SurfaceType::F64), 1).ir_type(),
@@ -438,10 +438,10 @@ impl FnCx<'_, '_> {
                         .collect();
                     v = self
                         .b
-                        .op1(OpKind::Pack, ones, SurfaceType::Mat(n, 1).ir_type());
+                        .push1(OpKind::Pack, ones, SurfaceType::Mat(n, 1).ir_type());
                 }
                 if !rows {
-                    v = self.b.op1(OpKind::Transpose, vec![v], t.ir_type());
+                    v = self.b.push1(OpKind::Transpose, vec![v], t.ir_type());
                 }
                 Tv { ty: t.clone(), v }
             }
@@ -457,9 +457,9 @@ impl FnCx<'_, '_> {
                     let xs: Vec<_> = (0..c)
                         .map(|j| self.konst(Literal::F64(if i == j { 1.0 } else { 0.0 })))
                         .collect();
-                    rows.push(self.b.op1(OpKind::Pack, xs, row_ty.clone()));
+                    rows.push(self.b.push1(OpKind::Pack, xs, row_ty.clone()));
                 }
-                let v = self.b.op1(OpKind::Pack, rows, t.ir_type());
+                let v = self.b.push1(OpKind::Pack, rows, t.ir_type());
                 Tv { ty: t.clone(), v }
             }
             _ => {

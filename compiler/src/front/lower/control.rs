@@ -402,7 +402,7 @@ impl FnCx<'_, '_> {
         }
         let op = self
             .b
-            .op_with_regions(OpKind::If, vec![cond], types, vec![then_r, else_r]);
+            .push_with_regions(OpKind::If, vec![cond], types, vec![then_r, else_r]);
         self.b.set_span(outer);
         let results = self.b.func.ops[op].results.clone();
         let off = usize::from(want_value);
@@ -515,7 +515,7 @@ impl FnCx<'_, '_> {
                     None => v,
                     Some(a) => self
                         .b
-                        .op1(OpKind::Binary(BinaryOp::Or), vec![a, v], Type::BOOL),
+                        .push1(OpKind::Binary(BinaryOp::Or), vec![a, v], Type::BOOL),
                 });
             }
         }
@@ -667,7 +667,7 @@ impl FnCx<'_, '_> {
         self.b.set_span(cond.span);
         let op = self
             .b
-            .op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
+            .push_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
         let results = self.b.func.ops[op].results.clone();
         self.rebind(&carried, &results);
         self.env.pop();
@@ -706,7 +706,7 @@ impl FnCx<'_, '_> {
             });
             let op = self
                 .b
-                .op_with_regions(OpKind::For, operands, types, vec![body_r]);
+                .push_with_regions(OpKind::For, operands, types, vec![body_r]);
             let results = self.b.func.ops[op].results.clone();
             self.rebind(&carried, &results);
             return;
@@ -730,14 +730,14 @@ impl FnCx<'_, '_> {
         let i = self.local_val(COUNTER);
         let mut c = self
             .b
-            .op1(OpKind::Binary(BinaryOp::Lt), vec![i, hi_t.v], Type::BOOL);
+            .push1(OpKind::Binary(BinaryOp::Lt), vec![i, hi_t.v], Type::BOOL);
         if let Some(flag) = self.exit_flag(false) {
             let not = self
                 .b
-                .op1(OpKind::Unary(UnaryOp::Not), vec![flag], Type::BOOL);
+                .push1(OpKind::Unary(UnaryOp::Not), vec![flag], Type::BOOL);
             c = self
                 .b
-                .op1(OpKind::Binary(BinaryOp::And), vec![not, c], Type::BOOL);
+                .push1(OpKind::Binary(BinaryOp::And), vec![not, c], Type::BOOL);
         }
         let cond_r = self.b.end_region(vec![c]);
 
@@ -752,7 +752,7 @@ impl FnCx<'_, '_> {
         let one = self.i64c(1);
         let next = self
             .b
-            .op1(OpKind::Binary(BinaryOp::Add), vec![i, one], Type::I64);
+            .push1(OpKind::Binary(BinaryOp::Add), vec![i, one], Type::I64);
         if let Some(p) = self.env.lookup(COUNTER) {
             self.env.set(p, next);
         }
@@ -765,7 +765,7 @@ impl FnCx<'_, '_> {
         });
         let op = self
             .b
-            .op_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
+            .push_with_regions(OpKind::While, init, types, vec![cond_r, body_r]);
         let results = self.b.func.ops[op].results.clone();
         self.rebind(&carried, &results);
         self.env.pop();

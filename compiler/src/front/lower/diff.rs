@@ -428,7 +428,7 @@ impl FnCx<'_, '_> {
             return self.poison();
         };
         self.b.set_span(span);
-        let v = self.b.op1(OpKind::Call(fref), vals, sig.ret.ir_type());
+        let v = self.b.push1(OpKind::Call(fref), vals, sig.ret.ir_type());
         Tv { ty: sig.ret, v }
     }
 

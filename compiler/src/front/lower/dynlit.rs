@@ -123,13 +123,13 @@ impl FnCx<'_, '_> {
         let count = self.i64c(n as i64);
         let v = if !matches!(tv.ty.ir_type(), Type::Tensor { .. }) {
             // Scalars: one `full` of the value (no op per element).
-            self.b.op1(OpKind::Full, vec![tv.v, count], irt)
+            self.b.push1(OpKind::Full, vec![tv.v, count], irt)
         } else if n <= UNROLLED_ROWS {
             // The row's extents even for n = 0 (`[r; 0]` has `cols` = `len(r)`, as `zeros(0, k)`).
             let mut acc = self.full_dynamic(ty, &tv.ty, count, Some(tv.v));
             for i in 0..n {
                 let idx = self.i64c(i as i64);
-                acc = self.b.op1(OpKind::Insert, vec![acc, tv.v, idx], irt.clone());
+                acc = self.b.push1(OpKind::Insert, vec![acc, tv.v, idx], irt.clone());
             }
             acc
         } else {
@@ -138,12 +138,12 @@ impl FnCx<'_, '_> {
             let start = self.full_dynamic(ty, &tv.ty, count, Some(tv.v));
             // Up to the rows the tensor has: none when it could not be made (too large),
             // whose error then ends the run without n idle iterations.
-            let rows = self.b.op1(OpKind::DimOf(0), vec![start], Type::I64);
+            let rows = self.b.push1(OpKind::DimOf(0), vec![start], Type::I64);
             let zero = self.i64c(0);
             let args = self.b.begin_region(&[Type::I64, irt.clone()]);
-            let next = self.b.op1(OpKind::Insert, vec![args[1], tv.v, args[0]], irt.clone());
+            let next = self.b.push1(OpKind::Insert, vec![args[1], tv.v, args[0]], irt.clone());
             let body = self.b.end_region(vec![next]);
-            let op = self.b.op_with_regions(OpKind::For, vec![zero, rows, start], vec![irt], vec![body]);
+            let op = self.b.push_with_regions(OpKind::For, vec![zero, rows, start], vec![irt], vec![body]);
             self.b.func.ops[op].results[0]
         };
         Tv { ty: ty.clone(), v }
@@ -156,7 +156,7 @@ impl FnCx<'_, '_> {
         let mut acc = self.full_dynamic(ty, elem, count, vals.first().copied());
         for (i, &x) in vals.iter().enumerate() {
             let idx = self.i64c(i as i64);
-            acc = self.b.op1(OpKind::Insert, vec![acc, x, idx], irt.clone());
+            acc = self.b.push1(OpKind::Insert, vec![acc, x, idx], irt.clone());
         }
         acc
     }
@@ -173,12 +173,12 @@ impl FnCx<'_, '_> {
                     (Dim::Fixed(n), _) => self.i64c(n as i64),
                     // `vector` rows: the first row's length; a row of another length is a
                     // shape mismatch when it is written in.
-                    (_, Some(first)) => self.b.op1(OpKind::DimOf(axis as u32), vec![first], Type::I64),
+                    (_, Some(first)) => self.b.push1(OpKind::DimOf(axis as u32), vec![first], Type::I64),
                     (_, None) => self.i64c(0),
                 };
                 ops.push(n);
             }
         }
-        self.b.op1(OpKind::Full, ops, irt)
+        self.b.push1(OpKind::Full, ops, irt)
     }
 }

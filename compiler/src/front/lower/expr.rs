@@ -89,7 +89,7 @@ impl FnCx<'_, '_> {
                 }
                 let ty = SurfaceType::Tuple(tys);
                 self.b.set_span(e.span);
-                let v = self.b.op1(OpKind::Tuple, vals, ty.ir_type());
+                let v = self.b.push1(OpKind::Tuple, vals, ty.ir_type());
                 Tv { ty, v }
             }
             ExprKind::Array(xs) => self.array_literal(xs, e.span, expected),
@@ -295,7 +295,7 @@ impl FnCx<'_, '_> {
         if matches!(base.ty, SurfaceType::Mat(_, 1)) && (idx.len() == 1 || idx.len() == 2) {
             let mut ops = vec![base.v];
             ops.extend(self.index_keys(&base.ty, idx));
-            let v = self.b.op1(OpKind::Index, ops, SurfaceType::F64.ir_type());
+            let v = self.b.push1(OpKind::Index, ops, SurfaceType::F64.ir_type());
             return Tv { ty: SurfaceType::F64, v };
         }
         let mut ty = base.ty.clone();
@@ -321,7 +321,7 @@ impl FnCx<'_, '_> {
         }
         let mut ops = vec![base.v];
         ops.extend(idx.iter().map(|t| t.v));
-        let v = self.b.op1(OpKind::Index, ops, ty.ir_type());
+        let v = self.b.push1(OpKind::Index, ops, ty.ir_type());
         Tv { ty, v }
     }
 
@@ -341,7 +341,7 @@ impl FnCx<'_, '_> {
             (SurfaceType::Vec(n), Some(k)) if k < *n => {
                 let v = self
                     .b
-                    .op1(OpKind::Extract(k as u64), vec![base.v], Type::F64);
+                    .push1(OpKind::Extract(k as u64), vec![base.v], Type::F64);
                 (
                     Tv {
                         ty: SurfaceType::F64,
@@ -370,7 +370,7 @@ impl FnCx<'_, '_> {
         match &base.ty {
             SurfaceType::Tuple(items) if (i as usize) < items.len() => {
                 let ty = items[i as usize].clone();
-                let v = self.b.op1(OpKind::TupleGet(i), vec![base.v], ty.ir_type());
+                let v = self.b.push1(OpKind::TupleGet(i), vec![base.v], ty.ir_type());
                 Tv { ty, v }
             }
             other => {
@@ -450,7 +450,7 @@ impl FnCx<'_, '_> {
         }
         let ty = SurfaceType::array(elem, xs.len() as u64);
         self.b.set_span(span);
-        let v = self.b.op1(OpKind::Pack, out, ty.ir_type());
+        let v = self.b.push1(OpKind::Pack, out, ty.ir_type());
         Tv { ty, v }
     }
 
@@ -484,12 +484,12 @@ impl FnCx<'_, '_> {
         self.b.set_span(span);
         let v = if tv.ty.scalar().is_some() {
             let c = self.i64c(n as i64);
-            self.b.op1(OpKind::Full, vec![tv.v, c], ty.ir_type())
+            self.b.push1(OpKind::Full, vec![tv.v, c], ty.ir_type())
         } else if n == 0 {
             self.zero(&ty)
         } else {
             self.b
-                .op1(OpKind::Pack, vec![tv.v; n as usize], ty.ir_type())
+                .push1(OpKind::Pack, vec![tv.v; n as usize], ty.ir_type())
         };
         Tv { ty, v }
     }

@@ -111,7 +111,7 @@ pub use term::TermCx;
 /// The per-function lowering context.
 pub struct FnCx<'a, 'f> {
     pub g: &'a mut Front,
-    pub b: Builder<'f>,
+    pub b: Builder<&'f mut Function>,
     pub file: usize,
     pub module: ModId,
     pub env: Env,
@@ -155,7 +155,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
     }
 
     pub fn unit(&mut self) -> Tv {
-        let v = self.b.op1(OpKind::Tuple, vec![], Type::unit());
+        let v = self.b.push1(OpKind::Tuple, vec![], Type::unit());
         Tv {
             ty: SurfaceType::unit(),
             v,
@@ -164,7 +164,7 @@ impl<'a, 'f> FnCx<'a, 'f> {
 
     /// A value of the error type.
     pub fn poison(&mut self) -> Tv {
-        let v = self.b.op1(OpKind::Tuple, vec![], Type::unit());
+        let v = self.b.push1(OpKind::Tuple, vec![], Type::unit());
         Tv {
             ty: SurfaceType::Error,
             v,
@@ -198,11 +198,11 @@ impl<'a, 'f> FnCx<'a, 'f> {
                     };
                     ops.push(self.i64c(n));
                 }
-                self.b.op1(OpKind::Full, ops, t.clone())
+                self.b.push1(OpKind::Full, ops, t.clone())
             }
             Type::Tuple(items) => {
                 let vals = items.iter().map(|t| self.zero_ir(t)).collect();
-                self.b.op1(OpKind::Tuple, vals, t.clone())
+                self.b.push1(OpKind::Tuple, vals, t.clone())
             }
         }
     }
@@ -374,7 +374,7 @@ impl FnCx<'_, '_> {
                 let els = self.b.end_region(vec![v]);
                 let op = self
                     .b
-                    .op_with_regions(OpKind::If, vec![flag], vec![t], vec![then, els]);
+                    .push_with_regions(OpKind::If, vec![flag], vec![t], vec![then, els]);
                 v = self.b.func.ops[op].results[0];
             }
         }

@@ -190,7 +190,7 @@ impl FnCx<'_, '_> {
     }
 
     fn emit(&mut self, op: BinaryOp, a: &Tv, b: &Tv, ty: SurfaceType) -> Tv {
-        let v = self.b.op1(OpKind::Binary(op), vec![a.v, b.v], ty.ir_type());
+        let v = self.b.push1(OpKind::Binary(op), vec![a.v, b.v], ty.ir_type());
         Tv { ty, v }
     }
 
@@ -242,7 +242,7 @@ impl FnCx<'_, '_> {
                     _ => None,
                 };
                 if let Some(ty) = prod {
-                    let v = self.b.op1(OpKind::MatMul, vec![a.v, b.v], ty.ir_type());
+                    let v = self.b.push1(OpKind::MatMul, vec![a.v, b.v], ty.ir_type());
                     return Tv { ty, v };
                 }
             }
@@ -269,7 +269,7 @@ impl FnCx<'_, '_> {
                 }
                 if a.ty.is_float() && b.ty == S::I64 {
                     let k = a.ty.scalar().unwrap_or(ScalarKind::F64);
-                    let e = self.b.op1(OpKind::Cast(k), vec![b.v], Type::Scalar(k));
+                    let e = self.b.push1(OpKind::Cast(k), vec![b.v], Type::Scalar(k));
                     let ty = a.ty.clone();
                     return self.emit(
                         BinaryOp::Pow,
@@ -343,7 +343,7 @@ impl FnCx<'_, '_> {
         } else {
             UnaryOp::Not
         };
-        let v = self.b.op1(OpKind::Unary(uop), vec![x.v], x.ty.ir_type());
+        let v = self.b.push1(OpKind::Unary(uop), vec![x.v], x.ty.ir_type());
         Tv { ty: x.ty, v }
     }
 
@@ -391,7 +391,7 @@ impl FnCx<'_, '_> {
         }
         self.b.set_span(span);
         let k = target.elem_kind().unwrap_or(ScalarKind::F64);
-        let v = self.b.op1(OpKind::Cast(k), vec![x.v], target.ir_type());
+        let v = self.b.push1(OpKind::Cast(k), vec![x.v], target.ir_type());
         Tv { ty: target, v }
     }
 }

@@ -137,7 +137,7 @@ impl FnCx<'_, '_> {
                         self.poison().v
                     } else {
                         self.b
-                            .op1(OpKind::TupleGet(i as u32), vec![tv.v], ty.ir_type())
+                            .push1(OpKind::TupleGet(i as u32), vec![tv.v], ty.ir_type())
                     };
                     self.bind_pattern(p, Tv { ty, v }, mutable);
                 }
@@ -266,7 +266,7 @@ impl FnCx<'_, '_> {
                     ops.extend(keys[k].iter().copied());
                     // A write out of bounds points at the place written (`m[i]`).
                     self.b.set_span(*span);
-                    self.b.op1(OpKind::Insert, ops, base.ty.ir_type())
+                    self.b.push1(OpKind::Insert, ops, base.ty.ir_type())
                 }
                 Proj::Tuple(i, _) => {
                     let items = match &base.ty {
@@ -281,14 +281,14 @@ impl FnCx<'_, '_> {
                         if j == *i as usize {
                             vals.push(new.v);
                         } else {
-                            vals.push(self.b.op1(
+                            vals.push(self.b.push1(
                                 OpKind::TupleGet(j as u32),
                                 vec![base.v],
                                 t.ir_type(),
                             ));
                         }
                     }
-                    self.b.op1(OpKind::Tuple, vals, base.ty.ir_type())
+                    self.b.push1(OpKind::Tuple, vals, base.ty.ir_type())
                 }
             };
             new = Tv { ty: base.ty, v };

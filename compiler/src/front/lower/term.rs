@@ -296,7 +296,7 @@ impl FnCx<'_, '_> {
             (InputAt::Neighbours, Some(Handle::Nbr(idx))) => {
                 let slice_ty = SurfaceType::slice(ty.clone());
                 let s = self.input(&name, InputAt::Neighbours, slice_ty);
-                let v = self.b.op1(OpKind::Index, vec![s, idx], ty.ir_type());
+                let v = self.b.push1(OpKind::Index, vec![s, idx], ty.ir_type());
                 Tv { ty, v }
             }
             (at, _) => {
