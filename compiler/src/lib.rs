@@ -9,7 +9,9 @@
 //! - [`codegen`]: what every back end reads about a module (layouts, in-place updates,
 //!   release and poll points, loop versions, element loops as data), computed once;
 //!   [`back`]: the reference interpreter and the Cranelift JIT.
-//! - [`api`]: the embedding API ([`Program`]) for Rust hosts.
+//! - [`api`]: the embedding API ([`Program`]) for Rust hosts; [`solve`]: solving a file's
+//!   mesh energies as `madc run` does (settings, fixed vertices, static solves and time
+//!   steps, iteration records).
 //! - [`cli`]: the `madc` command line.
 //!
 //! ```
@@ -30,6 +32,7 @@ pub mod energy;
 pub mod front;
 pub mod ir;
 pub mod passes;
+pub mod solve;
 
 pub use api::{Engine, Error, Program, TypedFunction};
 pub use mad_runtime::{RtError, Tensor, TensorData, Value};

@@ -69,6 +69,7 @@ mod robustness;
 mod run_cli_inputs;
 mod solve_cli;
 mod solve_combined_evaluation;
+mod solve_library;
 mod solve_translation_gauge;
 mod state_static;
 mod state_update;

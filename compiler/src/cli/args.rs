@@ -109,15 +109,6 @@ pub struct MeshInputs {
     pub threads: Option<usize>,
 }
 
-/// The most worker threads `--threads` accepts (each is an operating-system thread with its
-/// own stack; a pool of a hundred thousand took minutes to start).
-pub const MAX_THREADS: usize = 1024;
-
-/// The worker threads when `--threads` is not given: one per CPU core the process may use.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
     #[command(flatten)]

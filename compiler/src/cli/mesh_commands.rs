@@ -4,8 +4,9 @@ use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
 use crate::energy::contact::Contact;
 use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
-use mad_runtime::mesh::{MeshError, load_mesh_with_report};
-use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
+use crate::solve::inputs::{load_mesh, parse_set, read_field, set_data_and_pairs, warn_empty_terms};
+use crate::solve::settings::MAX_THREADS;
+use mad_runtime::sparse::{write_matrix_market, write_matrix_market_rect, write_npy};
 use std::path::Path;
 
 fn fail(msg: impl std::fmt::Display) -> i32 {
@@ -44,84 +45,6 @@ pub(super) fn warn_prints(prog: &EnergyProgram) {
     }
 }
 
-/// A mesh error for the command line: prefixed with the mesh spec unless the
-/// message already names the file or spec.
-pub(super) fn mesh_error(spec: &str, e: MeshError) -> String {
-    match e {
-        MeshError::Io { .. } | MeshError::BadSpec { .. } | MeshError::UnknownFormat { .. } => {
-            e.to_string()
-        }
-        _ => format!("{spec}: {e}"),
-    }
-}
-
-/// Loads `--mesh`, printing the loader's warnings (degenerate faces, fan-triangulated
-/// polygons, vertices in no face) to standard error as `warning: MESH: …`: the mesh is
-/// accepted, but an energy may not suit it.
-pub(super) fn load_mesh_warning(spec: &str) -> Result<mad_runtime::mesh::Mesh, String> {
-    let (mesh, report) = load_mesh_with_report(spec).map_err(|e| mesh_error(spec, e))?;
-    for w in report.warnings() {
-        eprintln!("warning: {spec}: {w}");
-    }
-    Ok(mesh)
-}
-
-/// Warns (on standard error) about each term that has no element on the bound mesh.
-pub(super) fn warn_empty_terms(spec: &str, me: &MeshEnergy) {
-    for (name, stencil) in me.terms_without_elements() {
-        eprintln!("warning: {spec}: term `{name}` ({stencil}) has no elements on this mesh: it adds nothing");
-    }
-}
-
-/// One `--set NAME=VALUE`. A value written as a finite number that does not fit an `f64`
-/// (`1e400`) is an error rather than a silent infinity; `inf` and `-inf` spelled out are
-/// taken as written.
-pub(super) fn parse_set(s: &str) -> Result<(String, f64), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("--set {s}: expected NAME=VALUE"))?;
-    let text = v.trim();
-    let x: f64 = text
-        .parse()
-        .map_err(|_| format!("--set {s}: `{v}` is not a number"))?;
-    let spelled_inf = text
-        .trim_start_matches(['+', '-'])
-        .to_ascii_lowercase()
-        .starts_with("inf");
-    // Params are held as f64: an integer it cannot hold exactly would change silently.
-    if let Ok(n) = text.parse::<i64>()
-        && (n as f64) as i128 != n as i128
-    {
-        return Err(format!(
-            "--set {s}: {n} is beyond the integers a param holds exactly (|n| ≤ 2^53; params \
-             are held as f64)"
-        ));
-    }
-    if x.is_infinite() && !spelled_inf {
-        return Err(format!(
-            "--set {s}: `{text}` is out of the range of f64 (write `inf` for an infinite value)"
-        ));
-    }
-    Ok((k.trim().to_string(), x))
-}
-
-fn read_array(path: &Path) -> Result<mad_runtime::sparse::NpyArray, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    read_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Reads a `.npy` holding `rows × cols` values, of shape `(rows, cols)` or flat.
-fn read_field(path: &Path, (rows, cols): (usize, usize)) -> Result<Vec<f64>, String> {
-    let layout = if cols > 1 {
-        format!(" (expected shape ({rows}, {cols}): one row of {cols} values per element, a matrix's entries row by row)")
-    } else {
-        String::new()
-    };
-    let a = read_array(path).map_err(|e| format!("{e}{layout}"))?;
-    a.into_field(rows, cols)
-        .map_err(|e| format!("{}: {e}{layout}", path.display()))
-}
-
 /// The `(rows, cols)` of a dof-sized input array: `(V, d)` (or `(F, d)`) when the
 /// program has one dof field, else `(ndofs, 1)`; the flat form is always accepted.
 fn dof_dims(me: &MeshEnergy) -> (usize, usize) {
@@ -142,18 +65,20 @@ fn setup<'p>(
     inp: &MeshInputs,
     local: bool,
 ) -> Result<(MeshEnergy<'p>, Vec<f64>), Fail> {
-    let threads = inp.threads.unwrap_or_else(super::args::default_threads);
+    let threads = inp.threads.unwrap_or_else(crate::solve::settings::default_threads);
     if threads == 0 {
         return Err(Fail::from("--threads 0: the number of worker threads must be at least 1".to_string()));
     }
-    if threads > super::args::MAX_THREADS {
-        return Err(format!("--threads {threads}: at most {} worker threads", super::args::MAX_THREADS).into());
+    if threads > MAX_THREADS {
+        return Err(format!("--threads {threads}: at most {} worker threads", MAX_THREADS).into());
     }
-    let mesh = load_mesh_warning(&inp.mesh)?;
+    // The loader's warnings (degenerate faces, fan-triangulated polygons, vertices in no
+    // face): the mesh is accepted, but an energy may not suit it.
+    let mesh = load_mesh(&inp.mesh, &mut |w| eprintln!("warning: {w}"))?;
     let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
     let mut me = if local { prog.bind_local(&mesh) } else { prog.bind(&mesh) }
         .map_err(|e| e.to_string())?;
-    warn_empty_terms(&inp.mesh, &me);
+    warn_empty_terms(&inp.mesh, &me, &mut |w| eprintln!("warning: {w}"));
     me.set_threads(threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
         let (k, v) = parse_set(s)?;
@@ -181,58 +106,6 @@ fn setup<'p>(
         contact.refresh(&mut me, &x).map_err(|e| e.to_string())?;
     }
     Ok((me, x))
-}
-
-/// Applies `--data NAME=FILE.npy` (each) and `--pairs P.npy` to a bound energy (bound in the
-/// file's numbering: the arrays are in it).
-pub(super) fn set_data_and_pairs(me: &mut MeshEnergy, data: &[String], pairs: Option<&Path>) -> Result<(), String> {
-    for d in data {
-        let (k, p) = d
-            .split_once('=')
-            .ok_or_else(|| format!("--data {d}: expected NAME=FILE.npy"))?;
-        if me.is_state(k) {
-            return Err(format!(
-                "--data {k}: `{k}` is a state (an `update` computes it); give its initial values \
-                 with `--init {k}=FILE` (`madc run`) or the declaration's `= INIT`"
-            ));
-        }
-        let dims = me.data_dims(k).map_err(|e| e.to_string())?;
-        let vals = read_field(Path::new(p), dims).map_err(|e| format!("--data {k}: {e}"))?;
-        me.set_data(k, &vals).map_err(|e| e.to_string())?;
-    }
-    if let Some(p) = pairs {
-        let a = read_array(p)?;
-        let ids =
-            pair_ids(&a, me.pair_arity()).map_err(|e| format!("--pairs {}: {e}", p.display()))?;
-        me.set_pairs(&ids)
-            .map_err(|e| format!("--pairs {}: {e}", p.display()))?;
-    }
-    Ok(())
-}
-
-/// Vertex ids from an `(n, arity)` integer or float array.
-fn pair_ids(a: &mad_runtime::sparse::NpyArray, arity: usize) -> Result<Vec<u32>, String> {
-    if arity == 0 {
-        return Err("the program has no pair terms".into());
-    }
-    let ok_shape = match a.shape.as_slice() {
-        [n, c] => *c == arity || *n == 0,
-        [n] => arity == 1 || *n == 0,
-        _ => false,
-    };
-    if !ok_shape {
-        return Err(format!("expected shape (n, {arity}), found {:?}", a.shape));
-    }
-    a.data
-        .iter()
-        .map(|&v| {
-            if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 {
-                Ok(v as u32)
-            } else {
-                Err(format!("`{v}` is not a vertex id"))
-            }
-        })
-        .collect()
 }
 
 fn write_file(
