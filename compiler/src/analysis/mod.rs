@@ -7,4 +7,6 @@ pub mod call_graph;
 pub mod walk;
 
 pub use call_graph::{any_reachable_op, reachable, reaches};
-pub use walk::{all_ops, defined_in, definitions, for_each_op, for_loops, op_count, used_in};
+pub use walk::{
+    all_ops, defined_in, definitions, for_each_op, for_loops, op_count, region_args_in, use_counts, used_in,
+};

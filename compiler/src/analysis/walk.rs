@@ -76,3 +76,35 @@ pub fn all_ops(f: &Function, r: &Region, ok: &dyn Fn(&OpKind) -> bool) -> bool {
         ok(&op.kind) && op.regions.iter().all(|nr| all_ops(f, nr, ok))
     })
 }
+
+/// How many times each value of `f` is read (as an operand or a region's yield), nested
+/// regions included.
+pub fn use_counts(f: &Function) -> HashMap<ValueId, usize> {
+    fn walk(f: &Function, r: &Region, n: &mut HashMap<ValueId, usize>) {
+        for &v in &r.yields {
+            *n.entry(v).or_default() += 1;
+        }
+        for &id in &r.ops {
+            for &v in &f.ops[id].operands {
+                *n.entry(v).or_default() += 1;
+            }
+            for nr in &f.ops[id].regions {
+                walk(f, nr, n);
+            }
+        }
+    }
+    let mut n = HashMap::new();
+    walk(f, &f.body, &mut n);
+    n
+}
+
+/// Adds to `out` the arguments of `r` and of every region nested in it (induction
+/// variables, carried values).
+pub fn region_args_in(f: &Function, r: &Region, out: &mut impl Extend<ValueId>) {
+    out.extend(r.args.iter().copied());
+    for_each_op(f, r, &mut |_, op| {
+        for nr in &op.regions {
+            out.extend(nr.args.iter().copied());
+        }
+    });
+}

@@ -31,8 +31,8 @@ use mad_runtime::jit::context::HEAP_INLINE_RANK;
 use mad_runtime::jit::layout::FlatLayout;
 
 use super::layout::flat_layout;
-use crate::analysis::{definitions, for_loops};
-use crate::ir::{Function, OpId, OpKind, Region, ValueId};
+use crate::analysis::{definitions, for_each_op, for_loops, use_counts};
+use crate::ir::{Function, OpId, OpKind, ValueId};
 
 /// The inserts to lower in place and the values whose element loads must stay ordered.
 #[derive(Default)]
@@ -66,27 +66,19 @@ fn uses_value(f: &Function, id: OpId, a: ValueId) -> bool {
             .any(|r| r.yields.contains(&a) || r.ops.iter().any(|&o| uses_value(f, o, a)))
 }
 
-/// Counts, per value, its uses as the operand of a `tensor.dim`.
-fn dim_uses(f: &Function, r: &Region, out: &mut HashMap<ValueId, usize>) {
-    for &id in &r.ops {
-        let op = &f.ops[id];
-        if let (OpKind::DimOf(_), Some(&v)) = (&op.kind, op.operands.first()) {
-            *out.entry(v).or_default() += 1;
-        }
-        for nr in &op.regions {
-            dim_uses(f, nr, out);
-        }
-    }
-}
-
 /// The most inserts of one chain written in place (one loop iteration's writes).
 const MAX_CHAIN: usize = 64;
 
 /// Finds the in-place inserts of `f`.
 pub fn analyze(f: &Function) -> InPlace {
-    let uses = crate::passes::use_counts(f);
-    let mut dims = HashMap::new();
-    dim_uses(f, &f.body, &mut dims);
+    let uses = use_counts(f);
+    // Per value, its uses as the operand of a `tensor.dim`.
+    let mut dims: HashMap<ValueId, usize> = HashMap::new();
+    for_each_op(f, &f.body, &mut |_, op| {
+        if let (OpKind::DimOf(_), Some(&v)) = (&op.kind, op.operands.first()) {
+            *dims.entry(v).or_default() += 1;
+        }
+    });
     let d = definitions(f, &f.body);
     let fors = for_loops(f, &f.body);
     let mut out = InPlace::default();

@@ -19,6 +19,7 @@ use mad_runtime::jit::context::HEAP_INLINE_RANK;
 use mad_runtime::jit::layout::FlatLayout;
 
 use super::layout::flat_layout;
+use crate::analysis::region_args_in;
 use crate::ir::{BinaryOp, Function, Literal, Op, OpId, OpKind, Region, ScalarKind, Type, ValueId};
 
 /// How deep an index expression is followed.
@@ -86,15 +87,6 @@ impl Body {
     }
 }
 
-fn bound_args(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
-    out.extend(r.args.iter().copied());
-    for &id in &r.ops {
-        for nr in &f.ops[id].regions {
-            bound_args(f, nr, out);
-        }
-    }
-}
-
 /// A versioned loop's plan: its body's affine facts and the candidate reads, each with
 /// the induction variable's coefficient (−1, 0 or 1, not all 0) on every axis.
 pub struct Plan {
@@ -112,7 +104,7 @@ pub fn plan(f: &Function, op: &Op) -> Option<Plan> {
         return None;
     }
     let mut bound = HashSet::new();
-    bound_args(f, region, &mut bound);
+    region_args_in(f, region, &mut bound);
     let body = Body { defs, bound, j };
     let mut out = Vec::new();
     for id in reads {

@@ -32,17 +32,6 @@ fn mark(cx: &mut super::dce::Live<'_>, f: &Function, r: &Region, live: &mut Hash
     }
 }
 
-/// Every value that `r` (and below) reads or yields.
-pub(super) fn uses(f: &Function, r: &Region, out: &mut HashSet<ValueId>) {
-    out.extend(r.yields.iter().copied());
-    for &id in &r.ops {
-        out.extend(f.ops[id].operands.iter().copied());
-        for nr in &f.ops[id].regions {
-            uses(f, nr, out);
-        }
-    }
-}
-
 /// The carried indices of `scf.for` op `id` that must stay.
 fn needed(module: &Module, f: &Function, id: OpId, used: &HashSet<ValueId>) -> Vec<bool> {
     let op = &f.ops[id];
@@ -72,7 +61,7 @@ fn needed(module: &Module, f: &Function, id: OpId, used: &HashSet<ValueId>) -> V
 pub fn prune(module: &mut Module, fref: crate::ir::FuncRef) -> bool {
     let f = &module.functions[fref];
     let mut used = HashSet::new();
-    uses(f, &f.body, &mut used);
+    crate::analysis::used_in(f, &f.body, &mut used);
     let fors = for_loops(f, &f.body);
     let mut plans: Vec<(OpId, Vec<bool>)> = Vec::new();
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();

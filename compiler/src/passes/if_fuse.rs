@@ -34,7 +34,7 @@ use crate::ir::{Function, OpId, OpKind, Region, ValueId};
 /// region of `f`; returns whether anything changed.
 pub fn fuse_ifs(f: &mut Function) -> bool {
     let mut used = HashSet::new();
-    super::carried::uses(f, &f.body, &mut used);
+    crate::analysis::used_in(f, &f.body, &mut used);
     let mut body = std::mem::take(&mut f.body);
     let mut changed = prune_region(f, &mut body, &used);
     changed |= fuse_region(f, &mut body);

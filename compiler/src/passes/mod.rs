@@ -19,26 +19,6 @@ mod subst;
 
 use crate::ir::validate::{ValidationError, validate_function};
 
-/// How many times each value of `f` is read (as an operand or a region's yield), nested
-/// regions included.
-pub fn use_counts(f: &crate::ir::Function) -> std::collections::HashMap<crate::ir::ValueId, usize> {
-    fn walk(f: &crate::ir::Function, r: &crate::ir::Region, n: &mut std::collections::HashMap<crate::ir::ValueId, usize>) {
-        for &v in &r.yields {
-            *n.entry(v).or_default() += 1;
-        }
-        for &id in &r.ops {
-            for &v in &f.ops[id].operands {
-                *n.entry(v).or_default() += 1;
-            }
-            for nr in &f.ops[id].regions {
-                walk(f, nr, n);
-            }
-        }
-    }
-    let mut n = std::collections::HashMap::new();
-    walk(f, &f.body, &mut n);
-    n
-}
 use crate::ir::{FuncRef, Module};
 
 /// The module as the code generator compiles it: calls of differentiation

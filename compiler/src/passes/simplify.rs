@@ -72,7 +72,7 @@ pub fn simplify(f: &mut Function) -> bool {
     let mut defs = HashMap::new();
     let mut ids = Vec::new();
     collect(f, &f.body, &mut consts, &mut defs, &mut ids);
-    let uses = super::use_counts(f);
+    let uses = crate::analysis::use_counts(f);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut folded = Vec::new();
     let mut folded_bool = Vec::new();
