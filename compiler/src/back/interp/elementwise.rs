@@ -4,8 +4,7 @@
 //! comparisons compare exactly in f64; comparisons give `bool`; integer ops wrap and
 //! report division by zero.
 
-use super::tensor::{data_from_scalars, map_data};
-use mad_runtime::{BinaryOp, RtError, ScalarKind, Tensor, UnaryOp, Value};
+use mad_runtime::{BinaryOp, RtError, ScalarKind, Tensor, TensorData, UnaryOp, Value};
 
 pub fn unary(op: UnaryOp, x: &Value) -> Result<Value, RtError> {
     match x {
@@ -154,4 +153,43 @@ fn cast_scalar(x: &Value, to: ScalarKind) -> Result<Value, RtError> {
         (ScalarKind::I64, Value::Bool(a)) => Value::I64(*a as i64),
         _ => return Err(bad()),
     })
+}
+
+fn kind_mismatch(what: &str) -> RtError {
+    RtError::ShapeMismatch(format!("{what}: element kinds differ"))
+}
+
+/// A tensor's data from scalar values of `kind`.
+fn data_from_scalars(kind: ScalarKind, values: &[Value]) -> Result<TensorData, RtError> {
+    macro_rules! collect {
+        ($variant:ident) => {
+            TensorData::$variant(
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Value::$variant(x) => Ok(*x),
+                        _ => Err(kind_mismatch("tensor elements")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+        };
+    }
+    Ok(match kind {
+        ScalarKind::F64 => collect!(F64),
+        ScalarKind::F32 => collect!(F32),
+        ScalarKind::I64 => collect!(I64),
+        ScalarKind::Bool => collect!(Bool),
+    })
+}
+
+/// Applies `f` to every element; the results must be scalars of `out`.
+fn map_data(
+    data: &TensorData,
+    out: ScalarKind,
+    f: impl Fn(&Value) -> Result<Value, RtError>,
+) -> Result<TensorData, RtError> {
+    let values = (0..data.len())
+        .map(|i| f(&data.get(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    data_from_scalars(out, &values)
 }

@@ -1,7 +1,9 @@
 //! One op: reads its operands from the frame, computes, binds its results.
 
 use super::frame::Frame;
-use super::{Machine, elementwise as ew, tensor};
+use super::{Machine, elementwise as ew};
+use mad_runtime::jit::layout::Arg;
+use mad_runtime::jit::tensor::TensorOp;
 use crate::back::ErrorSite;
 use crate::ir::{Function, Literal, OpId, OpKind};
 use mad_runtime::{RtError, Value};
@@ -105,38 +107,38 @@ fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
             need(1)?;
             ew::cast(&xs[0], *k)
         }
-        OpKind::Pack => tensor::pack(xs),
+        OpKind::Pack => shared(TensorOp::Pack, xs),
         OpKind::Full => {
             at_least(1)?;
-            tensor::full(&xs[0], &xs[1..])
+            shared(TensorOp::Full, xs)
         }
         OpKind::Extract(i) => {
             need(1)?;
-            tensor::extract(&xs[0], *i)
+            shared(TensorOp::Extract(*i), xs)
         }
         OpKind::Index => {
             at_least(2)?;
-            tensor::index(&xs[0], &xs[1..])
+            shared(TensorOp::Index, xs)
         }
         OpKind::Insert => {
             at_least(3)?;
-            tensor::insert(&xs[0], &xs[1], &xs[2..])
+            shared(TensorOp::Insert, xs)
         }
         OpKind::DimOf(axis) => {
             need(1)?;
-            tensor::dim(&xs[0], *axis)
+            shared(TensorOp::DimOf(*axis), xs)
         }
         OpKind::MatMul => {
             need(2)?;
-            tensor::matmul(&xs[0], &xs[1])
+            shared(TensorOp::MatMul, xs)
         }
         OpKind::Transpose => {
             need(1)?;
-            tensor::transpose(&xs[0])
+            shared(TensorOp::Transpose, xs)
         }
         OpKind::Sum => {
             need(1)?;
-            tensor::sum(&xs[0])
+            shared(TensorOp::Sum, xs)
         }
         OpKind::Tuple => Ok(Value::Tuple(xs.to_vec())),
         OpKind::TupleGet(i) => {
@@ -158,4 +160,17 @@ fn simple(kind: &OpKind, xs: &[Value]) -> Result<Value, RtError> {
         | OpKind::TapePush
         | OpKind::TapePop => Err(RtError::Other(format!("`{name}` is not a simple op"))),
     }
+}
+
+/// A tensor op by the run time's semantics ([`mad_runtime::jit::tensor::apply`]), the one
+/// compiled code calls for heap tensors: the reference and the JIT share it.
+fn shared(op: TensorOp, xs: &[Value]) -> Result<Value, RtError> {
+    let args: Vec<Arg<'_>> = xs
+        .iter()
+        .map(|x| match x {
+            Value::Tensor(t) => Arg::Tensor(std::borrow::Cow::Borrowed(t)),
+            v => Arg::Scalar(v.clone()),
+        })
+        .collect();
+    mad_runtime::jit::tensor::apply(&op, &args)
 }

@@ -1,9 +1,12 @@
 //! The reference interpreter: runs IR directly on [`mad_runtime::Value`]s.
 //!
 //! It is the semantics every other back end is tested against. Elementwise scalar
-//! semantics come from [`mad_runtime::ops`] (shared with the JIT), reductions are
-//! sequential (see `tensor`), and every failure is an [`RtError`], never a panic,
-//! even on a module that does not validate.
+//! semantics come from [`mad_runtime::ops`], and the tensor ops (`tensor.pack`, `full`,
+//! `extract`, `index`, `insert`, `dim`, `matmul`, `transpose`, `sum`) from
+//! [`mad_runtime::jit::tensor::apply`]: the routines compiled code calls on heap tensors,
+//! so every back end shares one definition of them (reductions sequential, left to right,
+//! no fused multiply-add). Every failure is an [`RtError`], never a panic, even on a
+//! module that does not validate.
 //!
 //! ```
 //! use mad::ir::parse::parse_module;
@@ -34,7 +37,6 @@ mod elementwise;
 mod eval;
 mod frame;
 mod tape;
-mod tensor;
 
 use crate::back::ErrorSite;
 use crate::ir::{FuncRef, Module};
