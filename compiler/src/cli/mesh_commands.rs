@@ -2,7 +2,7 @@
 
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
-use crate::energy::contact::Contact;
+use crate::energy::Contact;
 use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
 use mad_runtime::mesh::{MeshError, load_mesh_with_report};
 use mad_runtime::sparse::{read_npy, write_matrix_market, write_matrix_market_rect, write_npy};
