@@ -654,7 +654,7 @@ pub fn fold(module: &mut Module, f: FuncRef, deep: bool) -> bool {
     let func = &mut module.functions[f];
     func.body.ops = out;
     if !map.is_empty() {
-        super::inline::substitute(func, &map);
+        crate::passes::subst::apply(func, &map);
     }
     changed
 }

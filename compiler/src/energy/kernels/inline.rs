@@ -3,13 +3,14 @@
 //! dead-code elimination then work across what were function boundaries), and
 //! exact strength reduction of `pow(x, 2.0)` to `x * x`.
 //!
-//! Recursive callees (a function reachable from itself) are left as calls.
+//! Recursive callees (a function reachable from itself, [`crate::analysis::reaches`]) are
+//! left as calls. Uses are rewritten by [`crate::passes::subst`].
 
 use std::collections::{HashMap, HashSet};
 
-use crate::analysis::reachable;
+use crate::analysis::reaches;
 use crate::ir::{
-    BinaryOp, FuncRef, Function, Literal, Module, Op, OpId, OpKind, Region, Type, ValueId,
+    BinaryOp, FuncRef, Function, Literal, Module, OpId, OpKind, Region, Type, ValueId,
 };
 
 /// Rounds of inlining (each inlines the calls present at its start).
@@ -39,9 +40,7 @@ fn inline_and_fold(module: &mut Module, f: FuncRef, deep: bool) -> Result<(), St
         let mut body = std::mem::take(&mut func.body);
         let changed = inline_region(module, &mut func, &mut body, &mut map);
         func.body = body;
-        if !map.is_empty() {
-            substitute(&mut func, &map);
-        }
+        crate::passes::subst::apply(&mut func, &map);
         module.functions[f] = func;
         if !changed {
             break;
@@ -67,21 +66,6 @@ fn inline_and_fold(module: &mut Module, f: FuncRef, deep: bool) -> Result<(), St
     Ok(())
 }
 
-fn is_recursive(module: &Module, c: FuncRef) -> bool {
-    let Some(func) = module.functions.get(c) else {
-        return true;
-    };
-    let mut callees: HashSet<FuncRef> = HashSet::new();
-    for (_, op) in func.ops.iter() {
-        if let OpKind::Call(g) = op.kind {
-            callees.insert(g);
-        }
-    }
-    callees
-        .iter()
-        .any(|&g| g == c || reachable(module, g).contains(&c))
-}
-
 fn inline_region(
     module: &Module,
     f: &mut Function,
@@ -97,7 +81,7 @@ fn inline_region(
         }
         f.ops[id].regions = regions;
         let callee = match f.ops[id].kind {
-            OpKind::Call(c) if !is_recursive(module, c) => Some(c),
+            OpKind::Call(c) if !reaches(module, c, &[c]) => Some(c),
             _ => None,
         };
         let Some(c) = callee else {
@@ -177,47 +161,6 @@ fn copy_ops(
         f.ops[nid].regions = regions;
         out.push(nid);
     }
-}
-
-fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
-    let mut steps = 0;
-    while let Some(&w) = map.get(&v) {
-        if w == v || steps > map.len() {
-            break;
-        }
-        v = w;
-        steps += 1;
-    }
-    v
-}
-
-pub(crate) fn substitute(f: &mut Function, map: &HashMap<ValueId, ValueId>) {
-    fn region(f: &mut Function, r: &mut Region, map: &HashMap<ValueId, ValueId>) {
-        for y in &mut r.yields {
-            *y = resolve(map, *y);
-        }
-        for &id in &r.ops {
-            let mut op = std::mem::replace(
-                &mut f.ops[id],
-                Op {
-                    kind: OpKind::Tuple,
-                    operands: vec![],
-                    results: vec![],
-                    regions: vec![],
-                },
-            );
-            for x in &mut op.operands {
-                *x = resolve(map, *x);
-            }
-            for nr in &mut op.regions {
-                region(f, nr, map);
-            }
-            f.ops[id] = op;
-        }
-    }
-    let mut body = std::mem::take(&mut f.body);
-    region(f, &mut body, map);
-    f.body = body;
 }
 
 /// `pow(x, 2.0)` → `x * x` for scalar `f64` x (exact: both are the correctly
