@@ -20,11 +20,14 @@ use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 /// Largest callee (in ops) that is inlined.
 pub const MAX_INLINE_OPS: usize = 4000;
 
-fn copy_region(
+/// A copy of region `r` of `src` into `dst`, with `src`'s values renamed through `map` (which
+/// gets each copied value). The copies keep their spans, or all take `span` when given.
+pub(crate) fn copy_region(
     dst: &mut Function,
     src: &Function,
     r: &Region,
     map: &mut HashMap<ValueId, ValueId>,
+    span: Option<Span>,
 ) -> Region {
     let args = r
         .args
@@ -46,11 +49,10 @@ fn copy_region(
         let regions: Vec<Region> = op
             .regions
             .iter()
-            .map(|nr| copy_region(dst, src, nr, map))
+            .map(|nr| copy_region(dst, src, nr, map, span))
             .collect();
         let types = op.results.iter().map(|&v| src.ty(v).clone()).collect();
-        let span: Span = src.span(id);
-        let nid = dst.new_op(op.kind.clone(), operands, types, span);
+        let nid = dst.new_op(op.kind.clone(), operands, types, span.unwrap_or_else(|| src.span(id)));
         dst.ops[nid].regions = regions;
         for (&old, &new) in op.results.iter().zip(&dst.ops[nid].results) {
             map.insert(old, new);
@@ -100,7 +102,7 @@ fn inline_region(
                 ops: callee.body.ops.clone(),
                 yields: callee.body.yields.clone(),
             };
-            let copied = copy_region(f, callee, &body, &mut vmap);
+            let copied = copy_region(f, callee, &body, &mut vmap, None);
             // Copied ops keep the callee's spans: a function made by the compiler
             // (no source of its own) takes the callee's file, so errors in the
             // inlined code still point at the source.

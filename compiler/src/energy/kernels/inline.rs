@@ -4,7 +4,8 @@
 //! exact strength reduction of `pow(x, 2.0)` to `x * x`.
 //!
 //! Recursive callees (a function reachable from itself, [`crate::analysis::reaches`]) are
-//! left as calls. Uses are rewritten by [`crate::passes::subst`].
+//! left as calls. The callee's body is copied by [`crate::passes::inline::copy_region`] and
+//! uses are rewritten by [`crate::passes::subst`].
 
 use std::collections::{HashMap, HashSet};
 
@@ -102,65 +103,16 @@ fn inline_region(
             f.source_file = src.source_file;
         }
         let span = (f.source_file.is_none() || src.source_file != f.source_file).then(|| f.span(id));
-        copy_ops(src, &src.body.ops, f, &mut local, &mut out, span);
-        let results = f.ops[id].results.clone();
-        for (res, y) in results.iter().zip(&src.body.yields) {
-            map.insert(*res, local.get(y).copied().unwrap_or(*y));
+        let body = Region { args: Vec::new(), ops: src.body.ops.clone(), yields: src.body.yields.clone() };
+        let copied = crate::passes::inline::copy_region(f, src, &body, &mut local, span);
+        out.extend(copied.ops);
+        for (&res, &y) in f.ops[id].results.clone().iter().zip(&copied.yields) {
+            map.insert(res, y);
         }
         changed = true;
     }
     r.ops = out;
     changed
-}
-
-fn copy_ops(
-    src: &Function,
-    ops: &[OpId],
-    f: &mut Function,
-    local: &mut HashMap<ValueId, ValueId>,
-    out: &mut Vec<OpId>,
-    span: Option<mad_grammar::span::Span>,
-) {
-    for &id in ops {
-        let op = &src.ops[id];
-        let op_span = span.unwrap_or_else(|| src.span(id));
-        let operands = op
-            .operands
-            .iter()
-            .map(|v| local.get(v).copied().unwrap_or(*v))
-            .collect();
-        let types: Vec<Type> = op.results.iter().map(|&v| src.ty(v).clone()).collect();
-        let nid = f.new_op(op.kind.clone(), operands, types, op_span);
-        for (&old, &new) in op.results.iter().zip(&f.ops[nid].results.clone()) {
-            local.insert(old, new);
-        }
-        let mut regions = Vec::new();
-        for r in &op.regions {
-            let args: Vec<ValueId> = r
-                .args
-                .iter()
-                .map(|&a| {
-                    let n = f.new_value(src.ty(a).clone());
-                    local.insert(a, n);
-                    n
-                })
-                .collect();
-            let mut inner = Vec::new();
-            copy_ops(src, &r.ops, f, local, &mut inner, span);
-            let yields = r
-                .yields
-                .iter()
-                .map(|v| local.get(v).copied().unwrap_or(*v))
-                .collect();
-            regions.push(Region {
-                args,
-                ops: inner,
-                yields,
-            });
-        }
-        f.ops[nid].regions = regions;
-        out.push(nid);
-    }
 }
 
 /// `pow(x, 2.0)` → `x * x` for scalar `f64` x (exact: both are the correctly
