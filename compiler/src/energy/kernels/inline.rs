@@ -4,15 +4,15 @@
 //! exact strength reduction of `pow(x, 2.0)` to `x * x`.
 //!
 //! Recursive callees (a function reachable from itself, [`crate::analysis::reaches`]) are
-//! left as calls. The callee's body is copied by [`crate::passes::inline::copy_region`] and
-//! uses are rewritten by [`crate::passes::subst`].
+//! left as calls. The inlining itself is the compiler's (`passes::inline`), asked for every
+//! other callee whatever its size, calls with several results, and the call's span on
+//! copies from another source file.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::analysis::reaches;
-use crate::ir::{
-    BinaryOp, FuncRef, Function, Literal, Module, OpId, OpKind, Region, Type, ValueId,
-};
+use crate::ir::{BinaryOp, FuncRef, Function, Literal, Module, OpId, OpKind, Type};
+use crate::passes::inline::{Inlining, inline_region};
 
 /// Rounds of inlining (each inlines the calls present at its start).
 const MAX_ROUNDS: usize = 32;
@@ -32,14 +32,30 @@ pub fn inline_all_deep(module: &mut Module, f: FuncRef) -> Result<(), String> {
 }
 
 fn inline_and_fold(module: &mut Module, f: FuncRef, deep: bool) -> Result<(), String> {
+    // Every call of a function that does not reach itself, whatever its size or results.
+    // Ops from the kernel's own source file keep their spans (a run-time error then shows
+    // its own line); ops from another file (the standard library) take the span of the
+    // call that reached them, in the kernel's file. A function the compiler made around
+    // another (a derivative kernel's wrapper) takes the file of the first function it
+    // inlines.
     for _ in 0..MAX_ROUNDS {
         let mut func = std::mem::replace(
             &mut module.functions[f],
             Function::new("", &[], Type::unit()),
         );
+        let not_recursive: HashMap<FuncRef, bool> = func
+            .ops
+            .iter()
+            .filter_map(|(_, op)| match op.kind {
+                OpKind::Call(c) => Some((c, !reaches(module, c, &[c]))),
+                _ => None,
+            })
+            .collect();
+        let eligible = |c: FuncRef| not_recursive.get(&c).copied().unwrap_or(false);
+        let how = Inlining { eligible: &eligible, any_results: true, call_spans_across_files: true };
         let mut map = HashMap::new();
         let mut body = std::mem::take(&mut func.body);
-        let changed = inline_region(module, &mut func, &mut body, &mut map);
+        let changed = inline_region(module, &mut func, &mut body, &how, &mut map);
         func.body = body;
         crate::passes::subst::apply(&mut func, &map);
         module.functions[f] = func;
@@ -65,54 +81,6 @@ fn inline_and_fold(module: &mut Module, f: FuncRef, deep: bool) -> Result<(), St
         }
     }
     Ok(())
-}
-
-fn inline_region(
-    module: &Module,
-    f: &mut Function,
-    r: &mut Region,
-    map: &mut HashMap<ValueId, ValueId>,
-) -> bool {
-    let mut changed = false;
-    let mut out = Vec::with_capacity(r.ops.len());
-    for &id in &r.ops {
-        let mut regions = std::mem::take(&mut f.ops[id].regions);
-        for nr in &mut regions {
-            changed |= inline_region(module, f, nr, map);
-        }
-        f.ops[id].regions = regions;
-        let callee = match f.ops[id].kind {
-            OpKind::Call(c) if !reaches(module, c, &[c]) => Some(c),
-            _ => None,
-        };
-        let Some(c) = callee else {
-            out.push(id);
-            continue;
-        };
-        let src = &module.functions[c];
-        let mut local: HashMap<ValueId, ValueId> = HashMap::new();
-        for (&p, &a) in src.params().iter().zip(&f.ops[id].operands) {
-            local.insert(p, a);
-        }
-        // Ops from the kernel's own source file keep their spans (a run-time error then shows
-        // its own line); ops from another file (the standard library) take the span of the
-        // call that reached them, in the kernel's file.
-        // A function the compiler made around another (a derivative kernel's wrapper) takes
-        // the file of the first function it inlines.
-        if f.source_file.is_none() {
-            f.source_file = src.source_file;
-        }
-        let span = (f.source_file.is_none() || src.source_file != f.source_file).then(|| f.span(id));
-        let body = Region { args: Vec::new(), ops: src.body.ops.clone(), yields: src.body.yields.clone() };
-        let copied = crate::passes::inline::copy_region(f, src, &body, &mut local, span);
-        out.extend(copied.ops);
-        for (&res, &y) in f.ops[id].results.clone().iter().zip(&copied.yields) {
-            map.insert(res, y);
-        }
-        changed = true;
-    }
-    r.ops = out;
-    changed
 }
 
 /// `pow(x, 2.0)` → `x * x` for scalar `f64` x (exact: both are the correctly
