@@ -2,7 +2,7 @@
 
 use super::args::{BenchArgs, BenchWhat, EvalArgs, MeshInputs};
 use crate::api::Error;
-use crate::energy::contact::Contact;
+use crate::energy::Contact;
 use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
 use crate::solve::inputs::{load_mesh, parse_set, read_field, set_data_and_pairs, warn_empty_terms};
 use crate::solve::settings::MAX_THREADS;

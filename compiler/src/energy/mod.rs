@@ -3,16 +3,21 @@
 //! Hessian values, matrix-free Hessian-vector products and the sparse Jacobian
 //! of the residuals.
 //!
-//! - [`EnergyProgram`] ([`program`]): compiles the per-term kernels once
-//!   ([`kernels`], [`derive`](mod@derive), prepared by [`inline`] and [`fold`]) and JITs them.
-//! - [`MeshEnergy`] ([`bind`]): the program bound to a mesh — dof layout, data,
-//!   params, element lists and the CSR pattern (built once).
-//! - Evaluation ([`eval`]): element loops on rayon in the fixed schedule of
+//! Two halves, and imports point one way, from [`eval`] to [`kernels`]:
+//!
+//! - Compile time, [`kernels`]: [`EnergyProgram`] ([`kernels::program`]) builds the
+//!   per-term kernels once ([`kernels::term`], [`kernels::derive`], prepared by
+//!   [`kernels::inline`] and [`kernels::fold`]), picks the batched element loops
+//!   ([`kernels::batches`]) and JITs them all.
+//! - Run time, [`eval`]: [`MeshEnergy`] ([`eval::bind`]) is the program bound to a
+//!   mesh — dof layout, data, params, element lists and the CSR pattern (built once).
+//!   Evaluation ([`eval::evaluate`]) runs element loops on rayon in the fixed schedule of
 //!   [`mad_runtime::sparse::Coloring`], bit-identical on every thread count.
 //!   Terms on fixed stencils run each chunk of that schedule in one compiled
-//!   batched loop ([`batched`]: gather, inlined kernel, scatter into the
+//!   batched loop ([`eval::batched`]: gather, inlined kernel, scatter into the
 //!   gradient and the CSR values, all in JIT code); rings, pairs and
-//!   PSD-projected Hessians call the per-element kernels.
+//!   PSD-projected Hessians call the per-element kernels. [`MeshObjective`]
+//!   ([`eval::objective`]) is the solver adapter.
 //!
 //! ```
 //! use mad::energy::EnergyProgram;
@@ -41,7 +46,7 @@
 //!
 //! Unknowns are laid out per `dof` field in declaration order, entity-major:
 //! dof index = offset + d·i + c for vertex (or, for a `face` field, face) i,
-//! component c of a d-dimensional field ([`layout`]). Arrays in and out are flat
+//! component c of a d-dimensional field ([`eval::layout`]). Arrays in and out are flat
 //! with that order (`(V, d)` or `(F, d)` row-major per field).
 //!
 //! # Data
@@ -59,9 +64,9 @@
 //!
 //! # Rings
 //!
-//! A `ring` term has one kernel set for every valence ([`ring`]): its neighbour
+//! A `ring` term has one kernel set for every valence ([`kernels::ring`]): its neighbour
 //! inputs are heap slices, evaluated through
-//! [`crate::back::native::ValueCaller`] ([`ring_eval`]). Its local dofs are
+//! [`crate::back::native::ValueCaller`] ([`eval::ring`]). Its local dofs are
 //! those of [`mad_runtime::sparse::element_dofs`] over `[v, n₀, …]` (a ragged
 //! element list), so blocks of k = (1 + valence)·d land in precomputed CSR slots;
 //! the dense block is built from k matrix-free HVPs, and PSD projection works for
@@ -69,7 +74,7 @@
 //!
 //! # Pairs
 //!
-//! `pair` terms ([`pairs`]) run over host-supplied vertex tuples
+//! `pair` terms ([`eval::pairs`]) run over host-supplied vertex tuples
 //! ([`MeshEnergy::set_pairs`], [`MeshEnergy::add_pair`],
 //! [`MeshEnergy::remove_pair`]); the arity is one more than the highest `e.vK` a
 //! pair term reads, shared by all pair terms (the largest). The Hessian pattern
@@ -82,7 +87,7 @@
 //!
 //! [`MeshEnergy::mixed`] gives ∂²E/∂x∂θ for an `f64` param θ: per term a kernel
 //! with one forward seed on θ over the reverse-mode gradient
-//! ([`derive::grad_mixed`]; for rings, [`ring::RingKernels::mixed`]), plus the
+//! ([`kernels::derive::grad_mixed`]; for rings, [`kernels::ring::RingKernels::mixed`]), plus the
 //! derivative of θ-dependent objective weights times the term's gradient.
 //!
 //! # Face dofs
@@ -91,7 +96,7 @@
 //! reads its own face's value (`u[f]`); a `diamond` term reads the faces on
 //! both sides of its edge (`u[e.f0]`, `u[e.f1]`,
 //! [`mad_runtime::mesh::Topology::diamond_faces`]). Face dofs sit in the
-//! element's local vector like vertex dofs ([`layout::term_dofs`]), so the CSR
+//! element's local vector like vertex dofs ([`eval::layout::term_dofs`]), so the CSR
 //! pattern, the kernels and the evaluation loops need nothing else.
 //!
 //! # Initial values, state and updates
@@ -99,10 +104,10 @@
 //! [`MeshEnergy::initial_x`] gives the unknowns' start from each dof field's
 //! initializer (`dof u: vertex -> vec2 = tutte;`, or [`MeshEnergy::set_init`]):
 //! `positions`, `zeros`, a Tutte embedding, or a mesh / `.npy` file
-//! ([`state`]). `state` fields are data fields the program recomputes: bind
+//! ([`eval::state`]). `state` fields are data fields the program recomputes: bind
 //! fills them from their initializers (zeros by default), and
 //! [`MeshEnergy::update`] runs the `update` items (value kernels built by
-//! [`kernels::build_value`], fixed stencils and rings), reading old values and
+//! [`kernels::term::build_value`], fixed stencils and rings), reading old values and
 //! then writing all. [`MeshObjective`] runs the updates through
 //! `Objective::update`, so every solver applies them before the first iteration
 //! and after each accepted one.
@@ -114,7 +119,7 @@
 //!
 //! # Numerics
 //!
-//! The kernels fold structural zeros ([`fold`]): a product with a constant 0
+//! The kernels fold structural zeros ([`kernels::fold`]): a product with a constant 0
 //! becomes 0. In the derivative kernels these are mostly their seeds' zeros, followed
 //! through vectors, small matrices (`[u₁ − u₀, u₂ − u₀]·M⁻¹` seeded at one coordinate)
 //! and the branches of `if`s; the value kernel folds its vectors only. For finite
@@ -122,30 +127,11 @@
 //! a kernel may give 0 where an unfolded product would give NaN (the energy itself is
 //! then not finite, or the term multiplies a written `0.0` by it).
 
-pub mod batched;
-pub mod bind;
-pub mod contact;
-pub mod derive;
 pub mod eval;
-pub mod first_touch;
-pub mod fold;
-pub(crate) mod gauge;
-pub mod inline;
 pub mod kernels;
-pub mod layout;
-pub mod objective;
-pub mod pairs;
-pub mod program;
-pub mod parallel;
-pub(crate) mod psd;
-pub mod ring;
-pub mod ring_eval;
-pub mod state;
 
-pub use bind::MeshEnergy;
-pub use eval::{SparseMatrix, Timing};
-pub use objective::MeshObjective;
-pub use program::EnergyProgram;
+pub use eval::{Contact, MeshEnergy, MeshObjective, SparseMatrix, Timing};
+pub use kernels::EnergyProgram;
 pub use crate::front::state::Init;
 
 use std::fmt;

@@ -20,11 +20,14 @@ use crate::ir::{FuncRef, Function, Module, OpId, OpKind, Region, ValueId};
 /// Largest callee (in ops) that is inlined.
 pub const MAX_INLINE_OPS: usize = 4000;
 
-fn copy_region(
+/// A copy of region `r` of `src` into `dst`, with `src`'s values renamed through `map` (which
+/// gets each copied value). The copies keep their spans, or all take `span` when given.
+pub(crate) fn copy_region(
     dst: &mut Function,
     src: &Function,
     r: &Region,
     map: &mut HashMap<ValueId, ValueId>,
+    span: Option<Span>,
 ) -> Region {
     let args = r
         .args
@@ -46,11 +49,10 @@ fn copy_region(
         let regions: Vec<Region> = op
             .regions
             .iter()
-            .map(|nr| copy_region(dst, src, nr, map))
+            .map(|nr| copy_region(dst, src, nr, map, span))
             .collect();
         let types = op.results.iter().map(|&v| src.ty(v).clone()).collect();
-        let span: Span = src.span(id);
-        let nid = dst.new_op(op.kind.clone(), operands, types, span);
+        let nid = dst.new_op(op.kind.clone(), operands, types, span.unwrap_or_else(|| src.span(id)));
         dst.ops[nid].regions = regions;
         for (&old, &new) in op.results.iter().zip(&dst.ops[nid].results) {
             map.insert(old, new);
@@ -65,13 +67,26 @@ fn copy_region(
     Region { args, ops, yields }
 }
 
-/// Inlines the eligible calls of region `r` (and regions nested in it) of `f`;
-/// `eligible` says which callees may be inlined. Returns the result substitutions.
-fn inline_region(
+/// Which calls [`inline_region`] inlines, and which spans the copies get.
+pub(crate) struct Inlining<'a> {
+    /// The callees that may be inlined.
+    pub eligible: &'a dyn Fn(FuncRef) -> bool,
+    /// Calls with any number of results (each bound to the callee's yield of its
+    /// position), not only calls with one.
+    pub any_results: bool,
+    /// Copies of a callee from another source file than the caller's take the call's
+    /// span (a run-time error then names the caller's line); else every copy keeps
+    /// the callee's span.
+    pub call_spans_across_files: bool,
+}
+
+/// Inlines the calls of region `r` (and regions nested in it) of `f` that `how` allows.
+/// Records the result substitutions in `map`; returns whether anything changed.
+pub(crate) fn inline_region(
     module: &Module,
     f: &mut Function,
     r: &mut Region,
-    eligible: &dyn Fn(FuncRef) -> bool,
+    how: &Inlining<'_>,
     map: &mut HashMap<ValueId, ValueId>,
 ) -> bool {
     let mut changed = false;
@@ -79,36 +94,45 @@ fn inline_region(
     for id in std::mem::take(&mut r.ops) {
         let mut regions = std::mem::take(&mut f.ops[id].regions);
         for nr in &mut regions {
-            changed |= inline_region(module, f, nr, eligible, map);
+            changed |= inline_region(module, f, nr, how, map);
         }
         f.ops[id].regions = regions;
         let op = &f.ops[id];
         if let OpKind::Call(g) = op.kind
-            && eligible(g)
+            && (how.eligible)(g)
             && let Some(callee) = module.functions.get(g)
             && callee.params().len() == op.operands.len()
-            && op.results.len() == 1
-            && callee.body.yields.len() == 1
+            && (how.any_results || (op.results.len() == 1 && callee.body.yields.len() == 1))
         {
             let mut vmap: HashMap<ValueId, ValueId> = HashMap::new();
             for (&p, &a) in callee.params().iter().zip(&op.operands) {
                 vmap.insert(p, a);
             }
-            let result = op.results[0];
+            let results = op.results.clone();
             let body = Region {
                 args: Vec::new(),
                 ops: callee.body.ops.clone(),
                 yields: callee.body.yields.clone(),
             };
-            let copied = copy_region(f, callee, &body, &mut vmap);
-            // Copied ops keep the callee's spans: a function made by the compiler
-            // (no source of its own) takes the callee's file, so errors in the
-            // inlined code still point at the source.
+            // A function made by the compiler (no source of its own) takes the file of
+            // the first callee it inlines, so errors in the inlined code still point at
+            // the source.
+            let span = if how.call_spans_across_files {
+                if f.source_file.is_none() {
+                    f.source_file = callee.source_file;
+                }
+                (f.source_file.is_none() || callee.source_file != f.source_file).then(|| f.span(id))
+            } else {
+                None
+            };
+            let copied = copy_region(f, callee, &body, &mut vmap, span);
             if f.source_file.is_none() {
                 f.source_file = callee.source_file;
             }
             out.extend(copied.ops);
-            map.insert(result, copied.yields[0]);
+            for (&res, &y) in results.iter().zip(&copied.yields) {
+                map.insert(res, y);
+            }
             changed = true;
         } else {
             out.push(id);
@@ -154,7 +178,8 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
         let mut body = std::mem::take(&mut func.body);
         let mut map = HashMap::new();
         let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);
-        let did = inline_region(module, &mut func, &mut body, &eligible, &mut map);
+        let how = Inlining { eligible: &eligible, any_results: false, call_spans_across_files: false };
+        let did = inline_region(module, &mut func, &mut body, &how, &mut map);
         func.body = body;
         subst::apply(&mut func, &map);
         module.functions[f] = func;
@@ -202,7 +227,8 @@ pub fn inline_operator_calls(module: &mut Module, f: FuncRef) -> bool {
     let mut body = std::mem::take(&mut func.body);
     let mut map = HashMap::new();
     let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);
-    let did = inline_region(module, &mut func, &mut body, &eligible, &mut map);
+    let how = Inlining { eligible: &eligible, any_results: false, call_spans_across_files: false };
+    let did = inline_region(module, &mut func, &mut body, &how, &mut map);
     func.body = body;
     subst::apply(&mut func, &map);
     module.functions[f] = func;

@@ -15,7 +15,7 @@ pub mod if_fuse;
 pub mod inline;
 pub mod licm;
 pub mod simplify;
-mod subst;
+pub(crate) mod subst;
 
 use crate::ir::validate::{ValidationError, validate_function};
 

@@ -5,12 +5,16 @@ use std::collections::HashMap;
 
 use crate::ir::{Function, Region, ValueId};
 
+/// The end of `v`'s chain in `map`; a chain that comes back on itself (a defect of the
+/// pass that built the map) stops after `map.len()` steps instead of looping.
 fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    let mut steps = 0;
     while let Some(&w) = map.get(&v) {
-        if w == v {
+        if w == v || steps > map.len() {
             break;
         }
         v = w;
+        steps += 1;
     }
     v
 }

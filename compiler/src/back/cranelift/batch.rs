@@ -476,7 +476,7 @@ impl FnLower<'_, '_> {
             let srow = self.b.ins().imul_imm_s(e, 4 * (k * nr) as i64);
             let srow = self.b.ins().iadd(sl, srow);
             // Bit 31 of a slot marks the first write of its run in the
-            // schedule (`energy::first_touch::FirstStore`): the old value
+            // schedule (`energy::eval::first_touch::FirstStore`): the old value
             // is then masked to +0.0 (it may be anything), else kept.
             let mut base = Vec::with_capacity(k * nr);
             let mut keep = Vec::with_capacity(k * nr);

@@ -27,7 +27,7 @@ use crate::front::ParamDecl;
 use crate::front::mesh::{FieldDecl, InputAt, TermDecl};
 use crate::ir::{FuncRef, Function, Module, OpKind, Type};
 
-use super::EnergyError;
+use crate::energy::EnergyError;
 
 /// How one parameter of a ring term is filled.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +74,7 @@ fn is_float(t: &Type) -> bool {
 
 /// Slots per entry of a field type.
 fn slots(t: &crate::front::SurfaceType) -> Option<usize> {
-    super::bind::type_slots(t)
+    super::sizes::type_slots(t)
 }
 
 /// Builds the kernels of a ring energy term; returns them with the dof fields

@@ -12,10 +12,10 @@ use mad_runtime::linalg::sym_eigen::project_psd;
 use mad_runtime::{Tensor, Value};
 use rayon::prelude::*;
 
-use super::EnergyError;
 use super::bind::MeshEnergy;
-use super::ring::{RingInput, RingKernels};
 use crate::back::native::ValueCaller;
+use crate::energy::EnergyError;
+use crate::energy::kernels::ring::{RingInput, RingKernels};
 use crate::front::SurfaceType;
 use crate::front::mesh::InputAt;
 
@@ -90,13 +90,13 @@ fn part(v: &Value, i: usize) -> Option<&Value> {
 
 impl MeshEnergy<'_> {
     /// Local dof position of input `inp` (a dof input) for an element of valence `n`.
-    fn ring_base(&self, t: &super::kernels::TermKernels, field: usize, n: usize) -> usize {
+    fn ring_base(&self, t: &crate::energy::kernels::TermKernels, field: usize, n: usize) -> usize {
         let mut off = 0;
         for &g in &t.dof_fields {
             if g == field {
                 break;
             }
-            off += (1 + n) * super::bind::type_slots(&self.prog.decls.dofs[g].ty).unwrap_or(1);
+            off += (1 + n) * crate::energy::kernels::sizes::type_slots(&self.prog.decls.dofs[g].ty).unwrap_or(1);
         }
         off
     }
@@ -104,7 +104,7 @@ impl MeshEnergy<'_> {
     /// The term function's arguments for ring element `e`, from the local vector `z`.
     pub(crate) fn ring_args(
         &self,
-        t: &super::kernels::TermKernels,
+        t: &crate::energy::kernels::TermKernels,
         r: &RingKernels,
         verts: &[u32],
         z: &[f64],
@@ -156,7 +156,7 @@ impl MeshEnergy<'_> {
     /// into the local vector `out`.
     fn ring_scatter(
         &self,
-        t: &super::kernels::TermKernels,
+        t: &crate::energy::kernels::TermKernels,
         r: &RingKernels,
         n: usize,
         res: &Value,
@@ -187,7 +187,7 @@ impl MeshEnergy<'_> {
     /// Tangent arguments of the dof inputs from the local direction `v`.
     fn ring_tangents(
         &self,
-        t: &super::kernels::TermKernels,
+        t: &crate::energy::kernels::TermKernels,
         r: &RingKernels,
         verts: &[u32],
         v: &[f64],
@@ -204,7 +204,7 @@ impl MeshEnergy<'_> {
     #[allow(clippy::too_many_arguments)]
     fn ring_element(
         &self,
-        t: &super::kernels::TermKernels,
+        t: &crate::energy::kernels::TermKernels,
         r: &RingKernels,
         calls: &mut [ValueCaller<'_>],
         verts: &[u32],

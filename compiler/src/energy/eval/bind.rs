@@ -7,8 +7,9 @@ use mad_runtime::sparse::{ElementList, HessianPattern};
 
 use super::layout::{LocalField, local_fields, stencil_dofs};
 
-use super::kernels::Source;
-use super::{EnergyError, EnergyProgram};
+use crate::energy::kernels::Source;
+use crate::energy::kernels::sizes::type_slots;
+use crate::energy::{EnergyError, EnergyProgram};
 use crate::front::{ObjExpr, StencilKind, SurfaceType};
 use crate::ir::Literal;
 
@@ -86,7 +87,7 @@ pub struct MeshEnergy<'p> {
     /// (computed on first use, [`super::batched`]).
     pub(crate) batch_tables: std::sync::OnceLock<Vec<bool>>,
     /// Per energy term, its compact Hessian slot table where it has one
-    /// (computed on first use, [`super::batched::compact_slots`]).
+    /// (computed on first use, [`super::slots::compact_slots`]).
     pub(crate) compact: std::sync::OnceLock<Vec<Option<Vec<u32>>>>,
     /// Per energy term, where its batched chunks clear the outputs they touch
     /// first (computed on first use, [`super::first_touch`]).
@@ -99,8 +100,8 @@ pub struct MeshEnergy<'p> {
     pub(crate) static_error: Option<EnergyError>,
     /// Per energy term, the slots of its blocks' upper triangles (computed on first use by
     /// a projected Hessian of which only the upper triangle is read,
-    /// [`super::batched::UpperSlots`]).
-    pub(crate) upper_slots: Vec<std::sync::OnceLock<super::batched::UpperSlots>>,
+    /// [`super::slots::UpperSlots`]).
+    pub(crate) upper_slots: Vec<std::sync::OnceLock<super::slots::UpperSlots>>,
     /// Whether terms with batched loops use them (else element by element).
     pub(crate) batched: bool,
     /// Per dof field, the initializer set by the host (else the declaration's).
@@ -123,16 +124,6 @@ pub(crate) fn runtime_stencil(s: StencilKind) -> Option<Stencil> {
         StencilKind::Ring => Stencil::Ring,
         StencilKind::Pair => return None,
     })
-}
-
-/// Slots per entry of a field type (f64 1, vecN N, matRxC R·C).
-pub(crate) fn type_slots(t: &SurfaceType) -> Option<usize> {
-    match t {
-        SurfaceType::F64 => Some(1),
-        SurfaceType::Vec(n) => Some(*n as usize),
-        SurfaceType::Mat(r, c) => Some(*r as usize * *c as usize),
-        _ => None,
-    }
 }
 
 impl EnergyProgram {
@@ -190,10 +181,10 @@ impl EnergyProgram {
             dof_offsets.push(ndofs);
             ndofs += dim * entities;
         }
-        let fields = |t: &super::kernels::TermKernels| -> Vec<LocalField> {
+        let fields = |t: &crate::energy::kernels::TermKernels| -> Vec<LocalField> {
             local_fields(&t.dof_fields, &self.decls.dofs, &dof_offsets)
         };
-        let bind_term = |t: &super::kernels::TermKernels,
+        let bind_term = |t: &crate::energy::kernels::TermKernels,
                          decl: &crate::front::TermDecl|
          -> Result<BoundTerm, EnergyError> {
             let Some(s) = runtime_stencil(decl.stencil) else {
@@ -665,7 +656,7 @@ impl MeshEnergy<'_> {
                 .iter()
                 .flat_map(|r| &r.inputs)
                 .filter_map(|i| match i {
-                    super::ring::RingInput::Data { field, .. } => Some(*field),
+                    crate::energy::kernels::ring::RingInput::Data { field, .. } => Some(*field),
                     _ => None,
                 });
             let fixed_data = t.others.iter().filter_map(|s| match s {

@@ -1,4 +1,4 @@
-//! The derivative kernels of a term's `local(z, o…)` function (see [`super::kernels`]):
+//! The derivative kernels of a term's `local(z, o…)` function (see [`super::term`]):
 //! thin IR wrappers around [`crate::ad::vjp`] and [`crate::ad::forward::jvp_active`]
 //! that keep only the dof directions and return flat tuples.
 
@@ -171,7 +171,7 @@ pub fn value_grad_hess(
 ) -> Result<(FuncRef, usize), AdError> {
     let src = module.functions[local].clone();
     let eg = value_grad(module, local, active)?;
-    crate::energy::inline::inline_all(module, eg).map_err(AdError::Internal)?;
+    super::inline::inline_all(module, eg).map_err(AdError::Internal)?;
     let reduced = match translation {
         Some((nverts, dim))
             if nverts >= 2
@@ -247,7 +247,7 @@ pub fn value_grad_hess(
 pub fn grad_hvp(module: &mut Module, local: FuncRef, active: &[bool]) -> Result<FuncRef, AdError> {
     let src = module.functions[local].clone();
     let eg = value_grad(module, local, active)?;
-    crate::energy::inline::inline_all(module, eg).map_err(AdError::Internal)?;
+    super::inline::inline_all(module, eg).map_err(AdError::Internal)?;
     let j = jvp_active(module, eg, 1, active)?;
     let zt = src.param_types()[0].clone();
     let mut ptypes = src.param_types();
@@ -300,7 +300,7 @@ pub fn value_jac(
 pub fn grad_mixed(module: &mut Module, local: FuncRef, input: usize) -> Result<FuncRef, AdError> {
     let src = module.functions[local].clone();
     let eg = value_grad(module, local, &[])?;
-    crate::energy::inline::inline_all(module, eg).map_err(AdError::Internal)?;
+    super::inline::inline_all(module, eg).map_err(AdError::Internal)?;
     let mut mask = vec![false; src.param_types().len()];
     mask[input] = true;
     let j = jvp_active(module, eg, 1, &mask)?;

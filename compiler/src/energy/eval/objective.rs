@@ -25,7 +25,7 @@
 //! [`SolveError::Objective`].
 
 use super::contact::Contact;
-use super::{EnergyError, MeshEnergy};
+use crate::energy::{EnergyError, MeshEnergy};
 use mad_runtime::solve::{
     HessianEntries, JacobianPattern, Objective, SolveError, TranslationClasses, next_pattern_generation,
 };
@@ -164,7 +164,7 @@ impl MeshEnergy<'_> {
             if d.stencil != crate::front::StencilKind::Vertex {
                 continue;
             }
-            let dim = super::bind::type_slots(&d.ty).unwrap_or(1);
+            let dim = crate::energy::kernels::sizes::type_slots(&d.ty).unwrap_or(1);
             out.extend((0..dim).map(|c| self.dof_offsets[f] + dim * i + c));
         }
         out
@@ -180,7 +180,7 @@ impl MeshEnergy<'_> {
             .dofs
             .iter()
             .position(|d| d.stencil == crate::front::StencilKind::Vertex)?;
-        let dim = super::bind::type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1);
+        let dim = crate::energy::kernels::sizes::type_slots(&self.prog.decls.dofs[f].ty).unwrap_or(1);
         let off = self.dof_offsets[f];
         Some(
             (0..self.num_vertices())

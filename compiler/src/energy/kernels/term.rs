@@ -26,7 +26,7 @@ use crate::ir::{Dim, FuncRef, Function, Module, OpKind, ScalarKind, Type, ValueI
 
 use crate::ad::emit::Emitter;
 
-use super::EnergyError;
+use crate::energy::EnergyError;
 
 /// How one of the term's inputs is filled.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,7 +102,7 @@ impl TermKernels {
             [f] => match dofs.get(*f) {
                 Some(d)
                     if d.stencil == crate::front::StencilKind::Vertex
-                        && super::bind::type_slots(&d.ty) == Some(self.k / nv) =>
+                        && super::sizes::type_slots(&d.ty) == Some(self.k / nv) =>
                 {
                     nv
                 }
@@ -249,7 +249,7 @@ fn build_with(
         }
     }
     // Entities per element of a field: the dof vertices, or the stencil's faces.
-    let nfaces = super::layout::faces_per_element(term.stencil);
+    let nfaces = super::sizes::faces_per_element(term.stencil);
     let entities = |f: usize| {
         if dofs[f].stencil == S::Face {
             nfaces

@@ -1,7 +1,7 @@
 //! Which PSD projection a term's Hessian blocks take.
 //!
 //! A term whose Hessian kernel seeds only the vertices after the first (it reads its vertex
-//! dofs only through differences of points, see [`super::derive::value_grad_hess`]) has its
+//! dofs only through differences of points, see [`crate::energy::kernels::derive::value_grad_hess`]) has its
 //! blocks projected in difference coordinates
 //! ([`mad_runtime::linalg::differences`]): the test and the decomposition work on the
 //! (n−1)d × (n−1)d block the kernel computes. Other terms over one vertex dof field take the
@@ -20,7 +20,7 @@ use mad_runtime::linalg::differences::{
 use mad_runtime::linalg::sym_eigen::PsdWork;
 use mad_runtime::linalg::translation::{project_psd_translation, project_psd_translation_many};
 
-use super::kernels::TermKernels;
+use crate::energy::kernels::TermKernels;
 use crate::front::mesh::FieldDecl;
 
 /// The projection of one term's k×k Hessian blocks (clamp at 0).

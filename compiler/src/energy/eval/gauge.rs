@@ -13,8 +13,9 @@
 
 use mad_runtime::solve::TranslationClasses;
 
-use super::bind::{MeshEnergy, type_slots};
+use super::bind::MeshEnergy;
 use super::psd::PsdProjector;
+use crate::energy::kernels::sizes::type_slots;
 use crate::front::StencilKind;
 
 /// The classes of `energy`'s invariant vertex dof fields; `None` when there are none.

@@ -1,6 +1,6 @@
 //! Kernel-local folding after inlining: scalarizes small f64 vectors and matrices and
 //! tuples whose components are known, and folds the structural zeros that
-//! derivative seeds leave (see the numerics note in [`super`]).
+//! derivative seeds leave (see the numerics note in [`crate::energy`]).
 //!
 //! Rewrites, in every region of a function (a nested region sees what is known of the
 //! values around it; what is learnt inside it stays there):
@@ -654,7 +654,7 @@ pub fn fold(module: &mut Module, f: FuncRef, deep: bool) -> bool {
     let func = &mut module.functions[f];
     func.body.ops = out;
     if !map.is_empty() {
-        super::inline::substitute(func, &map);
+        crate::passes::subst::apply(func, &map);
     }
     changed
 }

@@ -8,7 +8,7 @@
 //! same positions `madc run` writes). d̂ is the declared constant, or the param's
 //! value at each refresh.
 
-use super::{EnergyError, MeshEnergy};
+use crate::energy::{EnergyError, MeshEnergy};
 use crate::front::broadphase::{Distance, PairKind};
 use mad_runtime::contact::{BroadPhase, ContactKind};
 

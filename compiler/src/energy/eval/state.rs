@@ -19,9 +19,10 @@ use mad_runtime::sparse::ElementList;
 use mad_runtime::{Value, mesh::tutte::tutte_embedding};
 use rayon::prelude::*;
 
-use super::EnergyError;
-use super::bind::{MeshEnergy, type_slots};
-use super::kernels::Source;
+use super::bind::MeshEnergy;
+use crate::energy::EnergyError;
+use crate::energy::kernels::Source;
+use crate::energy::kernels::sizes::type_slots;
 use crate::front::state::{Init, UpdateDecl, UpdateTarget};
 use crate::front::{StencilKind, SurfaceType};
 
@@ -343,7 +344,7 @@ impl MeshEnergy<'_> {
     /// Whether update `u` (kernel `t`) gives the same values on every call for the same
     /// data and params: it writes a state and reads no dof and no state that an update
     /// writes.
-    fn static_update(&self, u: &UpdateDecl, t: &super::kernels::TermKernels) -> bool {
+    fn static_update(&self, u: &UpdateDecl, t: &crate::energy::kernels::TermKernels) -> bool {
         let updated = |field: usize| {
             self.prog
                 .decls
@@ -364,7 +365,7 @@ impl MeshEnergy<'_> {
     /// One update's values over its elements (`m` slots each).
     fn eval_update(
         &self,
-        t: &super::kernels::TermKernels,
+        t: &crate::energy::kernels::TermKernels,
         stencil: StencilKind,
         x: &[f64],
     ) -> Result<Vec<f64>, EnergyError> {
@@ -471,7 +472,7 @@ impl MeshEnergy<'_> {
     /// dofs, then its data and params.
     fn gather_plain(
         &self,
-        t: &super::kernels::TermKernels,
+        t: &crate::energy::kernels::TermKernels,
         verts: &ElementList,
         dofs: &ElementList,
         x: &[f64],

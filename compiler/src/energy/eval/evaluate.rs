@@ -15,14 +15,14 @@ use mad_runtime::solve::HessianEntries;
 use mad_runtime::sparse::{Coloring, ElementList};
 use rayon::prelude::*;
 
-use super::EnergyError;
 use super::batched::Outputs;
 use super::bind::{BoundTerm, MeshEnergy};
-use super::kernels::{Source, TermKernels};
 use super::parallel::{Work, run_colours};
-use super::ring_eval::{RING_CHUNK, RingKind};
-use crate::codegen::element_loop::BatchKind;
+use super::ring::{RING_CHUNK, RingKind};
 use crate::back::native::RawCaller;
+use crate::codegen::element_loop::BatchKind;
+use crate::energy::EnergyError;
+use crate::energy::kernels::{Source, TermKernels};
 use crate::ir::FuncRef;
 
 /// Which kernel an element loop runs.
@@ -220,7 +220,7 @@ impl MeshEnergy<'_> {
     }
 
     fn run(&self, job: &Job) -> Result<f64, EnergyError> {
-        let prog: &super::EnergyProgram = self.prog;
+        let prog: &crate::energy::EnergyProgram = self.prog;
         let nargs =
             job.t.k.max(1) + job.t.other_slots + if job.kind == Kind::Hvp { job.t.k } else { 0 };
         let nres = match job.kind {
@@ -832,7 +832,7 @@ impl MeshEnergy<'_> {
                 }
                 Ok(w.res[..nres].to_vec())
             };
-            let prog: &super::EnergyProgram = self.prog;
+            let prog: &crate::energy::EnergyProgram = self.prog;
             let nargs = k.max(1) + t.other_slots;
             let new_worker = || -> Result<Worker<'_>, EnergyError> {
                 let call = prog

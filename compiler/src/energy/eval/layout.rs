@@ -7,7 +7,7 @@
 //!
 //! An element's local dof vector is field-major over the fields its term reads
 //! (declaration order); within a vertex field, the element's vertices in stencil
-//! order; within a face field, the element's faces ([`faces_per_element`]: a
+//! order; within a face field, the element's faces ([`faces_per_element`](crate::energy::kernels::sizes::faces_per_element): a
 //! `face` element is its own face, a `diamond` has `e.f0` then `e.f1`); then
 //! components.
 
@@ -17,15 +17,6 @@ use mad_runtime::sparse::{ElementList, Field, element_dofs};
 use crate::front::StencilKind;
 use crate::front::mesh::FieldDecl;
 
-/// How many faces an element of a stencil reaches (the face dofs in its local vector).
-pub fn faces_per_element(s: StencilKind) -> usize {
-    match s {
-        StencilKind::Face => 1,
-        StencilKind::Diamond => 2,
-        _ => 0,
-    }
-}
-
 /// One dof field as a term's local vector sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalField {
@@ -34,7 +25,7 @@ pub struct LocalField {
     pub on_faces: bool,
 }
 
-/// Each element's faces for a stencil that reaches faces (see [`faces_per_element`]).
+/// Each element's faces for a stencil that reaches faces (see [`faces_per_element`](crate::energy::kernels::sizes::faces_per_element)).
 pub fn element_faces(topo: &Topology, s: Stencil) -> Option<ElementList> {
     match s {
         Stencil::Face => Some(ElementList::fixed(
@@ -98,7 +89,7 @@ pub fn local_fields(dof_fields: &[usize], decls: &[FieldDecl], offsets: &[usize]
         .map(|&f| LocalField {
             field: Field {
                 offset: offsets[f],
-                dim: super::bind::type_slots(&decls[f].ty).unwrap_or(1),
+                dim: crate::energy::kernels::sizes::type_slots(&decls[f].ty).unwrap_or(1),
             },
             on_faces: decls[f].stencil == StencilKind::Face,
         })

@@ -1,9 +1,9 @@
 //! [`EnergyProgram`]: a compiled program's energy and residual terms with their
 //! per-element kernels, JIT-compiled once.
 
-use super::EnergyError;
-use super::kernels::{self, TermKernels};
+use super::term::{self, TermKernels};
 use crate::back::native::NativeModule;
+use crate::energy::EnergyError;
 use crate::front::{Compiled, MeshDecls};
 use crate::ir::{Module, OpKind};
 
@@ -14,8 +14,8 @@ pub struct EnergyProgram {
     pub(crate) decls: MeshDecls,
     pub(crate) energies: Vec<TermKernels>,
     pub(crate) residuals: Vec<TermKernels>,
-    /// Per energy term, its batched loops ([`super::batched`]).
-    pub(crate) batches: Vec<super::batched::TermBatches>,
+    /// Per energy term, its batched loops ([`super::batches`]).
+    pub(crate) batches: Vec<super::batches::TermBatches>,
     /// The value kernels of the `update` items (order of `decls.updates`).
     pub(crate) updates: Vec<TermKernels>,
     /// The sources the program was compiled from, when known: run-time errors in terms then
@@ -36,7 +36,7 @@ impl EnergyProgram {
         let d = &compiled.mesh;
         let mut energies = Vec::new();
         for t in &d.energies {
-            energies.push(kernels::build(
+            energies.push(term::build(
                 &mut module,
                 t,
                 &d.dofs,
@@ -47,7 +47,7 @@ impl EnergyProgram {
         }
         let mut residuals = Vec::new();
         for t in &d.residuals {
-            residuals.push(kernels::build(
+            residuals.push(term::build(
                 &mut module,
                 t,
                 &d.dofs,
@@ -58,7 +58,7 @@ impl EnergyProgram {
         }
         let mut updates = Vec::new();
         for u in &d.updates {
-            updates.push(kernels::build_value(
+            updates.push(term::build_value(
                 &mut module,
                 &u.term,
                 &d.dofs,
@@ -66,7 +66,7 @@ impl EnergyProgram {
                 &d.params,
             )?);
         }
-        let (specs, batches) = super::batched::specs(&module, &energies, d);
+        let (specs, batches) = super::batches::specs(&module, &energies, d);
         let jit = crate::back::compile_native(&module, &specs).map_err(|e| EnergyError::Backend(e.to_string()))?;
         Ok(EnergyProgram {
             module,
@@ -103,7 +103,7 @@ impl EnergyProgram {
 
     /// The specs of the batched loops compiled with this program, in order.
     pub fn batch_specs(&self) -> Vec<crate::codegen::element_loop::BatchSpec> {
-        super::batched::specs(&self.module, &self.energies, &self.decls).0
+        super::batches::specs(&self.module, &self.energies, &self.decls).0
     }
 
     /// The CLIF of the batched loops after Cranelift's optimizer (`madc emit clif`).

@@ -16,9 +16,10 @@
 
 use mad_runtime::sparse::{Field, PairId, PairPattern};
 
-use super::bind::{MeshEnergy, type_slots};
-use super::kernels::{Source, TermKernels};
-use super::{EnergyError, EnergyProgram};
+use super::bind::MeshEnergy;
+use crate::energy::kernels::sizes::type_slots;
+use crate::energy::kernels::{Source, TermKernels};
+use crate::energy::{EnergyError, EnergyProgram};
 use crate::front::StencilKind;
 
 /// The pair list of a bound program.
