@@ -170,7 +170,7 @@ fn build_vjp(
     let new_params = func.params().to_vec();
     let mut e = Emitter::new(func);
     e.strong_products = !plain_products;
-    let mut rv = Rev::new(module, created, e, &src);
+    let mut rv = Rev::with_plan(module, created, e, &src, plan);
     for (i, &p) in src.params().iter().enumerate() {
         rv.map.insert(p, new_params[i]);
     }
@@ -278,6 +278,17 @@ impl<'a> Rev<'a> {
         e: Emitter,
         src: &'a Function,
     ) -> Rev<'a> {
+        Rev::with_plan(module, created, e, src, AdPlan::of_loops(src))
+    }
+
+    /// [`Rev::new`] with `src`'s plan already made.
+    fn with_plan(
+        module: &'a mut Module,
+        created: &'a mut Vec<FuncRef>,
+        e: Emitter,
+        src: &'a Function,
+        plan: AdPlan,
+    ) -> Rev<'a> {
         let routed = if e.strong_products {
             routed::routed_values(src)
         } else {
@@ -293,7 +304,7 @@ impl<'a> Rev<'a> {
             tapes: HashMap::new(),
             taped: HashMap::new(),
             routed,
-            plan: AdPlan::of_loops(src),
+            plan,
         }
     }
 

@@ -34,7 +34,7 @@ pub use error::{DiagnosticItem, Diagnostics, Error, SourceLocation};
 
 use crate::back::interp::{InterpModule, Interpreter};
 use crate::back::native::NativeModule;
-use crate::back::{CompiledModule, Executable};
+use crate::back::CompiledModule;
 use crate::front::{self, Compiled, FnSig, SourceFiles};
 use crate::ir;
 use mad_runtime::Value;
@@ -57,8 +57,6 @@ pub struct Program {
     files: SourceFiles,
     compiled: Compiled,
     jit: NativeModule,
-    /// The same module for the reference interpreter ([`Engine::Interpreter`]).
-    interp: InterpModule,
 }
 
 impl Program {
@@ -85,11 +83,7 @@ impl Program {
             Err(diagnostics) => return Err(Error::Compile(Diagnostics::new(files, diagnostics))),
         };
         let jit = crate::back::compile_native(&compiled.module, &[]).map_err(|e| Error::Backend(e.to_string()))?;
-        let interp = match Interpreter::compile(&compiled.module, &[], &Interpreter::default()) {
-            Ok(m) => m,
-            Err(never) => match never {},
-        };
-        Ok(Program { files, compiled, jit, interp })
+        Ok(Program { files, compiled, jit })
     }
 
     /// The IR of the whole program (user functions and the standard library it uses).
@@ -215,9 +209,10 @@ impl Program {
         // Output that cannot be written is an I/O error ("cannot write the output: …"), not a
         // run-time error of the program: the program ran.
         let output_error = |e: std::io::Error| Error::Io(format!("cannot write the output: {e}"));
+        let interp = InterpModule::borrowed(&self.compiled.module, Interpreter::default());
         let module: &dyn CompiledModule = match engine {
             Engine::Jit => &self.jit,
-            Engine::Interpreter => &self.interp,
+            Engine::Interpreter => &interp,
         };
         let mut printed = Vec::new();
         let result = module.call_traced(f, args, &mut printed);

@@ -18,7 +18,7 @@
 
 use mad_runtime::jit::FlatLayout;
 
-use super::layout::{flat_layout, has_heap};
+use super::layout::{flat_layout, type_has_heap};
 use crate::ir::{self, OpKind, Region, ScalarKind, Type};
 
 /// What a batched loop does with its kernel's results.
@@ -124,7 +124,7 @@ fn region_ok(f: &ir::Function, r: &Region) -> bool {
 /// its body is plain scalar code and its signature matches the kind.
 pub fn batchable(f: &ir::Function, kind: BatchKind, k: usize, ninputs: usize) -> bool {
     if k == 0
-        || f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty)))
+        || f.values.iter().any(|(_, v)| type_has_heap(&v.ty))
         || !region_ok(f, &f.body)
     {
         return false;

@@ -92,3 +92,19 @@ pub fn small_shape(ty: &Type) -> Option<Vec<usize>> {
         FlatLayout::Heap { .. } | FlatLayout::Tuple(_) => None,
     }
 }
+
+/// Whether a value of type `ty` has a heap tensor in its layout ([`has_heap`] of its
+/// [`flat_layout`], without building the layout).
+pub fn type_has_heap(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) => false,
+        Type::Tensor { shape, .. } => !shape
+            .iter()
+            .try_fold(1u64, |a, d| match d {
+                Dim::Fixed(n) => a.checked_mul(*n),
+                Dim::Sym(_) | Dim::Dyn => None,
+            })
+            .is_some_and(|n| n <= SCALARIZE_MAX),
+        Type::Tuple(items) => items.iter().any(type_has_heap),
+    }
+}

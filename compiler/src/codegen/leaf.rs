@@ -8,7 +8,7 @@
 //! it changes no part of the context but the error (and printed output): after
 //! a call that recorded no error there is nothing to reset.
 
-use super::layout::{flat_layout, has_heap};
+use super::layout::type_has_heap;
 use crate::analysis::all_ops;
 use crate::ir::{Function, OpKind};
 
@@ -21,6 +21,6 @@ pub fn calls_nothing(f: &Function) -> bool {
 /// tensor values (so it allocates nothing in the arena).
 pub fn is_plain_leaf(f: &Function) -> bool {
     all_ops(f, &f.body, &|k| !matches!(k, OpKind::Call(_)) && !k.is_tape())
-        && !f.values.iter().any(|(_, v)| has_heap(&flat_layout(&v.ty)))
+        && !f.values.iter().any(|(_, v)| type_has_heap(&v.ty))
 }
 

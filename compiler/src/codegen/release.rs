@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use super::layout::{flat_layout, has_heap};
+use super::layout::type_has_heap;
 use crate::ir::{Arena, Function, OpId, OpKind, Region};
 
 /// Per function of a module: whether it may allocate heap tensors, and whether
@@ -25,7 +25,7 @@ pub struct Summary {
 }
 
 fn heap_typed(f: &Function, v: crate::ir::ValueId) -> bool {
-    has_heap(&flat_layout(&f.values[v].ty))
+    type_has_heap(&f.values[v].ty)
 }
 
 /// `(allocates, tapes heap)` of region `r`, given the callees' summaries so far.

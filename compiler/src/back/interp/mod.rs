@@ -144,9 +144,16 @@ struct Machine<'a> {
 /// A module ready for the interpreter ([`crate::back::Executable`]): the IR as written (the
 /// reference runs what the front end and the passes produced, not the code generators'
 /// preparation of it).
-pub struct InterpModule {
-    module: Module,
+pub struct InterpModule<M: std::borrow::Borrow<Module> = Module> {
+    module: M,
     options: Interpreter,
+}
+
+impl<'m> InterpModule<&'m Module> {
+    /// The interpreter over a module the caller keeps (no copy).
+    pub fn borrowed(module: &'m Module, options: Interpreter) -> InterpModule<&'m Module> {
+        InterpModule { module, options }
+    }
 }
 
 impl crate::back::Executable for Interpreter {
@@ -163,7 +170,7 @@ impl crate::back::Executable for Interpreter {
     }
 }
 
-impl crate::back::CompiledModule for InterpModule {
+impl<M: std::borrow::Borrow<Module>> crate::back::CompiledModule for InterpModule<M> {
     /// Runs the call on a thread of its own with the stack the interpreter's call depth needs
     /// ([`STACK_SIZE`], as the JIT runs on one), so that deep recursion is the run-time error
     /// "recursion is too deep" whatever the caller's stack; its output is written to `out`
@@ -174,7 +181,7 @@ impl crate::back::CompiledModule for InterpModule {
         args: &[Value],
         out: &mut dyn std::io::Write,
     ) -> Result<Value, (RtError, Option<ErrorSite>)> {
-        let (module, options) = (&self.module, &self.options);
+        let (module, options) = (self.module.borrow(), &self.options);
         let run = move || {
             let mut printed = Vec::new();
             let r = options.call_traced(module, f, args, &mut printed);
