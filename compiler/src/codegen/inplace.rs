@@ -12,7 +12,7 @@
 //!   used nowhere else but in `tensor.dim` (its extents do not change);
 //! - the body yields the result of a chain of heap `tensor.insert`s, the first
 //!   into the body argument and each next into the result of the one before (the
-//!   writes of one iteration, up to [`MAX_CHAIN`]), each of one element (a scalar
+//!   writes of one iteration, up to `MAX_CHAIN`), each of one element (a scalar
 //!   at a full index) or of one row (a tensor at a leading index: `m[i] = vec3(..)`,
 //!   `m[i] = row`, `m[i][j] = x`); the last result is used nowhere else;
 //! - every other use of the body argument and of each result along the chain is a

@@ -8,7 +8,7 @@
 //! a range gives the same bits as the element-by-element path of the caller
 //! for the energy, gradient and HVP.
 //!
-//! Hessians ([`BatchKind::Hess`](crate::codegen::element_loop::BatchKind::Hess)): the kernel returns the k×k block by columns
+//! Hessians ([`crate::codegen::element_loop::BatchKind::Hess`]): the kernel returns the k×k block by columns
 //! (column b = ∂(∇E)/∂z_b). Only the upper triangle (rows a ≤ b of column b) is
 //! read; Cranelift then drops the code of the lower triangle as dead, and each
 //! value is added to both the (a, b) and (b, a) slots. The two computed

@@ -305,7 +305,7 @@ impl FnLower<'_, '_> {
     /// depth 0) and a stack limit far below its own frame, so the entry checks
     /// of [`FnLower::lower_body`] cannot fire and are left out; the depth is 1
     /// while the body runs, as in the function called from depth 0, unless the
-    /// body calls no compiled function ([`super::leaf`]), which leaves it at 0.
+    /// body calls no compiled function ([`crate::codegen::leaf`]), which leaves it at 0.
     pub fn lower_trampoline_body(&mut self) -> Result<(), JitError> {
         self.lower_entry_body(false)
     }

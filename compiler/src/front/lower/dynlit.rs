@@ -74,7 +74,7 @@ impl FnCx<'_, '_> {
     }
 
     /// `[value; n]` where a dynamic array type `ty` is expected: a `full` for scalar elements,
-    /// rows written one by one up to [`UNROLLED_ROWS`] and by a loop beyond.
+    /// rows written one by one up to `UNROLLED_ROWS` and by a loop beyond.
     pub fn dynamic_array_repeat(
         &mut self,
         value: &Expr,
