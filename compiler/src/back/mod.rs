@@ -14,6 +14,7 @@
 //! once per module; none re-derives it. `api` and `energy` see this contract and
 //! [`native`], never a back end's own types.
 
+#[cfg(feature = "cranelift")]
 pub mod cranelift;
 pub mod interp;
 pub mod native;
@@ -65,10 +66,56 @@ pub trait Emitter {
     fn emit(module: &Module, loops: &[BatchSpec], options: &Self::Options, out: &mut dyn Write) -> Result<(), Self::Error>;
 }
 
+/// Why no native code came out: the native back end's own error, or a build of mad
+/// without any native back end (the `cranelift` feature is off).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeError(String);
+
+impl std::fmt::Display for NativeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NativeError {}
+
+impl NativeError {
+    /// The error of a build without a native back end.
+    pub fn no_native_back_end(what: &str) -> NativeError {
+        NativeError(format!(
+            "{what} needs a native back end, and this build of mad has none: build it with the feature `cranelift` (on by default)"
+        ))
+    }
+}
+
 /// Compiles `module` and its element loops to native code with the default native back end
 /// (Cranelift): what `api` and `energy` call.
-pub fn compile_native(module: &Module, loops: &[BatchSpec]) -> Result<native::NativeModule, cranelift::JitError> {
-    <cranelift::Cranelift as Executable>::compile(module, loops, &Default::default())
+pub fn compile_native(module: &Module, loops: &[BatchSpec]) -> Result<native::NativeModule, NativeError> {
+    #[cfg(feature = "cranelift")]
+    {
+        <cranelift::Cranelift as Executable>::compile(module, loops, &Default::default()).map_err(|e| NativeError(e.to_string()))
+    }
+    #[cfg(not(feature = "cranelift"))]
+    {
+        let _ = (module, loops);
+        Err(NativeError::no_native_back_end("running compiled code"))
+    }
+}
+
+/// Cranelift's text form of `module` and its element loops after Cranelift's optimizer
+/// (`madc emit clif`).
+pub fn clif_text(module: &Module, loops: &[BatchSpec]) -> Result<String, NativeError> {
+    #[cfg(feature = "cranelift")]
+    {
+        let mut bytes = Vec::new();
+        <cranelift::ClifText as Emitter>::emit(module, loops, &Default::default(), &mut bytes).map_err(|e| NativeError(e.to_string()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+    #[cfg(not(feature = "cranelift"))]
+    {
+        let _ = (module, loops);
+        Err(NativeError::no_native_back_end("`emit clif`"))
+    }
 }
 
 impl CompiledModule for native::NativeModule {

@@ -76,7 +76,7 @@ pub fn emit(kind: super::EmitKind, file: &Path, color: bool) -> i32 {
     let text = match kind {
         super::EmitKind::Ir => ir::print::print_module(&compiled.module),
         super::EmitKind::Clif => {
-            let mut text = match crate::back::cranelift::clif_text(&compiled.module) {
+            let mut text = match crate::back::clif_text(&compiled.module, &[]) {
                 Ok(t) => t,
                 Err(e) => return report(&Error::Backend(e.to_string()), color),
             };

@@ -108,10 +108,7 @@ impl EnergyProgram {
 
     /// The CLIF of the batched loops after Cranelift's optimizer (`madc emit clif`).
     pub fn batch_clif(&self) -> Result<String, EnergyError> {
-        let mut bytes = Vec::new();
-        <crate::back::cranelift::ClifText as crate::back::Emitter>::emit(&self.module, &self.batch_specs(), &Default::default(), &mut bytes)
-            .map_err(|e| EnergyError::Backend(e.to_string()))?;
-        let text = String::from_utf8_lossy(&bytes);
+        let text = crate::back::clif_text(&self.module, &self.batch_specs()).map_err(|e| EnergyError::Backend(e.to_string()))?;
         Ok(match text.find("; batched ") {
             Some(at) => text[at..].to_string(),
             None => String::new(),
