@@ -74,3 +74,4 @@ mod solve_translation_gauge;
 mod state_static;
 mod state_update;
 mod stdlib;
+mod tensors_linear;

@@ -9,15 +9,19 @@
 //!
 //! - its init is a fresh tensor no other value points to: a `tensor.full` result,
 //!   or the result of an earlier loop whose carried value is updated in place,
-//!   used nowhere else but in `tensor.dim` (its extents do not change);
-//! - the body yields the result of a chain of heap `tensor.insert`s, the first
-//!   into the body argument and each next into the result of the one before (the
-//!   writes of one iteration, up to `MAX_CHAIN`), each of one element (a scalar
-//!   at a full index) or of one row (a tensor at a leading index: `m[i] = vec3(..)`,
-//!   `m[i] = row`, `m[i][j] = x`); the last result is used nowhere else;
+//!   used nowhere else but in `tensor.dim` (its extents do not change); or a link of
+//!   the chain (below) of an enclosing loop whose carried value is updated in place;
+//! - the body yields the result of a chain of writes, the first into the body
+//!   argument and each next into the result of the one before (the writes of one
+//!   iteration, up to `MAX_CHAIN`): heap `tensor.insert`s, each of one element (a
+//!   scalar at a full index) or of one row (a tensor at a leading index:
+//!   `m[i] = vec3(..)`, `m[i] = row`, `m[i][j] = x`), and nested `scf.for`s that carry
+//!   the tensor and update it in place by the same rules (`for r { for i { w[i] = … } }`,
+//!   at any depth); the last result is used nowhere else;
 //! - every other use of the body argument and of each result along the chain is a
 //!   `tensor.index` (as the indexed tensor) or `tensor.dim` that runs before the
-//!   insert that writes it, and none comes after.
+//!   write, and none comes after (a nested loop takes it only as the init of its slot,
+//!   never inside its body).
 //!
 //! Element loads from such a tensor are then ordinary loads (not read-only and
 //! movable as for other heap tensors, the back end's heap reads), so they stay ordered
@@ -39,6 +43,9 @@ use crate::ir::{Function, OpId, OpKind, ValueId};
 pub struct InPlace {
     pub inserts: HashSet<OpId>,
     pub mutable: HashSet<ValueId>,
+    /// The carried slots `(loop, slot)` whose init is a link of an enclosing loop's chain:
+    /// the init is dead once the loop starts (an engine may move it in).
+    pub moved_inits: HashSet<(OpId, usize)>,
 }
 
 /// Whether every use of `a` in op `id` (and its regions) is a read that may
@@ -69,6 +76,22 @@ fn uses_value(f: &Function, id: OpId, a: ValueId) -> bool {
 /// The most inserts of one chain written in place (one loop iteration's writes).
 const MAX_CHAIN: usize = 64;
 
+/// One write of an iteration's chain: an insert, or a nested loop whose carried slot `.1`
+/// is itself updated in place (the link is its init, the next link its result).
+#[derive(Clone, Copy)]
+enum Link {
+    Insert(OpId),
+    Loop(OpId, usize),
+}
+
+impl Link {
+    fn op(self) -> OpId {
+        match self {
+            Link::Insert(id) | Link::Loop(id, _) => id,
+        }
+    }
+}
+
 /// Finds the in-place inserts of `f`.
 pub fn analyze(f: &Function) -> InPlace {
     let uses = use_counts(f);
@@ -81,95 +104,164 @@ pub fn analyze(f: &Function) -> InPlace {
     });
     let d = definitions(f, &f.body);
     let fors = for_loops(f, &f.body);
+    // Which carried slots could be updated in place if their init were theirs alone: inner
+    // loops first, since an outer chain may run through an inner loop.
+    let mut capable: HashMap<(OpId, usize), Vec<Link>> = HashMap::new();
+    for &id in fors.iter().rev() {
+        let n = f.ops[id].results.len();
+        for k in 0..n {
+            if let Some(chain) = chain_of(f, &uses, &d, &capable, id, k) {
+                capable.insert((id, k), chain);
+            }
+        }
+    }
+    // Which capable slots own their init, outer loops first: a fresh `tensor.full`, the result of
+    // an earlier loop updated in place (used nowhere else but in `tensor.dim`), or a link of
+    // the chain of an enclosing loop that is itself updated in place.
     let mut out = InPlace::default();
-    // Results of loops (in program order: an outer loop before its inner ones, a loop
-    // before the later ones) whose carried tensor is written in place: fresh tensors too.
     let mut fresh: HashSet<ValueId> = HashSet::new();
+    let mut owned_slots: HashSet<(OpId, usize)> = HashSet::new();
     for id in fors {
         let op = &f.ops[id];
-        let n = op.results.len();
-        let Some(body) = op.regions.first() else {
-            continue;
-        };
-        if op.operands.len() != n + 2 || body.args.len() != n + 1 || body.yields.len() != n {
-            continue;
-        }
-        for k in 0..n {
-            let (init, a, y) = (op.operands[k + 2], body.args[k + 1], body.yields[k]);
-            let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[a].ty) else {
+        for k in 0..op.results.len() {
+            let Some(chain) = capable.get(&(id, k)) else {
                 continue;
             };
+            let init = op.operands[k + 2];
             let other_uses = uses.get(&init).copied().unwrap_or(0) - dims.get(&init).copied().unwrap_or(0);
-            if shape.len() > HEAP_INLINE_RANK
-                || other_uses != 1
-                || uses.get(&y) != Some(&1)
-                || !(fresh.contains(&init) || d.get(&init).is_some_and(|&i| f.ops[i].kind == OpKind::Full))
-            {
+            let linked = owned_slots.contains(&(id, k));
+            let owned = linked
+                || (other_uses == 1
+                    && (fresh.contains(&init) || d.get(&init).is_some_and(|&i| f.ops[i].kind == OpKind::Full)));
+            if !owned {
                 continue;
             }
-            // The chain of inserts from the body argument to the yield, walked back:
-            // `y = insert(t_m, …)`, `t_m = insert(t_m−1, …)`, …, `t_1 = insert(a, …)`
-            // (several writes into one iteration, `m[i][0] = x; m[i][1] = y;`).
-            let mut chain: Vec<(OpId, usize)> = Vec::new();
-            let mut cur = y;
-            let complete = loop {
-                let Some(&ins) = d.get(&cur) else { break false };
-                let iop = &f.ops[ins];
-                let Some(pos) = body.ops.iter().position(|&o| o == ins) else {
-                    break false;
-                };
-                if iop.kind != OpKind::Insert || iop.operands.len() < 3 || chain.len() >= MAX_CHAIN {
-                    break false;
+            if linked {
+                out.moved_inits.insert((id, k));
+            }
+            let a = op.regions[0].args[k + 1];
+            out.mutable.insert(a);
+            for (j, &link) in chain.iter().enumerate() {
+                match link {
+                    Link::Insert(ins) => {
+                        out.inserts.insert(ins);
+                    }
+                    Link::Loop(inner, slot) => {
+                        owned_slots.insert((inner, slot));
+                    }
                 }
+                if j > 0 {
+                    out.mutable.insert(link_result(f, chain[j - 1]));
+                }
+            }
+            out.mutable.insert(op.regions[0].yields[k]);
+            out.mutable.insert(op.results[k]);
+            fresh.insert(op.results[k]);
+        }
+    }
+    out
+}
+
+/// The value link `l` produces.
+fn link_result(f: &Function, l: Link) -> ValueId {
+    match l {
+        Link::Insert(id) => f.ops[id].results[0],
+        Link::Loop(id, slot) => f.ops[id].results[slot],
+    }
+}
+
+/// The chain of writes of one iteration of loop `id` into its carried slot `k`, from the body
+/// argument to the yield, if the slot can be updated in place given an init of its own.
+fn chain_of(
+    f: &Function,
+    uses: &HashMap<ValueId, usize>,
+    d: &HashMap<ValueId, OpId>,
+    capable: &HashMap<(OpId, usize), Vec<Link>>,
+    id: OpId,
+    k: usize,
+) -> Option<Vec<Link>> {
+    let op = &f.ops[id];
+    let n = op.results.len();
+    let body = op.regions.first()?;
+    if op.operands.len() != n + 2 || body.args.len() != n + 1 || body.yields.len() != n {
+        return None;
+    }
+    let (a, y) = (body.args[k + 1], body.yields[k]);
+    let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[a].ty) else {
+        return None;
+    };
+    if shape.len() > HEAP_INLINE_RANK || uses.get(&y) != Some(&1) {
+        return None;
+    }
+    // The chain walked back from the yield: `y = insert(t_m, …)` or `y = for(init t_m){…}`,
+    // …, down to the body argument (several writes in one iteration, `m[i][0] = x;
+    // m[i][1] = y;`, or an inner loop writing a row).
+    let mut chain: Vec<(Link, usize)> = Vec::new();
+    let mut cur = y;
+    loop {
+        let &def = d.get(&cur)?;
+        let pos = body.ops.iter().position(|&o| o == def)?;
+        if chain.len() >= MAX_CHAIN {
+            return None;
+        }
+        let dop = &f.ops[def];
+        let (link, target) = match dop.kind {
+            OpKind::Insert if dop.operands.len() >= 3 => {
                 // A scalar at a full index, or a row at a leading one.
-                let indices = iop.operands.len() - 2;
-                let value_fits = match flat_layout(&f.values[iop.operands[1]].ty) {
+                let indices = dop.operands.len() - 2;
+                let value_fits = match flat_layout(&f.values[dop.operands[1]].ty) {
                     FlatLayout::Scalar(_) => indices == shape.len(),
                     FlatLayout::Small { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
                     FlatLayout::Heap { shape: row, .. } => indices < shape.len() && row.len() == shape.len() - indices,
                     _ => false,
                 };
                 if !value_fits {
-                    break false;
+                    return None;
                 }
-                chain.push((ins, pos));
-                let target = iop.operands[0];
-                if target == a {
-                    break true;
-                }
-                cur = target;
-            };
-            if !complete {
-                continue;
+                (Link::Insert(def), dop.operands[0])
             }
-            chain.reverse();
-            // Each link — the argument, then every insert's result but the last — is read
-            // only before the insert that writes it (which must not take it as its value or
-            // an index), used nowhere after, and not yielded.
-            let mut ok = chain.windows(2).all(|w| w[0].1 < w[1].1);
-            let mut from = 0;
-            for (j, &(ins, pos)) in chain.iter().enumerate() {
-                let link = if j == 0 { a } else { f.ops[chain[j - 1].0].results[0] };
-                ok = ok
-                    && !f.ops[ins].operands[1..].contains(&link)
-                    && !body.yields.contains(&link)
-                    && body.ops[from..pos].iter().all(|&o| reads_only(f, o, link))
-                    && body.ops[pos + 1..].iter().all(|&o| !uses_value(f, o, link));
-                from = pos + 1;
+            OpKind::For => {
+                let slot = dop.results.iter().position(|&r| r == cur)?;
+                capable.get(&(def, slot))?;
+                (Link::Loop(def, slot), dop.operands[slot + 2])
             }
-            if ok {
-                for (j, &(ins, _)) in chain.iter().enumerate() {
-                    out.inserts.insert(ins);
-                    if j > 0 {
-                        out.mutable.insert(f.ops[chain[j - 1].0].results[0]);
-                    }
-                }
-                out.mutable.insert(a);
-                out.mutable.insert(y);
-                out.mutable.insert(op.results[k]);
-                fresh.insert(op.results[k]);
-            }
+            _ => return None,
+        };
+        chain.push((link, pos));
+        if target == a {
+            break;
         }
+        cur = target;
     }
-    out
+    chain.reverse();
+    // Each link — the argument, then every link's result but the last — is read only before
+    // the op that writes it (an insert must not take it as its value or an index; a loop
+    // only as the init of its slot, never inside its body), used nowhere after, and not
+    // yielded.
+    if !chain.windows(2).all(|w| w[0].1 < w[1].1) {
+        return None;
+    }
+    let mut from = 0;
+    for (j, &(link, pos)) in chain.iter().enumerate() {
+        let value = if j == 0 { a } else { link_result(f, chain[j - 1].0) };
+        let writer = &f.ops[link.op()];
+        let ok_in_writer = match link {
+            Link::Insert(_) => !writer.operands[1..].contains(&value),
+            Link::Loop(_, slot) => {
+                writer.operands.iter().enumerate().all(|(i, &o)| o != value || i == slot + 2)
+                    && writer.regions.iter().all(|r| {
+                        !r.yields.contains(&value) && r.ops.iter().all(|&o| !uses_value(f, o, value))
+                    })
+            }
+        };
+        let ok = ok_in_writer
+            && !body.yields.contains(&value)
+            && body.ops[from..pos].iter().all(|&o| reads_only(f, o, value))
+            && body.ops[pos + 1..].iter().all(|&o| !uses_value(f, o, value));
+        if !ok {
+            return None;
+        }
+        from = pos + 1;
+    }
+    Some(chain.into_iter().map(|(l, _)| l).collect())
 }

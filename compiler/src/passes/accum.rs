@@ -8,18 +8,25 @@
 //! (`tensor.full(+0.0, …)`), the update is rewritten to
 //! `acc' = insert(acc, acc[k] + v, k)` (one insert per insert of the chain, each element
 //! read from `acc` before the first write). Without it, `grad` of a loop over a `vector`
-//! of length n cost O(n²). (A body that reads two different elements, `x[i] * x[i + 1]`,
-//! still builds its chain on a copy of the zeros each iteration: the chain's inner insert is
-//! read at the other element, so it stays.)
+//! of length n cost O(n²). Reverse mode writes a second adjoint into the same tensor in one
+//! iteration as a sparse add, `insert(t, t[k₂] + v₂, k₂)`: a chain of such adds (reads of
+//! two elements, `x[i] * x[i + 1]`, or of one element twice) becomes sparse adds into `acc`,
+//! the values at one index value summed first.
 //!
-//! The rewrite is exact, bit for bit: `acc` starts at `+0.0` everywhere and is
+//! [`fuse_accumulating_loops`] handles nested loops: the inner loop's accumulator, zeros
+//! plus its reads, added to the outer one each outer iteration, starts at the outer
+//! accumulator instead.
+//!
+//! The overwriting rewrite is exact, bit for bit: `acc` starts at `+0.0` everywhere and is
 //! only ever changed by IEEE additions, and a sum is `-0.0` only when both of
 //! its terms are, so no element of `acc` is ever `-0.0`; hence `acc[j] + 0.0`
 //! is `acc[j]` for every `j ≠ k` (a NaN element, always a computed, quiet one,
 //! is returned unchanged). The shapes agree (the carried value always has the
 //! shape of its init, which is the insert's base), and an out-of-bounds `k`
 //! fails in `acc[k]` with the same bounds as in the insert it replaces. The
-//! operand order of the add is kept.
+//! operand order of the add is kept. The sparse adds and the loop fusion are exact up to the
+//! order of additions (two index values that meet at run time, a sum started at the outer
+//! accumulator rather than at zero), as any sparse accumulation of adjoints is.
 
 use std::collections::HashMap;
 
@@ -56,6 +63,28 @@ struct Plan {
     add: OpId,
     acc_left: bool,
     inserts: Vec<(ValueId, Vec<ValueId>)>,
+    /// Whether the inserts add into their elements (every one after the first a sparse add
+    /// `insert(t, t[k] + v, k)`, recorded as `v`) rather than overwrite them.
+    additive: bool,
+}
+
+/// `v` when `value` is `t[idx] + v` or `v + t[idx]` (a sparse add into element `idx` of `t`).
+fn sparse_add_term(f: &Function, d: &HashMap<ValueId, OpId>, t: ValueId, value: ValueId, idx: &[ValueId]) -> Option<ValueId> {
+    let add = &f.ops[*d.get(&value)?];
+    if add.kind != OpKind::Binary(BinaryOp::Add) {
+        return None;
+    }
+    let reads_t = |v: ValueId| {
+        d.get(&v).is_some_and(|&g| {
+            let get = &f.ops[g];
+            get.kind == OpKind::Index && get.operands[0] == t && get.operands[1..] == *idx
+        })
+    };
+    match add.operands[..] {
+        [a, b] if reads_t(a) => Some(b),
+        [a, b] if reads_t(b) => Some(a),
+        _ => None,
+    }
 }
 
 /// Rewrites every sparse accumulation in `f`; returns whether anything changed.
@@ -97,8 +126,10 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 continue;
             };
             // `x` is a chain of element inserts that starts at the zeros (a read of the same
-            // element twice in one iteration gives two).
+            // element twice in one iteration gives two). Reverse mode writes a second adjoint
+            // into an element as a sparse add, `insert(t, t[k] + v, k)`.
             let mut inserts = Vec::new();
+            let mut additive = true;
             let mut at = x;
             let complete = loop {
                 if at == init {
@@ -113,15 +144,35 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 {
                     break false;
                 }
-                inserts.push((iop.operands[1], iop.operands[2..].to_vec()));
-                at = iop.operands[0];
+                let (target, value, idx) = (iop.operands[0], iop.operands[1], &iop.operands[2..]);
+                match sparse_add_term(f, &d, target, value, idx) {
+                    Some(v) => inserts.push((v, idx.to_vec())),
+                    None => {
+                        additive &= target == init;
+                        inserts.push((value, idx.to_vec()));
+                    }
+                }
+                at = target;
             };
             if !complete || inserts.is_empty() {
                 continue;
             }
             inserts.reverse();
+            if additive {
+                plans.push(Plan { for_id: id, k, add, acc_left, inserts, additive });
+                continue;
+            }
+            // Undo the reading of sparse adds: an overwriting chain keeps its values as written.
+            let mut inserts = Vec::new();
+            let mut at = x;
+            while at != init {
+                let iop = &f.ops[d[&at]];
+                inserts.push((iop.operands[1], iop.operands[2..].to_vec()));
+                at = iop.operands[0];
+            }
+            inserts.reverse();
             // An insert at the same element as a later one is overwritten by it: only the
-            // last one per element counts (one read `x[k]` used twice gives two at `k`).
+            // last one per element counts.
             let mut last: Vec<(ValueId, Vec<ValueId>)> = Vec::new();
             for (v, idx) in inserts.into_iter().rev() {
                 if !last.iter().any(|(_, j)| *j == idx) {
@@ -136,42 +187,202 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 add,
                 acc_left,
                 inserts,
+                additive: false,
             });
         }
     }
     let changed = !plans.is_empty();
     for p in plans {
-        let arg = f.ops[p.for_id].regions[0].args[p.k + 1];
-        let span = f.span(p.add);
-        let acc_ty = f.ty(arg).clone();
-        // `acc + insert(…insert(zeros, v₁, i₁)…, vₙ, iₙ)` is `acc` with element iⱼ set to
-        // `acc[iⱼ] + vⱼ`, in insert order (a later insert at the same element wins, as it
-        // does in the added tensor). Every element is read from `acc` before the first
-        // write, so the writes can update `acc` in place.
-        let mut new_ops = Vec::new();
-        let mut sums = Vec::new();
-        for (value, idx) in &p.inserts {
-            let elem_ty = f.ty(*value).clone();
-            let mut idx_ops = vec![arg];
-            idx_ops.extend(idx);
-            let get = f.new_op(OpKind::Index, idx_ops, vec![elem_ty.clone()], span);
-            let old = f.ops[get].results[0];
-            let terms = if p.acc_left { vec![old, *value] } else { vec![*value, old] };
-            let sum = f.new_op(OpKind::Binary(BinaryOp::Add), terms, vec![elem_ty], span);
-            new_ops.extend([get, sum]);
-            sums.push(f.ops[sum].results[0]);
+        if p.additive {
+            rewrite_additive(f, &p);
+        } else {
+            rewrite_overwriting(f, &p);
         }
-        let mut y = arg;
-        for ((_, idx), s) in p.inserts.iter().zip(sums) {
-            let mut put_ops = vec![y, s];
-            put_ops.extend(idx);
-            let put = f.new_op(OpKind::Insert, put_ops, vec![acc_ty.clone()], span);
-            new_ops.push(put);
-            y = f.ops[put].results[0];
-        }
-        let body = &mut f.ops[p.for_id].regions[0];
-        body.ops.extend(new_ops);
-        body.yields[p.k] = y;
     }
+    changed
+}
+
+/// `acc + (zeros with vⱼ added at iⱼ, in order)` as sparse adds into `acc`: the values of
+/// inserts at the same index values are summed first, in order (as the added tensor sums
+/// them), then each distinct index is one `insert(cur, cur[i] + w, i)`. Exact but for the
+/// order of additions when two distinct index values meet at run time.
+fn rewrite_additive(f: &mut Function, p: &Plan) {
+    let arg = f.ops[p.for_id].regions[0].args[p.k + 1];
+    let span = f.span(p.add);
+    let acc_ty = f.ty(arg).clone();
+    let mut groups: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
+    for (value, idx) in &p.inserts {
+        match groups.iter_mut().find(|(i, _)| i == idx) {
+            Some((_, vs)) => vs.push(*value),
+            None => groups.push((idx.clone(), vec![*value])),
+        }
+    }
+    let mut new_ops = Vec::new();
+    let mut cur = arg;
+    for (idx, values) in groups {
+        let elem_ty = f.ty(values[0]).clone();
+        let mut w = values[0];
+        for &v in &values[1..] {
+            let sum = f.new_op(OpKind::Binary(BinaryOp::Add), vec![w, v], vec![elem_ty.clone()], span);
+            new_ops.push(sum);
+            w = f.ops[sum].results[0];
+        }
+        let mut idx_ops = vec![cur];
+        idx_ops.extend(&idx);
+        let get = f.new_op(OpKind::Index, idx_ops, vec![elem_ty.clone()], span);
+        let old = f.ops[get].results[0];
+        let terms = if p.acc_left { vec![old, w] } else { vec![w, old] };
+        let sum = f.new_op(OpKind::Binary(BinaryOp::Add), terms, vec![elem_ty], span);
+        let mut put_ops = vec![cur, f.ops[sum].results[0]];
+        put_ops.extend(&idx);
+        let put = f.new_op(OpKind::Insert, put_ops, vec![acc_ty.clone()], span);
+        new_ops.extend([get, sum, put]);
+        cur = f.ops[put].results[0];
+    }
+    let body = &mut f.ops[p.for_id].regions[0];
+    body.ops.extend(new_ops);
+    body.yields[p.k] = cur;
+}
+
+fn rewrite_overwriting(f: &mut Function, p: &Plan) {
+    let arg = f.ops[p.for_id].regions[0].args[p.k + 1];
+    let span = f.span(p.add);
+    let acc_ty = f.ty(arg).clone();
+    // `acc + insert(…insert(zeros, v₁, i₁)…, vₙ, iₙ)` is `acc` with element iⱼ set to
+    // `acc[iⱼ] + vⱼ`, in insert order (a later insert at the same element wins, as it
+    // does in the added tensor). Every element is read from `acc` before the first
+    // write, so the writes can update `acc` in place.
+    let mut new_ops = Vec::new();
+    let mut sums = Vec::new();
+    for (value, idx) in &p.inserts {
+        let elem_ty = f.ty(*value).clone();
+        let mut idx_ops = vec![arg];
+        idx_ops.extend(idx);
+        let get = f.new_op(OpKind::Index, idx_ops, vec![elem_ty.clone()], span);
+        let old = f.ops[get].results[0];
+        let terms = if p.acc_left { vec![old, *value] } else { vec![*value, old] };
+        let sum = f.new_op(OpKind::Binary(BinaryOp::Add), terms, vec![elem_ty], span);
+        new_ops.extend([get, sum]);
+        sums.push(f.ops[sum].results[0]);
+    }
+    let mut y = arg;
+    for ((_, idx), s) in p.inserts.iter().zip(sums) {
+        let mut put_ops = vec![y, s];
+        put_ops.extend(idx);
+        let put = f.new_op(OpKind::Insert, put_ops, vec![acc_ty.clone()], span);
+        new_ops.push(put);
+        y = f.ops[put].results[0];
+    }
+    let body = &mut f.ops[p.for_id].regions[0];
+    body.ops.extend(new_ops);
+    body.yields[p.k] = y;
+}
+
+/// Whether carried slot `k` of loop `id` only accumulates: each iteration adds into elements
+/// of its body argument by sparse adds, `insert(t, t[i] + v, i)` (or `v + t[i]`), or by a
+/// nested loop that accumulates the same way, and reads it nowhere else. Such a loop computes
+/// `init + (what it adds)`.
+fn accumulates(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId, usize>, id: OpId, k: usize) -> bool {
+    let op = &f.ops[id];
+    let n = op.results.len();
+    let Some(body) = op.regions.first() else { return false };
+    if op.operands.len() != n + 2 || body.args.len() != n + 1 || body.yields.len() != n {
+        return false;
+    }
+    let arg = body.args[k + 1];
+    let mut at = body.yields[k];
+    // The last value is read once, by the yield.
+    let mut reads = 1;
+    for _ in 0..=MAX_CHAIN {
+        if uses.get(&at).copied().unwrap_or(0) != reads {
+            return false;
+        }
+        if at == arg {
+            return true;
+        }
+        let Some(&def) = d.get(&at) else { return false };
+        if !body.ops.contains(&def) {
+            return false;
+        }
+        let dop = &f.ops[def];
+        match dop.kind {
+            OpKind::Insert if dop.operands.len() >= 3 && matches!(f.ty(dop.operands[1]), Type::Scalar(_)) => {
+                let (target, value, idx) = (dop.operands[0], dop.operands[1], &dop.operands[2..]);
+                let Some(get) = d.get(&value).map(|&a| &f.ops[a]).and_then(|add| {
+                    add.operands.iter().copied().find(|v| {
+                        d.get(v).is_some_and(|&g| f.ops[g].kind == OpKind::Index && f.ops[g].operands[0] == target && f.ops[g].operands[1..] == *idx)
+                    })
+                }) else {
+                    return false;
+                };
+                if sparse_add_term(f, d, target, value, idx).is_none() || uses.get(&get) != Some(&1) || uses.get(&value) != Some(&1) {
+                    return false;
+                }
+                // The target is read by the sparse add and written by the insert.
+                reads = 2;
+                at = target;
+            }
+            OpKind::For => {
+                let Some(slot) = dop.results.iter().position(|&r| r == at) else { return false };
+                if !accumulates(f, d, uses, def, slot) {
+                    return false;
+                }
+                reads = 1;
+                at = dop.operands[slot + 2];
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Starts accumulating loops at the tensor they are added to: `acc + L`, where `L` is a
+/// result of an `scf.for` whose carried slot starts at `+0.0` zeros and only accumulates
+/// ([`accumulates`]), becomes the loop started at `acc`. Reverse mode leaves this for a loop
+/// nested in another (the inner loop's adjoint, zeros plus its reads, added to the outer
+/// accumulator each outer iteration): a whole-tensor zero fill and add per outer iteration
+/// become nothing, and with [`crate::codegen::inplace`] the nested loops update one buffer.
+/// The sum is the same up to the order of additions. Returns whether anything changed.
+pub fn fuse_accumulating_loops(f: &mut Function) -> bool {
+    let d = definitions(f, &f.body);
+    let uses = crate::analysis::use_counts(f);
+    let mut rewrites: Vec<(OpId, usize, ValueId, ValueId, ValueId)> = Vec::new();
+    let mut regions: Vec<&crate::ir::Region> = vec![&f.body];
+    while let Some(r) = regions.pop() {
+        for (pos, &id) in r.ops.iter().enumerate() {
+            let op = &f.ops[id];
+            regions.extend(op.regions.iter());
+            if op.kind != OpKind::Binary(BinaryOp::Add) || !matches!(f.ty(op.results[0]), Type::Tensor { .. }) {
+                continue;
+            }
+            for (l, acc) in [(op.operands[1], op.operands[0]), (op.operands[0], op.operands[1])] {
+                let Some(&lp) = d.get(&l) else { continue };
+                let Some(lpos) = r.ops[..pos].iter().position(|&o| o == lp) else { continue };
+                let lop = &f.ops[lp];
+                let Some(slot) = lop.results.iter().position(|&x| x == l) else { continue };
+                // `acc` must be known where the loop starts.
+                let acc_before = d.get(&acc).is_none_or(|a| !r.ops.contains(a) || r.ops[..lpos].contains(a));
+                if lop.kind != OpKind::For
+                    || l == acc
+                    || uses.get(&l) != Some(&1)
+                    || f.ty(acc) != f.ty(l)
+                    || !acc_before
+                    || !is_plus_zero_full(f, &d, lop.operands[slot + 2])
+                    || !accumulates(f, &d, &uses, lp, slot)
+                {
+                    continue;
+                }
+                rewrites.push((lp, slot, acc, op.results[0], l));
+                break;
+            }
+        }
+    }
+    let changed = !rewrites.is_empty();
+    let mut map = HashMap::new();
+    for (lp, slot, acc, sum, l) in rewrites {
+        f.ops[lp].operands[slot + 2] = acc;
+        map.insert(sum, l);
+    }
+    super::subst::apply(f, &map);
     changed
 }

@@ -52,6 +52,10 @@ pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationErro
             changed = true;
             validate_function(module, f)?;
         }
+        if accum::fuse_accumulating_loops(&mut module.functions[f]) {
+            changed = true;
+            validate_function(module, f)?;
+        }
         if if_fuse::fuse_ifs(&mut module.functions[f]) {
             changed = true;
             validate_function(module, f)?;

@@ -170,6 +170,45 @@ fn slice(t: &Tensor, offset: usize, shape: &[usize]) -> Value {
     })
 }
 
+/// `tensor.insert` written into `t` itself: `t[idx..] = value`, a scalar at a full index or a
+/// tensor of the trailing shape at a leading one. The copying insert is this on a copy; an
+/// insert whose operand is dead afterwards (`crate`'s users decide) writes in place. On
+/// error `t` is unchanged.
+pub fn insert_into(t: &mut Tensor, value: &Arg<'_>, idx: &[i64]) -> Result<(), RtError> {
+    let off = offset_of(t, idx)?;
+    let inner = &t.shape[idx.len()..];
+    match value {
+        Arg::Scalar(v) if inner.is_empty() => set_element(&mut t.data, off, v),
+        Arg::Tensor(v) if v.shape == inner => {
+            for j in 0..v.data.len() {
+                set_element(&mut t.data, off + j, &v.data.get(j));
+            }
+        }
+        Arg::Tensor(v) => {
+            return Err(RtError::ShapeMismatch(format!(
+                "a value of shape {:?} stored into an element of shape {inner:?}",
+                v.shape
+            )));
+        }
+        Arg::Scalar(_) => {
+            return Err(RtError::ShapeMismatch(format!(
+                "a scalar stored into an element of shape {inner:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Stores `v` at `i`, converted to the data's kind as [`data_from_values`] does.
+fn set_element(data: &mut TensorData, i: usize, v: &Value) {
+    match data {
+        TensorData::F64(xs) => xs[i] = v.as_f64().unwrap_or(0.0),
+        TensorData::F32(xs) => xs[i] = if let Value::F32(x) = v { *x } else { 0.0 },
+        TensorData::I64(xs) => xs[i] = v.as_i64().unwrap_or(0),
+        TensorData::Bool(xs) => xs[i] = v.as_bool().unwrap_or(false),
+    }
+}
+
 /// The row-major offset of `t[idx..]`, checking each index against its axis.
 fn offset_of(t: &Tensor, idx: &[i64]) -> Result<usize, RtError> {
     if idx.len() > t.shape.len() {
@@ -377,36 +416,13 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             Ok(slice(t, off, &t.shape[idx.len()..]))
         }
         TensorOp::Insert => {
-            let t = tensor_arg(args, 0, "tensor.insert")?;
+            let mut t = tensor_arg(args, 0, "tensor.insert")?.clone();
             let idx: Vec<i64> = (2..args.len())
                 .map(|i| i64_arg(args, i, "tensor.insert"))
                 .collect::<Result<_, _>>()?;
-            let off = offset_of(t, &idx)?;
-            let inner = &t.shape[idx.len()..];
-            let vs: Vec<Value> = match args.get(1) {
-                Some(Arg::Scalar(v)) if inner.is_empty() => vec![v.clone()],
-                Some(Arg::Tensor(v)) if v.shape == inner => elements(v).collect(),
-                Some(Arg::Tensor(v)) => {
-                    return Err(RtError::ShapeMismatch(format!(
-                        "a value of shape {:?} stored into an element of shape {inner:?}",
-                        v.shape
-                    )));
-                }
-                Some(Arg::Scalar(_)) => {
-                    return Err(RtError::ShapeMismatch(format!(
-                        "a scalar stored into an element of shape {inner:?}"
-                    )));
-                }
-                _ => return Err(RtError::BadOperand("tensor.insert")),
-            };
-            let mut all: Vec<Value> = elements(t).collect();
-            for (j, v) in vs.into_iter().enumerate() {
-                all[off + j] = v;
-            }
-            Ok(Value::Tensor(Tensor {
-                shape: t.shape.clone(),
-                data: data_from_values(t.kind(), &all),
-            }))
+            let value = args.get(1).ok_or(RtError::BadOperand("tensor.insert"))?;
+            insert_into(&mut t, value, &idx)?;
+            Ok(Value::Tensor(t))
         }
         TensorOp::DimOf(axis) => {
             let t = tensor_arg(args, 0, "tensor.dim")?;

@@ -19,13 +19,18 @@ impl Machine<'_> {
             return Err(RtError::RecursionLimit);
         }
         self.depth += 1;
-        let result = self.run_body(func, args);
+        let result = self.run_body(f, func, args);
         self.depth -= 1;
         result
     }
 
-    fn run_body(&mut self, func: &Function, args: Vec<Value>) -> Result<Value, RtError> {
-        let mut frame = Frame::new(func.values.len());
+    fn run_body(&mut self, f: FuncRef, func: &Function, args: Vec<Value>) -> Result<Value, RtError> {
+        let inplace = self
+            .inplace
+            .entry(f)
+            .or_insert_with(|| std::rc::Rc::new(crate::codegen::inplace::analyze(func)))
+            .clone();
+        let mut frame = Frame::new(func.values.len(), inplace);
         frame.set_all(func.params(), args)?;
         let mut yields = self.run_region(func, &mut frame, &func.body)?;
         match yields.len() {

@@ -6,7 +6,9 @@ use crate::ir::{Function, Op, Region};
 use mad_runtime::{RtError, Value};
 
 impl Machine<'_> {
-    /// Runs the ops of `region` (its arguments already bound) and returns its yields.
+    /// Runs the ops of `region` (its arguments already bound) and returns its yields. A
+    /// yield defined in the region (one of its arguments or op results) is moved out: nothing
+    /// reads it after the region; one defined outside is copied.
     pub(super) fn run_region(
         &mut self,
         func: &Function,
@@ -16,7 +18,15 @@ impl Machine<'_> {
         for &op in &region.ops {
             self.eval_op(func, frame, op)?;
         }
-        frame.get_all(&region.yields)
+        let mut out = Vec::with_capacity(region.yields.len());
+        for (j, &y) in region.yields.iter().enumerate() {
+            let inside = region.args.contains(&y)
+                || region.ops.iter().any(|&o| func.ops[o].results.contains(&y));
+            // A value yielded twice is copied at its first yield.
+            let again = region.yields[j + 1..].contains(&y);
+            out.push(if inside && !again { frame.take(y)? } else { frame.get(y)?.clone() });
+        }
+        Ok(out)
     }
 
     fn region_of(op: &Op, i: usize) -> Result<&Region, RtError> {
@@ -77,8 +87,14 @@ impl Machine<'_> {
         let body = Self::region_of(op, 1)?;
         let mut carried = operands;
         loop {
-            frame.set_all(&cond.args, carried.clone())?;
-            match self.run_region(func, frame, cond)?.as_slice() {
+            // The condition reads the carried values; they are moved in and back out.
+            frame.set_all(&cond.args, carried)?;
+            for &op in &cond.ops {
+                self.eval_op(func, frame, op)?;
+            }
+            let go = frame.get_all(&cond.yields)?;
+            carried = cond.args.iter().map(|&a| frame.take(a)).collect::<Result<_, _>>()?;
+            match go.as_slice() {
                 [Value::Bool(true)] => {}
                 [Value::Bool(false)] => return Ok(carried),
                 _ => return Err(RtError::BadOperand("scf.while")),

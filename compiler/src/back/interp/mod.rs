@@ -112,6 +112,7 @@ impl Interpreter {
             max_depth: self.max_call_depth,
             site: None,
             tape: tape::take_cached(),
+            inplace: std::collections::HashMap::new(),
         };
         let result = m.call_function(f, args.to_vec());
         tape::give_back(m.tape);
@@ -139,6 +140,8 @@ struct Machine<'a> {
     site: Option<ErrorSite>,
     /// The reverse-mode tape of this run (see [`tape`]).
     tape: mad_runtime::tape::Tape,
+    /// Per function called, its in-place inserts (computed at its first call).
+    inplace: std::collections::HashMap<FuncRef, std::rc::Rc<crate::codegen::inplace::InPlace>>,
 }
 
 /// A module ready for the interpreter ([`crate::back::Executable`]): the IR as written (the
