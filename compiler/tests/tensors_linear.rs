@@ -185,3 +185,73 @@ fn nested_read_gradients_accumulate_sparsely_and_match_finite_differences() {
         assert_linear(&m.functions[vjp]);
     }
 }
+
+const STRAIGHT_LINE: &str = "
+fn fresh(n: i64) -> vector {
+    let mut w: vector = zeros(n);
+    w[0] = 1.0;
+    w[1] = w[0] + 2.0;
+    w[n - 1] = w[1] * 2.0;
+    w
+}
+fn aliased(n: i64) -> f64 {
+    let a: vector = zeros(n);
+    let mut w = a;
+    w[0] = 5.0;
+    let b = w;
+    w[0] = 7.0;
+    a[0] * 100.0 + b[0] * 10.0 + w[0]
+}
+fn then_loop(n: i64) -> vector {
+    let mut w: vector = ones(n);
+    w[0] = 3.0;
+    for i in 1..n { w[i] = w[i - 1] * 2.0; }
+    w
+}
+fn literal(x: f64) -> vector {
+    let v: vector = [1.0, 2.5, x, -4.0, 1e300, 0.0, -0.0];
+    v
+}
+fn literal_rows() -> matrix {
+    let m: matrix = [[1, 2], [3, 4.5], [5, 6]];
+    m
+}
+";
+
+#[test]
+fn straight_line_writes_and_literals_agree_with_closed_forms() {
+    let prog = Program::compile_str("straight.mad", STRAIGHT_LINE).expect("compiles");
+    let mut want = vec![0.0; 5];
+    want[0] = 1.0;
+    want[1] = 3.0;
+    want[4] = 6.0;
+    assert_eq!(both(&prog, "fresh", &[Value::I64(5)]), want);
+    assert_eq!(both(&prog, "aliased", &[Value::I64(3)]), vec![57.0]);
+    assert_eq!(both(&prog, "then_loop", &[Value::I64(5)]), vec![3.0, 6.0, 12.0, 24.0, 48.0]);
+    let lit = both(&prog, "literal", &[Value::F64(0.25)]);
+    assert_eq!(lit[..5], [1.0, 2.5, 0.25, -4.0, 1e300]);
+    assert_eq!((lit[5].to_bits(), lit[6].to_bits()), (0.0f64.to_bits(), (-0.0f64).to_bits()));
+    assert_eq!(both(&prog, "literal_rows", &[]), vec![1.0, 2.0, 3.0, 4.5, 5.0, 6.0]);
+    // The writes into a fresh tensor, and the ones after the last copy, are in place; the
+    // first write into `w` (which `a` still holds) and the one after `b = w` copy.
+    let m = prog.module();
+    let inserts_in_place = |name: &str| {
+        let f = &m.functions[prog.func_ref(name).unwrap()];
+        let inplace = analyze(f);
+        f.body.ops.iter().filter(|&&id| f.ops[id].kind == OpKind::Insert).map(|id| inplace.inserts.contains(id)).collect::<Vec<_>>()
+    };
+    assert_eq!(inserts_in_place("fresh"), vec![true, true, true]);
+    assert_eq!(inserts_in_place("aliased"), vec![false, false]);
+}
+
+#[test]
+fn a_long_literal_is_one_op() {
+    let n = 3000;
+    let body: Vec<String> = (0..n).map(|i| format!("{}.5", i)).collect();
+    let src = format!("fn main() -> f64 {{ let v: vector = [{}]; let mut s = 0.0; for i in 0..len(v) {{ s += v[i]; }} s }}", body.join(", "));
+    let prog = Program::compile_str("long.mad", &src).expect("compiles");
+    let f = &prog.module().functions[prog.func_ref("main").unwrap()];
+    assert_eq!(f.body.ops.iter().filter(|&&id| f.ops[id].kind == OpKind::Insert).count(), 0);
+    let want: f64 = (0..n).map(|i| i as f64 + 0.5).sum();
+    assert_eq!(both(&prog, "main", &[]), vec![want]);
+}

@@ -1,4 +1,4 @@
-//! In-place element updates of loop-carried heap tensors.
+//! In-place element updates of heap tensors: loop-carried ones and straight-line writes.
 //!
 //! Heap tensors are immutable, so `tensor.insert` copies its operand. In the
 //! pattern reverse mode leaves for a read `x[k]` inside a loop (after
@@ -22,6 +22,12 @@
 //!   `tensor.index` (as the indexed tensor) or `tensor.dim` that runs before the
 //!   write, and none comes after (a nested loop takes it only as the init of its slot,
 //!   never inside its body).
+//!
+//! Outside such chains, an insert in straight-line code writes in place when its operand is
+//! defined in the same region, owns its buffer (a `tensor.full`, `tensor.pack` or insert
+//! result, or a loop result updated in place) and is used only before it, by reads and
+//! extents: `let mut w = zeros(n); w[0] = a; w[1] = b;` copies nothing, and a write into a
+//! tensor another value still holds copies once, the writes after it none.
 //!
 //! Element loads from such a tensor are then ordinary loads (not read-only and
 //! movable as for other heap tensors, the back end's heap reads), so they stay ordered
@@ -115,39 +121,150 @@ pub fn analyze(f: &Function) -> InPlace {
             }
         }
     }
-    // Which capable slots own their init, outer loops first: a fresh `tensor.full`, the result of
-    // an earlier loop updated in place (used nowhere else but in `tensor.dim`), or a link of
-    // the chain of an enclosing loop that is itself updated in place.
-    let mut out = InPlace::default();
-    let mut fresh: HashSet<ValueId> = HashSet::new();
-    let mut owned_slots: HashSet<(OpId, usize)> = HashSet::new();
-    for id in fors {
+    // In program order (outer loops before inner ones): which values own their buffer, and
+    // which writes may update it.
+    let mut walk = Walk { f, uses: &uses, dims: &dims, capable: &capable, out: InPlace::default(), owned: HashSet::new(), owned_slots: HashSet::new() };
+    walk.region(&f.body);
+    walk.out
+}
+
+/// How the top-level ops of one region use values (an op's nested regions count as the op).
+struct TopLevelUses {
+    /// Where each value defined by a top-level op is defined.
+    defined: HashMap<ValueId, usize>,
+    /// The last top-level op that uses each value.
+    last: HashMap<ValueId, usize>,
+    /// How many top-level ops use each value other than by reading it (`tensor.index` of it,
+    /// `tensor.dim`).
+    other: HashMap<ValueId, usize>,
+}
+
+impl TopLevelUses {
+    fn of(f: &Function, r: &crate::ir::Region) -> TopLevelUses {
+        let mut top = TopLevelUses { defined: HashMap::new(), last: HashMap::new(), other: HashMap::new() };
+        for (pos, &id) in r.ops.iter().enumerate() {
+            let mut others: HashSet<ValueId> = HashSet::new();
+            let mut visit = |op: &crate::ir::Op, top: &mut TopLevelUses| {
+                for (i, &v) in op.operands.iter().enumerate() {
+                    top.last.insert(v, pos);
+                    let read = match op.kind {
+                        OpKind::Index => i == 0,
+                        OpKind::DimOf(_) => true,
+                        _ => false,
+                    };
+                    if !read {
+                        others.insert(v);
+                    }
+                }
+                for nr in &op.regions {
+                    for &y in &nr.yields {
+                        top.last.insert(y, pos);
+                        others.insert(y);
+                    }
+                }
+            };
+            visit(&f.ops[id], &mut top);
+            for nr in &f.ops[id].regions {
+                for_each_op(f, nr, &mut |_, op| visit(op, &mut top));
+            }
+            for v in others {
+                *top.other.entry(v).or_default() += 1;
+            }
+            for &res in &f.ops[id].results {
+                top.defined.insert(res, pos);
+            }
+        }
+        top
+    }
+}
+
+/// The program-order pass of [`analyze`].
+struct Walk<'a> {
+    f: &'a Function,
+    uses: &'a HashMap<ValueId, usize>,
+    dims: &'a HashMap<ValueId, usize>,
+    capable: &'a HashMap<(OpId, usize), Vec<Link>>,
+    out: InPlace,
+    /// Values whose buffer no other value points to: a `tensor.full`, `tensor.pack` or copying
+    /// insert result, an in-place insert's result, a loop result updated in place.
+    owned: HashSet<ValueId>,
+    /// Carried slots whose init is a link of an enclosing loop updated in place.
+    owned_slots: HashSet<(OpId, usize)>,
+}
+
+impl Walk<'_> {
+    fn region(&mut self, r: &crate::ir::Region) {
+        let top = TopLevelUses::of(self.f, r);
+        for (pos, &id) in r.ops.iter().enumerate() {
+            let op = &self.f.ops[id];
+            match op.kind {
+                OpKind::Full | OpKind::Pack => {
+                    self.owned.extend(op.results.iter().copied());
+                }
+                OpKind::Insert => {
+                    if !self.out.inserts.contains(&id) && self.straight_line_write(r, &top, pos) {
+                        self.out.inserts.insert(id);
+                        self.out.mutable.insert(op.operands[0]);
+                        self.out.mutable.insert(op.results[0]);
+                    }
+                    // A copy or a write into a buffer of its own: either way the result's own.
+                    self.owned.insert(op.results[0]);
+                }
+                OpKind::For => self.for_loop(id),
+                _ => {}
+            }
+            for nr in &op.regions {
+                self.region(nr);
+            }
+        }
+    }
+
+    /// Whether insert `r.ops[pos]` may write into its operand outside any loop chain: the
+    /// operand is defined in the same region and owns its buffer, and every other use of it
+    /// (a read or an extent) is in an op before the insert.
+    fn straight_line_write(&self, r: &crate::ir::Region, top: &TopLevelUses, pos: usize) -> bool {
+        let f = self.f;
+        let op = &f.ops[r.ops[pos]];
+        let t = op.operands[0];
+        if op.operands.len() < 3 || op.operands[1..].contains(&t) || !self.owned.contains(&t) || r.yields.contains(&t) {
+            return false;
+        }
+        let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[t].ty) else {
+            return false;
+        };
+        shape.len() <= HEAP_INLINE_RANK
+            && top.defined.get(&t).is_some_and(|&p| p < pos)
+            && top.last.get(&t) == Some(&pos)
+            && top.other.get(&t) == Some(&1)
+    }
+
+    /// Activates the capable carried slots of loop `id` whose init is theirs alone: an owned
+    /// value used nowhere else but in `tensor.dim`, or a link of an enclosing active chain.
+    fn for_loop(&mut self, id: OpId) {
+        let f = self.f;
         let op = &f.ops[id];
         for k in 0..op.results.len() {
-            let Some(chain) = capable.get(&(id, k)) else {
+            let Some(chain) = self.capable.get(&(id, k)) else {
                 continue;
             };
             let init = op.operands[k + 2];
-            let other_uses = uses.get(&init).copied().unwrap_or(0) - dims.get(&init).copied().unwrap_or(0);
-            let linked = owned_slots.contains(&(id, k));
-            let owned = linked
-                || (other_uses == 1
-                    && (fresh.contains(&init) || d.get(&init).is_some_and(|&i| f.ops[i].kind == OpKind::Full)));
-            if !owned {
+            let other_uses = self.uses.get(&init).copied().unwrap_or(0) - self.dims.get(&init).copied().unwrap_or(0);
+            let linked = self.owned_slots.contains(&(id, k));
+            if !linked && !(other_uses == 1 && self.owned.contains(&init)) {
                 continue;
             }
+            let out = &mut self.out;
             if linked {
                 out.moved_inits.insert((id, k));
             }
-            let a = op.regions[0].args[k + 1];
-            out.mutable.insert(a);
+            out.mutable.insert(op.regions[0].args[k + 1]);
             for (j, &link) in chain.iter().enumerate() {
                 match link {
                     Link::Insert(ins) => {
                         out.inserts.insert(ins);
                     }
                     Link::Loop(inner, slot) => {
-                        owned_slots.insert((inner, slot));
+                        self.owned_slots.insert((inner, slot));
                     }
                 }
                 if j > 0 {
@@ -156,10 +273,9 @@ pub fn analyze(f: &Function) -> InPlace {
             }
             out.mutable.insert(op.regions[0].yields[k]);
             out.mutable.insert(op.results[k]);
-            fresh.insert(op.results[k]);
+            self.owned.insert(op.results[k]);
         }
     }
-    out
 }
 
 /// The value link `l` produces.

@@ -30,6 +30,8 @@ pub enum TensorOp {
     MatMul,
     Transpose,
     Sum,
+    /// A tensor known when the program was compiled (a literal of constants): a copy of it.
+    Literal(Tensor),
 }
 
 /// One op site of a compiled program: the op, its operands' layouts and its result's.
@@ -453,6 +455,7 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 data: data_from_values(t.kind(), &vs),
             }))
         }
+        TensorOp::Literal(t) => Ok(Value::Tensor(t.clone())),
         TensorOp::Sum => {
             let t = tensor_arg(args, 0, "tensor.sum")?;
             if t.kind() == ScalarKind::Bool {

@@ -44,6 +44,9 @@ fn new_jit_module() -> Result<JITModule, JitError> {
         flags.set(k, v).map_err(|e| JitError::Codegen(format!("setting {k}: {e}")))
     };
     set(&mut flags, "opt_level", "speed")?;
+    // Cranelift's IR verifier checks the lowering: on in debug builds (the tests), off in
+    // release builds, where it would only cost compile time.
+    set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
     set(&mut flags, "enable_multi_ret_implicit_sret", "true")?;

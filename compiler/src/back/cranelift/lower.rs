@@ -92,6 +92,40 @@ pub struct FnLower<'a, 'b> {
     pub converting: usize,
 }
 
+impl FnLower<'_, '_> {
+    /// The tensor a `tensor.pack` of scalar constants (of one kind) builds, if it is one.
+    fn constant_pack(&self, op: &ir::Op) -> Option<mad_runtime::Tensor> {
+        if op.operands.len() < 2 {
+            return None;
+        }
+        let wanted: std::collections::HashSet<ValueId> = op.operands.iter().copied().collect();
+        let mut lits: HashMap<ValueId, ir::Literal> = HashMap::new();
+        for (_, o) in self.f.ops.iter() {
+            if let (OpKind::Const(lit), [v]) = (&o.kind, o.results.as_slice())
+                && wanted.contains(v)
+            {
+                lits.insert(*v, *lit);
+            }
+        }
+        let values: Vec<mad_runtime::Value> = op
+            .operands
+            .iter()
+            .map(|v| {
+                lits.get(v).map(|lit| match *lit {
+                    ir::Literal::F64(x) => mad_runtime::Value::F64(x),
+                    ir::Literal::F32(x) => mad_runtime::Value::F32(x),
+                    ir::Literal::I64(x) => mad_runtime::Value::I64(x),
+                    ir::Literal::Bool(x) => mad_runtime::Value::Bool(x),
+                })
+            })
+            .collect::<Option<_>>()?;
+        match mad_runtime::jit::tensor::apply(&TensorOp::Pack, &values.into_iter().map(mad_runtime::jit::layout::Arg::Scalar).collect::<Vec<_>>()) {
+            Ok(mad_runtime::Value::Tensor(t)) => Some(t),
+            _ => None,
+        }
+    }
+}
+
 pub(super) fn unsupported(what: impl Into<String>) -> JitError {
     JitError::Unsupported(what.into())
 }
@@ -561,6 +595,17 @@ impl<'a, 'b> FnLower<'a, 'b> {
             if inlined {
                 return Ok(());
             }
+        }
+        if heap
+            && op.kind == OpKind::Pack
+            && let Some(t) = self.constant_pack(op)
+        {
+            // A literal of constants: its elements travel with the op site, not as one
+            // instruction each.
+            let r = self.one_result(op)?;
+            let out = self.apply_slots(TensorOp::Literal(t), Vec::new(), &[], flat_layout(self.ty(r)))?;
+            self.set(r, out);
+            return Ok(());
         }
         if let (true, Some(t)) = (heap, tensor_op) {
             let r = self.one_result(op)?;

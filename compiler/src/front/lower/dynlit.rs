@@ -149,9 +149,19 @@ impl FnCx<'_, '_> {
         Tv { ty: ty.clone(), v }
     }
 
-    /// A dynamic tensor of type `ty` with one element (of fixed type `elem`) per value.
+    /// A dynamic tensor of type `ty` with one element (of fixed type `elem`) per value: one
+    /// `tensor.pack` of scalars or fixed-size rows (linear in the literal's length), else
+    /// (`vector` rows, whose lengths are known at run time) the rows written one by one.
     fn fill_dynamic(&mut self, ty: &SurfaceType, elem: &SurfaceType, vals: &[ValueId]) -> ValueId {
         let irt = ty.ir_type();
+        let fixed_rows = match elem.ir_type() {
+            Type::Scalar(_) => true,
+            t @ Type::Tensor { .. } => Type::fixed_shape(&t).is_some(),
+            Type::Tuple(_) => false,
+        };
+        if fixed_rows && !vals.is_empty() {
+            return self.b.push1(OpKind::Pack, vals.to_vec(), irt);
+        }
         let count = self.i64c(vals.len() as i64);
         let mut acc = self.full_dynamic(ty, elem, count, vals.first().copied());
         for (i, &x) in vals.iter().enumerate() {
