@@ -130,6 +130,7 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
             // into an element as a sparse add, `insert(t, t[k] + v, k)`.
             let mut inserts = Vec::new();
             let mut additive = true;
+            let mut rows = false;
             let mut at = x;
             let complete = loop {
                 if at == init {
@@ -137,13 +138,15 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 }
                 let Some(&ins) = d.get(&at) else { break false };
                 let iop = &f.ops[ins];
-                if iop.kind != OpKind::Insert
-                    || iop.operands.len() != shape.len() + 2
-                    || !matches!(f.ty(iop.operands[1]), Type::Scalar(_))
-                    || inserts.len() >= MAX_CHAIN
-                {
+                // An element (a scalar at a full index) or a row (a tensor at a leading one).
+                let element = iop.operands.len() == shape.len() + 2 && matches!(f.ty(iop.operands[1]), Type::Scalar(_));
+                let row = iop.operands.len() > 2
+                    && iop.operands.len() < shape.len() + 2
+                    && matches!(f.ty(iop.operands[1]), Type::Tensor { .. });
+                if iop.kind != OpKind::Insert || !(element || row) || inserts.len() >= MAX_CHAIN {
                     break false;
                 }
+                rows |= row;
                 let (target, value, idx) = (iop.operands[0], iop.operands[1], &iop.operands[2..]);
                 match sparse_add_term(f, &d, target, value, idx) {
                     Some(v) => inserts.push((v, idx.to_vec())),
@@ -154,7 +157,8 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 }
                 at = target;
             };
-            if !complete || inserts.is_empty() {
+            // Rows are rewritten only as sparse adds.
+            if !complete || inserts.is_empty() || (rows && !additive) {
                 continue;
             }
             inserts.reverse();
@@ -202,7 +206,7 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
     changed
 }
 
-/// `acc + (zeros with vⱼ added at iⱼ, in order)` as sparse adds into `acc`: the values of
+/// `acc + (zeros with vⱼ added at iⱼ, in order)` (elements or rows) as sparse adds into `acc`: the values of
 /// inserts at the same index values are summed first, in order (as the added tensor sums
 /// them), then each distinct index is one `insert(cur, cur[i] + w, i)`. Exact but for the
 /// order of additions when two distinct index values meet at run time.
@@ -306,7 +310,7 @@ fn accumulates(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId,
         }
         let dop = &f.ops[def];
         match dop.kind {
-            OpKind::Insert if dop.operands.len() >= 3 && matches!(f.ty(dop.operands[1]), Type::Scalar(_)) => {
+            OpKind::Insert if dop.operands.len() >= 3 => {
                 let (target, value, idx) = (dop.operands[0], dop.operands[1], &dop.operands[2..]);
                 let Some(get) = d.get(&value).map(|&a| &f.ops[a]).and_then(|add| {
                     add.operands.iter().copied().find(|v| {
