@@ -592,3 +592,41 @@ fn grad_of_loops_reading_a_vector_by_index() {
         }
     }
 }
+
+/// `grad(f, (i, j))`: the listed partials in the order written, the same as `grad(f)`'s on both
+/// engines; the unlisted arguments are data (their adjoint loops are gone from the IR).
+#[test]
+fn grad_with_respect_to_several_arguments() {
+    let src = "
+fn fit(a: f64, xs: vector, b: f64, ys: vector) -> f64 {
+    let mut s = 0.0;
+    for i in 0..len(xs) { let r = ys[i] - (a + b * xs[i]); s += r * r; }
+    s
+}
+fn all(a: f64, xs: vector, b: f64, ys: vector) -> (f64, vector, f64, vector) { grad(fit)(a, xs, b, ys) }
+fn two(a: f64, xs: vector, b: f64, ys: vector) -> (f64, f64) { grad(fit, (2, 0))(a, xs, b, ys) }
+fn one(a: f64, xs: vector, b: f64, ys: vector) -> (vector,) { grad(fit, (3,))(a, xs, b, ys) }
+";
+    let prog = Program::compile_str("wrt.mad", src).expect("compiles");
+    let v = |xs: &[f64]| Value::Tensor(Tensor { shape: vec![xs.len()], data: mad_runtime::TensorData::F64(xs.to_vec()) });
+    let args = [Value::F64(0.5), v(&[1.0, 2.0, 3.5]), Value::F64(-1.25), v(&[0.25, 4.0, -2.0])];
+    for engine in [Engine::Jit, Engine::Interpreter] {
+        let all = flat(&call(&prog, engine, "all", &args));
+        let two = flat(&call(&prog, engine, "two", &args));
+        let one = flat(&call(&prog, engine, "one", &args));
+        // all = (da, dxs[3], db, dys[3])
+        assert_eq!(two, vec![all[4], all[0]]);
+        assert_eq!(one, all[5..8].to_vec());
+    }
+    // `two` computes no adjoint of a vector: no tensor insert is left in it.
+    let m = prog.module();
+    let name = m.functions.iter().find(|(_, f)| f.name.starts_with("grad(fit, (2, 0))")).map(|(h, _)| h).expect("the operator's function");
+    let f = &m.functions[name];
+    let mut inserts = 0;
+    mad::analysis::for_each_op(f, &f.body, &mut |_, op| inserts += usize::from(op.kind == mad::ir::OpKind::Insert));
+    assert_eq!(inserts, 0, "{}", mad::ir::print::print_function(m, name));
+    for bad in ["grad(fit, (0, 0))", "grad(fit, (9,))", "grad(fit, (1.0,))"] {
+        let src2 = format!("{src}\nfn z(a: f64, xs: vector, b: f64, ys: vector) -> f64 {{ {bad}(a, xs, b, ys).0 }}");
+        assert!(Program::compile_str("bad.mad", &src2).is_err(), "{bad} must be an error");
+    }
+}

@@ -20,7 +20,7 @@
 
 use super::diagnostics::ErrorKind;
 use super::lower::Front;
-use super::lower::diff::{DiffOp, PendingDeriv};
+use super::lower::diff::{DiffOp, PendingDeriv, Wrt};
 use super::types::SurfaceType;
 use crate::ad::emit::Emitter;
 use crate::ad::tangent::tangent_type;
@@ -160,14 +160,21 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
     let mut body = match p.key.op {
         DiffOp::Grad => {
             let d = ad::grad(m, tf)?;
-            match p.key.arg {
-                Some(a) if floats.len() > 1 => {
-                    let k = floats
-                        .iter()
-                        .position(|&i| i == a)
-                        .ok_or_else(|| sig_err(m, tf, "not a float argument"))?;
+            match &p.key.arg {
+                Some(wrt) if floats.len() > 1 || matches!(wrt, Wrt::Many(_)) => {
                     let (mut e, out) = call_all(m, wrapper(), d);
-                    let r = e.op(OpKind::TupleGet(k as u32), vec![out])?;
+                    let mut parts = Vec::new();
+                    for a in wrt.indices() {
+                        let k = floats
+                            .iter()
+                            .position(|&i| i == a)
+                            .ok_or_else(|| sig_err(m, tf, "not a float argument"))?;
+                        parts.push(if floats.len() > 1 { e.op(OpKind::TupleGet(k as u32), vec![out])? } else { out });
+                    }
+                    let r = match wrt {
+                        Wrt::One(_) => parts[0],
+                        Wrt::Many(_) => e.op(OpKind::Tuple, parts)?,
+                    };
                     e.finish(r)
                 }
                 _ => m.functions[d].clone(),

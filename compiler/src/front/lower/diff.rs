@@ -81,9 +81,39 @@ fn nesting(k: &DerivKey) -> usize {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DerivKey {
     pub op: DiffOp,
-    /// `grad(f, i)`: the selected argument (0-based).
-    pub arg: Option<usize>,
+    /// `grad(f, i)` or `grad(f, (i, j, …))`: the selected arguments (0-based); the others
+    /// are data.
+    pub arg: Option<Wrt>,
     pub target: Target,
+}
+
+/// The arguments `grad` differentiates with respect to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Wrt {
+    /// `grad(f, i)`: the partial with respect to argument `i`.
+    One(usize),
+    /// `grad(f, (i, j, …))`: a tuple of the partials, in the order written.
+    Many(Vec<usize>),
+}
+
+impl Wrt {
+    /// The selected arguments, in order.
+    pub fn indices(&self) -> Vec<usize> {
+        match self {
+            Wrt::One(i) => vec![*i],
+            Wrt::Many(is) => is.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Wrt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Wrt::One(i) => write!(f, "{i}"),
+            Wrt::Many(is) if is.len() == 1 => write!(f, "({},)", is[0]),
+            Wrt::Many(is) => write!(f, "({})", is.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
+        }
+    }
 }
 
 /// A surface signature.
@@ -160,7 +190,7 @@ impl Front {
             Target::Fn(i) => self.items.fns[*i].qual.clone(),
             Target::Deriv(d) => self.deriv_name(d, ir),
         };
-        match k.arg {
+        match &k.arg {
             Some(a) => format!("{}({inner}, {a})", k.op.name()),
             None => format!("{}({inner})", k.op.name()),
         }
@@ -215,23 +245,36 @@ impl Front {
                         "its result is {ret}, not f64; `grad` needs a scalar function"
                     ));
                 }
-                let ret = match k.arg {
+                let ret = match &k.arg {
                     None => one_or_tuple(floats.into_iter().map(|(_, t)| t).collect()),
-                    Some(a) if a >= params.len() => {
-                        return Err(format!(
-                            "it has {} argument(s), so there is no argument {a}",
-                            params.len()
-                        ));
-                    }
-                    Some(a) => match tangent(&params[a]) {
-                        Some(t) => t,
-                        None => {
-                            return Err(format!(
-                                "argument {a} has type {}, which has no derivative",
-                                params[a]
-                            ));
+                    Some(wrt) => {
+                        let mut parts = Vec::new();
+                        let indices = wrt.indices();
+                        for (j, &a) in indices.iter().enumerate() {
+                            if a >= params.len() {
+                                return Err(format!(
+                                    "it has {} argument(s), so there is no argument {a}",
+                                    params.len()
+                                ));
+                            }
+                            if indices[..j].contains(&a) {
+                                return Err(format!("argument {a} is named twice"));
+                            }
+                            match tangent(&params[a]) {
+                                Some(t) => parts.push(t),
+                                None => {
+                                    return Err(format!(
+                                        "argument {a} has type {}, which has no derivative",
+                                        params[a]
+                                    ));
+                                }
+                            }
                         }
-                    },
+                        match wrt {
+                            Wrt::One(_) => parts.remove(0),
+                            Wrt::Many(_) => SurfaceType::Tuple(parts),
+                        }
+                    }
                 };
                 Sig { params, ret }
             }
@@ -451,24 +494,32 @@ impl FnCx<'_, '_> {
             );
             return None;
         }
+        let index = |e: &Expr| match e.kind {
+            ExprKind::Int(i) if i >= 0 => Some(i as usize),
+            _ => None,
+        };
         let arg = match op_args.get(1) {
             None => None,
-            Some(Expr {
-                kind: ExprKind::Int(i),
-                ..
-            }) if *i >= 0 => Some(*i as usize),
             Some(e) => {
-                let detail =
-                    "the argument index of `grad(f, i)` must be a non-negative integer literal"
-                        .to_string();
-                self.error(
-                    ErrorKind::NotDiffTarget {
-                        op: op.to_string(),
-                        detail,
-                    },
-                    e.span,
-                );
-                return None;
+                let wrt = match &e.kind {
+                    ExprKind::Tuple(xs) if !xs.is_empty() => xs.iter().map(index).collect::<Option<Vec<_>>>().map(Wrt::Many),
+                    _ => index(e).map(Wrt::One),
+                };
+                match wrt {
+                    Some(w) => Some(w),
+                    None => {
+                        let detail = "the arguments of `grad(f, i)` are a non-negative integer literal or a tuple of them, `grad(f, (0, 2))`"
+                            .to_string();
+                        self.error(
+                            ErrorKind::NotDiffTarget {
+                                op: op.to_string(),
+                                detail,
+                            },
+                            e.span,
+                        );
+                        return None;
+                    }
+                }
             }
         };
         let targets = self.diff_targets(op, &op_args[0])?;
@@ -477,7 +528,7 @@ impl FnCx<'_, '_> {
                 .into_iter()
                 .map(|target| DerivKey {
                     op: dop,
-                    arg,
+                    arg: arg.clone(),
                     target,
                 })
                 .collect(),
