@@ -82,6 +82,8 @@ fn samples() -> Vec<Sample> {
             "eq" | "ne" | "lt" | "le" | "gt" | "ge" => {
                 format!("  %c = {name} %x0, %x1 : bool\n  %r = select %c, %x0, %x1 : f64\n  return %r\n")
             }
+            // The order is an integer constant (other orders are NaN); the derivative is in x.
+            "polygamma" => "  %n = const 2.0 : f64\n  %y = polygamma %n, %x1 : f64\n  %r = mul %y, %x0 : f64\n  return %r\n".to_string(),
             "and" | "or" => format!(
                 "  %p = lt %x0, %x1 : bool\n  %z = const 0.0 : f64\n  %q = gt %x0, %z : bool\n  %c = {name} %p, %q : bool\n  %r = select %c, %x0, %x1 : f64\n  return %r\n"
             ),

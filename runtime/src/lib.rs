@@ -4,6 +4,8 @@
 //!   with and that the embedding API passes in and out, and their printed form.
 //! - [`ops`]: the scalar semantics of the elementwise operations, shared by the
 //!   reference interpreter and the JIT's runtime routines so that both agree bit for bit.
+//! - [`special`]: the special functions those ops name (`erf`, `lgamma`, the polygamma
+//!   family, `softplus`, `sigmoid`).
 //! - [`mesh`]: triangle meshes (readers, writers, generators) and stencil incidence.
 //! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs, file output.
 //! - [`tape`]: the LIFO tape of reverse mode for regions known only at run time.
@@ -19,6 +21,7 @@ pub mod linalg;
 pub mod mesh;
 pub mod ops;
 pub mod solve;
+pub mod special;
 pub mod sparse;
 pub mod tape;
 pub mod value;

@@ -1,9 +1,12 @@
 //! Scalar semantics of the elementwise operations.
 //!
-//! Floating-point ops follow IEEE 754 (libm for transcendentals); integer ops wrap
-//! on overflow, and integer division or remainder by zero is an error, not a trap.
+//! Floating-point ops follow IEEE 754 (libm for transcendentals, [`crate::special`] for the
+//! special functions); integer ops wrap on overflow, and integer division or remainder by zero
+//! is an error, not a trap.
 
 use std::fmt;
+
+use crate::special;
 
 /// One-operand elementwise operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,6 +26,22 @@ pub enum UnaryOp {
     Sinh,
     Cosh,
     Tanh,
+    /// log(1 + x), accurate near 0.
+    Log1p,
+    /// eˣ − 1, accurate near 0.
+    Expm1,
+    /// The error function.
+    Erf,
+    /// log |Γ(x)|.
+    Lgamma,
+    /// ψ(x), the derivative of `lgamma`.
+    Digamma,
+    /// ψ′(x), the derivative of `digamma`.
+    Trigamma,
+    /// log(1 + eˣ), computed stably.
+    Softplus,
+    /// 1/(1 + e^(−x)), the derivative of `softplus`.
+    Sigmoid,
     Abs,
     Floor,
     Ceil,
@@ -44,6 +63,10 @@ pub enum BinaryOp {
     Atan2,
     Min,
     Max,
+    /// ψ⁽ⁿ⁾(x), the polygamma function of order `n` (the first operand, an integer
+    /// value: other orders give NaN); the derivative of `digamma` is order 1, of
+    /// `trigamma` order 2.
+    Polygamma,
     Eq,
     Ne,
     Lt,
@@ -57,7 +80,7 @@ pub enum BinaryOp {
 }
 
 impl UnaryOp {
-    pub const ALL: [UnaryOp; 18] = [
+    pub const ALL: [UnaryOp; 26] = [
         UnaryOp::Neg,
         UnaryOp::Not,
         UnaryOp::Sqrt,
@@ -72,6 +95,14 @@ impl UnaryOp {
         UnaryOp::Sinh,
         UnaryOp::Cosh,
         UnaryOp::Tanh,
+        UnaryOp::Log1p,
+        UnaryOp::Expm1,
+        UnaryOp::Erf,
+        UnaryOp::Lgamma,
+        UnaryOp::Digamma,
+        UnaryOp::Trigamma,
+        UnaryOp::Softplus,
+        UnaryOp::Sigmoid,
         UnaryOp::Abs,
         UnaryOp::Floor,
         UnaryOp::Ceil,
@@ -95,6 +126,14 @@ impl UnaryOp {
             UnaryOp::Sinh => "sinh",
             UnaryOp::Cosh => "cosh",
             UnaryOp::Tanh => "tanh",
+            UnaryOp::Log1p => "log1p",
+            UnaryOp::Expm1 => "expm1",
+            UnaryOp::Erf => "erf",
+            UnaryOp::Lgamma => "lgamma",
+            UnaryOp::Digamma => "digamma",
+            UnaryOp::Trigamma => "trigamma",
+            UnaryOp::Softplus => "softplus",
+            UnaryOp::Sigmoid => "sigmoid",
             UnaryOp::Abs => "abs",
             UnaryOp::Floor => "floor",
             UnaryOp::Ceil => "ceil",
@@ -127,6 +166,14 @@ impl UnaryOp {
             UnaryOp::Sinh => x.sinh(),
             UnaryOp::Cosh => x.cosh(),
             UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Log1p => x.ln_1p(),
+            UnaryOp::Expm1 => x.exp_m1(),
+            UnaryOp::Erf => special::erf(x),
+            UnaryOp::Lgamma => special::lgamma(x),
+            UnaryOp::Digamma => special::digamma(x),
+            UnaryOp::Trigamma => special::trigamma(x),
+            UnaryOp::Softplus => special::softplus(x),
+            UnaryOp::Sigmoid => special::sigmoid(x),
             UnaryOp::Abs => x.abs(),
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
@@ -158,7 +205,7 @@ impl UnaryOp {
 }
 
 impl BinaryOp {
-    pub const ALL: [BinaryOp; 17] = [
+    pub const ALL: [BinaryOp; 18] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -168,6 +215,7 @@ impl BinaryOp {
         BinaryOp::Atan2,
         BinaryOp::Min,
         BinaryOp::Max,
+        BinaryOp::Polygamma,
         BinaryOp::Eq,
         BinaryOp::Ne,
         BinaryOp::Lt,
@@ -189,6 +237,7 @@ impl BinaryOp {
             BinaryOp::Atan2 => "atan2",
             BinaryOp::Min => "min",
             BinaryOp::Max => "max",
+            BinaryOp::Polygamma => "polygamma",
             BinaryOp::Eq => "eq",
             BinaryOp::Ne => "ne",
             BinaryOp::Lt => "lt",
@@ -217,6 +266,7 @@ impl BinaryOp {
             BinaryOp::Atan2 => "atan2",
             BinaryOp::Min => "min",
             BinaryOp::Max => "max",
+            BinaryOp::Polygamma => "polygamma",
             BinaryOp::Eq => "==",
             BinaryOp::Ne => "!=",
             BinaryOp::Lt => "<",
@@ -242,7 +292,7 @@ impl BinaryOp {
 
     /// Whether the op accepts floating-point operands only.
     pub fn float_only(self) -> bool {
-        matches!(self, BinaryOp::Atan2)
+        matches!(self, BinaryOp::Atan2 | BinaryOp::Polygamma)
     }
 
     /// Arithmetic on `f64`. Comparisons return 1.0 / 0.0 here; use [`BinaryOp::cmp_f64`].
@@ -257,6 +307,7 @@ impl BinaryOp {
             BinaryOp::Atan2 => a.atan2(b),
             BinaryOp::Min => min_f64(a, b),
             BinaryOp::Max => max_f64(a, b),
+            BinaryOp::Polygamma => special::polygamma(a, b),
             _ => {
                 if self.cmp_f64(a, b) {
                     1.0

@@ -27,7 +27,12 @@
 //!   **`a`** (the first operand).
 //! - `pow(a, b)`: `∂/∂a = b·a^(b-1)` (so `pow(0, 2)` has derivative 0, `pow(0, 0.5)`
 //!   +∞); `∂/∂b = a^b·log a` is taken as **0 where `a == 0`**.
-//! - `log` at 0: derivative `1/0 = +∞` (the value is −∞), as the one-sided limit.
+//! - `log` at 0: derivative `1/0 = +∞` (the value is −∞), as the one-sided limit; so
+//!   `log1p` at −1.
+//! - The gamma family differentiates to the next member, to every order: `lgamma` →
+//!   `digamma` → `trigamma` → `polygamma(2, ·)` → `polygamma(3, ·)` …; at the poles
+//!   (0, −1, −2, …) those values are `+inf` or NaN as the functions define them. The
+//!   order operand of `polygamma` has no derivative (it takes integer values only).
 //! - `a / b` at `b == 0`: the IEEE values of `1/b` and `-a/b²` (±∞ or NaN, as the
 //!   primal itself).
 //! - `atan2(0, 0)`: derivative **0** in both arguments.

@@ -7,7 +7,8 @@
 //!   float casts, tensor construction and access, `matmul`, `transpose`, `sum`,
 //!   tuples): rules below;
 //! - **non-differentiable** (comparisons, `and`/`or`/`not`, `floor`, `ceil`, integer
-//!   arithmetic, `tensor.dim`, `print`, casts to or from integers, constants): its
+//!   arithmetic, `tensor.dim`, `print`, casts to or from integers, constants, the order
+//!   operand of `polygamma`): its
 //!   tangent is zero and no cotangent flows through it (they are locally constant
 //!   wherever they are differentiable at all, or produce values without a tangent);
 //! - **structural** (`call`, `scf.if`, `scf.for`, `scf.while`): transformed by the
@@ -84,7 +85,9 @@ fn unary_factor(
             e.zero_where(f, is0)?
         }
         UnaryOp::Exp => y,
-        UnaryOp::Log | UnaryOp::Atan | UnaryOp::Asin | UnaryOp::Acos => {
+        // exp(x), not y + 1: that loses the small values' precision where y is near −1.
+        UnaryOp::Expm1 => e.unary(UnaryOp::Exp, x)?,
+        UnaryOp::Log | UnaryOp::Log1p | UnaryOp::Atan | UnaryOp::Asin | UnaryOp::Acos => {
             let Some((num, d)) = unary_quotient(e, op, x)? else {
                 return Err(AdError::Internal(format!(
                     "no quotient for `{}`",
@@ -111,6 +114,29 @@ fn unary_factor(
             let o = one(e);
             e.sub(o, y2)?
         }
+        UnaryOp::Erf => {
+            // 2/√π · e^(−x²).
+            let x2 = e.mul(x, x)?;
+            let nx2 = e.neg(x2)?;
+            let g = e.unary(UnaryOp::Exp, nx2)?;
+            let c = e.float(k, std::f64::consts::FRAC_2_SQRT_PI);
+            e.mul(c, g)?
+        }
+        // The gamma family: each derivative is the next polygamma function, to every order
+        // (`polygamma`'s own rule below).
+        UnaryOp::Lgamma => e.unary(UnaryOp::Digamma, x)?,
+        UnaryOp::Digamma => e.unary(UnaryOp::Trigamma, x)?,
+        UnaryOp::Trigamma => {
+            let two = e.float(k, 2.0);
+            e.binary(BinaryOp::Polygamma, two, x)?
+        }
+        UnaryOp::Softplus => e.unary(UnaryOp::Sigmoid, x)?,
+        UnaryOp::Sigmoid => {
+            // σ(x)·σ(−x): relatively accurate on both tails, where σ(x)·(1 − σ(x)) is not.
+            let nx = e.neg(x)?;
+            let s = e.unary(UnaryOp::Sigmoid, nx)?;
+            e.mul(y, s)?
+        }
         UnaryOp::Abs => {
             // sign(x), with sign(0) = 0.
             let z = e.float(k, 0.0);
@@ -136,6 +162,10 @@ fn unary_quotient(
     let k = e.kind(x);
     Ok(Some(match op {
         UnaryOp::Log => (1.0, x),
+        UnaryOp::Log1p => {
+            let o = e.float(k, 1.0);
+            (1.0, e.add(o, x)?)
+        }
         UnaryOp::Asin | UnaryOp::Acos => {
             let x2 = e.mul(x, x)?;
             let o = e.float(k, 1.0);
@@ -206,6 +236,12 @@ fn binary_factors(
             let fb = e.div(na, safe)?;
             (Some(fa), Some(fb))
         }
+        BinaryOp::Polygamma => {
+            // ∂/∂x ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x); the order n takes integer values only: no derivative.
+            let one = e.float(k, 1.0);
+            let n1 = e.add(a, one)?;
+            (None, Some(e.binary(BinaryOp::Polygamma, n1, b)?))
+        }
         BinaryOp::Rem => {
             // a % b = a - b trunc(a / b): ∂a = 1, ∂b = -(a - y) / b.
             let one = e.float(k, 1.0);
@@ -270,7 +306,12 @@ pub fn jvp(
             let t = match op {
                 BinaryOp::Add => e.oadd(da, db)?,
                 BinaryOp::Sub => e.osub(da, db)?,
-                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
+                BinaryOp::Mul
+                | BinaryOp::Div
+                | BinaryOp::Pow
+                | BinaryOp::Atan2
+                | BinaryOp::Rem
+                | BinaryOp::Polygamma => {
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;
                     // The factors of `/`, `pow`, `atan2`, `%` can be infinite at finite
                     // inputs, and so can those of `*` inside a reverse pass that a forward
@@ -500,7 +541,12 @@ pub fn vjp(
                     (Some(ga), Some(gb))
                 }
                 BinaryOp::Sub => (Some(g), Some(e.neg(g)?)),
-                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Rem => {
+                BinaryOp::Mul
+                | BinaryOp::Div
+                | BinaryOp::Pow
+                | BinaryOp::Atan2
+                | BinaryOp::Rem
+                | BinaryOp::Polygamma => {
                     let (fa, fb) = binary_factors(e, *op, a, b, y)?;
                     let ga = match (*op, fa) {
                         (BinaryOp::Rem, _) => Some(g),

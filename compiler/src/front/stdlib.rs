@@ -1,8 +1,8 @@
 //! The standard library's sources, embedded in the compiler: `std::vec`,
-//! `std::mat` and `std::math` (all in the prelude).
+//! `std::mat`, `std::math` and `std::reduce` (all in the prelude).
 
 /// `(module name, file name, source)` of every standard library module.
-pub const MODULES: [(&str, &str, &str); 3] = [
+pub const MODULES: [(&str, &str, &str); 4] = [
     (
         "vec",
         "<std>/vec.mad",
@@ -17,5 +17,10 @@ pub const MODULES: [(&str, &str, &str); 3] = [
         "math",
         "<std>/math.mad",
         include_str!("../../../stdlib/math.mad"),
+    ),
+    (
+        "reduce",
+        "<std>/reduce.mad",
+        include_str!("../../../stdlib/reduce.mad"),
     ),
 ];

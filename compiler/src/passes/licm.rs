@@ -89,7 +89,11 @@ fn movable(f: &Function, id: OpId) -> bool {
             operand_float(0)
                 || !matches!(
                     b,
-                    BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2
+                    BinaryOp::Div
+                        | BinaryOp::Rem
+                        | BinaryOp::Pow
+                        | BinaryOp::Atan2
+                        | BinaryOp::Polygamma
                 )
         }
         OpKind::Cast(to) => matches!(to, ScalarKind::F64 | ScalarKind::F32),

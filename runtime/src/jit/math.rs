@@ -3,8 +3,12 @@
 //! The transcendentals are the C library's own functions (`libm`), registered by
 //! address, which are exactly what the Rust standard library's methods call (so
 //! compiled code and [`crate::ops`] compute the same bits, with no wrapper call in
-//! between). The others are the Rust standard library's functions. `min`/`max` follow
+//! between). The special functions (`mad_erf`, `mad_lgamma`, …, `mad_polygamma`) are
+//! [`crate::special`]'s, which [`crate::ops`] calls too. The others are the Rust
+//! standard library's functions. `min`/`max` follow
 //! [`crate::ops::min_f64`]/[`crate::ops::max_f64`] (a NaN operand yields the other).
+
+use crate::special;
 
 macro_rules! unary_f64 {
     ($($name:ident => $method:ident),* $(,)?) => {
@@ -30,6 +34,8 @@ mod libm {
         pub fn tanh(x: f64) -> f64;
         pub fn exp(x: f64) -> f64;
         pub fn log(x: f64) -> f64;
+        pub fn log1p(x: f64) -> f64;
+        pub fn expm1(x: f64) -> f64;
         pub fn pow(x: f64, y: f64) -> f64;
         pub fn atan2(y: f64, x: f64) -> f64;
         /// Both `sin(x)` and `cos(x)` in one call (the same bits as the two calls).
@@ -58,6 +64,27 @@ pub extern "C" fn fmaf(a: f32, b: f32, c: f32) -> f32 {
 pub extern "C" fn fmod(a: f64, b: f64) -> f64 {
     a % b
 }
+pub extern "C" fn mad_erf(x: f64) -> f64 {
+    special::erf(x)
+}
+pub extern "C" fn mad_lgamma(x: f64) -> f64 {
+    special::lgamma(x)
+}
+pub extern "C" fn mad_digamma(x: f64) -> f64 {
+    special::digamma(x)
+}
+pub extern "C" fn mad_trigamma(x: f64) -> f64 {
+    special::trigamma(x)
+}
+pub extern "C" fn mad_softplus(x: f64) -> f64 {
+    special::softplus(x)
+}
+pub extern "C" fn mad_sigmoid(x: f64) -> f64 {
+    special::sigmoid(x)
+}
+pub extern "C" fn mad_polygamma(n: f64, x: f64) -> f64 {
+    special::polygamma(n, x)
+}
 pub extern "C" fn mad_min_f64(a: f64, b: f64) -> f64 {
     crate::ops::min_f64(a, b)
 }
@@ -67,7 +94,7 @@ pub extern "C" fn mad_max_f64(a: f64, b: f64) -> f64 {
 
 /// `(symbol, address)` of every routine above: f64 → f64 ones, then the others.
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    let f1: [(&str, unsafe extern "C" fn(f64) -> f64); 15] = [
+    let f1: [(&str, unsafe extern "C" fn(f64) -> f64); 23] = [
         ("sin", libm::sin),
         ("cos", libm::cos),
         ("tan", libm::tan),
@@ -79,17 +106,26 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("tanh", libm::tanh),
         ("exp", libm::exp),
         ("log", libm::log),
+        ("log1p", libm::log1p),
+        ("expm1", libm::expm1),
+        ("mad_erf", mad_erf),
+        ("mad_lgamma", mad_lgamma),
+        ("mad_digamma", mad_digamma),
+        ("mad_trigamma", mad_trigamma),
+        ("mad_softplus", mad_softplus),
+        ("mad_sigmoid", mad_sigmoid),
         ("floor", floor),
         ("ceil", ceil),
         ("trunc", trunc),
         ("nearbyint", nearbyint),
     ];
-    let f2: [(&str, unsafe extern "C" fn(f64, f64) -> f64); 5] = [
+    let f2: [(&str, unsafe extern "C" fn(f64, f64) -> f64); 6] = [
         ("pow", libm::pow),
         ("atan2", libm::atan2),
         ("fmod", fmod),
         ("mad_min_f64", mad_min_f64),
         ("mad_max_f64", mad_max_f64),
+        ("mad_polygamma", mad_polygamma),
     ];
     let g1: [(&str, extern "C" fn(f32) -> f32); 4] = [
         ("floorf", floorf),

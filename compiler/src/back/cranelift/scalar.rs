@@ -1,8 +1,9 @@
 //! Scalar instruction selection: constants, elementwise unary and binary ops
 //! and casts on one Cranelift value each, matching `mad_runtime::ops` bit for
 //! bit. Float `+ - * /`, `sqrt`, `abs`, `floor`, `ceil` and negation are single
-//! instructions; transcendentals, `%`, `pow`, `atan2`, `min` and `max` call the
-//! same Rust routines the run time uses (`f32` ones through `f64`, rounded once).
+//! instructions; transcendentals, the special functions (`erf`, `lgamma`, the polygamma
+//! family, `softplus`, `sigmoid`), `%`, `pow`, `atan2`, `min` and `max` call the
+//! same routines the run time uses (`f32` ones through `f64`, rounded once).
 //! Integer `/` and `%` never trap: a zero divisor records an error and divides
 //! by 1, and `i64::MIN / -1` wraps.
 
@@ -29,6 +30,14 @@ fn math1(op: UnaryOp) -> Option<&'static str> {
         UnaryOp::Sinh => "sinh",
         UnaryOp::Cosh => "cosh",
         UnaryOp::Tanh => "tanh",
+        UnaryOp::Log1p => "log1p",
+        UnaryOp::Expm1 => "expm1",
+        UnaryOp::Erf => "mad_erf",
+        UnaryOp::Lgamma => "mad_lgamma",
+        UnaryOp::Digamma => "mad_digamma",
+        UnaryOp::Trigamma => "mad_trigamma",
+        UnaryOp::Softplus => "mad_softplus",
+        UnaryOp::Sigmoid => "mad_sigmoid",
         UnaryOp::Neg
         | UnaryOp::Not
         | UnaryOp::Sqrt
@@ -46,6 +55,7 @@ fn math2(op: BinaryOp) -> Option<&'static str> {
         BinaryOp::Atan2 => "atan2",
         BinaryOp::Min => "mad_min_f64",
         BinaryOp::Max => "mad_max_f64",
+        BinaryOp::Polygamma => "mad_polygamma",
         _ => return None,
     })
 }
@@ -235,7 +245,9 @@ impl FnLower<'_, '_> {
                 }
                 BinaryOp::Min => self.b.ins().smin(a, b),
                 BinaryOp::Max => self.b.ins().smax(a, b),
-                BinaryOp::Atan2 | BinaryOp::And | BinaryOp::Or => return Err(bad()),
+                BinaryOp::Atan2 | BinaryOp::Polygamma | BinaryOp::And | BinaryOp::Or => {
+                    return Err(bad());
+                }
                 other => {
                     let cc = int_cc(other, true).ok_or_else(bad)?;
                     self.b.ins().icmp(cc, a, b)

@@ -1,7 +1,9 @@
 //! Builtin functions (lang-decisions "Builtins") and their IR: elementwise math
-//! (`Unary`/`Binary`), `select`, `len`/`rows`/`cols` (`DimOf`), `zeros`/`ones`
-//! (`Full`), `hadamard` (`Binary(Mul)`), `sum`, `transpose`, and `print`
-//! (`Print`, or `PrintStr` for a string literal).
+//! (`Unary`/`Binary`, `polygamma(n, x)` with its integer order cast to the float kind),
+//! `select`, `len`/`rows`/`cols` (`DimOf`), `zeros`/`ones` (`Full`), `hadamard`
+//! (`Binary(Mul)`), `sum`, `transpose`, and `print` (`Print`, or `PrintStr` for a string
+//! literal). `min(v)`/`max(v)` with one argument are the standard library's reductions
+//! (`std::reduce`), resolved as a call.
 
 use super::ops::{is_literal, literal_hint};
 use super::{FnCx, Tv};
@@ -26,6 +28,15 @@ pub const BUILTINS: &[&str] = &[
     "sinh",
     "cosh",
     "tanh",
+    "log1p",
+    "expm1",
+    "erf",
+    "lgamma",
+    "digamma",
+    "trigamma",
+    "polygamma",
+    "softplus",
+    "sigmoid",
     "abs",
     "floor",
     "ceil",
@@ -61,8 +72,8 @@ impl FnCx<'_, '_> {
         expected: Option<&SurfaceType>,
     ) -> Tv {
         let arity: &[usize] = match name {
-            "zeros" | "ones" => &[1, 2],
-            "atan2" | "pow" | "min" | "max" | "hadamard" => &[2],
+            "zeros" | "ones" | "min" | "max" => &[1, 2],
+            "atan2" | "pow" | "hadamard" | "polygamma" => &[2],
             "select" => &[3],
             _ => &[1],
         };
@@ -83,7 +94,13 @@ impl FnCx<'_, '_> {
             );
             return self.poison();
         }
-        let _ = name_span;
+        if matches!(name, "min" | "max")
+            && args.len() == 1
+            && let Some(defs) = self.g.items.lookup_prelude(name)
+        {
+            // `max(v)`: the reduction of `std::reduce`, an ordinary call.
+            return self.call_defs(&defs, name, args, span, name_span);
+        }
         if name == "print" {
             if let ExprKind::Str(s) = &args[0].kind {
                 self.b.set_span(span);
@@ -179,6 +196,29 @@ impl FnCx<'_, '_> {
                     .b
                     .push1(OpKind::Binary(op), vec![a.v, b.v], a.ty.ir_type());
                 Tv { ty: a.ty, v }
+            }
+            "polygamma" => {
+                let n = self.expr(&args[0], Some(&SurfaceType::I64));
+                let x = self.expr(&args[1], Some(&SurfaceType::F64));
+                if n.ty.is_error() || x.ty.is_error() {
+                    return self.poison();
+                }
+                let k = match x.ty.elem_kind() {
+                    Some(k) if k.is_float() && (x.ty.is_number() || x.ty.is_tensor()) => k,
+                    _ => return self.bad_builtin(name, &[n.ty, x.ty], span),
+                };
+                if n.ty != SurfaceType::I64 {
+                    return self.bad_builtin(name, &[n.ty, x.ty], span);
+                }
+                self.b.set_span(args[0].span);
+                let order = self.b.push1(OpKind::Cast(k), vec![n.v], Type::Scalar(k));
+                self.b.set_span(span);
+                let v = self.b.push1(
+                    OpKind::Binary(BinaryOp::Polygamma),
+                    vec![order, x.v],
+                    x.ty.ir_type(),
+                );
+                Tv { ty: x.ty, v }
             }
             "select" => {
                 let c = self.expr(&args[0], Some(&SurfaceType::Bool));
@@ -333,7 +373,11 @@ fn builtin_signatures(name: &str) -> Vec<String> {
         "abs" => &["abs(T) -> T for T = f64, f32, i64 or a tensor of those"],
         "atan2" => &["(T, T) -> T for T = f64 or f32"],
         "pow" => &["(T, T) -> T for T = f64 or f32", "(T, i64) -> T for T = f64 or f32"],
-        "min" | "max" => &["(T, T) -> T for T = a number or a tensor of numbers"],
+        "min" | "max" => &[
+            "(T, T) -> T for T = a number or a tensor of numbers",
+            "(T) -> f64 for T = vector, vec2, vec3 or vec4 (std::reduce)",
+        ],
+        "polygamma" => &["polygamma(i64, T) -> T for T = f64, f32 or a tensor of those"],
         "hadamard" => &["hadamard(T, T) -> T for T = a vec, mat, array, vector or matrix"],
         "select" => &["select(bool, T, T) -> T"],
         "len" => &["len(T) -> i64 for T = a vec, mat, array, slice, vector or matrix"],

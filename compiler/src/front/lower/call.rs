@@ -147,7 +147,7 @@ impl FnCx<'_, '_> {
         }
     }
 
-    fn call_defs(
+    pub(super) fn call_defs(
         &mut self,
         defs: &[Def],
         name: &str,

@@ -579,6 +579,7 @@ impl FnCx<'_, '_> {
                                 // An example that compiles: the builtin's own arity.
                                 let example = match n {
                                     "atan2" | "pow" | "min" | "max" => format!("fn g(x: f64, y: f64) -> f64 {{ {n}(x, y) }}"),
+                                    "polygamma" => "fn g(x: f64) -> f64 { polygamma(2, x) }".to_string(),
                                     "hadamard" => "fn g(a: vec3, b: vec3) -> f64 { sum(hadamard(a, b)) }".to_string(),
                                     "sum" => "fn g(v: vec3) -> f64 { sum(v) }".to_string(),
                                     "select" => "fn g(x: f64) -> f64 { select(x > 0.0, x, -x) }".to_string(),
