@@ -34,7 +34,7 @@ pub mod ir;
 pub mod passes;
 pub mod solve;
 
-pub use api::{Engine, Error, Program, TypedFunction};
+pub use api::{Engine, Error, Matrix, Program, TypedFunction};
 pub use mad_runtime::{RtError, Tensor, TensorData, Value};
 /// The runtime crate (meshes and their I/O, solvers, sparse patterns), so that a host needs
 /// only `mad` as a dependency: `mad::runtime::mesh::load_mesh`, `mad::runtime::solve::Solver`.

@@ -24,7 +24,7 @@ fn eval_writes_gradient_hessian_and_hvp() {
     let p = |n: &str| dir.join(n).display().to_string();
     let n = 3 * 16;
     let mut v = Vec::new();
-    mad_runtime::sparse::write_npy(&[n], &vec![1.0; n], &mut v).unwrap();
+    mad_runtime::npy::write_npy(&[n], &vec![1.0; n], &mut v).unwrap();
     std::fs::write(p("v.npy"), v).unwrap();
     let hvp = format!("{}:{}", p("v.npy"), p("hv.npy"));
     let (rc, out, err) = madc(&[
@@ -46,12 +46,12 @@ fn eval_writes_gradient_hessian_and_hvp() {
     ]);
     assert_eq!(rc, 0, "{err}");
     assert!(out.starts_with("energy "), "{out}");
-    let g = mad_runtime::sparse::read_npy(&std::fs::read(p("g.npy")).unwrap()).unwrap();
+    let g = mad_runtime::npy::read_npy(&std::fs::read(p("g.npy")).unwrap()).unwrap();
     assert_eq!(g.into_field(16, 3).unwrap().len(), n);
     let h = std::fs::read_to_string(p("h.mtx")).unwrap();
     assert!(h.starts_with("%%MatrixMarket matrix coordinate real general"));
     // The Hessian is symmetric and H·1 = 0 for a translation-invariant energy.
-    let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap())
+    let hv = mad_runtime::npy::read_npy(&std::fs::read(p("hv.npy")).unwrap())
         .unwrap()
         .into_field(16, 3)
         .unwrap();
@@ -243,7 +243,7 @@ fn eval_ring_energy_with_mixed_derivative() {
     // At the rest shape only the umbrella term (linear in w, w = 1) has a gradient,
     // so ∂(∇E)/∂w equals ∇E.
     let read = |n: &str| {
-        mad_runtime::sparse::read_npy(&std::fs::read(p(n)).unwrap())
+        mad_runtime::npy::read_npy(&std::fs::read(p(n)).unwrap())
             .unwrap()
             .into_field(16, 3)
             .unwrap()
@@ -394,7 +394,7 @@ fn eval_reads_arrays_of_shape_v_by_d() {
     let write = |name: &str, shape: &[usize], v: f64| {
         let mut b = Vec::new();
         let len = shape.iter().product();
-        mad_runtime::sparse::write_npy(shape, &vec![v; len], &mut b).unwrap();
+        mad_runtime::npy::write_npy(shape, &vec![v; len], &mut b).unwrap();
         std::fs::write(p(name), b).unwrap();
     };
     write("x.npy", &[16, 3], 1.0);
@@ -420,7 +420,7 @@ fn eval_reads_arrays_of_shape_v_by_d() {
         assert_eq!(rc, 0, "{x}: {err}");
         assert_eq!(out, "energy 24.0\n", "{x}");
         // H·1 = 2λ·1 (the edge term is translation invariant).
-        let hv = mad_runtime::sparse::read_npy(&std::fs::read(p("hv.npy")).unwrap())
+        let hv = mad_runtime::npy::read_npy(&std::fs::read(p("hv.npy")).unwrap())
             .unwrap()
             .into_field(16, 3)
             .unwrap();
@@ -602,7 +602,7 @@ fn run_time_errors_in_terms_and_updates_show_their_source_line() {
     let file = file.display().to_string();
     let v = dir.join("v.npy").display().to_string();
     let mut bytes = Vec::new();
-    mad_runtime::sparse::write_npy(&[36, 2], &[1.0; 72], &mut bytes).unwrap();
+    mad_runtime::npy::write_npy(&[36, 2], &[1.0; 72], &mut bytes).unwrap();
     std::fs::write(&v, bytes).unwrap();
     let hvp = format!("{v}:{}", dir.join("o.npy").display());
     let h = dir.join("h.mtx").display().to_string();
@@ -937,7 +937,7 @@ fn data_naming_a_state_is_an_error() {
     .unwrap();
     let npy = dir.join("c.npy");
     let mut bytes = Vec::new();
-    mad_runtime::sparse::write_npy(&[4], &[1.0; 4], &mut bytes).unwrap();
+    mad_runtime::npy::write_npy(&[4], &[1.0; 4], &mut bytes).unwrap();
     std::fs::write(&npy, bytes).unwrap();
     let (file, npy) = (file.display().to_string(), npy.display().to_string());
     let (rc, _, err) = madc(&["eval", &file, "--mesh", "grid:2x2", "--energy", "--data", &format!("c={npy}")]);

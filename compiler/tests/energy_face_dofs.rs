@@ -319,7 +319,7 @@ fn madc_eval_writes_face_arrays_as_faces_by_components() {
         String::from_utf8_lossy(&out.stdout),
         format!("energy {:?}\n", 0.5 * interior as f64)
     );
-    let a = mad_runtime::sparse::read_npy(&std::fs::read(&g).unwrap()).unwrap();
+    let a = mad_runtime::npy::read_npy(&std::fs::read(&g).unwrap()).unwrap();
     assert_eq!(a.shape, vec![nf, 2]);
 }
 

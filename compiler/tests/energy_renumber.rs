@@ -91,7 +91,7 @@ fn a_scattered_mesh_is_renumbered_and_evaluates_as_the_plain_binding() {
     save_mesh(&moved, &obj).unwrap();
     let npy = tmp("init.npy");
     let mut bytes = Vec::new();
-    mad_runtime::sparse::write_npy(&[mesh.num_vertices(), 2], &shifted, &mut bytes).unwrap();
+    mad_runtime::npy::write_npy(&[mesh.num_vertices(), 2], &shifted, &mut bytes).unwrap();
     std::fs::write(&npy, bytes).unwrap();
     for file in [obj, npy] {
         let mut e = prog.bind_local(&mesh).unwrap();

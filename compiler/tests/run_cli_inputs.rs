@@ -19,7 +19,7 @@ fn tmp(name: &str, text: &str) -> String {
 
 fn npy(name: &str, shape: &[usize], values: &[f64]) -> String {
     let mut bytes = Vec::new();
-    mad_runtime::sparse::write_npy(shape, values, &mut bytes).unwrap();
+    mad_runtime::npy::write_npy(shape, values, &mut bytes).unwrap();
     let dir = std::env::temp_dir().join(format!("mad-run-cli-inputs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);

@@ -68,6 +68,7 @@ mod raw_leaf;
 mod raw_registers;
 mod robustness;
 mod run_cli_inputs;
+mod run_npy;
 mod solve_cli;
 mod solve_combined_evaluation;
 mod solve_library;

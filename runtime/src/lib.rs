@@ -7,7 +7,9 @@
 //! - [`special`]: the special functions those ops name (`erf`, `lgamma`, the polygamma
 //!   family, `softplus`, `sigmoid`).
 //! - [`mesh`]: triangle meshes (readers, writers, generators) and stencil incidence.
-//! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs, file output.
+//! - [`sparse`]: Hessian patterns, precomputed slots, deterministic parallel assembly, pairs,
+//!   Matrix Market output.
+//! - [`npy`]: NumPy `.npy` files: reading and writing arrays, as tensors, values or `f64` fields.
 //! - [`tape`]: the LIFO tape of reverse mode for regions known only at run time.
 //! - [`solve`]: Newton, Newton-CG, L-BFGS, gradient descent, Gauss-Newton over an [`solve::Objective`];
 //!   implicit Euler stepping.
@@ -19,6 +21,7 @@ pub mod contact;
 pub mod jit;
 pub mod linalg;
 pub mod mesh;
+pub mod npy;
 pub mod ops;
 pub mod solve;
 pub mod special;

@@ -173,6 +173,11 @@ pub fn fmt_f64(x: f64) -> String {
 
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A host can build a tensor whose data does not match its shape: say so, without
+        // reading past the data.
+        if self.shape.iter().try_fold(1usize, |a, &n| a.checked_mul(n)) != Some(self.data.len()) {
+            return write!(f, "<a tensor of shape {:?} holding {} values>", self.shape, self.data.len());
+        }
         if self.shape.is_empty() {
             return write!(f, "{}", self.data.get(0));
         }
@@ -218,6 +223,8 @@ mod tests {
         assert_eq!(Value::F64(1e-7).to_string(), "1e-7");
         let m = Tensor::from_f64(vec![2, 2], vec![1.0, 2.0, 3.0, 4.5]).unwrap();
         assert_eq!(Value::Tensor(m).to_string(), "[[1.0, 2.0], [3.0, 4.5]]");
+        let bad = Tensor { shape: vec![2, 2], data: TensorData::F64(vec![1.0]) };
+        assert_eq!(bad.to_string(), "<a tensor of shape [2, 2] holding 1 values>");
         let t = Value::Tuple(vec![Value::I64(3), Value::Bool(true)]);
         assert_eq!(t.to_string(), "(3, true)");
         assert_eq!(Value::UNIT.to_string(), "()");

@@ -7,6 +7,8 @@
 //! | `[f64; N]` | `vecN` or `[f64; N]` |
 //! | `[[f64; C]; R]` | `matRxC` (row-major) or `[[f64; C]; R]` / `[vecC; R]` |
 //! | `Vec<f64>` / `Vec<i64>` | `[f64]` (= `vector`) / `[i64]` |
+//! | [`Matrix`](super::Matrix) | `[[f64]]` (= `matrix`), row-major |
+//! | `Vec<Vec<f64>>` as a return type | `matrix`, row by row |
 //! | `()` | the unit type |
 //! | `(A, B, …)` as a return type | a tuple |
 //! | [`Value`] | any type (checked when called) |
@@ -31,6 +33,10 @@ pub enum RustShape {
     DynF64,
     /// `Vec<i64>`
     DynI64,
+    /// [`Matrix`](super::Matrix)
+    DynMat,
+    /// `Vec<Vec<f64>>`
+    DynRows,
     Tuple(Vec<RustShape>),
     /// [`Value`]: any mad type.
     Any,
@@ -54,6 +60,7 @@ impl RustShape {
             (RustShape::DynF64, S::Vector) => true,
             (RustShape::DynF64, S::Slice(e)) => **e == S::F64,
             (RustShape::DynI64, S::Slice(e)) => **e == S::I64,
+            (RustShape::DynMat | RustShape::DynRows, S::Matrix) => true,
             (RustShape::Tuple(a), S::Tuple(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y))
             }
@@ -294,6 +301,8 @@ impl std::fmt::Display for RustShape {
             RustShape::FixedMat(r, c) => write!(f, "[[f64; {c}]; {r}]"),
             RustShape::DynF64 => write!(f, "Vec<f64>"),
             RustShape::DynI64 => write!(f, "Vec<i64>"),
+            RustShape::DynMat => write!(f, "Matrix"),
+            RustShape::DynRows => write!(f, "Vec<Vec<f64>>"),
             RustShape::Tuple(items) => {
                 write!(f, "(")?;
                 for (i, t) in items.iter().enumerate() {
@@ -344,6 +353,7 @@ pub fn value_fits(v: &Value, t: &Type) -> bool {
         (Value::Bool(_), Type::Scalar(k)) => *k == crate::ir::ScalarKind::Bool,
         (Value::Tensor(x), Type::Tensor { elem, shape }) => {
             x.kind() == *elem
+                && x.shape.iter().try_fold(1usize, |a, &n| a.checked_mul(n)) == Some(x.data.len())
                 && x.shape.len() == shape.len()
                 && x.shape.iter().zip(shape).all(|(n, d)| match d {
                     Dim::Fixed(m) => *n as u64 == *m,

@@ -113,6 +113,9 @@ pub enum Error {
     },
     /// The code generator failed (a defect of the compiler, reported, not a panic).
     Backend(String),
+    /// A `.npy` file could not be read or written, or does not hold what its parameter's
+    /// type needs (the message names the file and says what was expected).
+    Npy(String),
     /// The program stopped with a run-time error; `at` says where, when the
     /// failing operation came from source.
     Runtime {
@@ -158,6 +161,7 @@ impl fmt::Display for Error {
                 write!(f, "no overload of `{name}` takes {found}; its overloads are `{}`", overloads.join("`, `"))
             }
             Error::Backend(m) => write!(f, "code generation failed: {m}"),
+            Error::Npy(m) => write!(f, "{m}"),
             Error::Runtime { error, at } => {
                 write!(f, "run-time error: {error}")?;
                 if let Some(at) = at {

@@ -22,15 +22,22 @@
 //! assert!(prog.function::<(i64,), f64>("hypot2").is_err());
 //! # Ok::<(), mad::Error>(())
 //! ```
+//!
+//! [`Matrix`] stands for `matrix` parameters and results; [`load_npy_for`] reads a `.npy`
+//! file for a parameter's type and [`save_npy`] writes a result, as `madc run` does.
 
 mod convert;
 mod energy;
 mod error;
+mod matrix;
+mod npy;
 
 pub use error::{load_source, locate_message, render, without_bom};
 
 pub use convert::{Args, FromValue, IntoValue};
 pub use error::{DiagnosticItem, Diagnostics, Error, SourceLocation};
+pub use matrix::Matrix;
+pub use npy::{expected_array, fit_array, load_npy_for, save_npy, takes_npy};
 
 use crate::back::interp::{InterpModule, Interpreter};
 use crate::back::native::NativeModule;

@@ -27,8 +27,10 @@ pub enum Command {
     /// A file that declares `energy` or `residual` terms is minimized over a mesh
     /// (options from its `solve { ... }` block, overridden by the flags below)
     /// unless `--entry` is given. Otherwise `main` (or `--entry`) runs:
-    /// arguments after `--` are passed to its parameters (scalars: f64, f32, i64,
-    /// bool) and a non-unit return value is printed.
+    /// arguments after `--` are passed to its parameters (numbers for f64, f32,
+    /// i64, bool; a path ending in `.npy` for a scalar or an array: `vector`,
+    /// `matrix`, `vecN`, `matRxC`, `[i64]`, ...) and a non-unit return value is
+    /// printed (or written with `--out-npy`).
     Run {
         /// The `.mad` source file.
         file: PathBuf,
@@ -41,6 +43,10 @@ pub enum Command {
         /// Run on the reference interpreter instead of the JIT.
         #[arg(long)]
         interp: bool,
+        /// Write the function's result to a `.npy` file instead of printing it (a
+        /// scalar as a 0-d array, a vector 1-D, a matrix 2-D; a tuple is an error).
+        #[arg(long, value_name = "PATH")]
+        out_npy: Option<PathBuf>,
         /// Arguments for the entry function.
         #[arg(last = true)]
         args: Vec<String>,

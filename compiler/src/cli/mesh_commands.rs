@@ -6,7 +6,8 @@ use crate::energy::Contact;
 use crate::energy::{EnergyError, EnergyProgram, MeshEnergy};
 use crate::solve::inputs::{load_mesh, parse_set, read_field, set_data_and_pairs, warn_empty_terms};
 use crate::solve::settings::MAX_THREADS;
-use mad_runtime::sparse::{write_matrix_market, write_matrix_market_rect, write_npy};
+use mad_runtime::npy::write_npy;
+use mad_runtime::sparse::{write_matrix_market, write_matrix_market_rect};
 use std::path::Path;
 
 fn fail(msg: impl std::fmt::Display) -> i32 {

@@ -6,6 +6,7 @@ mod args;
 mod commands;
 mod mesh_commands;
 mod progress;
+mod run_function;
 mod solve_command;
 mod stdout;
 mod svg_plot;
@@ -135,8 +136,9 @@ pub fn run(cli: Cli) -> i32 {
             entry,
             solve,
             interp,
+            out_npy,
             args,
-        } => solve_command::run(&file, entry.as_deref(), &solve, interp, &args, color),
+        } => solve_command::run(&file, entry.as_deref(), &solve, interp, out_npy.as_deref(), &args, color),
         Command::Eval(a) => mesh_commands::eval(&a, color),
         Command::Bench(a) => mesh_commands::bench(&a, color),
         Command::Emit {

@@ -34,6 +34,7 @@
 
 use super::commands;
 use super::progress::Progress;
+use super::run_function;
 use super::svg_plot;
 use crate::api::Program;
 use crate::energy::EnergyProgram;
@@ -160,6 +161,7 @@ pub fn run(
     entry: Option<&str>,
     a: &SolveArgs,
     interp: bool,
+    out_npy: Option<&Path>,
     args: &[String],
     color: bool,
 ) -> i32 {
@@ -184,7 +186,16 @@ pub fn run(
             );
             return 1;
         }
-        return commands::run_program(&program, file, entry.unwrap_or("main"), interp, args, color);
+        return run_function::run_program(&program, file, entry.unwrap_or("main"), interp, args, out_npy, color);
+    }
+    if let Some(path) = out_npy {
+        eprintln!(
+            "error: --out-npy {} writes the result of a function, but {} is solved (pass \
+             `--entry NAME` to run a function)",
+            path.display(),
+            file.display()
+        );
+        return 1;
     }
     if !args.is_empty() {
         eprintln!("error: arguments after `--` go to a function; pass `--entry NAME` to run one");

@@ -3,7 +3,7 @@
 
 use crate::energy::MeshEnergy;
 use mad_runtime::mesh::{Mesh, MeshError, load_mesh_with_report};
-use mad_runtime::sparse::{NpyArray, read_npy};
+use mad_runtime::npy::{NpyArray, read_npy};
 use std::path::Path;
 
 /// A mesh error prefixed with the mesh spec, unless the message already names the file or

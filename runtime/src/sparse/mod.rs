@@ -1,4 +1,5 @@
-//! Sparse Hessian structure and assembly, pair terms, and the matrix/array file formats.
+//! Sparse Hessian structure and assembly, pair terms, and the Matrix Market file format
+//! (arrays are [`crate::npy`]).
 //!
 //! # Public API
 //!
@@ -21,15 +22,12 @@
 //! - [`PairPattern`]: a static pattern plus incrementally maintained entries of dynamic pairs
 //!   (`add_pair`, `remove_pair`, `pair`, `assemble`, `to_csr`, `merge_values`, `num_values`).
 //! - [`write_matrix_market`] / [`write_matrix_market_rect`]: `coordinate real general` output.
-//! - [`write_npy`], [`read_npy`] → [`NpyArray`] (`into_field(n, dim)` accepts (n, dim) or flat),
-//!   [`NpyError`].
 
 pub mod assembly;
 pub mod coloring;
 pub mod elements;
 pub mod locality;
 pub mod mtx;
-pub mod npy;
 pub mod pairs;
 pub mod pattern;
 
@@ -38,7 +36,6 @@ pub use coloring::Coloring;
 pub use elements::ElementList;
 pub use locality::{breadth_first_rank, locality_order};
 pub use mtx::{write_matrix_market, write_matrix_market_rect};
-pub use npy::{NpyArray, NpyError, read_npy, write_npy};
 pub use pairs::{PairId, PairPattern};
 pub use pattern::{CsrPattern, Field, HessianPattern, TermSlots, element_dofs};
 

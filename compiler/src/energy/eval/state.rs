@@ -65,7 +65,7 @@ impl MeshEnergy<'_> {
                 if is_npy {
                     let bytes = std::fs::read(path)
                         .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
-                    let arr = mad_runtime::sparse::read_npy(&bytes)
+                    let arr = mad_runtime::npy::read_npy(&bytes)
                         .map_err(|e| EnergyError::Host(format!("field `{name}`: {path}: {e}")))?;
                     let vals = arr
                         .into_field(n, slots)
