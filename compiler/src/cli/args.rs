@@ -94,7 +94,7 @@ pub struct MeshInputs {
     pub file: PathBuf,
     /// A mesh file (.obj, .off, .ply) or generator (`grid:NxM`, `sphere:L`, `disk:N`, `torus:N,M`).
     #[arg(long)]
-    pub mesh: String,
+    pub mesh: Option<String>,
     /// The unknowns, (V, d) or flat `.npy` (default: where `madc run` starts: a field's
     /// `= INIT` if it has one, else the mesh's positions for the first dof field when it is a
     /// vertex field of dimension ≤ 3, zeros for the other fields).
@@ -148,12 +148,19 @@ pub struct EvalArgs {
 pub struct BenchArgs {
     #[command(flatten)]
     pub inputs: MeshInputs,
-    /// What to time: `hessian` is energy + gradient + Hessian values.
-    #[arg(long, value_enum)]
-    pub what: BenchWhat,
+    /// What to time over the mesh: `hessian` is energy + gradient + Hessian values.
+    #[arg(long, value_enum, required_unless_present = "entry")]
+    pub what: Option<BenchWhat>,
+    /// Time calls of function NAME instead (no mesh): its arguments follow `--`, as for
+    /// `madc run` (numbers, `.npy` files); each run is one call, after 3 untimed ones.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["what", "mesh", "x", "set", "data", "pairs", "threads"])]
+    pub entry: Option<String>,
     /// Timed evaluations (after warm-up).
     #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
     pub runs: usize,
+    /// The arguments of `--entry`.
+    #[arg(last = true)]
+    pub args: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -75,11 +75,12 @@ fn setup<'p>(
     }
     // The loader's warnings (degenerate faces, fan-triangulated polygons, vertices in no
     // face): the mesh is accepted, but an energy may not suit it.
-    let mesh = load_mesh(&inp.mesh, &mut |w| eprintln!("warning: {w}"))?;
+    let mesh_name = inp.mesh.as_deref().ok_or_else(|| Fail::from("--mesh is required: a mesh file or generator to evaluate over".to_string()))?;
+    let mesh = load_mesh(mesh_name, &mut |w| eprintln!("warning: {w}"))?;
     let local = local && inp.x.is_none() && inp.data.is_empty() && inp.pairs.is_none();
     let mut me = if local { prog.bind_local(&mesh) } else { prog.bind(&mesh) }
         .map_err(|e| e.to_string())?;
-    warn_empty_terms(&inp.mesh, &me, &mut |w| eprintln!("warning: {w}"));
+    warn_empty_terms(mesh_name, &me, &mut |w| eprintln!("warning: {w}"));
     me.set_threads(threads).map_err(|e| e.to_string())?;
     for s in &inp.set {
         let (k, v) = parse_set(s)?;
@@ -266,11 +267,20 @@ fn eval_with(prog: &EnergyProgram, a: &EvalArgs) -> Result<(), Fail> {
 }
 
 pub fn bench(a: &BenchArgs, color: bool) -> i32 {
+    if let Some(entry) = &a.entry {
+        return super::run_function::bench_function(&a.inputs.file, entry, &a.args, a.runs, color);
+    }
+    if !a.args.is_empty() {
+        return fail(format_args!("arguments after `--` are for `--entry NAME`"));
+    }
     let prog = match compile(&a.inputs.file, color) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let what = match a.what {
+    let Some(what) = a.what else {
+        return fail(format_args!("--what or --entry is required"));
+    };
+    let what = match what {
         BenchWhat::Energy => "energy",
         BenchWhat::Grad => "grad",
         BenchWhat::Hessian => "hessian",

@@ -1,4 +1,4 @@
-//! `madc run` on a function (`main`, or `--entry NAME`): the arguments after `--` read for
+//! `madc run` (and `madc bench --entry`) on a function (`main`, or `--entry NAME`): the arguments after `--` read for
 //! its parameters (numbers as text; scalars and arrays from `.npy` files), the call, and
 //! its result printed, or written to a `.npy` file with `--out-npy`.
 //!
@@ -108,17 +108,9 @@ fn check_call(sig: &FnSig, args: &[String], out_npy: Option<&Path>) -> Result<()
     Ok(())
 }
 
-/// `madc run` on a compiled program: runs `entry` with `args` read for its parameters; a
-/// non-unit result is printed, or written to `out_npy`.
-pub(super) fn run_program(
-    program: &Program,
-    file: &Path,
-    entry: &str,
-    interp: bool,
-    args: &[String],
-    out_npy: Option<&Path>,
-    color: bool,
-) -> i32 {
+/// The values of `args` for the parameters of `entry` in `program`, or (having reported why
+/// not) the exit code.
+fn read_arguments(program: &Program, file: &Path, entry: &str, args: &[String], out_npy: Option<&Path>) -> Result<Vec<Value>, i32> {
     let overloads: Vec<_> = program.functions().iter().filter(|s| s.name == entry).collect();
     let Some(&sig) = overloads.first() else {
         eprintln!("error: {} has no function `{entry}` to run", file.display());
@@ -127,7 +119,7 @@ pub(super) fn run_program(
                 "help: add `fn main() {{ ... }}`, or choose another function with `--entry NAME`"
             );
         }
-        return 1;
+        return Err(1);
     };
     // Command-line text does not say which overload it is for (`3` reads as an i64 and as
     // an f64): an overloaded name is not an entry point.
@@ -140,11 +132,11 @@ pub(super) fn run_program(
             "help: add a function with a name of its own that calls the overload you mean, \
              and run it with `--entry NAME`"
         );
-        return 1;
+        return Err(1);
     }
     if let Err(m) = check_call(sig, args, out_npy) {
         eprintln!("error: {m}");
-        return 1;
+        return Err(1);
     }
     let mut values = Vec::with_capacity(args.len());
     for (i, (text, ty)) in args.iter().zip(&sig.params).enumerate() {
@@ -152,10 +144,68 @@ pub(super) fn run_program(
             Ok(v) => values.push(v),
             Err(m) => {
                 eprintln!("error: {} of `{entry}`: {m}", which(sig, i));
-                return 1;
+                return Err(1);
             }
         }
     }
+    Ok(values)
+}
+
+/// `madc bench --entry NAME FILE -- ARGS`: compiles `file`, reads the arguments as `madc run`
+/// does, calls `entry` 3 times untimed and `runs` times timed (what it prints is dropped), and
+/// prints the median, min and max time of one call.
+pub(super) fn bench_function(file: &Path, entry: &str, args: &[String], runs: usize, color: bool) -> i32 {
+    if runs == 0 {
+        eprintln!("error: --runs 0: the number of timed calls must be at least 1");
+        return 1;
+    }
+    let program = match Program::compile_file(file) {
+        Ok(p) => p,
+        Err(e) => return report(&e, color),
+    };
+    let values = match read_arguments(&program, file, entry, args, None) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..3 + runs {
+        let start = std::time::Instant::now();
+        let result = program.call_with(Engine::Jit, entry, &values, &mut std::io::sink());
+        let elapsed = start.elapsed().as_secs_f64() * 1e3;
+        if let Err(e) = result {
+            return report(&e, color);
+        }
+        if i >= 3 {
+            times.push(elapsed);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = if runs % 2 == 1 { times[runs / 2] } else { 0.5 * (times[runs / 2 - 1] + times[runs / 2]) };
+    let text = format!(
+        "median {median:.6} ms\nmin {:.6} ms\nmax {:.6} ms\ncalls/s {:.1}\nruns {runs}\n",
+        times[0],
+        times[runs - 1],
+        1e3 / median
+    );
+    super::stdout::write(text.as_bytes());
+    0
+}
+
+/// `madc run` on a compiled program: runs `entry` with `args` read for its parameters; a
+/// non-unit result is printed, or written to `out_npy`.
+pub(super) fn run_program(
+    program: &Program,
+    file: &Path,
+    entry: &str,
+    interp: bool,
+    args: &[String],
+    out_npy: Option<&Path>,
+    color: bool,
+) -> i32 {
+    let values = match read_arguments(program, file, entry, args, out_npy) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
     let engine = if interp { Engine::Interpreter } else { Engine::Jit };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
