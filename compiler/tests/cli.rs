@@ -755,3 +755,29 @@ fn a_derivative_keeps_the_error_of_an_element_written_then_read() {
         assert!(err.contains("index 5 is out of bounds for length 3"), "{interp}: {err}");
     }
 }
+
+/// `madc bench --entry NAME FILE -- ARGS`: timings of calls of a function, its arguments read
+/// as `madc run` reads them; the mesh options do not mix with it, and an argument error names
+/// the argument.
+#[test]
+fn bench_entry_times_a_function() {
+    let file = write_temp("bench_entry.mad", b"fn f(n: i64, x: f64) -> f64 { let mut s = 0.0; for i in 0..n { s += x * (i as f64); } s }\n");
+    let out = madc(&["bench", "--entry", "f", "--runs", "5", &file, "--", "100", "0.5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("median ") && lines[0].ends_with(" ms"), "{text}");
+    assert!(lines.contains(&"runs 5"), "{text}");
+    let median: f64 = lines[0]["median ".len()..lines[0].len() - 3].parse().expect("a number");
+    assert!(median > 0.0 && median.is_finite());
+
+    let bad = madc(&["bench", "--entry", "f", &file, "--", "100", "half"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("argument 2 (`x: f64`)"), "{}", String::from_utf8_lossy(&bad.stderr));
+    let mixed = madc(&["bench", "--entry", "f", "--mesh", "grid:2x2", &file, "--", "1", "1"]);
+    assert_eq!(mixed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("cannot be used with '--mesh"));
+    let neither = madc(&["bench", &file]);
+    assert_eq!(neither.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&neither.stderr).contains("--what"));
+}

@@ -29,6 +29,10 @@
 //! extents: `let mut w = zeros(n); w[0] = a; w[1] = b;` copies nothing, and a write into a
 //! tensor another value still holds copies once, the writes after it none.
 //!
+//! A loop whose chain qualifies but whose init is not its own (a parameter, a value read
+//! after the loop, zeros shared by several loops) starts from a copy of the init: one copy
+//! per loop entry instead of one per write.
+//!
 //! Element loads from such a tensor are then ordinary loads (not read-only and
 //! movable as for other heap tensors, the back end's heap reads), so they stay ordered
 //! with the stores. An out-of-bounds index records the error and skips the
@@ -40,7 +44,7 @@ use std::collections::{HashMap, HashSet};
 use mad_runtime::jit::context::HEAP_INLINE_RANK;
 use mad_runtime::jit::layout::FlatLayout;
 
-use super::layout::flat_layout;
+use super::layout::{flat_layout, type_has_heap};
 use crate::analysis::{definitions, for_each_op, for_loops, use_counts};
 use crate::ir::{Function, OpId, OpKind, ValueId};
 
@@ -52,17 +56,29 @@ pub struct InPlace {
     /// The carried slots `(loop, slot)` whose init is a link of an enclosing loop's chain:
     /// the init is dead once the loop starts (an engine may move it in).
     pub moved_inits: HashSet<(OpId, usize)>,
+    /// The carried slots whose init another value may still hold: the loop starts from a copy
+    /// of it (one copy per loop entry, instead of one per write), which it then updates in
+    /// place.
+    pub copied_inits: HashSet<(OpId, usize)>,
+}
+
+/// Whether op `op` uses its operand `a` (at position `i`) only to read it, keeping no
+/// reference to it: as the tensor of a `tensor.index` or `tensor.dim`, or in an op none of
+/// whose results holds a heap tensor (`sum(v)`, a call `logsumexp(v)`, a comparison, `print`),
+/// which cannot hand the buffer on.
+fn reads_operand(f: &Function, op: &crate::ir::Op, i: usize) -> bool {
+    match op.kind {
+        OpKind::Index => i == 0,
+        OpKind::DimOf(_) => true,
+        _ => op.regions.is_empty() && op.results.iter().all(|&r| !type_has_heap(f.ty(r))),
+    }
 }
 
 /// Whether every use of `a` in op `id` (and its regions) is a read that may
-/// precede an in-place write (`tensor.index` of `a`, `tensor.dim`).
+/// precede an in-place write ([`reads_operand`]).
 fn reads_only(f: &Function, id: OpId, a: ValueId) -> bool {
     let op = &f.ops[id];
-    let ok_here = match op.kind {
-        OpKind::Index => !op.operands[1..].contains(&a),
-        OpKind::DimOf(_) => true,
-        _ => !op.operands.contains(&a),
-    };
+    let ok_here = op.operands.iter().enumerate().all(|(i, &v)| v != a || reads_operand(f, op, i));
     ok_here
         && op
             .regions
@@ -116,7 +132,7 @@ pub fn analyze(f: &Function) -> InPlace {
     for &id in fors.iter().rev() {
         let n = f.ops[id].results.len();
         for k in 0..n {
-            if let Some(chain) = chain_of(f, &uses, &d, &capable, id, k) {
+            if let Some(chain) = chain_of(f, &d, &capable, id, k) {
                 capable.insert((id, k), chain);
             }
         }
@@ -147,11 +163,7 @@ impl TopLevelUses {
             let mut visit = |op: &crate::ir::Op, top: &mut TopLevelUses| {
                 for (i, &v) in op.operands.iter().enumerate() {
                     top.last.insert(v, pos);
-                    let read = match op.kind {
-                        OpKind::Index => i == 0,
-                        OpKind::DimOf(_) => true,
-                        _ => false,
-                    };
+                    let read = reads_operand(f, op, i);
                     if !read {
                         others.insert(v);
                     }
@@ -238,8 +250,9 @@ impl Walk<'_> {
             && top.other.get(&t) == Some(&1)
     }
 
-    /// Activates the capable carried slots of loop `id` whose init is theirs alone: an owned
-    /// value used nowhere else but in `tensor.dim`, or a link of an enclosing active chain.
+    /// Activates the capable carried slots of loop `id`. An init that is theirs alone (an owned
+    /// value used nowhere else but in `tensor.dim`, or a link of an enclosing active chain) is
+    /// written directly; another is copied once when the loop starts.
     fn for_loop(&mut self, id: OpId) {
         let f = self.f;
         let op = &f.ops[id];
@@ -250,12 +263,12 @@ impl Walk<'_> {
             let init = op.operands[k + 2];
             let other_uses = self.uses.get(&init).copied().unwrap_or(0) - self.dims.get(&init).copied().unwrap_or(0);
             let linked = self.owned_slots.contains(&(id, k));
-            if !linked && !(other_uses == 1 && self.owned.contains(&init)) {
-                continue;
-            }
+            let owned = linked || (other_uses == 1 && self.owned.contains(&init));
             let out = &mut self.out;
             if linked {
                 out.moved_inits.insert((id, k));
+            } else if !owned {
+                out.copied_inits.insert((id, k));
             }
             out.mutable.insert(op.regions[0].args[k + 1]);
             for (j, &link) in chain.iter().enumerate() {
@@ -290,7 +303,6 @@ fn link_result(f: &Function, l: Link) -> ValueId {
 /// argument to the yield, if the slot can be updated in place given an init of its own.
 fn chain_of(
     f: &Function,
-    uses: &HashMap<ValueId, usize>,
     d: &HashMap<ValueId, OpId>,
     capable: &HashMap<(OpId, usize), Vec<Link>>,
     id: OpId,
@@ -306,7 +318,9 @@ fn chain_of(
     let FlatLayout::Heap { shape, .. } = flat_layout(&f.values[a].ty) else {
         return None;
     };
-    if shape.len() > HEAP_INLINE_RANK || uses.get(&y) != Some(&1) {
+    // The last value is yielded once, and otherwise only read (after it is made, before the
+    // next iteration writes it).
+    if shape.len() > HEAP_INLINE_RANK || body.yields.iter().filter(|&&v| v == y).count() != 1 {
         return None;
     }
     // The chain walked back from the yield: `y = insert(t_m, …)` or `y = for(init t_m){…}`,
@@ -378,6 +392,9 @@ fn chain_of(
             return None;
         }
         from = pos + 1;
+    }
+    if !body.ops[from..].iter().all(|&o| reads_only(f, o, y)) {
+        return None;
     }
     Some(chain.into_iter().map(|(l, _)| l).collect())
 }

@@ -32,6 +32,8 @@ pub enum TensorOp {
     Sum,
     /// A tensor known when the program was compiled (a literal of constants): a copy of it.
     Literal(Tensor),
+    /// A copy of the operand, which the program then updates in place.
+    Copy,
 }
 
 /// One op site of a compiled program: the op, its operands' layouts and its result's.
@@ -456,6 +458,7 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             }))
         }
         TensorOp::Literal(t) => Ok(Value::Tensor(t.clone())),
+        TensorOp::Copy => Ok(Value::Tensor(tensor_arg(args, 0, "copy")?.clone())),
         TensorOp::Sum => {
             let t = tensor_arg(args, 0, "tensor.sum")?;
             if t.kind() == ScalarKind::Bool {

@@ -6,7 +6,7 @@
 //! once any error is recorded, calls return zeros at once.
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, condcodes::IntCC, types};
-use mad_runtime::jit::MAX_CALL_DEPTH;
+use mad_runtime::jit::{MAX_CALL_DEPTH, TensorOp};
 use mad_runtime::jit::context::{OFFSET_DEPTH, OFFSET_STACK_LIMIT};
 
 use super::JitError;
@@ -170,7 +170,20 @@ impl FnLower<'_, '_> {
         let body = self.region(op, 0)?;
         let (lo, hi) = (self.get1(lo)?, self.get1(hi)?);
         let result_tys: Vec<Type> = op.results.iter().map(|&r| self.ty(r).clone()).collect();
-        let init = self.get_many_as(init, &result_tys)?;
+        let mut init = self.get_many_as(init, &result_tys)?;
+        // Carried tensors another value still holds: the loop updates a copy in place.
+        if let Some(id) = self.cur_op {
+            let mut at = 0;
+            for (k, ty) in result_tys.iter().enumerate() {
+                let n = clif_types(ty).len();
+                if self.info.inplace.copied_inits.contains(&(id, k)) {
+                    let layout = crate::codegen::layout::flat_layout(ty);
+                    let copied = self.apply_slots(TensorOp::Copy, vec![layout.clone()], &init[at..at + n], layout)?;
+                    init.splice(at..at + n, copied);
+                }
+                at += n;
+            }
+        }
         let carried_tys = self.types_of(&op.results);
         let exit = self.b.create_block();
         for &t in &carried_tys {

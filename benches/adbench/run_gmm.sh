@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# ADBench-style GMM benchmark: for each (d, K), makes the data (n = 1000 points), then times
+# mad's objective and gradient (`madc bench --entry`, median of runs) and jax's (CPU, float64,
+# jit, median of runs) on the same .npy files, one after the other, and prints one row each.
+# Needs a release madc (`cargo build --release -p mad`), python3 with numpy and jax[cpu].
+# Usage: benches/adbench/run_gmm.sh [D:K ...]   (default: 2:5 10:5 10:25 20:25)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+madc="$here/../../target/release/madc"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+sizes=("$@")
+[ ${#sizes[@]} -eq 0 ] && sizes=(2:5 10:5 10:25 20:25)
+n=1000
+printf '| d | K | n | mad objective (ms) | mad gradient (ms) | mad ratio | jax objective (ms) | jax gradient (ms) | jax ratio | objective mad/jax | objective and gradient agree with jax |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n'
+for s in "${sizes[@]}"; do
+  d=${s%%:*}; k=${s##*:}
+  p="$work/d${d}k${k}"
+  python3 "$here/gmm_gen.py" "$p" "$d" "$k" "$n"
+  args=("${p}_alphas.npy" "${p}_means.npy" "${p}_icf.npy" "${p}_x.npy" 1.0 0)
+  mo=$("$madc" bench --entry gmm_objective --runs 21 "$here/gmm.mad" -- "${args[@]}" | awk '/^median/ {print $2}')
+  mg=$("$madc" bench --entry gmm_gradient --runs 11 "$here/gmm.mad" -- "${args[@]}" | awk '/^median/ {print $2}')
+  mv=$("$madc" run --entry gmm_objective "$here/gmm.mad" -- "${args[@]}")
+  ml=$("$madc" run --entry gmm_gradient_l1 "$here/gmm.mad" -- "${args[@]}")
+  jx=$(python3 "$here/gmm_jax.py" "$p" "$d" "$k" "$n" 21)
+  jv=$(echo "$jx" | awk '/^objective/ {print $2}')
+  jl=$(echo "$jx" | awk '/^gradient/ {print $2}')
+  jo=$(echo "$jx" | awk '/^objective/ {print $3 * 1000}')
+  jg=$(echo "$jx" | awk '/^gradient/ {print $3 * 1000}')
+  python3 - "$d" "$k" "$n" "$mo" "$mg" "$jo" "$jg" "$mv" "$jv" "$ml" "$jl" <<'PY'
+import sys
+d, k, n, mo, mg, jo, jg, mv, jv, ml, jl = sys.argv[1:]
+mo, mg, jo, jg, mv, jv, ml, jl = map(float, (mo, mg, jo, jg, mv, jv, ml, jl))
+close = lambda a, b: abs(a - b) <= 1e-10 * max(1.0, abs(b))
+agree = close(mv, jv) and close(ml, jl)
+print(f"| {d} | {k} | {n} | {mo:.3f} | {mg:.3f} | {mg/mo:.1f} | {jo:.3f} | {jg:.3f} | {jg/jo:.1f} | {mo/jo:.1f} | {'yes' if agree else f'no: {mv} vs {jv}, |g| {ml} vs {jl}'} |")
+PY
+done
