@@ -169,6 +169,16 @@ fn rows_of(m: matrix) -> f64 {
     s
 }
 fn g_rows_of(m: matrix) -> matrix { grad(rows_of)(m) }
+fn two_inner(v: vector) -> f64 {
+    let n = len(v);
+    let mut s = 0.0;
+    for i in 0..n/2 {
+        for j in 0..2 { s += v[2*i+j] * v[2*i+j]; }
+        for j in 0..2 { s += sin(v[2*i+j]) * (i as f64); }
+    }
+    s
+}
+fn g_two_inner(v: vector) -> vector { grad(two_inner)(v) }
 fn g_blocks(v: vector) -> vector { grad(blocks)(v) }
 fn g_neighbours(v: vector) -> vector { grad(neighbours)(v) }
 fn g_three(v: vector) -> vector { grad(three)(v) }
@@ -178,7 +188,7 @@ fn g_three(v: vector) -> vector { grad(three)(v) }
 fn nested_read_gradients_accumulate_sparsely_and_match_finite_differences() {
     let prog = Program::compile_str("reads.mad", NESTED_READS).expect("compiles");
     let x: Vec<f64> = (0..16).map(|i| 0.3 + 0.17 * i as f64 - 0.01 * (i * i) as f64).collect();
-    for name in ["blocks", "neighbours", "three"] {
+    for name in ["blocks", "neighbours", "three", "two_inner"] {
         let g = both(&prog, &format!("g_{name}"), &[vector(&x)]);
         let h = 1e-6;
         for k in 0..x.len() {

@@ -341,8 +341,9 @@ fn accumulates(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId,
 }
 
 /// Starts accumulating loops at the tensor they are added to: `acc + L`, where `L` is a
-/// result of an `scf.for` whose carried slot starts at `+0.0` zeros and only accumulates
-/// ([`accumulates`]), becomes the loop started at `acc`. Reverse mode leaves this for a loop
+/// result of an `scf.for` whose carried slot starts at `+0.0` zeros (or at the result of such a
+/// loop, used nowhere else: a chain of them) and only accumulates ([`accumulates`]), becomes
+/// the loop (the chain) started at `acc`. Reverse mode leaves this for a loop
 /// nested in another (the inner loop's adjoint, zeros plus its reads, added to the outer
 /// accumulator each outer iteration): a whole-tensor zero fill and add per outer iteration
 /// become nothing, and with [`crate::codegen::inplace`] the nested loops update one buffer.
@@ -360,20 +361,34 @@ pub fn fuse_accumulating_loops(f: &mut Function) -> bool {
                 continue;
             }
             for (l, acc) in [(op.operands[1], op.operands[0]), (op.operands[0], op.operands[1])] {
-                let Some(&lp) = d.get(&l) else { continue };
-                let Some(lpos) = r.ops[..pos].iter().position(|&o| o == lp) else { continue };
-                let lop = &f.ops[lp];
-                let Some(slot) = lop.results.iter().position(|&x| x == l) else { continue };
-                // `acc` must be known where the loop starts.
-                let acc_before = d.get(&acc).is_none_or(|a| !r.ops.contains(a) || r.ops[..lpos].contains(a));
-                if lop.kind != OpKind::For
-                    || l == acc
-                    || uses.get(&l) != Some(&1)
-                    || f.ty(acc) != f.ty(l)
-                    || !acc_before
-                    || !is_plus_zero_full(f, &d, lop.operands[slot + 2])
-                    || !accumulates(f, &d, &uses, lp, slot)
-                {
+                if l == acc || f.ty(acc) != f.ty(l) || uses.get(&l) != Some(&1) {
+                    continue;
+                }
+                // `l` is the last of a chain of accumulating loops, each started at the one
+                // before, the first at zeros: `L₂(init = L₁(init = 0))`.
+                let mut at = l;
+                let mut first = None;
+                for _ in 0..=MAX_CHAIN {
+                    let Some(&lp) = d.get(&at) else { break };
+                    let Some(lpos) = r.ops[..pos].iter().position(|&o| o == lp) else { break };
+                    let lop = &f.ops[lp];
+                    let Some(slot) = lop.results.iter().position(|&x| x == at) else { break };
+                    if lop.kind != OpKind::For || !accumulates(f, &d, &uses, lp, slot) {
+                        break;
+                    }
+                    let init = lop.operands[slot + 2];
+                    if is_plus_zero_full(f, &d, init) {
+                        first = Some((lp, slot, lpos));
+                        break;
+                    }
+                    if uses.get(&init) != Some(&1) {
+                        break;
+                    }
+                    at = init;
+                }
+                let Some((lp, slot, lpos)) = first else { continue };
+                // `acc` must be known where the first loop starts.
+                if !d.get(&acc).is_none_or(|a| !r.ops.contains(a) || r.ops[..lpos].contains(a)) {
                     continue;
                 }
                 rewrites.push((lp, slot, acc, op.results[0], l));
