@@ -148,13 +148,10 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
                 }
                 rows |= row;
                 let (target, value, idx) = (iop.operands[0], iop.operands[1], &iop.operands[2..]);
-                match sparse_add_term(f, &d, target, value, idx) {
-                    Some(v) => inserts.push((v, idx.to_vec())),
-                    None => {
-                        additive &= target == init;
-                        inserts.push((value, idx.to_vec()));
-                    }
-                }
+                // Both readings: the value written, and the term a sparse add adds.
+                let term = sparse_add_term(f, &d, target, value, idx);
+                additive &= term.is_some() || target == init;
+                inserts.push((value, term.unwrap_or(value), idx.to_vec()));
                 at = target;
             };
             // Rows are rewritten only as sparse adds.
@@ -163,18 +160,11 @@ pub fn sparse_accumulate(f: &mut Function) -> bool {
             }
             inserts.reverse();
             if additive {
+                let inserts = inserts.into_iter().map(|(_, term, idx)| (term, idx)).collect();
                 plans.push(Plan { for_id: id, k, add, acc_left, inserts, additive });
                 continue;
             }
-            // Undo the reading of sparse adds: an overwriting chain keeps its values as written.
-            let mut inserts = Vec::new();
-            let mut at = x;
-            while at != init {
-                let iop = &f.ops[d[&at]];
-                inserts.push((iop.operands[1], iop.operands[2..].to_vec()));
-                at = iop.operands[0];
-            }
-            inserts.reverse();
+            let inserts: Vec<(ValueId, Vec<ValueId>)> = inserts.into_iter().map(|(value, _, idx)| (value, idx)).collect();
             // An insert at the same element as a later one is overwritten by it: only the
             // last one per element counts.
             let mut last: Vec<(ValueId, Vec<ValueId>)> = Vec::new();
