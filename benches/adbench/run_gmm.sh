@@ -4,9 +4,11 @@
 # jit, median of runs) on the same .npy files, one after the other, and prints one row each.
 # Needs a release madc (`cargo build --release -p mad`), python3 with numpy and jax[cpu].
 # Usage: benches/adbench/run_gmm.sh [D:K ...]   (default: 2:5 10:5 10:25 20:25)
+# GMM_PROGRAM=path/to/other.mad times another formulation (e.g. gmm_vectors.mad).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 madc="$here/../../target/release/madc"
+program="${GMM_PROGRAM:-$here/gmm.mad}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 sizes=("$@")
@@ -19,10 +21,10 @@ for s in "${sizes[@]}"; do
   p="$work/d${d}k${k}"
   python3 "$here/gmm_gen.py" "$p" "$d" "$k" "$n"
   args=("${p}_alphas.npy" "${p}_means.npy" "${p}_icf.npy" "${p}_x.npy" 1.0 0)
-  mo=$("$madc" bench --entry gmm_objective --runs 21 "$here/gmm.mad" -- "${args[@]}" | awk '/^median/ {print $2}')
-  mg=$("$madc" bench --entry gmm_gradient --runs 11 "$here/gmm.mad" -- "${args[@]}" | awk '/^median/ {print $2}')
-  mv=$("$madc" run --entry gmm_objective "$here/gmm.mad" -- "${args[@]}")
-  ml=$("$madc" run --entry gmm_gradient_l1 "$here/gmm.mad" -- "${args[@]}")
+  mo=$("$madc" bench --entry gmm_objective --runs 21 "$program" -- "${args[@]}" | awk '/^median/ {print $2}')
+  mg=$("$madc" bench --entry gmm_gradient --runs 11 "$program" -- "${args[@]}" | awk '/^median/ {print $2}')
+  mv=$("$madc" run --entry gmm_objective "$program" -- "${args[@]}")
+  ml=$("$madc" run --entry gmm_gradient_l1 "$program" -- "${args[@]}")
   jx=$(python3 "$here/gmm_jax.py" "$p" "$d" "$k" "$n" 21)
   jv=$(echo "$jx" | awk '/^objective/ {print $2}')
   jl=$(echo "$jx" | awk '/^gradient/ {print $2}')

@@ -21,6 +21,7 @@ mod ad_random;
 mod ad_recursion;
 mod ad_smoke;
 mod ad_tape;
+mod adbench_programs;
 mod api_calls;
 mod app_cli;
 mod app_cloth_sphere;

@@ -272,6 +272,61 @@ fn rewrite_overwriting(f: &mut Function, p: &Plan) {
     body.yields[p.k] = y;
 }
 
+/// The tensor that insert `ins` adds into, when it is a sparse add `insert(t, a + v, idx)`
+/// (or `v + a`): `a` reads `t[idx]` (read nowhere else), or `a` is the value the insert
+/// that made `t` wrote at the same `idx` (a read of `t[idx]` forwarded). `value_uses` is how
+/// often the inserted value may be read (2 when the next link forwards it). Returns the
+/// link's [`Link`].
+fn sparse_add_target(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId, usize>, ins: OpId, value_uses: usize) -> Option<Link> {
+    let iop = &f.ops[ins];
+    if iop.kind != OpKind::Insert || iop.operands.len() < 3 || uses.get(&iop.operands[1]) != Some(&value_uses) {
+        return None;
+    }
+    let (target, value, idx) = (iop.operands[0], iop.operands[1], &iop.operands[2..]);
+    let add = &f.ops[*d.get(&value)?];
+    if add.kind != OpKind::Binary(BinaryOp::Add) {
+        return None;
+    }
+    add.operands.iter().find_map(|&a| {
+        let def = &f.ops[*d.get(&a)?];
+        if def.kind == OpKind::Index && def.operands[0] == target && def.operands[1..] == *idx && uses.get(&a) == Some(&1) {
+            return Some(Link { from: target, reads: 2, forwarded: false });
+        }
+        let made = &f.ops[*d.get(&target)?];
+        (made.kind == OpKind::Insert && made.operands.len() >= 3 && made.operands[1] == a && made.operands[2..] == *idx)
+            .then_some(Link { from: target, reads: 1, forwarded: true })
+    })
+}
+
+/// One link of an accumulation chain.
+struct Link {
+    /// The tensor the link starts from.
+    from: ValueId,
+    /// How many uses of `from` the link accounts for.
+    reads: usize,
+    /// Whether the link reads the value the link before it inserted (a forwarded read).
+    forwarded: bool,
+}
+
+/// The link of an accumulation chain ending at `at`, defined in `ops`: a sparse add
+/// ([`sparse_add_target`], its value read `value_uses` times) or an accumulating loop
+/// ([`accumulates`]).
+fn accumulation_link(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId, usize>, ops: &[OpId], at: ValueId, value_uses: usize) -> Option<Link> {
+    let def = *d.get(&at)?;
+    if !ops.contains(&def) {
+        return None;
+    }
+    let dop = &f.ops[def];
+    match dop.kind {
+        OpKind::Insert => sparse_add_target(f, d, uses, def, value_uses),
+        OpKind::For => {
+            let slot = dop.results.iter().position(|&r| r == at)?;
+            accumulates(f, d, uses, def, slot).then(|| Link { from: dop.operands[slot + 2], reads: 1, forwarded: false })
+        }
+        _ => None,
+    }
+}
+
 /// Whether carried slot `k` of loop `id` only accumulates: each iteration adds into elements
 /// of its body argument by sparse adds, `insert(t, t[i] + v, i)` (or `v + t[i]`), or by a
 /// nested loop that accumulates the same way, and reads it nowhere else. Such a loop computes
@@ -287,6 +342,7 @@ fn accumulates(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId,
     let mut at = body.yields[k];
     // The last value is read once, by the yield.
     let mut reads = 1;
+    let mut value_uses = 1;
     for _ in 0..=MAX_CHAIN {
         if uses.get(&at).copied().unwrap_or(0) != reads {
             return false;
@@ -294,46 +350,41 @@ fn accumulates(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId,
         if at == arg {
             return true;
         }
-        let Some(&def) = d.get(&at) else { return false };
-        if !body.ops.contains(&def) {
+        let Some(link) = accumulation_link(f, d, uses, &body.ops, at, value_uses) else {
             return false;
-        }
-        let dop = &f.ops[def];
-        match dop.kind {
-            OpKind::Insert if dop.operands.len() >= 3 => {
-                let (target, value, idx) = (dop.operands[0], dop.operands[1], &dop.operands[2..]);
-                let Some(get) = d.get(&value).map(|&a| &f.ops[a]).and_then(|add| {
-                    add.operands.iter().copied().find(|v| {
-                        d.get(v).is_some_and(|&g| f.ops[g].kind == OpKind::Index && f.ops[g].operands[0] == target && f.ops[g].operands[1..] == *idx)
-                    })
-                }) else {
-                    return false;
-                };
-                if sparse_add_term(f, d, target, value, idx).is_none() || uses.get(&get) != Some(&1) || uses.get(&value) != Some(&1) {
-                    return false;
-                }
-                // The target is read by the sparse add and written by the insert.
-                reads = 2;
-                at = target;
-            }
-            OpKind::For => {
-                let Some(slot) = dop.results.iter().position(|&r| r == at) else { return false };
-                if !accumulates(f, d, uses, def, slot) {
-                    return false;
-                }
-                reads = 1;
-                at = dop.operands[slot + 2];
-            }
-            _ => return false,
-        }
+        };
+        (at, reads, value_uses) = (link.from, link.reads, if link.forwarded { 2 } else { 1 });
     }
     false
 }
 
-/// Starts accumulating loops at the tensor they are added to: `acc + L`, where `L` is a
-/// result of an `scf.for` whose carried slot starts at `+0.0` zeros (or at the result of such a
-/// loop, used nowhere else: a chain of them) and only accumulates ([`accumulates`]), becomes
-/// the loop (the chain) started at `acc`. Reverse mode leaves this for a loop
+/// Where the first link `link` of an accumulation chain (whose value is `at`) reads the zeros
+/// it starts at: the loop's init of the slot of `at`, or the insert's target and the read of
+/// it in the inserted sum.
+fn zero_sites(f: &Function, d: &HashMap<ValueId, OpId>, link: OpId, at: ValueId, zeros: ValueId) -> Vec<(OpId, usize)> {
+    let op = &f.ops[link];
+    if op.kind == OpKind::For {
+        let slot = op.results.iter().position(|&r| r == at).expect("the loop defines the link's value");
+        return vec![(link, slot + 2)];
+    }
+    let mut sites = vec![(link, 0)];
+    let add = &f.ops[d[&op.operands[1]]];
+    for v in &add.operands {
+        if let Some(&g) = d.get(v)
+            && f.ops[g].kind == OpKind::Index
+            && f.ops[g].operands[0] == zeros
+        {
+            sites.push((g, 0));
+        }
+    }
+    sites
+}
+
+/// Starts accumulating loops at the tensor they are added to: `acc + L`, where `L` is the end
+/// of a chain of accumulating links, each started at the one before and used nowhere else, the
+/// first at `+0.0` zeros — a link is an `scf.for` whose carried slot only accumulates
+/// ([`accumulates`]) or a sparse add `insert(t, t[i] + v, i)` — becomes the chain started at
+/// `acc`. Reverse mode leaves this for a loop
 /// nested in another (the inner loop's adjoint, zeros plus its reads, added to the outer
 /// accumulator each outer iteration): a whole-tensor zero fill and add per outer iteration
 /// become nothing, and with [`crate::codegen::inplace`] the nested loops update one buffer.
@@ -341,7 +392,9 @@ fn accumulates(f: &Function, d: &HashMap<ValueId, OpId>, uses: &HashMap<ValueId,
 pub fn fuse_accumulating_loops(f: &mut Function) -> bool {
     let d = definitions(f, &f.body);
     let uses = crate::analysis::use_counts(f);
-    let mut rewrites: Vec<(OpId, usize, ValueId, ValueId, ValueId)> = Vec::new();
+    // Per rewrite: the operands (op, position) that read the zeros the chain starts at, which
+    // now read `acc`; `acc`; the sum; the chain's last value, which replaces the sum.
+    let mut rewrites: Vec<(Vec<(OpId, usize)>, ValueId, ValueId, ValueId)> = Vec::new();
     let mut regions: Vec<&crate::ir::Region> = vec![&f.body];
     while let Some(r) = regions.pop() {
         for (pos, &id) in r.ops.iter().enumerate() {
@@ -354,42 +407,42 @@ pub fn fuse_accumulating_loops(f: &mut Function) -> bool {
                 if l == acc || f.ty(acc) != f.ty(l) || uses.get(&l) != Some(&1) {
                     continue;
                 }
-                // `l` is the last of a chain of accumulating loops, each started at the one
-                // before, the first at zeros: `L₂(init = L₁(init = 0))`.
+                // `l` is the last of a chain of accumulating links (loops and sparse adds),
+                // each started at the one before, the first at zeros: `L₂(init = L₁(init = 0))`.
                 let mut at = l;
+                let mut reads = 1;
+                let mut value_uses = 1;
                 let mut first = None;
                 for _ in 0..=MAX_CHAIN {
-                    let Some(&lp) = d.get(&at) else { break };
-                    let Some(lpos) = r.ops[..pos].iter().position(|&o| o == lp) else { break };
-                    let lop = &f.ops[lp];
-                    let Some(slot) = lop.results.iter().position(|&x| x == at) else { break };
-                    if lop.kind != OpKind::For || !accumulates(f, &d, &uses, lp, slot) {
+                    if uses.get(&at).copied().unwrap_or(0) != reads {
                         break;
                     }
-                    let init = lop.operands[slot + 2];
-                    if is_plus_zero_full(f, &d, init) {
-                        first = Some((lp, slot, lpos));
+                    let Some(link) = accumulation_link(f, &d, &uses, &r.ops[..pos], at, value_uses) else { break };
+                    let def = d[&at];
+                    if is_plus_zero_full(f, &d, link.from) {
+                        let lpos = r.ops.iter().position(|&o| o == def).expect("a link of this region");
+                        first = Some((def, link.from, lpos));
                         break;
                     }
-                    if uses.get(&init) != Some(&1) {
-                        break;
-                    }
-                    at = init;
+                    (at, reads, value_uses) = (link.from, link.reads, if link.forwarded { 2 } else { 1 });
                 }
-                let Some((lp, slot, lpos)) = first else { continue };
+                let Some((link, zeros, lpos)) = first else { continue };
+                let sites = zero_sites(f, &d, link, at, zeros);
                 // `acc` must be known where the first loop starts.
                 if !d.get(&acc).is_none_or(|a| !r.ops.contains(a) || r.ops[..lpos].contains(a)) {
                     continue;
                 }
-                rewrites.push((lp, slot, acc, op.results[0], l));
+                rewrites.push((sites, acc, op.results[0], l));
                 break;
             }
         }
     }
     let changed = !rewrites.is_empty();
     let mut map = HashMap::new();
-    for (lp, slot, acc, sum, l) in rewrites {
-        f.ops[lp].operands[slot + 2] = acc;
+    for (sites, acc, sum, l) in rewrites {
+        for (id, at) in sites {
+            f.ops[id].operands[at] = acc;
+        }
         map.insert(sum, l);
     }
     super::subst::apply(f, &map);
