@@ -175,6 +175,25 @@ fn samples() -> Vec<Sample> {
         "  %u = exp %v : tensor<f64; 3>\n  %r = tensor.sum %u : f64\n  return %r\n",
         vec![v()],
     ));
+    let m32 = || Value::Tensor(Tensor::from_f64(vec![3, 2], vec![0.3, -1.2, 2.1, 0.8, -0.5, 1.7]).unwrap());
+    out.push(tensor(
+        "tensor.slice",
+        "%a: tensor<f64; ?, ?>, %lo: i64, %hi: i64",
+        "  %s = tensor.slice %a, %lo, %hi : tensor<f64; ?, ?>\n  %u = exp %s : tensor<f64; ?, ?>\n  %w = mul %u, %s : tensor<f64; ?, ?>\n  %r = tensor.sum %w : f64\n  return %r\n",
+        vec![m32(), Value::I64(1), Value::I64(3)],
+    ));
+    out.push(tensor(
+        "tensor.concat",
+        "%a: tensor<f64; ?, ?>, %b: tensor<f64; 2, 2>",
+        "  %c = tensor.concat %b, %a, %b : tensor<f64; ?, 2>\n  %u = sin %c : tensor<f64; ?, 2>\n  %i = const 1 : i64\n  %row = tensor.index %u, %i : tensor<f64; 2>\n  %w = mul %c, %c : tensor<f64; ?, 2>\n  %s = tensor.sum %w : f64\n  %t = tensor.sum %row : f64\n  %r = mul %s, %t : f64\n  return %r\n",
+        vec![m32(), Value::Tensor(Tensor::from_f64(vec![2, 2], vec![1.1, 0.4, -0.7, 0.9]).unwrap())],
+    ));
+    out.push(tensor(
+        "tensor.reshape",
+        "%a: tensor<f64; ?, ?>",
+        "  %n = const 6 : i64\n  %two = const 2 : i64\n  %three = const 3 : i64\n  %v = tensor.reshape %a, %n : tensor<f64; ?>\n  %m = tensor.reshape %v, %two, %three : tensor<f64; ?, ?>\n  %i = const 1 : i64\n  %j = const 0 : i64\n  %x = tensor.index %m, %i, %j : f64\n  %e = exp %v : tensor<f64; ?>\n  %s = tensor.sum %e : f64\n  %r = mul %s, %x : f64\n  return %r\n",
+        vec![m32()],
+    ));
     out.push(scalar_sample(
         "tuple",
         "  %t = tuple %x0, %x1 : (f64, f64)\n  %a = tuple.get[1] %t : f64\n  %r = mul %a, %x0 : f64\n  return %r\n",

@@ -324,6 +324,16 @@ impl<'s> Ctx<'s> {
         )
     }
 
+    pub fn slice(&mut self, base: E, lo: Option<E>, hi: Option<E>, l: usize, r: usize) -> E {
+        let d = 1 + base.d.max(max_d(lo.iter().chain(hi.iter()).map(|a| &a.d)));
+        let kind = ExprKind::Slice {
+            base: Box::new(base.e),
+            lo: lo.map(|a| Box::new(a.e)),
+            hi: hi.map(|a| Box::new(a.e)),
+        };
+        self.expr(kind, l, r, d)
+    }
+
     pub fn index(&mut self, base: E, ix: Vec<E>, l: usize, r: usize) -> E {
         let d = 1 + base.d.max(max_d(ix.iter().map(|a| &a.d)));
         let indices = ix.into_iter().map(|a| a.e).collect();

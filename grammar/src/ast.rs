@@ -311,6 +311,12 @@ pub enum ExprKind {
         base: Box<Expr>,
         indices: Vec<Expr>,
     },
+    /// `base[lo..hi]`, `base[lo..]`, `base[..hi]`, `base[..]`: rows `lo` to `hi − 1`
+    Slice {
+        base: Box<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+    },
     /// `base.name` (`v.x`, `e.v0`)
     Field {
         base: Box<Expr>,

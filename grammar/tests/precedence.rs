@@ -80,6 +80,9 @@ fn chained_comparisons_are_an_error() {
 fn postfix_chains() {
     assert_eq!(expr("grad(f)(x)"), "(call (call grad [f]) [x])");
     assert_eq!(expr("m[i, j]"), "(index m [i j])");
+    assert_eq!(expr("v[a..b + 1]"), "(slice v a (+ b 1))");
+    assert_eq!(expr("v[..n][1..]"), "(slice (slice v _ n) 1 _)");
+    assert_eq!(expr("m[..]"), "(slice m _ _)");
     assert_eq!(expr("x[e.v0].y"), "(. (index x [(. e v0)]) y)");
     assert_eq!(expr("t.0"), "(. t 0)");
     assert_eq!(expr("t.0.1"), "(. (. t 0) 1)");

@@ -413,7 +413,7 @@ pub fn jvp(
                 }
             }
         }
-        OpKind::Extract(_) | OpKind::Index | OpKind::Transpose | OpKind::Sum => {
+        OpKind::Extract(_) | OpKind::Index | OpKind::Transpose | OpKind::Sum | OpKind::Slice | OpKind::Reshape => {
             if !is_float(e, xs[0]) {
                 return zero();
             }
@@ -425,6 +425,19 @@ pub fn jvp(
                     one(Some(e.op(kind.clone(), operands)?))
                 }
             }
+        }
+        OpKind::Concat => {
+            if !is_float(e, xs[0]) || dx.iter().all(Tan::is_zero) {
+                return zero();
+            }
+            let mut parts = Vec::new();
+            for (&x, d) in xs.iter().zip(dx) {
+                parts.push(match as_opt(e, d, x)? {
+                    Some(d) => d,
+                    None => e.zero_like(x)?,
+                });
+            }
+            one(Some(e.op(OpKind::Concat, parts)?))
         }
         OpKind::Insert => {
             if !is_float(e, xs[0]) || (dx[0].is_zero() && dx[1].is_zero()) {
@@ -710,6 +723,66 @@ pub fn vjp(
             Ok(Vjp::Cotangents(vec![tan(Some(
                 e.op(OpKind::Transpose, vec![g])?,
             ))]))
+        }
+        OpKind::Slice => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            // Zeros above and below the rows the slice took: `t̄ = [0; lo] ++ ḡ ++ [0; len − hi]`.
+            let (t, lo, hi) = (xs[0], xs[1], xs[2]);
+            let extents = e.extents(t)?;
+            let below = e.sub(extents[0], hi)?;
+            let Type::Tensor { elem, shape } = e.ty(t) else {
+                return Err(AdError::Internal("tensor.slice of a non-tensor".into()));
+            };
+            let mut zero_rows = Vec::new();
+            for rows in [lo, below] {
+                let z = e.float(elem, 0.0);
+                let mut ops = vec![z, rows];
+                ops.extend_from_slice(&extents[1..]);
+                let mut zshape = shape.clone();
+                zshape[0] = crate::ir::Dim::Dyn;
+                let id = e.push(OpKind::Full, ops, vec![Type::Tensor { elem, shape: zshape }]);
+                zero_rows.push(e.results(id)[0]);
+            }
+            let whole = e.op(OpKind::Concat, vec![zero_rows[0], g, zero_rows[1]])?;
+            let mut out = zeros(n);
+            out[0] = tan(Some(whole));
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::Concat => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            // Each operand's rows of ḡ, in order.
+            let mut out = Vec::new();
+            let mut at = e.int(0);
+            for &x in xs {
+                let rows = e.op(OpKind::DimOf(0), vec![x])?;
+                let end = e.add(at, rows)?;
+                out.push(tan(Some(e.op(OpKind::Slice, vec![g, at, end])?)));
+                at = end;
+            }
+            Ok(Vjp::Cotangents(out))
+        }
+        OpKind::Reshape => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            let mut ops = vec![g];
+            ops.extend(e.extents(xs[0])?);
+            let mut out = zeros(n);
+            out[0] = tan(Some(e.op(OpKind::Reshape, ops)?));
+            Ok(Vjp::Cotangents(out))
         }
         OpKind::Sum => {
             if !is_float(e, xs[0]) {

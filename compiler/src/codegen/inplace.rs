@@ -63,13 +63,16 @@ pub struct InPlace {
 }
 
 /// Whether op `op` uses its operand `a` (at position `i`) only to read it, keeping no
-/// reference to it: as the tensor of a `tensor.index` or `tensor.dim`, or in an op none of
+/// reference to it: as the tensor of a `tensor.index` or `tensor.dim`, as an operand of a
+/// `tensor.slice`, `tensor.concat` or `tensor.reshape` (which copy), or in an op none of
 /// whose results holds a heap tensor (`sum(v)`, a call `logsumexp(v)`, a comparison, `print`),
 /// which cannot hand the buffer on.
 fn reads_operand(f: &Function, op: &crate::ir::Op, i: usize) -> bool {
     match op.kind {
         OpKind::Index => i == 0,
         OpKind::DimOf(_) => true,
+        // They copy the elements they take.
+        OpKind::Slice | OpKind::Concat | OpKind::Reshape => true,
         _ => op.regions.is_empty() && op.results.iter().all(|&r| !type_has_heap(f.ty(r))),
     }
 }

@@ -1,8 +1,8 @@
 //! The standard library's sources, embedded in the compiler: `std::vec`,
-//! `std::mat`, `std::math` and `std::reduce` (all in the prelude).
+//! `std::mat`, `std::math`, `std::reduce` and `std::linalg` (all in the prelude).
 
 /// `(module name, file name, source)` of every standard library module.
-pub const MODULES: [(&str, &str, &str); 4] = [
+pub const MODULES: [(&str, &str, &str); 5] = [
     (
         "vec",
         "<std>/vec.mad",
@@ -22,5 +22,10 @@ pub const MODULES: [(&str, &str, &str); 4] = [
         "reduce",
         "<std>/reduce.mad",
         include_str!("../../../stdlib/reduce.mad"),
+    ),
+    (
+        "linalg",
+        "<std>/linalg.mad",
+        include_str!("../../../stdlib/linalg.mad"),
     ),
 ];

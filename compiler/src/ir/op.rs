@@ -87,6 +87,14 @@ pub enum OpKind {
     MatMul,
     Transpose,
     Sum,
+    /// Rows `lo..hi` of the first axis of a tensor: operands `(t, lo, hi)`, `lo` and `hi`
+    /// `i64` with `0 <= lo <= hi <= len` (a run-time error otherwise).
+    Slice,
+    /// Tensors of one kind, rank and trailing extents stacked along their first axis.
+    Concat,
+    /// A tensor's row-major elements under a new shape: operands `(t, d₀, …)`, the
+    /// extents `i64` whose product must be `t`'s element count.
+    Reshape,
     Tuple,
     TupleGet(u32),
     Call(FuncRef),
@@ -123,6 +131,9 @@ impl OpKind {
             | OpKind::MatMul
             | OpKind::Transpose
             | OpKind::Sum
+            | OpKind::Slice
+            | OpKind::Concat
+            | OpKind::Reshape
             | OpKind::Tuple
             | OpKind::TupleGet(_)
             | OpKind::Call(_)
@@ -149,6 +160,9 @@ impl OpKind {
             OpKind::MatMul,
             OpKind::Transpose,
             OpKind::Sum,
+            OpKind::Slice,
+            OpKind::Concat,
+            OpKind::Reshape,
             OpKind::Tuple,
             OpKind::TupleGet(0),
             OpKind::Call(FuncRef::from_index(0)),
@@ -181,6 +195,9 @@ impl OpKind {
             OpKind::MatMul => "tensor.matmul",
             OpKind::Transpose => "tensor.transpose",
             OpKind::Sum => "tensor.sum",
+            OpKind::Slice => "tensor.slice",
+            OpKind::Concat => "tensor.concat",
+            OpKind::Reshape => "tensor.reshape",
             OpKind::Tuple => "tuple",
             OpKind::TupleGet(_) => "tuple.get",
             OpKind::Call(_) => "call",

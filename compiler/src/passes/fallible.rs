@@ -40,7 +40,7 @@ fn static_in_bounds(t: &Type, indices: &[ValueId], consts: &HashMap<ValueId, i64
 /// remainder and power unless the divisor is a non-zero constant (the exponent a
 /// non-negative one), and a read (`tensor.index`, `tensor.extract`) at an index that is not
 /// a constant within a fixed extent, of a fixed-size tensor or of (a part of) one of `f`'s
-/// own parameters. Not counted, though they can fail: shape mismatches of dynamic tensors,
+/// own parameters, and a slice (`tensor.slice`) of (a part of) one of `f`'s parameters. Not counted, though they can fail: shape mismatches of dynamic tensors,
 /// allocations, writes, and reads of dynamic tensors made inside `f`, which differentiation
 /// creates in numbers (per-iteration buffers and adjoint accumulators sized by trip counts,
 /// correct by construction) and which an unused result would otherwise keep alive, with the
@@ -58,6 +58,8 @@ pub fn op_may_fail(f: &Function, op: &Op, facts: &Facts) -> bool {
                 _ => false,
             }
         }
+        // A slice of (a part of) a parameter, with bounds not known to be in range.
+        OpKind::Slice => op.operands.first().is_some_and(|t| facts.param_parts.contains(t)),
         OpKind::Index | OpKind::Extract(_) => {
             let Some(&t) = op.operands.first() else {
                 return false;
@@ -90,7 +92,7 @@ impl Facts {
         loop {
             let before = parts.len();
             for (_, op) in f.ops.iter() {
-                if matches!(op.kind, OpKind::TupleGet(_) | OpKind::Index | OpKind::Extract(_))
+                if matches!(op.kind, OpKind::TupleGet(_) | OpKind::Index | OpKind::Extract(_) | OpKind::Slice)
                     && op.operands.first().is_some_and(|v| parts.contains(v))
                 {
                     parts.extend(op.results.iter().copied());

@@ -128,6 +128,10 @@ pub fn sexpr(e: &Expr) -> String {
         ExprKind::Index { base, indices } => {
             format!("(index {} [{}])", sexpr(base), list(indices, sexpr))
         }
+        ExprKind::Slice { base, lo, hi } => {
+            let bound = |b: &Option<Box<Expr>>| b.as_deref().map_or("_".to_string(), sexpr);
+            format!("(slice {} {} {})", sexpr(base), bound(lo), bound(hi))
+        }
         ExprKind::Field { base, name } => format!("(. {} {})", sexpr(base), name.node),
         ExprKind::TupleField { base, index, .. } => format!("(. {} {index})", sexpr(base)),
         ExprKind::Tuple(es) => format!("(tuple {})", list(es, sexpr)),
@@ -464,6 +468,10 @@ pub fn depth(f: &File) -> usize {
                 ExprKind::Index { base, indices } => {
                     push(N::Expr(base));
                     indices.iter().for_each(|a| push(N::Expr(a)));
+                }
+                ExprKind::Slice { base, lo, hi } => {
+                    push(N::Expr(base));
+                    lo.iter().chain(hi.iter()).for_each(|a| push(N::Expr(a)));
                 }
                 ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => {
                     push(N::Expr(base))

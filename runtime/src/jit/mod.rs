@@ -14,6 +14,7 @@ pub mod direct;
 pub mod kernels;
 pub mod layout;
 pub mod math;
+pub mod reshape;
 pub mod routines;
 pub mod scalar;
 pub mod tensor;

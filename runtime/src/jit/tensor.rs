@@ -34,6 +34,12 @@ pub enum TensorOp {
     Literal(Tensor),
     /// A copy of the operand, which the program then updates in place.
     Copy,
+    /// Rows `lo..hi` of the first axis ([`super::reshape::slice_rows`]).
+    Slice,
+    /// The operands stacked along their first axis ([`super::reshape::concat_rows`]).
+    Concat,
+    /// The elements under the shape of the `i64` operands ([`super::reshape::reshape`]).
+    Reshape,
 }
 
 /// One op site of a compiled program: the op, its operands' layouts and its result's.
@@ -456,6 +462,20 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
                 shape: vec![n, m],
                 data: data_from_values(t.kind(), &vs),
             }))
+        }
+        TensorOp::Slice => {
+            let t = tensor_arg(args, 0, "slice")?;
+            let (lo, hi) = (i64_arg(args, 1, "slice")?, i64_arg(args, 2, "slice")?);
+            super::reshape::slice_rows(t, lo, hi).map(Value::Tensor)
+        }
+        TensorOp::Concat => {
+            let ts: Vec<&Tensor> = (0..args.len()).map(|i| tensor_arg(args, i, "concat")).collect::<Result<_, _>>()?;
+            super::reshape::concat_rows(&ts).map(Value::Tensor)
+        }
+        TensorOp::Reshape => {
+            let t = tensor_arg(args, 0, "reshape")?;
+            let dims: Vec<i64> = (1..args.len()).map(|i| i64_arg(args, i, "reshape")).collect::<Result<_, _>>()?;
+            super::reshape::reshape(t, &dims).map(Value::Tensor)
         }
         TensorOp::Literal(t) => Ok(Value::Tensor(t.clone())),
         TensorOp::Copy => Ok(Value::Tensor(tensor_arg(args, 0, "copy")?.clone())),

@@ -569,6 +569,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
             OpKind::MatMul => Some(TensorOp::MatMul),
             OpKind::Transpose => Some(TensorOp::Transpose),
             OpKind::Sum => Some(TensorOp::Sum),
+            OpKind::Slice => Some(TensorOp::Slice),
+            OpKind::Concat => Some(TensorOp::Concat),
+            OpKind::Reshape => Some(TensorOp::Reshape),
             OpKind::Const(_)
             | OpKind::Select
             | OpKind::Tuple
@@ -689,6 +692,10 @@ impl<'a, 'b> FnLower<'a, 'b> {
             OpKind::Sum => {
                 let r = self.one_result(op)?;
                 self.small_sum(self.operand(op, 0)?, r)?;
+            }
+            // Their results have a dynamic first extent: always heap tensors, lowered above.
+            OpKind::Slice | OpKind::Concat | OpKind::Reshape => {
+                return Err(unsupported("a slice, concat or reshape with a fixed-size result"));
             }
             OpKind::Tuple => {
                 let r = self.one_result(op)?;

@@ -199,6 +199,18 @@ fn simple(kind: &OpKind, xs: &[&Value]) -> Result<Value, RtError> {
             need(1)?;
             shared(TensorOp::Sum, xs)
         }
+        OpKind::Slice => {
+            need(3)?;
+            shared(TensorOp::Slice, xs)
+        }
+        OpKind::Concat => {
+            at_least(1)?;
+            shared(TensorOp::Concat, xs)
+        }
+        OpKind::Reshape => {
+            at_least(1)?;
+            shared(TensorOp::Reshape, xs)
+        }
         OpKind::Tuple => Ok(Value::Tuple(xs.iter().map(|&x| x.clone()).collect())),
         OpKind::TupleGet(i) => {
             need(1)?;

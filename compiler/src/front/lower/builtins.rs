@@ -2,7 +2,7 @@
 //! (`Unary`/`Binary`, `polygamma(n, x)` with its integer order cast to the float kind),
 //! `select`, `len`/`rows`/`cols` (`DimOf`), `zeros`/`ones` (`Full`), `hadamard`
 //! (`Binary(Mul)`), `sum`, `transpose`, and `print` (`Print`, or `PrintStr` for a string
-//! literal). `min(v)`/`max(v)` with one argument are the standard library's reductions
+//! literal); `concat` and `reshape` are lowered with slices in [`super::shape_ops`]. `min(v)`/`max(v)` with one argument are the standard library's reductions
 //! (`std::reduce`), resolved as a call.
 
 use super::ops::{is_literal, literal_hint};
@@ -53,6 +53,8 @@ pub const BUILTINS: &[&str] = &[
     "transpose",
     "rows",
     "cols",
+    "concat",
+    "reshape",
 ];
 
 /// Reserved names of the differentiation operators.
@@ -71,6 +73,11 @@ impl FnCx<'_, '_> {
         name_span: Span,
         expected: Option<&SurfaceType>,
     ) -> Tv {
+        match name {
+            "concat" => return self.concat_builtin(args, span),
+            "reshape" => return self.reshape_builtin(args, span),
+            _ => {}
+        }
         let arity: &[usize] = match name {
             "zeros" | "ones" | "min" | "max" => &[1, 2],
             "atan2" | "pow" | "hadamard" | "polygamma" => &[2],

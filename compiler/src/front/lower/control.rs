@@ -158,6 +158,10 @@ pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             walk_expr(base, f);
             indices.iter().for_each(|a| walk_expr(a, f));
         }
+        ExprKind::Slice { base, lo, hi } => {
+            walk_expr(base, f);
+            lo.iter().chain(hi.iter()).for_each(|a| walk_expr(a, f));
+        }
         ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => walk_expr(base, f),
         ExprKind::Tuple(xs) | ExprKind::Array(xs) => xs.iter().for_each(|a| walk_expr(a, f)),
         ExprKind::ArrayRepeat { value, count } => {

@@ -51,6 +51,7 @@ impl FnCx<'_, '_> {
                 self.b.set_span(e.span);
                 self.index_tv(b, &idx, e.span)
             }
+            ExprKind::Slice { base, lo, hi } => self.slice_expr(base, lo.as_deref(), hi.as_deref(), e.span),
             ExprKind::Field { base, name } => {
                 let b = self.expr(base, None);
                 if let SurfaceType::Stencil(_) = b.ty {

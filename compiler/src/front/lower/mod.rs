@@ -25,6 +25,7 @@ pub mod dynlit;
 pub mod env;
 pub mod expr;
 pub mod ops;
+pub mod shape_ops;
 pub mod stmt;
 pub mod term;
 

@@ -391,6 +391,44 @@ pub fn result_types(
             }
             one(Type::Scalar(k))
         }
+        OpKind::Slice => {
+            count(op, ts, 3)?;
+            let (k, s) = tensor_of(op, &ts[0])?;
+            if s.is_empty() || ts[1] != Type::I64 || ts[2] != Type::I64 {
+                return Err(format!("`tensor.slice` needs a tensor of rank ≥ 1 and two i64 bounds, found {}, {}, {}", ts[0], ts[1], ts[2]));
+            }
+            let mut shape = s.to_vec();
+            shape[0] = Dim::Dyn;
+            one(Type::Tensor { elem: k, shape })
+        }
+        OpKind::Concat => {
+            let Some(first) = ts.first() else {
+                return Err("`tensor.concat` needs at least one operand".into());
+            };
+            let (k, s) = tensor_of(op, first)?;
+            if s.is_empty() {
+                return Err(format!("`tensor.concat` needs tensors of rank ≥ 1, found {first}"));
+            }
+            for t in &ts[1..] {
+                let (k2, s2) = tensor_of(op, t)?;
+                if k2 != k || s2.len() != s.len() || !s2[1..].iter().zip(&s[1..]).all(|(a, b)| dims_compatible(a, b)) {
+                    return Err(format!("`tensor.concat` needs one kind and one row shape, found {first} and {t}"));
+                }
+            }
+            let mut shape = s.to_vec();
+            shape[0] = Dim::Dyn;
+            one(Type::Tensor { elem: k, shape })
+        }
+        OpKind::Reshape => {
+            let Some(first) = ts.first() else {
+                return Err("`tensor.reshape` needs a tensor and its new extents".into());
+            };
+            let (k, _) = tensor_of(op, first)?;
+            if ts.len() < 2 || ts[1..].iter().any(|t| *t != Type::I64) {
+                return Err(format!("`tensor.reshape` needs a tensor and one or more i64 extents, found {} operand(s)", ts.len()));
+            }
+            one(Type::Tensor { elem: k, shape: vec![Dim::Dyn; ts.len() - 1] })
+        }
         OpKind::Tuple => one(Type::Tuple(ts.to_vec())),
         OpKind::TupleGet(i) => {
             count(op, ts, 1)?;
