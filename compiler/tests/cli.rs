@@ -781,3 +781,31 @@ fn bench_entry_times_a_function() {
     assert_eq!(neither.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&neither.stderr).contains("--what"));
 }
+
+#[test]
+fn adbench_files_convert_to_the_arguments_of_the_programs() {
+    // A GMM instance in ADBench's format with one point standing for all n = 3.
+    let file = write_temp("adbench_gmm.txt", b"2 2 3\n0.1\n0.2\n1 2\n3 4\n0.5 0.6 0.7\n0.8 0.9 1.0\n0.3 0.4\n1.0 0\n");
+    let prefix = format!("{}.converted", file);
+    let out = madc(&["adbench", "gmm", &file, "-o", &prefix]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let args: Vec<String> = String::from_utf8_lossy(&out.stdout).split_whitespace().map(String::from).collect();
+    assert_eq!(args[4..], ["1.0".to_string(), "0".to_string()]);
+    assert!(args[3].ends_with("_x.npy"));
+    let x = mad_runtime::npy::load(&args[3]).expect("the points");
+    assert_eq!(x.shape, vec![3, 2]);
+    assert_eq!(x.data, mad_runtime::TensorData::F64(vec![0.3, 0.4, 0.3, 0.4, 0.3, 0.4]));
+    // The converted arguments run the benchmark's GMM program.
+    let gmm = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/adbench/gmm.mad");
+    let mut run = vec!["run", gmm, "--entry", "gmm_objective", "--"];
+    run.extend(args.iter().map(String::as_str));
+    let value = madc(&run);
+    assert!(value.status.success(), "{}", String::from_utf8_lossy(&value.stderr));
+    let v: f64 = String::from_utf8_lossy(&value.stdout).trim().parse().expect("a number");
+    assert!(v.is_finite());
+    // A file that does not fit: exit 1, the line named.
+    let bad = write_temp("adbench_bad.txt", b"1 1 1\n1 2 3\n");
+    let out = madc(&["adbench", "ba", &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2: the camera: 11 numbers expected, the file has 3 left"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -31,6 +31,7 @@ mod applications;
 mod builtins_special;
 mod cli;
 mod conformance;
+mod dense_derivatives;
 mod diagnostics;
 mod energy_cli;
 mod energy_derivatives;

@@ -17,6 +17,7 @@
 //!   distances, and a conservative step bound that keeps a line search from stepping through contact.
 //! - [`linalg`]: small dense linear algebra (symmetric eigensolver, PSD projection).
 
+pub mod adbench;
 pub mod contact;
 pub mod jit;
 pub mod linalg;

@@ -85,6 +85,20 @@ pub enum Command {
     Eval(EvalArgs),
     /// Time one evaluation kind over a mesh; the first line is `median X ms`.
     Bench(BenchArgs),
+    /// Convert an instance file of Microsoft's ADBench (GMM, BA or LSTM) to `.npy` files,
+    /// one per array parameter of the problem's program, and print the arguments to pass
+    /// after `--` (the `.npy` paths and the scalars, in parameter order).
+    Adbench {
+        /// The problem the file is an instance of.
+        #[arg(value_enum)]
+        problem: super::adbench::AdbenchProblem,
+        /// The ADBench instance file (text).
+        file: PathBuf,
+        /// Prefix of the `.npy` files (`PREFIX_alphas.npy`, …; default: FILE without its
+        /// extension).
+        #[arg(short, long, value_name = "PREFIX")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// The mesh, unknowns, data and params of `madc eval` / `madc bench`.

@@ -2,6 +2,7 @@
 //! subcommand lives in its own file and returns an exit code; the library never
 //! prints, this layer does.
 
+mod adbench;
 mod args;
 mod commands;
 mod mesh_commands;
@@ -141,6 +142,7 @@ pub fn run(cli: Cli) -> i32 {
         } => solve_command::run(&file, entry.as_deref(), &solve, interp, out_npy.as_deref(), &args, color),
         Command::Eval(a) => mesh_commands::eval(&a, color),
         Command::Bench(a) => mesh_commands::bench(&a, color),
+        Command::Adbench { problem, file, out } => adbench::convert(problem, &file, out.as_deref()),
         Command::Emit {
             kind,
             file,

@@ -200,6 +200,12 @@ fn fill(m: &mut Module, p: &PendingDeriv, tf: FuncRef) -> Result<(), AdError> {
             let r = e.op(OpKind::Tuple, vec![value, adj])?;
             e.finish(r)
         }
+        DiffOp::Hessian if super::derive_dense::has_dynamic(&src_types, &floats) => {
+            super::derive_dense::hessian_body(m, tf, &floats, wrapper())?
+        }
+        DiffOp::Jacobian if super::derive_dense::has_dynamic(&src_types, &floats) => {
+            super::derive_dense::jacobian_body(m, tf, &floats, wrapper())?
+        }
         DiffOp::Hessian => {
             let d = ad::hessian(m, tf)?;
             let (mut e, out) = call_all(m, wrapper(), d);

@@ -544,8 +544,8 @@ impl ErrorKind {
             }
             ErrorKind::DiffSignature { op, .. } => vec![match op.as_str() {
                 "grad" => "`grad` applies to functions returning f64 with at least one floating-point argument".into(),
-                "hessian" => "`hessian` applies to functions returning f64 whose floating-point arguments have fixed size".into(),
-                "jacobian" => "`jacobian` applies to functions returning f64 or a vector whose floating-point arguments have fixed size".into(),
+                "hessian" => "`hessian` applies to functions returning f64 whose floating-point arguments are f64 values (scalars, fixed-size or dynamic tensors)".into(),
+                "jacobian" => "`jacobian` applies to functions returning f64 or a vector whose floating-point arguments are f64 values (scalars, fixed-size or dynamic tensors)".into(),
                 _ => format!("`{op}` applies to functions with a floating-point argument and a floating-point result"),
             }],
             ErrorKind::DiffCycle { .. } => vec!["a function cannot call its own derivative".into()],

@@ -18,6 +18,7 @@
 
 pub mod broadphase;
 pub mod derive;
+pub mod derive_dense;
 pub mod diagnostics;
 pub mod explain;
 pub mod items;

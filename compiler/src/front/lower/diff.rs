@@ -144,6 +144,17 @@ pub fn tangent(t: &SurfaceType) -> Option<SurfaceType> {
     }
 }
 
+/// Whether `t` is an `f64` tensor of any extents (`vector`, `matrix`, `[f64]`, `[vec3]`, a
+/// fixed-size one): an argument `jacobian` and `hessian` flatten, looping over its scalars
+/// when an extent is dynamic.
+fn dense_f64(t: &SurfaceType) -> bool {
+    match t {
+        SurfaceType::Vector | SurfaceType::Matrix => true,
+        SurfaceType::Slice(e) => dense_f64(e) || fixed_f64_size(e).is_some(),
+        _ => fixed_f64_size(t).is_some(),
+    }
+}
+
 /// The number of `f64` scalars in a value of a fixed-size `f64` type (scalar,
 /// vec, mat, array of those); `None` for any other type.
 pub fn fixed_f64_size(t: &SurfaceType) -> Option<u64> {
@@ -227,9 +238,11 @@ impl Front {
             for (i, _) in &floats {
                 match fixed_f64_size(&params[*i]) {
                     Some(s) => n += s,
+                    // A dynamic f64 tensor: the derivative loops over its scalars.
+                    None if dense_f64(&params[*i]) => {}
                     None => {
                         return Err(format!(
-                            "argument {i} has type {}; `{}` needs f64 arguments of fixed size (f64, vecN, matRxC, [f64; N])",
+                            "argument {i} has type {}; `{}` needs f64 arguments (f64, vecN, matRxC, [f64; N], vector, matrix, [f64], [vecN])",
                             params[*i],
                             k.op.name()
                         ));
