@@ -42,10 +42,9 @@ impl ModuleFiles {
     }
 }
 
-/// A file whose `mod` declarations are still to be followed.
+/// A file whose `mod` declarations are followed.
 struct Pending {
     file: usize,
-    ast: Arc<ast::File>,
     /// Where the file was read from (`None`: the program's text came without a file).
     path: Option<PathBuf>,
     /// The files that loaded this one, root first, ending with this one: (canonical
@@ -72,21 +71,16 @@ pub fn load(
         (Some(p), Some(name)) => vec![(canonical(p), name)],
         _ => Vec::new(),
     };
-    let mut stack = vec![Pending {
+    let root = Pending {
         file: root,
-        ast: Arc::new(root_ast.clone()),
         path: path.map(Path::to_path_buf),
         chain,
-    }];
-    while let Some(p) = stack.pop() {
-        let mut sites = Vec::new();
-        mod_file_items(&p.ast.items, &mut sites);
-        let children: Vec<Pending> = sites
-            .into_iter()
-            .filter_map(|item| loader.follow(&p, item))
-            .collect();
-        // Depth first, in source order.
-        stack.extend(children.into_iter().rev());
+    };
+    // Depth first, in source order.
+    let mut stack = loader.follow_all(&root, &root_ast.items);
+    while let Some((p, ast)) = stack.pop() {
+        let children = loader.follow_all(&p, &ast.items);
+        stack.extend(children);
     }
     (loader.modules, loader.diags)
 }
@@ -127,9 +121,26 @@ impl Loader<'_> {
             .push(FrontError { kind, file, span }.to_diagnostic());
     }
 
+    /// Loads the files of the `mod name;` declarations among `items` (of file `from`);
+    /// returns them in reverse source order (the order to pop them from a stack in).
+    fn follow_all(
+        &mut self,
+        from: &Pending,
+        items: &[ast::Item],
+    ) -> Vec<(Pending, Arc<ast::File>)> {
+        let mut sites = Vec::new();
+        mod_file_items(items, &mut sites);
+        let mut loaded: Vec<_> = sites
+            .into_iter()
+            .filter_map(|item| self.follow(from, item))
+            .collect();
+        loaded.reverse();
+        loaded
+    }
+
     /// Loads the file of `item`, a `mod name;` of `from`; returns the loaded file, whose
     /// own declarations are to be followed next, or `None` after reporting why not.
-    fn follow(&mut self, from: &Pending, item: &ast::Item) -> Option<Pending> {
+    fn follow(&mut self, from: &Pending, item: &ast::Item) -> Option<(Pending, Arc<ast::File>)> {
         let ast::ItemKind::ModFile { name, path } = &item.kind else {
             return None;
         };
@@ -163,10 +174,18 @@ impl Loader<'_> {
             Err(e) => {
                 let kind = if e.kind() == std::io::ErrorKind::NotFound {
                     let named = path.is_some();
-                    ErrorKind::ModFileNotFound { module, path: shown, named }
+                    ErrorKind::ModFileNotFound {
+                        module,
+                        path: shown,
+                        named,
+                    }
                 } else {
                     let reason = e.to_string();
-                    ErrorKind::ModFileUnreadable { module, path: shown, reason }
+                    ErrorKind::ModFileUnreadable {
+                        module,
+                        path: shown,
+                        reason,
+                    }
                 };
                 self.error(kind, from.file, at);
                 return None;
@@ -211,11 +230,11 @@ impl Loader<'_> {
         );
         let mut chain = from.chain.clone();
         chain.push((key, shown));
-        Some(Pending {
+        let pending = Pending {
             file,
-            ast,
             path: Some(read_path),
             chain,
-        })
+        };
+        Some((pending, ast))
     }
 }
