@@ -1,22 +1,29 @@
 //! Snapshot tests of the front end's diagnostics: each `tests/diagnostics/E01xx_*.mad`
 //! at the workspace root is compiled, its diagnostics are rendered without colour,
 //! and the text is compared with the snapshot. Every file must fail with its code,
-//! and every code the front end defines must have a file.
+//! and every code the front end defines must have a file. Each file is compiled as read
+//! from its path (its `mod name;` declarations load files of `tests/diagnostics/modules/`),
+//! except the E0134 files, whose error is that of a program given as text.
 //!
 //! Accept new output with `INSTA_UPDATE=always cargo test -p mad --test diagnostics`.
 
 use codespan_reporting::term::{self, Config};
-use mad::front::{SourceFiles, compile};
-use std::path::PathBuf;
+use mad::front::{SourceFiles, compile, compile_file};
+use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/diagnostics")
 }
 
-fn render(name: &str, src: &str) -> (String, Vec<String>) {
+/// Compiles `src` under `name`: as read from `path`, or as text without a file.
+fn render(name: &str, src: &str, path: Option<&Path>) -> (String, Vec<String>) {
     let mut files = SourceFiles::new();
     let id = files.add(name.to_string(), src.to_string());
-    let diags = match compile(&mut files, id) {
+    let compiled = match path {
+        Some(path) => compile_file(&mut files, id, path),
+        None => compile(&mut files, id),
+    };
+    let diags = match compiled {
         Ok(_) => return (String::from("(compiled without errors)\n"), Vec::new()),
         Err(d) => d,
     };
@@ -47,7 +54,8 @@ fn diagnostics_snapshots() {
             .to_string();
         let code = stem.split('_').next().expect("code prefix").to_string();
         let src = std::fs::read_to_string(&path).expect("read source");
-        let (out, codes) = render(&format!("{stem}.mad"), &src);
+        let from_file = (code != "E0134").then_some(path.as_path());
+        let (out, codes) = render(&format!("{stem}.mad"), &src, from_file);
         assert!(
             codes.contains(&code),
             "{stem}: expected a diagnostic {code}, got {codes:?}\n{out}"

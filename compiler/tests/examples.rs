@@ -1,6 +1,8 @@
 //! Every bundled example runs with `madc` and prints what its `// expected output:`
 //! block says, on the JIT and on the reference interpreter; examples without a
-//! `main` (mesh-energy files) must pass `madc check`.
+//! `main` (mesh-energy files) must pass `madc check`. An example in several files is a
+//! folder of `examples/` whose `main.mad` is the program (the other files are the modules
+//! it loads).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,14 +35,30 @@ fn madc(args: &[&str]) -> std::process::Output {
         .expect("madc runs")
 }
 
+/// The example programs: each `examples/*.mad`, and `main.mad` of each folder of `examples/`.
+fn programs() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(examples_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let main = path.join("main.mad");
+            if main.is_file() {
+                out.push(main);
+            }
+        } else if path.extension().and_then(|e| e.to_str()) == Some("mad") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn examples_print_their_expected_output() {
     let mut ran = 0;
-    for entry in std::fs::read_dir(examples_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("mad") {
-            continue;
-        }
+    let programs = programs();
+    assert!(programs.iter().any(|p| p.ends_with("modules/main.mad")), "{programs:?}");
+    for path in programs {
         let src = std::fs::read_to_string(&path).unwrap();
         let file = path.to_str().unwrap();
         match expected_output(&src) {

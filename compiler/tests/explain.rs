@@ -12,10 +12,11 @@ fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/explain")
 }
 
-fn compiled(name: &str, src: &str) -> mad::front::Compiled {
+fn compiled(name: &str, src: &str) -> (mad::front::Compiled, SourceFiles) {
     let mut files = SourceFiles::new();
     let id = files.add(name.to_string(), src.to_string());
-    compile(&mut files, id).unwrap_or_else(|_| panic!("{name} compiles"))
+    let c = compile(&mut files, id).unwrap_or_else(|_| panic!("{name} compiles"));
+    (c, files)
 }
 
 #[test]
@@ -34,8 +35,8 @@ fn explain_snapshots() {
             .expect("utf-8 name")
             .to_string();
         let src = std::fs::read_to_string(&path).expect("read source");
-        let c = compiled(&format!("{stem}.mad"), &src);
-        let out = mad::front::explain::explain(&c, &src);
+        let (c, files) = compiled(&format!("{stem}.mad"), &src);
+        let out = mad::front::explain::explain(&c, &files);
         insta::with_settings!({ snapshot_path => "snapshots/explain", prepend_module_to_snapshot => false }, {
             insta::assert_snapshot!(stem.clone(), out);
         });
@@ -45,7 +46,7 @@ fn explain_snapshots() {
 #[test]
 fn reported_modes_match_the_gradient_ir() {
     let src = std::fs::read_to_string(corpus().join("loops.mad")).expect("read");
-    let c = compiled("loops.mad", &src);
+    let (c, _files) = compiled("loops.mad", &src);
     for (name, taped) in [
         ("b3", true),
         ("early", true),
@@ -66,8 +67,8 @@ fn reported_modes_match_the_gradient_ir() {
 #[test]
 fn reported_recursion_modes_match_the_gradient_ir() {
     let src = std::fs::read_to_string(corpus().join("recursion.mad")).expect("read");
-    let c = compiled("recursion.mad", &src);
-    let text = mad::front::explain::explain(&c, &src);
+    let (c, files) = compiled("recursion.mad", &src);
+    let text = mad::front::explain::explain(&c, &files);
     for (name, split) in [
         ("rpow", true),
         ("tree", true),
@@ -95,8 +96,8 @@ fn reported_recursion_modes_match_the_gradient_ir() {
 #[test]
 fn reported_term_modes_match_the_gradient_ir() {
     let src = std::fs::read_to_string(corpus().join("terms.mad")).expect("read");
-    let c = compiled("terms.mad", &src);
-    let text = mad::front::explain::explain(&c, &src);
+    let (c, files) = compiled("terms.mad", &src);
+    let text = mad::front::explain::explain(&c, &files);
     assert!(text.contains("residual fit(e: vertex)\n  forward mode: the Jacobian"), "{text}");
     for t in &c.mesh.energies {
         let mut m = c.module.clone();

@@ -325,7 +325,12 @@ objective = spring + 0.5 * pin;
 fn truncated_sources_never_panic() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/diagnostics");
     for entry in std::fs::read_dir(dir).expect("corpus") {
-        let src = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        let path = entry.expect("entry").path();
+        // `modules/` holds the files the examples' `mod` declarations load.
+        if path.extension().is_none_or(|e| e != "mad") {
+            continue;
+        }
+        let src = std::fs::read_to_string(path).expect("read");
         let cuts: Vec<usize> = (0..src.len())
             .filter(|&i| src.is_char_boundary(i))
             .step_by(3)

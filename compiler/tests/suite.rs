@@ -62,6 +62,7 @@ mod jit_inplace;
 mod jit_loop_versions;
 mod jit_pairs;
 mod jit_release;
+mod modules_files;
 mod op_table;
 mod passes_accum;
 mod passes_simplify;

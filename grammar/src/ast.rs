@@ -37,6 +37,13 @@ pub enum ItemKind {
         name: Ident,
         items: Vec<Item>,
     },
+    /// `mod name;` or `mod name = "path.mad";`: a module whose items are in another
+    /// file (`path` as written, without the quotes; `None` for `name.mad`). The parser
+    /// does not read the file: the compiler's front end loads it.
+    ModFile {
+        name: Ident,
+        path: Option<Spanned<String>>,
+    },
     /// `use a::b::c;`, `use a::b::{c, d};`, `use a::b::*;`
     Use(UseTree),
     /// `const NAME: T = expr;`

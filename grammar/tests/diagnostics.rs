@@ -93,6 +93,13 @@ fn e0010_unexpected_token() {
 }
 
 #[test]
+fn e0010_module_file_needs_a_string_path() {
+    assert_eq!(codes("mod a = b;\nfn f() {}\n"), ["E0010"]);
+    assert_eq!(codes("mod a = \"a.mad\"\nfn f() {}\n"), ["E0010"]);
+    assert_eq!(codes("mod a\n"), ["E0011"]);
+}
+
+#[test]
 fn e0011_unexpected_end_of_file() {
     insta::assert_snapshot!(only("fn f(x: f64) -> f64 {\n    x + 1.0\n", "E0011"));
 }

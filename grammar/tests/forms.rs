@@ -188,6 +188,23 @@ fn initializers_states_and_updates() {
 }
 
 #[test]
+fn modules_in_other_files() {
+    let f = parse_ok("mod geo; mod util = \"lib/util.mad\"; mod a { mod b; }");
+    assert_eq!(
+        file(&f),
+        "(mod geo;)\n(mod util = \"lib/util.mad\")\n(mod a [(mod b;)])"
+    );
+    let src = "mod util = \"u.mad\";";
+    let f = parse_ok(src);
+    let mad_grammar::ast::ItemKind::ModFile { name, path: Some(path) } = &f.items[0].kind else {
+        panic!()
+    };
+    assert_eq!(&src[name.span.range()], "util");
+    assert_eq!(&src[path.span.range()], "\"u.mad\"");
+    assert_eq!(&src[f.items[0].span.range()], src);
+}
+
+#[test]
 fn spans_point_at_the_source() {
     let src = "fn f() { let x = a + b; }";
     let f = parse_ok(src);

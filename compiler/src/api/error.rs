@@ -3,7 +3,8 @@
 
 use crate::front::SourceFiles;
 pub use crate::front::locate::{SourceLocation, locate, locate_message, render};
-use codespan_reporting::diagnostic::{Diagnostic, Label};
+pub use crate::front::source::without_bom;
+use codespan_reporting::diagnostic::Diagnostic;
 use mad_runtime::RtError;
 use std::fmt;
 
@@ -175,52 +176,12 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The byte-order mark some editors write at the start of UTF-8 files.
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// `bytes` without a leading UTF-8 byte-order mark: source files are read as if it were not
-/// there (positions in diagnostics count from the first character after it, as editors
-/// show them).
-pub fn without_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)
-}
-
 /// Turns a file's bytes into a source; invalid UTF-8 becomes a diagnostic at the
 /// first bad byte (the rest of the file is shown lossily so the label has context).
-pub fn load_source(name: String, mut bytes: Vec<u8>) -> Result<(SourceFiles, usize), Error> {
+pub fn load_source(name: String, bytes: Vec<u8>) -> Result<(SourceFiles, usize), Error> {
     let mut files = SourceFiles::new();
-    let bom = without_bom(&bytes).len() != bytes.len();
-    if bom {
-        bytes.drain(..UTF8_BOM.len());
-    }
-    match String::from_utf8(bytes) {
-        Ok(mut text) => {
-            // Lines end in LF or CRLF; a file whose lines end in CR alone (old Mac editors)
-            // is read with CR as the line end (same length: positions are unchanged), so that
-            // diagnostics name its lines.
-            if !text.contains('\n') && text.contains('\r') {
-                text = text.replace('\r', "\n");
-            }
-            let id = files.add(name, text);
-            Ok((files, id))
-        }
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            // Byte offsets shift where replacement characters are longer than the bad
-            // bytes; the valid prefix is unchanged, so `at` is still exact.
-            let end = (at + 1).min(text.len());
-            let id = files.add(name, text);
-            let d = Diagnostic::error()
-                .with_code("E0006")
-                .with_message("the file is not valid UTF-8")
-                .with_labels(vec![
-                    Label::primary(id, at..end).with_message(format!("invalid UTF-8 at byte {at}")),
-                ])
-                .with_notes(vec!["help: save the file as UTF-8".to_string()]);
-            Err(Error::Compile(Diagnostics::new(files, vec![d])))
-        }
+    match crate::front::source::add_source(&mut files, name, bytes) {
+        (id, None) => Ok((files, id)),
+        (_, Some(d)) => Err(Error::Compile(Diagnostics::new(files, vec![d]))),
     }
 }
-
-

@@ -67,25 +67,36 @@ pub struct Program {
 }
 
 impl Program {
-    /// Compiles source text; `name` is the file name used in diagnostics.
+    /// Compiles source text; `name` is the file name used in diagnostics. The text has no
+    /// file, so it cannot declare modules in other files (`mod name;` is error E0134).
     pub fn compile_str(name: &str, source: &str) -> Result<Program, Error> {
         let mut files = SourceFiles::new();
         let id = files.add(name.to_string(), source.to_string());
-        Program::compile_files(files, id)
+        Program::compile_files(files, id, None)
     }
 
-    /// Reads and compiles a file. Bytes that are not UTF-8 are a diagnostic
-    /// pointing at the first bad byte.
+    /// Reads and compiles a file, with the module files its `mod name;` declarations load
+    /// (found relative to the file that declares them). Bytes that are not UTF-8 are a
+    /// diagnostic pointing at the first bad byte.
     pub fn compile_file(path: impl AsRef<Path>) -> Result<Program, Error> {
         let path = path.as_ref();
         let bytes = std::fs::read(path)
             .map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
         let (files, id) = error::load_source(path.display().to_string(), bytes)?;
-        Program::compile_files(files, id)
+        Program::compile_files(files, id, Some(path))
     }
 
-    fn compile_files(mut files: SourceFiles, id: usize) -> Result<Program, Error> {
-        let compiled = match front::compile(&mut files, id) {
+    /// Compiles file `id` of `files`, read from `path` when it came from a file.
+    fn compile_files(
+        mut files: SourceFiles,
+        id: usize,
+        path: Option<&Path>,
+    ) -> Result<Program, Error> {
+        let compiled = match path {
+            Some(path) => front::compile_file(&mut files, id, path),
+            None => front::compile(&mut files, id),
+        };
+        let compiled = match compiled {
             Ok(c) => c,
             Err(diagnostics) => return Err(Error::Compile(Diagnostics::new(files, diagnostics))),
         };
@@ -113,7 +124,8 @@ impl Program {
         &self.compiled
     }
 
-    /// The sources (the user's file and the standard library), for rendering diagnostics.
+    /// The sources (the user's file, the module files it loads and the standard library),
+    /// for rendering diagnostics.
     pub fn files(&self) -> &SourceFiles {
         &self.files
     }

@@ -30,12 +30,12 @@ pub(super) fn report(err: &Error, color: bool) -> i32 {
     1
 }
 
-/// Loads and runs the front end only.
+/// Loads and runs the front end only (loading the module files `file` declares).
 fn front_end(file: &Path) -> Result<(front::Compiled, front::SourceFiles), Error> {
     let bytes = std::fs::read(file)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
     let (mut files, id) = api::load_source(file.display().to_string(), bytes)?;
-    match front::compile(&mut files, id) {
+    match front::compile_file(&mut files, id, file) {
         Ok(c) => Ok((c, files)),
         Err(d) => Err(Error::Compile(Diagnostics::new(files, d))),
     }
@@ -50,20 +50,11 @@ pub fn check(file: &Path, color: bool) -> i32 {
 
 /// `madc explain FILE`: the differentiation mode of every region of every user function.
 pub fn explain(file: &Path, color: bool) -> i32 {
-    let (compiled, _files) = match front_end(file) {
+    let (compiled, files) = match front_end(file) {
         Ok(c) => c,
         Err(e) => return report(&e, color),
     };
-    let source = match std::fs::read(file) {
-        Ok(b) => String::from_utf8_lossy(api::without_bom(&b)).into_owned(),
-        Err(e) => {
-            return report(
-                &Error::Io(format!("cannot read {}: {e}", file.display())),
-                color,
-            );
-        }
-    };
-    print!("{}", crate::front::explain::explain(&compiled, &source));
+    print!("{}", crate::front::explain::explain(&compiled, &files));
     0
 }
 

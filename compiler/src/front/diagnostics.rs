@@ -166,6 +166,43 @@ pub enum ErrorKind {
         detail: String,
         help: Option<String>,
     },
+    /// E0130. The file of a `mod name;` (or `mod name = "path";`) declaration does not exist.
+    /// Why: the module's items are in that file. Example: `mod geometry;` with no
+    /// `geometry.mad` beside the declaring file. `named`: the declaration names the file
+    /// (`mod name = "path";`).
+    ModFileNotFound {
+        module: String,
+        path: String,
+        named: bool,
+    },
+    /// E0131. The file of a `mod` declaration exists but cannot be read (a directory, no
+    /// permission). Example: `mod data = "data";` where `data` is a directory.
+    ModFileUnreadable {
+        module: String,
+        path: String,
+        reason: String,
+    },
+    /// E0132. Module files that load each other: `a.mad` declares `mod b;` and `b.mad`
+    /// declares `mod a = "a.mad";`. Why: a file is one module, which cannot contain itself.
+    /// `chain` is the files in loading order, the first repeated at the end.
+    ModFileCycle { chain: Vec<String> },
+    /// E0133. One file loaded by two `mod` declarations. Why: a file is one module with one
+    /// path; a second declaration would compile a second copy of every item. `first` (in
+    /// `first_file`) is the declaration that loaded it first. Example: `mod a; mod b = "a.mad";`.
+    ModFileTwice {
+        path: String,
+        first_file: usize,
+        first: Span,
+    },
+    /// E0134. `mod name;` in a program whose text was given without a file (the embedding
+    /// API's `Program::compile_str`). Why: module files are found relative to the file that
+    /// declares them. Example: `mod geometry;` compiled from a string.
+    ModFileWithoutFile { module: String },
+    /// E0135. A mesh declaration (`dof`, `data`, `state`, `param`, `energy`, `residual`,
+    /// `objective`, `update`, `solve`, `broadphase`) in a file loaded by `mod name;`.
+    /// Why: a program's mesh energy is declared in its root file; module files hold
+    /// functions and constants. Example: `energy e(v: vertex) { 0.0 }` in `geometry.mad`.
+    MeshDeclInModuleFile { item: &'static str },
     /// E0123. A tuple pattern that does not match the value's shape.
     /// Why: `let (a, b) = e;` needs a 2-tuple. Example: `let (a, b) = 1.0;`.
     PatternMismatch { expected: String, found: String },
@@ -234,11 +271,12 @@ pub enum ErrorKind {
 }
 
 /// Every code the front end can report.
-pub const ALL_CODES: [&str; 37] = [
+pub const ALL_CODES: [&str; 43] = [
     "E0100", "E0101", "E0102", "E0103", "E0104", "E0105", "E0106", "E0107", "E0108", "E0109",
     "E0110", "E0111", "E0112", "E0113", "E0114", "E0115", "E0116", "E0117", "E0118", "E0119",
     "E0120", "E0121", "E0122", "E0123", "E0124", "E0125", "E0126", "E0127", "E0128", "E0151",
-    "E0152", "E0153", "E0154", "E0155", "E0144", "E0145", "E0146",
+    "E0152", "E0153", "E0154", "E0155", "E0144", "E0145", "E0146", "E0130", "E0131", "E0132",
+    "E0133", "E0134", "E0135",
 ];
 
 impl ErrorKind {
@@ -274,6 +312,12 @@ impl ErrorKind {
             ErrorKind::BadInit { .. } => "E0144",
             ErrorKind::BadUpdate { .. } => "E0145",
             ErrorKind::BadBroadphase { .. } => "E0146",
+            ErrorKind::ModFileNotFound { .. } => "E0130",
+            ErrorKind::ModFileUnreadable { .. } => "E0131",
+            ErrorKind::ModFileCycle { .. } => "E0132",
+            ErrorKind::ModFileTwice { .. } => "E0133",
+            ErrorKind::ModFileWithoutFile { .. } => "E0134",
+            ErrorKind::MeshDeclInModuleFile { .. } => "E0135",
             ErrorKind::PatternMismatch { .. } => "E0123",
             ErrorKind::BranchMismatch { .. } => "E0124",
             ErrorKind::NotAValue { .. } => "E0125",
@@ -374,6 +418,24 @@ impl ErrorKind {
             ErrorKind::BadBroadphase { detail, .. } => {
                 format!("invalid broadphase declaration: {detail}")
             }
+            ErrorKind::ModFileNotFound { module, path, .. } => {
+                format!("cannot find `{path}`, the file of module `{module}`")
+            }
+            ErrorKind::ModFileUnreadable { module, path, reason } => {
+                format!("cannot read `{path}`, the file of module `{module}`: {reason}")
+            }
+            ErrorKind::ModFileCycle { chain } => {
+                format!("module files load each other in a cycle: {}", chain.join(" → "))
+            }
+            ErrorKind::ModFileTwice { path, .. } => {
+                format!("`{path}` is loaded by two `mod` declarations")
+            }
+            ErrorKind::ModFileWithoutFile { module } => format!(
+                "`mod {module};` needs the program to come from a file (module files are found next to it)"
+            ),
+            ErrorKind::MeshDeclInModuleFile { item } => {
+                format!("{item} cannot be declared in a module file")
+            }
             ErrorKind::PatternMismatch { expected, found } => {
                 format!("pattern mismatch: the pattern expects {expected}, the value is {found}")
             }
@@ -454,6 +516,14 @@ impl ErrorKind {
             ErrorKind::BadInit { .. } => "not a valid initializer".into(),
             ErrorKind::BadUpdate { .. } => "not a valid state or update".into(),
             ErrorKind::BadBroadphase { .. } => "not a valid broad phase".into(),
+            ErrorKind::ModFileNotFound { path, .. } => format!("no file `{path}`"),
+            ErrorKind::ModFileUnreadable { .. } => "unreadable file".into(),
+            ErrorKind::ModFileCycle { chain } => {
+                format!("loads `{}` again", chain.last().map_or("", String::as_str))
+            }
+            ErrorKind::ModFileTwice { .. } => "loaded again here".into(),
+            ErrorKind::ModFileWithoutFile { .. } => "no file to look next to".into(),
+            ErrorKind::MeshDeclInModuleFile { .. } => "in a file loaded by `mod`".into(),
             ErrorKind::PatternMismatch { .. } => "pattern does not match".into(),
             ErrorKind::BranchMismatch { else_ty, .. } => format!("this is {else_ty}"),
             ErrorKind::NotAValue { .. } => "not a value".into(),
@@ -531,6 +601,27 @@ impl ErrorKind {
                 vec!["`as` converts between f64, f32 and i64, and from bool to i64; elementwise between tensors of one shape".into()]
             }
             ErrorKind::StringValue => vec!["use it directly as `print(\"...\")`".into()],
+            ErrorKind::ModFileNotFound { module, named: false, .. } => vec![format!(
+                "`mod {module};` loads `{module}.mad` from the directory of the file that declares it; `mod {module} = \"PATH\";` names another file, relative to that directory"
+            )],
+            ErrorKind::ModFileNotFound { module, named: true, .. } => vec![format!(
+                "the path in `mod {module} = \"PATH\";` is relative to the directory of the file that declares it"
+            )],
+            ErrorKind::ModFileUnreadable { .. } => {
+                vec!["a module file is a readable text file of items (functions, constants, modules, `use`)".into()]
+            }
+            ErrorKind::ModFileCycle { .. } => {
+                vec!["a file is one module and cannot contain itself: move what both files need into a third".into()]
+            }
+            ErrorKind::ModFileTwice { .. } => vec![
+                "a file is one module: declare it once (e.g. in the root file) and reach its items by their path from elsewhere (`use util::f;`)".into(),
+            ],
+            ErrorKind::ModFileWithoutFile { module } => vec![format!(
+                "compile the program from its file (`madc … FILE`, `Program::compile_file`), or write the module inline: `mod {module} {{ … }}`"
+            )],
+            ErrorKind::MeshDeclInModuleFile { .. } => vec![
+                "mesh declarations (dof, data, state, param, energy, residual, objective, update, solve, broadphase) belong to the program's root file; module files hold functions and constants, which its terms may call".into(),
+            ],
             ErrorKind::ReverseLoop { .. } => vec![
                 "for second derivatives use `hessian(f)` (forward over reverse); forward mode (`jvp`, `jacobian`) passes such loops at any order"
                     .into(),
@@ -573,6 +664,13 @@ impl FrontError {
             ErrorKind::Duplicate { first, .. } => {
                 labels.push(
                     Label::secondary(self.file, first.range()).with_message("first defined here"),
+                );
+            }
+            ErrorKind::ModFileTwice {
+                first_file, first, ..
+            } => {
+                labels.push(
+                    Label::secondary(*first_file, first.range()).with_message("first loaded here"),
                 );
             }
             ErrorKind::AssignImmutable {

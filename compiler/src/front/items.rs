@@ -3,6 +3,7 @@
 //! `use` imports, and lookup of single names and `a::b::c` paths.
 
 use super::diagnostics::{ErrorKind, FrontError};
+use super::modfiles::ModuleFiles;
 use super::types::{StencilKind, SurfaceType, named_type};
 use crate::ir::FuncRef;
 use mad_grammar::ast;
@@ -131,13 +132,19 @@ pub struct Items {
     pub errors: Vec<FrontError>,
     /// The `std` module and its children `vec`, `mat`, `math`.
     pub prelude: Vec<ModId>,
+    /// The modules the user's `mod name;` declarations loaded from files.
+    pub module_files: ModuleFiles,
 }
 
 pub const ROOT: ModId = 0;
 
 impl Items {
-    pub fn new(user_file: usize) -> Items {
-        let mut it = Items::default();
+    /// The items of a program whose root is `user_file`, with the module files it loaded.
+    pub fn new(user_file: usize, module_files: ModuleFiles) -> Items {
+        let mut it = Items {
+            module_files,
+            ..Items::default()
+        };
         it.modules.push(ModuleScope {
             path: Vec::new(),
             parent: None,
@@ -191,6 +198,13 @@ impl Items {
     /// Registers the items of a module (recursively for nested `mod`s).
     pub fn collect(&mut self, module: ModId, file: usize, items: &[ast::Item], user: bool) {
         for item in items {
+            if user && file != self.modules[ROOT].file && is_mesh_decl(&item.kind) {
+                let kind = ErrorKind::MeshDeclInModuleFile {
+                    item: item_kind_name(&item.kind),
+                };
+                self.error(kind, file, item.span);
+                continue;
+            }
             if !matches!(item.kind, ast::ItemKind::Fn(_)) {
                 for a in &item.attrs {
                     let kind = if a.name.node == "ad" {
@@ -254,8 +268,21 @@ impl Items {
                     self.define(module, &decl.name, Def::Fn(idx), file);
                 }
                 ast::ItemKind::Mod { name, items } => {
-                    let m = self.new_module_checked(name, module, file);
+                    let m = self.new_module_checked(name, module, file, file);
                     self.collect(m, file, items, user);
+                }
+                ast::ItemKind::ModFile { name, .. } => {
+                    let loaded = self.module_files.get(file, item).cloned();
+                    let items_file = loaded.as_ref().map_or(file, |l| l.file);
+                    let m = self.new_module_checked(name, module, file, items_file);
+                    match loaded {
+                        Some(l) => self.collect(m, l.file, &l.ast.items, user),
+                        // Only when the caller did not load the files (`compile` does).
+                        None => {
+                            let module = name.node.clone();
+                            self.error(ErrorKind::ModFileWithoutFile { module }, file, item.span)
+                        }
+                    }
                 }
                 ast::ItemKind::Use(_) => {}
                 ast::ItemKind::Const { name, ty, value } => {
@@ -325,7 +352,14 @@ impl Items {
         // Imports are resolved after every module's items are known.
     }
 
-    fn new_module_checked(&mut self, name: &ast::Ident, parent: ModId, file: usize) -> ModId {
+    /// A new module `name` declared in `file`, whose items are in `items_file`.
+    fn new_module_checked(
+        &mut self,
+        name: &ast::Ident,
+        parent: ModId,
+        file: usize,
+        items_file: usize,
+    ) -> ModId {
         if let Some(first) = self.first_span_of(parent, &name.node) {
             self.error(
                 ErrorKind::Duplicate {
@@ -336,7 +370,7 @@ impl Items {
                 name.span,
             );
         }
-        self.new_module(&name.node, parent, file)
+        self.new_module(&name.node, parent, items_file)
     }
 
     fn add_mesh(
@@ -502,6 +536,13 @@ impl Items {
                 ast::ItemKind::Mod { items, .. } => {
                     if let Some(&child) = children.get(mod_idx) {
                         self.resolve_uses(child, file, items);
+                    }
+                    mod_idx += 1;
+                }
+                ast::ItemKind::ModFile { .. } => {
+                    let loaded = self.module_files.get(file, item).cloned();
+                    if let (Some(&child), Some(l)) = (children.get(mod_idx), loaded) {
+                        self.resolve_uses(child, l.file, &l.ast.items);
                     }
                     mod_idx += 1;
                 }
@@ -734,12 +775,18 @@ fn has_stencil(t: &SurfaceType) -> bool {
     }
 }
 
+/// Whether an item is a mesh declaration (those belong to the program's root file).
+fn is_mesh_decl(kind: &ast::ItemKind) -> bool {
+    use ast::ItemKind as K;
+    !matches!(kind, K::Fn(_) | K::Mod { .. } | K::ModFile { .. } | K::Use(_) | K::Const { .. })
+}
+
 /// How messages name an item of this kind (`@ad` does not apply to …).
 fn item_kind_name(kind: &ast::ItemKind) -> &'static str {
     use ast::ItemKind as K;
     match kind {
         K::Fn(_) => "a `fn`",
-        K::Mod { .. } => "a `mod`",
+        K::Mod { .. } | K::ModFile { .. } => "a `mod`",
         K::Use(_) => "a `use`",
         K::Const { .. } => "a `const`",
         K::Dof { .. } => "a `dof` field",

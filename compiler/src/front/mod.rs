@@ -1,6 +1,7 @@
 //! The compiler's front end: from `.mad` source to a checked, validated IR module.
 //!
-//! [`compile`] parses the user's file and the standard library, collects items
+//! [`compile`] parses the user's file and the standard library ([`compile_file`] also
+//! loads the files its `mod name;` declarations name, [`modfiles`]), collects items
 //! and resolves imports ([`items`]), type-checks and lowers every function body
 //! reachable from the user's program, and every energy and residual body
 //! ([`lower`], [`mesh`]), generates the derivatives the differentiation operators
@@ -25,7 +26,9 @@ pub mod items;
 pub mod locate;
 pub mod lower;
 pub mod mesh;
+pub mod modfiles;
 pub mod solve;
+pub mod source;
 pub mod state;
 pub mod stdlib;
 pub mod types;
@@ -34,12 +37,14 @@ use crate::ir::{self, FuncRef};
 use codespan_reporting::diagnostic::Diagnostic;
 use codespan_reporting::files::SimpleFiles;
 use std::fmt;
+use std::path::Path;
 
 pub use diagnostics::{ErrorKind, FrontError};
 pub use mesh::{FieldDecl, InputAt, MeshDecls, ObjExpr, ParamDecl, TermDecl, TermInput};
 pub use types::{StencilKind, SurfaceType};
 
-/// The source files of one compilation (the user's file and the standard library).
+/// The source files of one compilation (the user's file, the module files it loads, and
+/// the standard library).
 pub type SourceFiles = SimpleFiles<String, String>;
 
 /// A user-visible function: its (qualified) name, surface signature and IR function.
@@ -77,6 +82,9 @@ impl fmt::Display for FnSig {
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub module: ir::Module,
+    /// The id of the program's root file in the compilation's sources (module files it
+    /// loads have other ids).
+    pub file: usize,
     /// The user's functions (not the standard library's), in source order.
     pub functions: Vec<FnSig>,
     pub mesh: MeshDecls,
@@ -89,12 +97,33 @@ impl Compiled {
     }
 }
 
-/// Compiles the file `file_id` of `files`. The standard library's sources are
+/// Compiles the file `file_id` of `files`, a text that came without a file: a `mod name;`
+/// in it is error E0134 (see [`compile_file`]). The standard library's sources are
 /// added to `files` (so diagnostics in them can be rendered). Returns every
 /// parse, name, type and declaration error found.
 pub fn compile(
     files: &mut SourceFiles,
     file_id: usize,
+) -> Result<Compiled, Vec<Diagnostic<usize>>> {
+    compile_at(files, file_id, None)
+}
+
+/// Compiles the file `file_id` of `files`, whose text was read from `path`: each
+/// `mod name;` loads `name.mad` (`mod name = "p.mad";` the file `p.mad`) from the directory
+/// of the file that declares it, and those files are added to `files`. Otherwise as
+/// [`compile`].
+pub fn compile_file(
+    files: &mut SourceFiles,
+    file_id: usize,
+    path: &Path,
+) -> Result<Compiled, Vec<Diagnostic<usize>>> {
+    compile_at(files, file_id, Some(path))
+}
+
+fn compile_at(
+    files: &mut SourceFiles,
+    file_id: usize,
+    path: Option<&Path>,
 ) -> Result<Compiled, Vec<Diagnostic<usize>>> {
     let src = match files.get(file_id) {
         Ok(f) => f.source().clone(),
@@ -107,6 +136,8 @@ pub fn compile(
     let mut diags = Vec::new();
     let (user, parse_diags) = mad_grammar::parse(&src, file_id);
     diags.extend(parse_diags);
+    let (module_files, load_diags) = modfiles::load(files, file_id, &user, path);
+    diags.extend(load_diags);
     let mut std_files = Vec::new();
     for (module, name, text) in stdlib::MODULES {
         let id = files.add(name.to_string(), text.to_string());
@@ -121,17 +152,18 @@ pub fn compile(
         .iter()
         .map(|(m, id, ast)| (*m, *id, ast))
         .collect();
-    check_and_lower(file_id, &user, &std_refs)
+    check_and_lower(file_id, &user, &module_files, &std_refs)
 }
 
-/// Checks and lowers parsed files: the user's and the standard library modules
-/// (`(module name, file id, ast)`).
+/// Checks and lowers parsed files: the user's, the module files it loaded, and the
+/// standard library modules (`(module name, file id, ast)`).
 pub fn check_and_lower(
     file_id: usize,
     user: &mad_grammar::ast::File,
+    module_files: &modfiles::ModuleFiles,
     std: &[(&str, usize, &mad_grammar::ast::File)],
 ) -> Result<Compiled, Vec<Diagnostic<usize>>> {
-    let mut it = items::Items::new(file_id);
+    let mut it = items::Items::new(file_id, module_files.clone());
     it.collect(items::ROOT, file_id, &user.items, true);
     for (name, id, ast) in std {
         it.add_std_module(name, *id, ast);
@@ -201,6 +233,7 @@ pub fn check_and_lower(
         .collect();
     Ok(Compiled {
         module: g.module,
+        file: file_id,
         functions,
         mesh,
     })

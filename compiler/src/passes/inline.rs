@@ -178,7 +178,9 @@ pub fn inline_calls(module: &mut Module, f: FuncRef, rounds: usize) -> bool {
         let mut body = std::mem::take(&mut func.body);
         let mut map = HashMap::new();
         let eligible = |g: FuncRef| ok.get(&g).copied().unwrap_or(false);
-        let how = Inlining { eligible: &eligible, any_results: false, call_spans_across_files: false };
+        // The callees may come from several files (a derivative of a function calling
+        // another file's), and the copies are placed in `f`'s.
+        let how = Inlining { eligible: &eligible, any_results: false, call_spans_across_files: true };
         let did = inline_region(module, &mut func, &mut body, &how, &mut map);
         func.body = body;
         subst::apply(&mut func, &map);

@@ -218,6 +218,10 @@ pub fn item(i: &Item) -> String {
             block(&f.body)
         ),
         ItemKind::Mod { name, items } => format!("(mod {} [{}])", name.node, list(items, item)),
+        ItemKind::ModFile { name, path } => match path {
+            Some(p) => format!("(mod {} = {:?})", name.node, p.node),
+            None => format!("(mod {};)", name.node),
+        },
         ItemKind::Use(u) => {
             let prefix = list(&u.prefix, |i| i.node.clone());
             let kind = match &u.kind {
@@ -379,7 +383,7 @@ pub fn depth(f: &File) -> usize {
                     push(N::Block(&f.body));
                 }
                 ItemKind::Mod { items, .. } => items.iter().for_each(|i| push(N::Item(i))),
-                ItemKind::Use(_) => {}
+                ItemKind::Use(_) | ItemKind::ModFile { .. } => {}
                 ItemKind::Const { ty, value, .. } => {
                     push(N::Ty(ty));
                     push(N::Expr(value));
