@@ -1,5 +1,6 @@
 """ADBench's GMM objective and its gradient in jax (CPU, float64, jit): the reference the
-mad benchmark runs beside. Reads the same .npy files as `gmm.mad` (see run_gmm.sh) and
+mad benchmark runs beside. Reads the same .npy files as `gmm.mad` (`madc adbench gmm`'s
+output, see run_gmm.sh; the Wishart prior gamma = 1, m = 0 as gmm_gen.py writes it) and
 prints `objective <value> <seconds>` and `gradient <|g|_1> <seconds>`, each time the median
 of repeated calls after a warm-up (compilation excluded)."""
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# ADBench-style GMM benchmark: for each (d, K), makes the data (n = 1000 points), then times
-# mad's objective and gradient (`madc bench --entry`, median of runs) and jax's (CPU, float64,
-# jit, median of runs) on the same .npy files, one after the other, and prints one row each.
+# ADBench-style GMM benchmark: for each (d, K), makes the data (n = 1000 points) as an
+# instance file in ADBench's text format (gmm_gen.py), converts it with `madc adbench gmm` to
+# .npy files, then times mad's objective and gradient (`madc bench --entry`, median of runs)
+# and jax's (CPU, float64, jit, median of runs) on those files, one after the other, and
+# prints one row each.
 # Needs a release madc (`cargo build --release -p mad`), python3 with numpy and jax[cpu].
 # Usage: benches/adbench/run_gmm.sh [D:K ...]   (default: 2:5 10:5 10:25 20:25)
 # GMM_PROGRAM=path/to/other.mad times another formulation (e.g. gmm_vectors.mad).
@@ -20,7 +22,7 @@ for s in "${sizes[@]}"; do
   d=${s%%:*}; k=${s##*:}
   p="$work/d${d}k${k}"
   python3 "$here/gmm_gen.py" "$p" "$d" "$k" "$n"
-  args=("${p}_alphas.npy" "${p}_means.npy" "${p}_icf.npy" "${p}_x.npy" 1.0 0)
+  read -r -a args <<< "$("$madc" adbench gmm "$p.txt")"
   mo=$("$madc" bench --entry gmm_objective --runs 21 "$program" -- "${args[@]}" | awk '/^median/ {print $2}')
   mg=$("$madc" bench --entry gmm_gradient --runs 11 "$program" -- "${args[@]}" | awk '/^median/ {print $2}')
   mv=$("$madc" run --entry gmm_objective "$program" -- "${args[@]}")

@@ -51,6 +51,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod routed;
 pub mod split;
+mod undo;
 
 use super::emit::Emitter;
 use super::recursion;
@@ -211,8 +212,14 @@ enum State {
 struct LoopTape {
     lo: ValueId,
     n: ValueId,
-    /// One buffer per carried value: `[n, …]`, row `j` = the value entering iteration `lo + j`.
+    /// One buffer per carried value: `[n, …]`, row `j` = the value entering iteration `lo + j`;
+    /// for a tensor kept as an undo log ([`undo`]), `[n, k]`: row `j` = the elements its `k`
+    /// inserts overwrote in iteration `lo + j`.
     bufs: Vec<ValueId>,
+    /// Per carried value, its undo plan (`None`: the buffer holds whole values).
+    undo: Vec<Option<undo::UndoPlan>>,
+    /// The loop's results (the final values the undo logs are replayed from).
+    finals: Vec<ValueId>,
 }
 
 /// What the forward sweep of a taped loop recorded: the trip count, and for an
@@ -413,7 +420,9 @@ impl<'a> Rev<'a> {
         let n = self.e.binary(crate::ir::BinaryOp::Max, d, z)?;
         let mut bufs = Vec::new();
         let mut buf_types = Vec::new();
-        for &init in &op.operands[2..] {
+        let nslots = op.results.len();
+        let undo: Vec<Option<undo::UndoPlan>> = (0..nslots).map(|c| undo::plan(self.src, op, c)).collect();
+        for (c, &init) in op.operands[2..].iter().enumerate() {
             let x = self.v(init);
             let (kind, mut shape) = match self.e.ty(x) {
                 Type::Scalar(k) => (k, vec![]),
@@ -432,7 +441,11 @@ impl<'a> Rev<'a> {
                 k => self.e.float(k, 0.0),
             };
             let mut operands = vec![fill, n];
-            if !shape.is_empty() {
+            if let Some(plan) = &undo[c] {
+                // One row of overwritten elements per iteration.
+                operands.push(self.e.int(plan.inserts.len() as i64));
+                shape = vec![crate::ir::Dim::Fixed(plan.inserts.len() as u64)];
+            } else if !shape.is_empty() {
                 operands.extend(self.e.extents(x)?);
             }
             shape.insert(0, crate::ir::Dim::Dyn);
@@ -452,13 +465,31 @@ impl<'a> Rev<'a> {
         let nc = body.args.len() - 1;
         let mut new_bufs = Vec::new();
         for c in 0..nc {
+            if undo[c].is_some() {
+                new_bufs.push(args[1 + nc + c]);
+                continue;
+            }
             let b = self
                 .e
                 .op(OpKind::Insert, vec![args[1 + nc + c], args[1 + c], j])?;
             new_bufs.push(b);
         }
+        // The element each undo-logged insert overwrites, read just before it.
+        let mut overwritten: HashMap<OpId, ValueId> = HashMap::new();
         for &inner in &body.ops {
+            if undo.iter().flatten().any(|p| p.inserts.contains(&inner)) {
+                let ins = &self.src.ops[inner];
+                let read: Vec<ValueId> = std::iter::once(ins.operands[0]).chain(ins.operands[2..].iter().copied()).map(|v| self.v(v)).collect();
+                overwritten.insert(inner, self.e.op(OpKind::Index, read)?);
+            }
             self.clone_op(inner)?;
+        }
+        for (c, plan) in undo.iter().enumerate() {
+            let Some(plan) = plan else { continue };
+            for (k, id) in plan.inserts.iter().enumerate() {
+                let col = self.e.int(k as i64);
+                new_bufs[c] = self.e.op(OpKind::Insert, vec![new_bufs[c], overwritten[id], j, col])?;
+            }
         }
         let mut ys: Vec<ValueId> = body.yields.iter().map(|&y| self.v(y)).collect();
         ys.extend(new_bufs);
@@ -479,6 +510,8 @@ impl<'a> Rev<'a> {
                 lo,
                 n,
                 bufs: res[op.results.len()..].to_vec(),
+                undo,
+                finals: res[..op.results.len()].to_vec(),
             },
         );
         Ok(())
@@ -757,6 +790,17 @@ impl<'a> Rev<'a> {
             inits.push(self.e.zero_like(p)?);
             types.push(tangent_type(self.src.ty(o)).unwrap_or_else(Type::unit));
         }
+        // The undo-logged tensors, carried backwards from the loop's final values.
+        let undone: Vec<usize> = match &state {
+            State::Buffers(tape) => (0..tape.undo.len()).filter(|&c| tape.undo[c].is_some()).collect(),
+            State::Tape(_) => Vec::new(),
+        };
+        if let State::Buffers(tape) = &state {
+            for &c in &undone {
+                inits.push(tape.finals[c]);
+                types.push(self.e.ty(tape.finals[c]));
+            }
+        }
         let zero = self.e.int(0);
         let args = self.e.begin_region(&types);
         let one = self.e.int(1);
@@ -767,8 +811,28 @@ impl<'a> Rev<'a> {
                 let i = self.e.add(tape.lo, j)?;
                 self.map.insert(body.args[0], i);
                 for (c, &b) in tape.bufs.iter().enumerate() {
-                    let v = self.e.op(OpKind::Index, vec![b, j])?;
-                    self.map.insert(body.args[1 + c], v);
+                    if tape.undo[c].is_none() {
+                        let v = self.e.op(OpKind::Index, vec![b, j])?;
+                        self.map.insert(body.args[1 + c], v);
+                    }
+                }
+                // Each undo-logged tensor: the indices recomputed, the overwritten elements
+                // written back, last insert first.
+                let first_undone = 1 + active.len() + outer.len();
+                for (u, &c) in undone.iter().enumerate() {
+                    let plan = tape.undo[c].clone().expect("an undo plan");
+                    for &s in &plan.slice {
+                        self.clone_op(s)?;
+                    }
+                    let mut x = args[first_undone + u];
+                    for (k, &id) in plan.inserts.iter().enumerate().rev() {
+                        let col = self.e.int(k as i64);
+                        let old = self.e.op(OpKind::Index, vec![tape.bufs[c], j, col])?;
+                        let mut ops = vec![x, old];
+                        ops.extend(self.src.ops[id].operands[2..].iter().map(|&v| self.v(v)));
+                        x = self.e.op(OpKind::Insert, ops)?;
+                    }
+                    self.map.insert(body.args[1 + c], x);
                 }
             }
             State::Tape(lo) => {
@@ -811,6 +875,9 @@ impl<'a> Rev<'a> {
                 materialize(&mut self.e, &sum, p)?
                     .ok_or_else(|| AdError::Internal("outer adjoint".into()))?,
             );
+        }
+        for &c in &undone {
+            ys.push(self.v(body.args[1 + c]));
         }
         let region = self.e.end_region(ys);
         let mut operands = vec![zero, n];

@@ -682,13 +682,15 @@ pub fn vjp(
             let Some(g) = as_opt(e, &g[0], ys[0])? else {
                 return none();
             };
+            // The element's cotangent is read before the element is zeroed, so that the
+            // zeroing can update ḡ in place.
+            let mut ops = vec![g];
+            ops.extend_from_slice(&xs[2..]);
+            let gv = e.op(OpKind::Index, ops)?;
             let zv = e.zero_like(xs[1])?;
             let mut ops = vec![g, zv];
             ops.extend_from_slice(&xs[2..]);
             let gt = e.op(OpKind::Insert, ops)?;
-            let mut ops = vec![g];
-            ops.extend_from_slice(&xs[2..]);
-            let gv = e.op(OpKind::Index, ops)?;
             let mut out = zeros(n);
             out[0] = tan(Some(gt));
             out[1] = tan(Some(gv));
