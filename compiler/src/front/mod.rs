@@ -25,6 +25,7 @@ pub mod locate;
 pub mod lower;
 pub mod mesh;
 pub mod solve;
+pub mod sizes;
 pub mod state;
 pub mod stdlib;
 pub mod types;
