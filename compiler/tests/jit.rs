@@ -225,7 +225,7 @@ fn while_loop_collatz_steps() {
 
 #[test]
 fn small_and_heap_tensors() {
-    for n in [3u64, 100] {
+    for n in [3u64, 300] {
         // sum(x * 2.0) + x[1]
         let ty = Type::tensor(ScalarKind::F64, &[n]);
         let mut f = Function::new("t", &[ty.clone(), Type::I64], Type::F64);

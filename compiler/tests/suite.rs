@@ -48,6 +48,7 @@ mod energy_threads;
 mod energy_translation_seeds;
 mod examples;
 mod explain;
+mod fixed_sizes;
 mod front;
 mod interp;
 mod ir_files;

@@ -14,7 +14,7 @@
 //! let hypot2 = prog.function::<(f64, f64), f64>("hypot2")?;
 //! assert_eq!(hypot2.call((3.0, 4.0))?, 5.0);
 //!
-//! // Fixed-size arrays stand for vec2..vec4 (and `[f64; N]`).
+//! // Fixed-size arrays stand for vec2..vec16 (and `[f64; N]`).
 //! let scale = prog.function::<([f64; 3], f64), [f64; 3]>("scale")?;
 //! assert_eq!(scale.call(([1.0, 2.0, 3.0], 2.0))?, [2.0, 4.0, 6.0]);
 //!

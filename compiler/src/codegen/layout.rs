@@ -8,10 +8,13 @@
 
 use mad_runtime::jit::FlatLayout;
 
+use crate::front::types::MAX_FIXED_SIZE;
 use crate::ir::{Dim, Type};
 
-/// Largest element count of a scalarized tensor.
-pub const SCALARIZE_MAX: u64 = 64;
+/// Largest element count of a scalarized tensor: that of the largest fixed-size matrix,
+/// `mat16x16` ([`MAX_FIXED_SIZE`] squared), so that every `vecN` and `matRxC` value lives in
+/// registers or on the stack, never on the heap.
+pub const SCALARIZE_MAX: u64 = MAX_FIXED_SIZE as u64 * MAX_FIXED_SIZE as u64;
 
 /// The flat layout of an IR type.
 pub fn flat_layout(ty: &Type) -> FlatLayout {

@@ -62,8 +62,14 @@ pub enum ErrorKind {
     /// Why: they leave or restart the enclosing loop. Example: `fn f() { break; }`.
     OutsideLoop { what: &'static str },
     /// E0107. A type name that does not exist.
-    /// Why: types are built in. Example: `let x: vec5 = ...`.
+    /// Why: types are built in. Example: `let x: vecc3 = ...`.
     UnknownType { name: String },
+    /// E0107 as well: a vector or matrix type, or its constructor, of a size beyond the fixed
+    /// ones (`vecN` has N from 2 to [`super::types::MAX_FIXED_SIZE`], `matRxC` R and C from 1
+    /// to it). `detail` names the sizes there are. Why: fixed-size values are kept in
+    /// registers, one per entry; larger ones are `vector` and `matrix`.
+    /// Example: `let x: vec17 = ...`, `mat17(...)`.
+    FixedSizeBound { detail: String },
     /// E0108. A field that the value's type does not have.
     /// Why: fields are `.x .y .z .w` on vectors, `.0` on tuples, `.v0 ...` on elements.
     /// Example: `vec2(1.0, 2.0).z`.
@@ -117,7 +123,7 @@ pub enum ErrorKind {
         found: String,
     },
     /// E0117. A `dof`, `data` or `param` declaration with a stencil or value type it cannot have.
-    /// Why: unknowns live on vertices or faces and are f64 or vec2..vec4; params are f64 or i64.
+    /// Why: unknowns live on vertices or faces and are f64 or vec2..vec16; params are f64 or i64.
     /// Example: `dof x: edge -> vec3;`.
     BadMeshDecl { what: String, help: Option<String> },
     /// E0118. A stencil name that does not exist.
@@ -289,7 +295,7 @@ impl ErrorKind {
             ErrorKind::NoOverload { .. } | ErrorKind::AmbiguousCall { .. } => "E0104",
             ErrorKind::AssignImmutable { .. } => "E0105",
             ErrorKind::OutsideLoop { .. } => "E0106",
-            ErrorKind::UnknownType { .. } => "E0107",
+            ErrorKind::UnknownType { .. } | ErrorKind::FixedSizeBound { .. } => "E0107",
             ErrorKind::UnknownField { .. } => "E0108",
             ErrorKind::NotCallable { .. } => "E0109",
             ErrorKind::ReturnMismatch { .. } => "E0110",
@@ -375,6 +381,7 @@ impl ErrorKind {
             },
             ErrorKind::OutsideLoop { what } => format!("`{what}` outside of a loop"),
             ErrorKind::UnknownType { name } => format!("unknown type `{name}`"),
+            ErrorKind::FixedSizeBound { detail } => detail.clone(),
             ErrorKind::UnknownField { field, ty } => format!("no field `{field}` on type {ty}"),
             ErrorKind::NotCallable { what } => format!("{what} is not callable"),
             ErrorKind::ReturnMismatch { expected, found } => {
@@ -489,6 +496,7 @@ impl ErrorKind {
             ErrorKind::AssignImmutable { .. } => "cannot assign".into(),
             ErrorKind::OutsideLoop { .. } => "not inside `for` or `while`".into(),
             ErrorKind::UnknownType { .. } => "not a type".into(),
+            ErrorKind::FixedSizeBound { .. } => "no fixed-size type of this size".into(),
             ErrorKind::UnknownField { .. } => "unknown field".into(),
             ErrorKind::NotCallable { .. } => "called here".into(),
             ErrorKind::ReturnMismatch { expected, found } => {
@@ -582,9 +590,14 @@ impl ErrorKind {
                 "state field" => "an `update` computes a state: its body's value is what is written".into(),
                 _ => "compute the new value in a `let mut` variable".into(),
             }],
-            ErrorKind::UnknownType { .. } => vec![
-                "types are f64 f32 i64 bool vec2..vec4 mat2..mat4 matRxC vector matrix [T; N] [T] (T, U)".into(),
-            ],
+            ErrorKind::UnknownType { .. } => vec![format!(
+                "types are f64 f32 i64 bool vec2..vec{m} mat2..mat{m} matRxC (R, C ≤ {m}) vector matrix [T; N] [T] (T, U)",
+                m = super::types::MAX_FIXED_SIZE
+            )],
+            ErrorKind::FixedSizeBound { .. } => vec![format!(
+                "fixed sizes go up to {m} (`vec{m}`, `mat{m}`); for larger sizes, or sizes known only at run time, use `vector` and `matrix`",
+                m = super::types::MAX_FIXED_SIZE
+            )],
             ErrorKind::RepeatedAttribute { name } => vec![format!("give one `@{name}` per item")],
             ErrorKind::MisplacedAttribute { name, .. } => {
                 vec![format!("`@{name}` applies to `fn` items only; put it on a function this item calls")]

@@ -4,11 +4,13 @@
 
 use super::diagnostics::{ErrorKind, FrontError};
 use super::modfiles::ModuleFiles;
-use super::types::{StencilKind, SurfaceType, named_type};
+use super::sizes;
+use super::types::{StencilKind, SurfaceType, fixed_size_error, named_type};
 use crate::ir::FuncRef;
 use mad_grammar::ast;
 use mad_grammar::span::Span;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 pub type ModId = usize;
 
@@ -55,7 +57,9 @@ pub struct FnItem {
     pub qual: String,
     pub module: ModId,
     pub file: usize,
-    pub decl: ast::FnDecl,
+    /// The declaration as written (shared by the instances of a size-generic function,
+    /// whose sizes [`FnItem::body_decl`] writes in).
+    pub decl: Arc<ast::FnDecl>,
     pub attrs: Vec<ast::Attribute>,
     pub params: Vec<SurfaceType>,
     pub ret: SurfaceType,
@@ -66,6 +70,8 @@ pub struct FnItem {
     pub span: Span,
     /// Assigned when the function is first needed.
     pub fref: Option<FuncRef>,
+    /// The sizes of an overload of a size-generic library function ([`super::sizes`]).
+    pub instance: Option<sizes::Instance>,
 }
 
 impl FnItem {
@@ -73,6 +79,24 @@ impl FnItem {
     pub fn signature(&self) -> String {
         let ps: Vec<String> = self.params.iter().map(|t| t.to_string()).collect();
         format!("{}({}) -> {}", self.qual, ps.join(", "), self.ret)
+    }
+
+    /// How a list of candidates names this overload: its signature, or for an instance of
+    /// a size-generic function the whole family, once for all its sizes.
+    pub fn description(&self) -> String {
+        match &self.instance {
+            Some(i) => i.family.to_string(),
+            None => self.signature(),
+        }
+    }
+
+    /// The declaration whose body is lowered: the one written, with an instance's sizes
+    /// written in.
+    pub fn body_decl(&self) -> Arc<ast::FnDecl> {
+        match &self.instance {
+            Some(i) => Arc::new(sizes::instantiate(&self.decl, &i.sizes)),
+            None => self.decl.clone(),
+        }
     }
 }
 
@@ -222,6 +246,9 @@ impl Items {
                 }
             }
             match &item.kind {
+                ast::ItemKind::Fn(decl) if !user && sizes::size_vars(&item.attrs).is_some() => {
+                    self.collect_sized(module, file, item, decl)
+                }
                 ast::ItemKind::Fn(decl) => {
                     let params: Vec<SurfaceType> = decl
                         .params
@@ -251,20 +278,8 @@ impl Items {
                             "functions cannot take or return element handles; pass the values read with them".to_string();
                         self.error(ErrorKind::HandleMisuse { detail }, file, span);
                     }
-                    let idx = self.fns.len();
-                    self.fns.push(FnItem {
-                        qual: self.modules[module].qualify(&decl.name.node),
-                        module,
-                        file,
-                        decl: decl.clone(),
-                        attrs: item.attrs.clone(),
-                        params,
-                        ret,
-                        ir_name: String::new(),
-                        user,
-                        span: decl.name.span,
-                        fref: None,
-                    });
+                    let f = self.fn_item(module, file, Arc::new(decl.clone()), item.attrs.clone(), user);
+                    let idx = self.push_fn(FnItem { params, ret, ..f });
                     self.define(module, &decl.name, Def::Fn(idx), file);
                 }
                 ast::ItemKind::Mod { name, items } => {
@@ -350,6 +365,88 @@ impl Items {
             }
         }
         // Imports are resolved after every module's items are known.
+    }
+
+    /// A function item of `decl` with no signature types yet and no IR name.
+    fn fn_item(
+        &self,
+        module: ModId,
+        file: usize,
+        decl: Arc<ast::FnDecl>,
+        attrs: Vec<ast::Attribute>,
+        user: bool,
+    ) -> FnItem {
+        FnItem {
+            qual: self.modules[module].qualify(&decl.name.node),
+            module,
+            file,
+            span: decl.name.span,
+            decl,
+            attrs,
+            params: Vec::new(),
+            ret: SurfaceType::unit(),
+            ir_name: String::new(),
+            user,
+            fref: None,
+            instance: None,
+        }
+    }
+
+    fn push_fn(&mut self, f: FnItem) -> usize {
+        self.fns.push(f);
+        self.fns.len() - 1
+    }
+
+    /// Registers the overloads of a size-generic library function, one per size
+    /// ([`sizes`]). They differ in their parameter types by construction, so no duplicate
+    /// check is needed among them.
+    fn collect_sized(&mut self, module: ModId, file: usize, item: &ast::Item, decl: &ast::FnDecl) {
+        let found = sizes::size_vars(&item.attrs)
+            .unwrap_or_else(|| Ok(Vec::new()))
+            .and_then(|vars| Ok((sizes::instances(decl, &vars)?, vars)));
+        let (found, vars) = match found {
+            Ok(f) => f,
+            Err(detail) => {
+                let span = item.attrs.first().map_or(decl.name.span, |a| a.span);
+                let kind = ErrorKind::UnknownAttribute {
+                    name: sizes::ATTRIBUTE.to_string(),
+                    help: Some(detail),
+                };
+                self.error(kind, file, span);
+                return;
+            }
+        };
+        let decl = Arc::new(decl.clone());
+        let attrs = sizes::other_attributes(&item.attrs);
+        let qual = self.modules[module].qualify(&decl.name.node);
+        let family: Arc<str> = sizes::family(&qual, &decl, &vars, &found).into();
+        for s in found {
+            let params = decl
+                .params
+                .iter()
+                .map(|p| self.resolve_type(&sizes::rewrite::type_expr(&p.ty, &s), file))
+                .collect();
+            let ret = match &decl.ret {
+                Some(t) => self.resolve_type(&sizes::rewrite::type_expr(t, &s), file),
+                None => SurfaceType::unit(),
+            };
+            let instance = Some(sizes::Instance {
+                sizes: s,
+                family: family.clone(),
+            });
+            let f = self.fn_item(module, file, decl.clone(), attrs.clone(), false);
+            let idx = self.push_fn(FnItem {
+                params,
+                ret,
+                instance,
+                ..f
+            });
+            self.modules[module]
+                .items
+                .entry(decl.name.node.clone())
+                .or_default()
+                .push(Def::Fn(idx));
+        }
     }
 
     /// A new module `name` declared in `file`, whose items are in `items_file`.
@@ -498,7 +595,11 @@ impl Items {
             ast::TypeExprKind::Named(name) => match named_type(name) {
                 Some(ty) => ty,
                 None => {
-                    self.error(ErrorKind::UnknownType { name: name.clone() }, file, t.span);
+                    let kind = match fixed_size_error(name) {
+                        Some(detail) => ErrorKind::FixedSizeBound { detail },
+                        None => ErrorKind::UnknownType { name: name.clone() },
+                    };
+                    self.error(kind, file, t.span);
                     SurfaceType::Error
                 }
             },

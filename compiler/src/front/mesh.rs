@@ -118,7 +118,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                 );
                 if !ok {
                     let what = format!("dof `{name}` cannot have type {ty}");
-                    let help = Some("a dof is f64, vec2, vec3 or vec4".to_string());
+                    let help = Some(format!("a dof is f64 or vecN, N from 2 to {}", super::types::MAX_FIXED_SIZE));
                     g.error(ErrorKind::BadMeshDecl { what, help }, file, span);
                 }
                 if let Some(stencil) = stencil {
@@ -225,7 +225,7 @@ pub fn check_mesh(g: &mut Front) -> MeshDecls {
                             SurfaceType::F64 | SurfaceType::Vec(_) | SurfaceType::Error
                         ) {
                             let what = format!("residual `{name}` cannot have type {r}");
-                            let help = Some("a residual is f64 or vec2..vec4".to_string());
+                            let help = Some(format!("a residual is f64 or vecN, N from 2 to {}", super::types::MAX_FIXED_SIZE));
                             g.error(ErrorKind::BadMeshDecl { what, help }, file, ret.span);
                         }
                         (elem.clone(), stencil.clone(), body.clone(), r, false)

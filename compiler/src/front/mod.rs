@@ -28,6 +28,7 @@ pub mod lower;
 pub mod mesh;
 pub mod modfiles;
 pub mod solve;
+pub mod sizes;
 pub mod source;
 pub mod state;
 pub mod stdlib;

@@ -4,6 +4,19 @@
 use crate::ir::{Dim, ScalarKind, Type};
 use std::fmt;
 
+/// The largest fixed size: `vecN` has N from 2 to this, `matRxC` has R and C from 1 to
+/// this (`matN`, the square `matNxN`, N from 2). A value of these types lives in registers
+/// or on the stack, one slot per entry (the code generator scalarizes tensors of up to
+/// this squared entries, [`crate::codegen::layout::SCALARIZE_MAX`]); larger or run-time
+/// sizes are `vector` and `matrix`.
+pub const MAX_FIXED_SIZE: u8 = 16;
+
+/// The sizes `vecN` takes.
+const VEC_SIZES: std::ops::RangeInclusive<u8> = 2..=MAX_FIXED_SIZE;
+
+/// The row and column counts `matRxC` takes.
+const MAT_SIZES: std::ops::RangeInclusive<u8> = 1..=MAX_FIXED_SIZE;
+
 /// The kinds of mesh elements a term or a field can live on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StencilKind {
@@ -58,9 +71,9 @@ pub enum SurfaceType {
     F32,
     I64,
     Bool,
-    /// `vec2`..`vec4`
+    /// `vecN`, N from 2 to [`MAX_FIXED_SIZE`]
     Vec(u8),
-    /// `matRxC` (rows, columns), `mat2` is `Mat(2, 2)`
+    /// `matRxC` (rows, columns), R and C from 1 to [`MAX_FIXED_SIZE`]; `mat2` is `Mat(2, 2)`
     Mat(u8, u8),
     /// `[T; N]`
     Array(Box<SurfaceType>, u64),
@@ -190,13 +203,14 @@ impl SurfaceType {
     }
 
     /// The array type `[elem; n]` in canonical form: a vector or matrix type is the same
-    /// type as the array of the same shape, so `[f64; N]` (N from 2 to 4) is `vecN` and
-    /// `[vecC; R]` (R from 1 to 4) is `matRxC`.
+    /// type as the array of the same shape, so `[f64; N]` (N from 2 to [`MAX_FIXED_SIZE`])
+    /// is `vecN` and `[vecC; R]` (R from 1 to [`MAX_FIXED_SIZE`]) is `matRxC`.
     pub fn array(elem: SurfaceType, n: u64) -> SurfaceType {
-        match elem {
-            SurfaceType::F64 if (2..=4).contains(&n) => SurfaceType::Vec(n as u8),
-            SurfaceType::Vec(c) if (1..=4).contains(&n) => SurfaceType::Mat(n as u8, c),
-            e => SurfaceType::Array(Box::new(e), n),
+        let size = u8::try_from(n).ok();
+        match (elem, size) {
+            (SurfaceType::F64, Some(n)) if VEC_SIZES.contains(&n) => SurfaceType::Vec(n),
+            (SurfaceType::Vec(c), Some(r)) if MAT_SIZES.contains(&r) => SurfaceType::Mat(r, c),
+            (e, _) => SurfaceType::Array(Box::new(e), n),
         }
     }
 
@@ -336,24 +350,59 @@ pub fn named_type(name: &str) -> Option<SurfaceType> {
     })
 }
 
-/// `vec2`..`vec4`, `mat1x2`..`mat4`, as a type name or a constructor name.
+/// `vec2`..`vec16`, `mat1x1`..`mat16x16`, `mat2`..`mat16`, as a type name or a constructor
+/// name (sizes up to [`MAX_FIXED_SIZE`]).
 pub fn vec_mat_type(name: &str) -> Option<SurfaceType> {
+    match vec_mat_shape(name)? {
+        Shape::Vec(n) => VEC_SIZES.contains(&n).then_some(SurfaceType::Vec(n)),
+        Shape::Square(n) => VEC_SIZES.contains(&n).then_some(SurfaceType::Mat(n, n)),
+        Shape::Mat(r, c) => {
+            (MAT_SIZES.contains(&r) && MAT_SIZES.contains(&c)).then_some(SurfaceType::Mat(r, c))
+        }
+    }
+}
+
+/// The sizes a name shaped like a vector or matrix type spells (`vec17`, `mat0x3`),
+/// valid or not; sizes beyond `u8` read as 255.
+enum Shape {
+    Vec(u8),
+    Square(u8),
+    Mat(u8, u8),
+}
+
+fn vec_mat_shape(name: &str) -> Option<Shape> {
+    let size = |digits: &str| -> Option<u8> {
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(digits.parse::<u8>().unwrap_or(u8::MAX))
+    };
     if let Some(n) = name.strip_prefix("vec") {
-        let n: u8 = n.parse().ok()?;
-        return (2..=4).contains(&n).then_some(SurfaceType::Vec(n));
+        return Some(Shape::Vec(size(n)?));
     }
     let dims = name.strip_prefix("mat")?;
-    let (r, c) = match dims.split_once('x') {
-        Some((r, c)) => (r.parse::<u8>().ok()?, c.parse::<u8>().ok()?),
-        None => {
-            let n = dims.parse::<u8>().ok()?;
-            (n, n)
-        }
-    };
-    if dims.len() == 1 && !(2..=4).contains(&r) {
+    Some(match dims.split_once('x') {
+        Some((r, c)) => Shape::Mat(size(r)?, size(c)?),
+        None => Shape::Square(size(dims)?),
+    })
+}
+
+/// Why a name shaped like a vector or matrix type (`vec17`, `mat1`, `mat3x20`) is not one,
+/// naming the sizes there are; `None` for a valid type name or any other name.
+pub fn fixed_size_error(name: &str) -> Option<String> {
+    if vec_mat_type(name).is_some() {
         return None;
     }
-    ((1..=4).contains(&r) && (1..=4).contains(&c)).then_some(SurfaceType::Mat(r, c))
+    let max = MAX_FIXED_SIZE;
+    Some(match vec_mat_shape(name)? {
+        Shape::Vec(_) => format!("`{name}` is not a vector type: `vecN` has N from 2 to {max}"),
+        Shape::Square(_) => {
+            format!("`{name}` is not a matrix type: `matN` has N from 2 to {max}")
+        }
+        Shape::Mat(..) => format!(
+            "`{name}` is not a matrix type: `matRxC` has R and C from 1 to {max}"
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -365,10 +414,42 @@ mod tests {
         for name in ["f64", "vec3", "mat2", "mat2x3", "vector", "matrix", "edge"] {
             assert_eq!(named_type(name).unwrap().to_string(), name);
         }
-        assert_eq!(named_type("vec5"), None);
+        assert_eq!(named_type("vec16"), Some(SurfaceType::Vec(16)));
+        assert_eq!(named_type("mat16"), Some(SurfaceType::Mat(16, 16)));
+        assert_eq!(named_type("mat5x3"), Some(SurfaceType::Mat(5, 3)));
+        assert_eq!(named_type("vec17"), None);
+        assert_eq!(named_type("vec1"), None);
         assert_eq!(named_type("mat1"), None);
-        assert_eq!(named_type("mat5x2"), None);
+        assert_eq!(named_type("mat17x2"), None);
         assert_eq!(named_type("mat1x3"), Some(SurfaceType::Mat(1, 3)));
+        assert_eq!(named_type("vec+3"), None);
+        assert_eq!(named_type("vec03"), Some(SurfaceType::Vec(3)));
+    }
+
+    #[test]
+    fn sizes_beyond_the_bound_are_explained() {
+        assert_eq!(fixed_size_error("vec16"), None);
+        assert_eq!(fixed_size_error("vector"), None);
+        assert_eq!(fixed_size_error("velocity"), None);
+        let e = fixed_size_error("vec17").unwrap();
+        assert!(e.contains("from 2 to 16"), "{e}");
+        let e = fixed_size_error("mat3x300").unwrap();
+        assert!(e.contains("R and C from 1 to 16"), "{e}");
+        assert!(fixed_size_error("mat1").unwrap().contains("N from 2 to 16"));
+    }
+
+    #[test]
+    fn arrays_of_fixed_sizes_are_vectors_and_matrices() {
+        assert_eq!(SurfaceType::array(SurfaceType::F64, 16), SurfaceType::Vec(16));
+        assert_eq!(
+            SurfaceType::array(SurfaceType::F64, 17),
+            SurfaceType::Array(Box::new(SurfaceType::F64), 17)
+        );
+        assert_eq!(SurfaceType::array(SurfaceType::Vec(3), 5), SurfaceType::Mat(5, 3));
+        assert_eq!(
+            SurfaceType::array(SurfaceType::Vec(3), 300),
+            SurfaceType::Array(Box::new(SurfaceType::Vec(3)), 300)
+        );
     }
 
     #[test]

@@ -20,3 +20,15 @@ pub fn flat(v: &Value) -> Vec<f64> {
         _ => Vec::new(),
     }
 }
+
+/// Asserts that `got` matches `want` entry by entry within `tol`, relative to the larger of
+/// 1 and the wanted entry.
+pub fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (a - b).abs() <= tol * b.abs().max(1.0),
+            "{what}[{i}]: {a} vs {b}"
+        );
+    }
+}

@@ -354,10 +354,12 @@ impl FnLower<'_, '_> {
     fn inline_kernel(&mut self, args: &[Value]) -> Result<Vec<Value>, JitError> {
         let f = self.f;
         self.vals = vec![None; f.values.len()];
+        self.homes.clear();
         self.set_many(&f.body.args, args)?;
         self.lower_ops(&f.body.ops)?;
         let res = self.get_many_as(&f.body.yields, std::slice::from_ref(&f.ret));
         self.vals = vec![None; f.values.len()];
+        self.homes.clear();
         res
     }
 

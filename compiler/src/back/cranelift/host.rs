@@ -193,6 +193,8 @@ impl Build {
             unchecked: std::collections::HashSet::new(),
             wide: false,
             converting: 0,
+            indexed: super::homes::indexed_at_run_time(f),
+            homes: HashMap::new(),
         }
     }
 

@@ -47,11 +47,11 @@ mod tests {
     fn small_static_tensors_are_scalarized() {
         assert_eq!(clif_types(&Type::tensor(ScalarKind::F64, &[3])).len(), 3);
         assert_eq!(
-            clif_types(&Type::tensor(ScalarKind::F64, &[8, 8])).len(),
-            64
+            clif_types(&Type::tensor(ScalarKind::F64, &[16, 16])).len(),
+            256
         );
         assert_eq!(
-            clif_types(&Type::tensor(ScalarKind::F64, &[65])),
+            clif_types(&Type::tensor(ScalarKind::F64, &[257])),
             vec![types::I64]
         );
         let dynamic = Type::Tensor {

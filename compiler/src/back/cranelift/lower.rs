@@ -90,6 +90,11 @@ pub struct FnLower<'a, 'b> {
     /// The depth of `if`s being lowered as per-lane selects: their branches run for every
     /// lane, so no run-time error may be raised inside them.
     pub converting: usize,
+    /// The scalarized tensors read at run-time indices ([`super::homes`]).
+    pub indexed: std::collections::HashSet<ValueId>,
+    /// The stack homes of those defined so far: each one's entries, stored where it is
+    /// defined.
+    pub homes: HashMap<ValueId, Value>,
 }
 
 impl FnLower<'_, '_> {
@@ -164,6 +169,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
     }
 
     pub fn set(&mut self, v: ValueId, slots: Vec<Value>) {
+        self.make_home(v, &slots);
         if self.vals.len() <= v.index() {
             self.vals.resize(v.index() + 1, None);
         }

@@ -30,6 +30,7 @@ pub mod batch;
 pub mod control;
 pub mod direct;
 pub mod heap;
+pub mod homes;
 pub mod host;
 pub mod imports;
 pub mod inplace;

@@ -197,8 +197,13 @@ impl FnLower<'_, '_> {
             .map(|s| s.iter().product())
             .unwrap_or(1);
         let off = self.element_offset(&shape, idx)?;
-        let slots = self.get(t)?;
-        let base = self.spill(&slots, inner);
+        let base = match self.homes.get(&t) {
+            Some(&home) => home,
+            None => {
+                let slots = self.get(t)?;
+                self.spill(&slots, inner)
+            }
+        };
         let bytes = self.b.ins().imul_imm_s(off, 8);
         let addr = self.b.ins().iadd(base, bytes);
         let out = (0..inner)

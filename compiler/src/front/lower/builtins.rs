@@ -382,7 +382,7 @@ fn builtin_signatures(name: &str) -> Vec<String> {
         "pow" => &["(T, T) -> T for T = f64 or f32", "(T, i64) -> T for T = f64 or f32"],
         "min" | "max" => &[
             "(T, T) -> T for T = a number or a tensor of numbers",
-            "(T) -> f64 for T = vector, vec2, vec3 or vec4 (std::reduce)",
+            "(T) -> f64 for T = vector or vecN, N from 2 to 16 (std::reduce)",
         ],
         "polygamma" => &["polygamma(i64, T) -> T for T = f64, f32 or a tensor of those"],
         "hadamard" => &["hadamard(T, T) -> T for T = a vec, mat, array, vector or matrix"],

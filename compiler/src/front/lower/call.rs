@@ -6,7 +6,7 @@ use super::ops::is_literal;
 use super::{FnCx, Tv};
 use crate::front::diagnostics::ErrorKind;
 use crate::front::items::Def;
-use crate::front::types::{SurfaceType, vec_mat_type};
+use crate::front::types::{SurfaceType, fixed_size_error, vec_mat_type};
 use crate::ir::{Literal, OpKind};
 use mad_grammar::ast::{Expr, ExprKind};
 use mad_grammar::span::Span;
@@ -120,13 +120,18 @@ impl FnCx<'_, '_> {
                 return self.call_defs(&defs, &name, args, span, callee.span);
             }
             self.lower_args_for_errors(args);
-            self.unknown_name(n, callee.span);
+            self.unknown_callee(n, callee.span);
             return self.poison();
         }
         if path.len() == 2
             && let Some(t @ SurfaceType::Mat(..)) = vec_mat_type(&path[0].node)
         {
             return self.construct(&t, &path[1].node, args, span, path[1].span);
+        }
+        if path.len() == 2 && fixed_size_error(&path[0].node).is_some() {
+            self.lower_args_for_errors(args);
+            self.unknown_callee(&path[0].node, path[0].span);
+            return self.poison();
         }
         match self.g.items.lookup_path(self.module, path) {
             Some(defs) => self.call_defs(&defs, &name, args, span, callee.span),
@@ -135,6 +140,15 @@ impl FnCx<'_, '_> {
                 self.unknown_name(&name, callee.span);
                 self.poison()
             }
+        }
+    }
+
+    /// An unknown name in the place of a function: a vector or matrix constructor of a size
+    /// there is none of (`vec17(...)`) says which sizes there are.
+    fn unknown_callee(&mut self, name: &str, span: Span) {
+        match fixed_size_error(name) {
+            Some(detail) => self.error(ErrorKind::FixedSizeBound { detail }, span),
+            None => self.unknown_name(name, span),
         }
     }
 
@@ -225,21 +239,23 @@ impl FnCx<'_, '_> {
             .iter()
             .map(|&f| self.g.items.fns[f].params.clone())
             .collect();
-        let descs: Vec<String> = fns
-            .iter()
-            .map(|&f| self.g.items.fns[f].signature())
-            .collect();
-        let (k, vals) = self.pick_overload(&params, descs, name, args, span)?;
+        let descs = |cx: &Self| -> Vec<String> {
+            fns.iter()
+                .map(|&f| cx.g.items.fns[f].description())
+                .collect()
+        };
+        let (k, vals) = self.pick_overload(&params, &descs, name, args, span)?;
         Some((fns[k], vals))
     }
 
-    /// Picks among candidate parameter lists (described by `descs` in the error)
-    /// the one the arguments match; literal arguments adapt. Returns its position
-    /// and the lowered arguments.
+    /// Picks among candidate parameter lists the one the arguments match; literal
+    /// arguments adapt. Returns its position and the lowered arguments. `descs` describes
+    /// the candidates for an error (the same description twice is listed once: the
+    /// overloads of a size-generic function share theirs).
     pub fn pick_overload(
         &mut self,
         cands: &[Vec<SurfaceType>],
-        descs: Vec<String>,
+        descs: &dyn Fn(&Self) -> Vec<String>,
         name: &str,
         args: &[Expr],
         span: Span,
@@ -293,8 +309,10 @@ impl FnCx<'_, '_> {
             .collect();
         let matches = if exact.is_empty() { adapted } else { exact };
         if matches.len() > 1 {
-            let mut candidates: Vec<String> = matches.iter().map(|&f| descs[f].clone()).collect();
+            let all = descs(self);
+            let mut candidates: Vec<String> = matches.iter().map(|&f| all[f].clone()).collect();
             candidates.sort();
+            candidates.dedup();
             self.error(
                 ErrorKind::AmbiguousCall {
                     name: name.to_string(),
@@ -306,8 +324,9 @@ impl FnCx<'_, '_> {
             return None;
         }
         let Some(&f) = matches.first() else {
-            let mut candidates = descs;
+            let mut candidates = descs(self);
             candidates.sort();
+            candidates.dedup();
             self.error(
                 ErrorKind::NoOverload {
                     name: name.to_string(),

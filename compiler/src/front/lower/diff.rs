@@ -207,6 +207,23 @@ impl Front {
         }
     }
 
+    /// How a list of candidates names the application `k` with signature `sig`:
+    /// `grad(f)(vec3) -> vec3`, or, applied to an overload of a size-generic function,
+    /// the operator and the family once for all its sizes.
+    pub fn deriv_description(&self, k: &DerivKey, sig: &Sig) -> String {
+        let mut inner = &k.target;
+        while let Target::Deriv(d) = inner {
+            inner = &d.target;
+        }
+        if let Target::Fn(i) = inner
+            && let Some(inst) = &self.items.fns[*i].instance
+        {
+            return format!("{} of {}", self.deriv_name(k, false), inst.family);
+        }
+        let ps: Vec<String> = sig.params.iter().map(ToString::to_string).collect();
+        format!("{}({}) -> {}", self.deriv_name(k, false), ps.join(", "), sig.ret)
+    }
+
     pub fn target_sig(&self, t: &Target) -> Result<Sig, String> {
         match t {
             Target::Fn(i) => {
@@ -462,19 +479,10 @@ impl FnCx<'_, '_> {
             (0, vals)
         } else {
             let params: Vec<Vec<SurfaceType>> = ok.iter().map(|(_, s)| s.params.clone()).collect();
-            let descs: Vec<String> = ok
-                .iter()
-                .map(|(k, s)| {
-                    let ps: Vec<String> = s.params.iter().map(ToString::to_string).collect();
-                    format!(
-                        "{}({}) -> {}",
-                        self.g.deriv_name(k, false),
-                        ps.join(", "),
-                        s.ret
-                    )
-                })
-                .collect();
-            match self.pick_overload(&params, descs, &name, args, span) {
+            let descs = |cx: &Self| -> Vec<String> {
+                ok.iter().map(|(k, s)| cx.g.deriv_description(k, s)).collect()
+            };
+            match self.pick_overload(&params, &descs, &name, args, span) {
                 Some(c) => c,
                 None => return self.poison(),
             }

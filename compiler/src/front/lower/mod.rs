@@ -306,7 +306,7 @@ fn lower_fn(g: &mut Front, idx: usize) {
     };
     let it = &g.items.fns[idx];
     let (decl, params, ret, file, module, attrs) = (
-        it.decl.clone(),
+        it.body_decl(),
         it.params.clone(),
         it.ret.clone(),
         it.file,
