@@ -363,3 +363,34 @@ fn a_long_literal_is_one_op() {
     let want: f64 = (0..n).map(|i| i as f64 + 0.5).sum();
     assert_eq!(both(&prog, "main", &[]), vec![want]);
 }
+
+const TAPED_WRITES: &str = "
+@ad(tape)
+fn taped(a: vector, x: f64) -> f64 {
+    let mut s: vector = zeros(2);
+    s[0] = x;
+    for k in 0..3 { s[0] = s[0] * a[0] + 1.0; s[1] = s[0] * a[1]; }
+    s[0] + s[1]
+}
+fn g_taped(a: vector, x: f64) -> (vector, f64) { grad(taped)(a, x) }
+";
+
+/// A taped loop pushes its state on the tape and then writes it: the write must not change
+/// what the tape holds (the JIT writes into a copy, as the interpreter does).
+#[test]
+fn taped_loops_keep_the_state_they_pushed() {
+    let prog = Program::compile_str("taped.mad", TAPED_WRITES).expect("compiles");
+    let (a0, a1, x) = (0.5, 1.5, 0.3);
+    let args = [vector(&[a0, a1]), Value::F64(x)];
+    let jit = prog.call_with(Engine::Jit, "g_taped", &args, &mut std::io::sink()).expect("JIT runs");
+    let interp = prog.call_with(Engine::Interpreter, "g_taped", &args, &mut std::io::sink()).expect("interpreter runs");
+    assert_eq!(jit, interp);
+    let g = crate::program_common::flat(&jit);
+    // s0 = x a0³ + a0² + a0 + 1, and the result is s0 (1 + a1).
+    let s0 = x * a0 * a0 * a0 + a0 * a0 + a0 + 1.0;
+    let ds0_da0 = 3.0 * x * a0 * a0 + 2.0 * a0 + 1.0;
+    let want = [ds0_da0 * (1.0 + a1), s0, a0 * a0 * a0 * (1.0 + a1)];
+    for (got, want) in g.iter().zip(want) {
+        assert!((got - want).abs() <= 1e-14, "{g:?} vs {want}");
+    }
+}
