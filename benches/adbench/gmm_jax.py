@@ -5,16 +5,14 @@ prints `objective <value> <seconds>` and `gradient <|g|_1> <seconds>`, each time
 of repeated calls after a warm-up (compilation excluded)."""
 
 import sys
-import time
 
 import numpy as np
 
 import jax
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp
 from jax.scipy.special import gammaln, logsumexp
+
+from jax_timing import median_time
 
 
 def log_gamma_distrib(a, p):
@@ -48,16 +46,6 @@ def gmm_objective(alphas, means, icf, x, gamma, m):
     prior = jnp.sum(0.5 * gamma * gamma * frob - m * sum_qs) - k * c
     constant = -n * d * 0.5 * np.log(2 * np.pi)
     return constant + slse - n * logsumexp(alphas) + prior
-
-
-def median_time(f, *args, reps):
-    jax.block_until_ready(f(*args))
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
 
 
 def main():

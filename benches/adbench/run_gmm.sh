@@ -32,12 +32,5 @@ for s in "${sizes[@]}"; do
   jl=$(echo "$jx" | awk '/^gradient/ {print $2}')
   jo=$(echo "$jx" | awk '/^objective/ {print $3 * 1000}')
   jg=$(echo "$jx" | awk '/^gradient/ {print $3 * 1000}')
-  python3 - "$d" "$k" "$n" "$mo" "$mg" "$jo" "$jg" "$mv" "$jv" "$ml" "$jl" <<'PY'
-import sys
-d, k, n, mo, mg, jo, jg, mv, jv, ml, jl = sys.argv[1:]
-mo, mg, jo, jg, mv, jv, ml, jl = map(float, (mo, mg, jo, jg, mv, jv, ml, jl))
-close = lambda a, b: abs(a - b) <= 1e-10 * max(1.0, abs(b))
-agree = close(mv, jv) and close(ml, jl)
-print(f"| {d} | {k} | {n} | {mo:.3f} | {mg:.3f} | {mg/mo:.1f} | {jo:.3f} | {jg:.3f} | {jg/jo:.1f} | {mo/jo:.1f} | {'yes' if agree else f'no: {mv} vs {jv}, |g| {ml} vs {jl}'} |")
-PY
+  python3 "$here/table_row.py" 3 "$d" "$k" "$n" "$mo" "$mg" "$jo" "$jg" "$mv" "$jv" "$ml" "$jl"
 done
