@@ -1,6 +1,9 @@
 """Makes an LSTM problem of ADBench's shape (l layers, c characters, b = 14 bits per
-character) as .npy files PREFIX_{main,extra,state,seq}.npy, deterministic for a given
-(l, c, b).
+character) as an instance file in ADBench's text format, PREFIX.txt (`l c b`, then the main
+parameters, the extra parameters, the state and the sequence, one row per line),
+deterministic for a given (l, c, b). `madc adbench lstm PREFIX.txt` turns it into the .npy
+arguments of lstm.mad (PREFIX_main_params.npy, PREFIX_extra_params.npy, PREFIX_state.npy,
+PREFIX_sequence.npy).
 
 main: 2l×4b, per layer a row of weights and a row of biases, each the forget, input,
 output and change gates' b entries in turn; extra: 3×b, the input weights, output weights
@@ -22,8 +25,11 @@ def main():
     state = rng.random((2 * l, b))
     codes = rng.integers(0, 2**b, c)
     seq = ((codes[:, None] >> np.arange(b - 1, -1, -1)[None, :]) & 1).astype(np.float64)
-    for name, a in (("main", main_params), ("extra", extra), ("state", state), ("seq", seq)):
-        np.save(f"{prefix}_{name}.npy", a)
+    # repr() of a float reads back as the same float.
+    with open(f"{prefix}.txt", "w") as f:
+        f.write(f"{l} {c} {b}\n")
+        for a in (main_params, extra, state, seq):
+            f.writelines(" ".join(repr(float(v)) for v in row) + "\n" for row in a)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def lstm_objective(main_params, extra_params, state, seq):
 def main():
     prefix = sys.argv[1]
     reps = int(sys.argv[2])
-    args = [np.load(f"{prefix}_{name}.npy") for name in ("main", "extra", "state", "seq")]
+    args = [np.load(f"{prefix}_{name}.npy") for name in ("main_params", "extra_params", "state", "sequence")]
     obj = jax.jit(lstm_objective)
     grad = jax.jit(jax.grad(lstm_objective, argnums=(0, 1)))
     value = float(obj(*args))

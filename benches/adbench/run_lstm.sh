@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ADBench-style LSTM benchmark: for each (l, c), makes the data (b = 14 bits per
-# character), then times mad's objective and gradient (`madc bench --entry`, median of runs)
-# and jax's (CPU, float64, jit, median of runs) on the same .npy files, one after the other,
-# and prints one row each.
+# character) as an instance file in ADBench's text format (lstm_gen.py), converts it with
+# `madc adbench lstm` to .npy files, then times mad's objective and gradient (`madc bench
+# --entry`, median of runs) and jax's (CPU, float64, jit, median of runs) on those files,
+# one after the other, and prints one row each.
 # Needs a release madc (`cargo build --release -p mad`), python3 with numpy and jax[cpu].
 # Usage: benches/adbench/run_lstm.sh [L:C ...]   (default: ADBench's 2:1024 2:4096 4:1024 4:4096)
 # LSTM_PROGRAM=path/to/other.mad times another formulation (e.g. lstm_vectors.mad).
@@ -21,7 +22,7 @@ for s in "${sizes[@]}"; do
   l=${s%%:*}; c=${s##*:}
   f="$work/l${l}c${c}"
   python3 "$here/lstm_gen.py" "$f" "$l" "$c" "$b"
-  args=("${f}_main.npy" "${f}_extra.npy" "${f}_state.npy" "${f}_seq.npy")
+  read -r -a args <<< "$("$madc" adbench lstm "$f.txt")"
   mo=$("$madc" bench --entry lstm_objective --runs 21 "$program" -- "${args[@]}" | awk '/^median/ {print $2}')
   mg=$("$madc" bench --entry lstm_gradient --runs 11 "$program" -- "${args[@]}" | awk '/^median/ {print $2}')
   mv=$("$madc" run --entry lstm_objective "$program" -- "${args[@]}")
