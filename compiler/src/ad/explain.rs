@@ -179,6 +179,33 @@ impl Explainer<'_> {
             .collect()
     }
 
+    /// The words for a loop by source transformation: what its forward sweep stores per
+    /// iteration (whole carried values, or, for a tensor the body writes element by element,
+    /// the elements it overwrites: [`super::reverse::undo`]).
+    fn sct_loop_text(&self, op: &Op) -> String {
+        let plans: Vec<Option<super::reverse::undo::UndoPlan>> =
+            (0..op.results.len()).map(|c| super::reverse::undo::plan(self.func, op, c)).collect();
+        let whole: Vec<Type> = op.results.iter().zip(&plans).filter(|(_, p)| p.is_none()).map(|(&v, _)| self.func.ty(v).clone()).collect();
+        let elements: usize = plans.iter().flatten().map(|p| p.inserts.len()).sum();
+        let logs = plans.iter().flatten().count();
+        if logs == 0 {
+            return format!("source transformation (static trip count, {} stored per iteration)", values(&whole));
+        }
+        let plural = |n: usize, one: &str, many: &str| if n == 1 { one.to_string() } else { format!("{n} {many}") };
+        let undo = format!(
+            "{}: {} overwritten element{} per iteration instead of {}",
+            if logs == 1 { "undo log" } else { "undo logs" },
+            elements,
+            if elements == 1 { "" } else { "s" },
+            plural(logs, "the whole written tensor", "whole written tensors"),
+        );
+        if whole.is_empty() {
+            format!("source transformation (static trip count; {undo})")
+        } else {
+            format!("source transformation (static trip count, {} stored per iteration; {undo})", values(&whole))
+        }
+    }
+
     /// The words for loop `id` (`op`) of the plan.
     fn loop_text(&self, id: OpId, op: &Op) -> String {
         let values = values(&self.carried_types(op));
@@ -200,7 +227,7 @@ impl Explainer<'_> {
                 format!("tape (tuple-valued carried values; {values} pushed per iteration)")
             }
             LoopMode::Tape(TapeReason::Requested) => format!("tape (@ad(tape); {values} pushed per iteration)"),
-            LoopMode::Sct => format!("source transformation (static trip count, {values} stored per iteration)"),
+            LoopMode::Sct => self.sct_loop_text(op),
         }
     }
 }

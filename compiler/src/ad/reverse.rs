@@ -51,7 +51,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod routed;
 pub mod split;
-mod undo;
+pub mod undo;
 
 use super::emit::Emitter;
 use super::recursion;
