@@ -55,6 +55,14 @@ fn empty(v: vector) -> (vector, i64) {
     (concat(e, v[..0], e), len(reshape(e, 0)))
 }
 
+fn fixed_parts(m: mat2x3, v: vec6) -> f64 {
+    let a = reshape(m, 6);
+    let b = reshape(v, 3, 2);
+    let c = concat(v[..2], v[4..], v);
+    sum(hadamard(a, a)) + b[2, 1] * b[0, 0] + sum(m[1..]) + sum(hadamard(c, c)) * 0.5
+}
+fn g_fixed_parts(m: mat2x3, v: vec6) -> (mat2x3, vec6) { grad(fixed_parts)(m, v) }
+
 fn bounds(v: vector, lo: i64, hi: i64) -> f64 { sum(v[lo..hi]) }
 fn shape(v: vector, r: i64, c: i64) -> matrix { reshape(v, r, c) }
 fn stack(a: matrix, b: matrix) -> matrix { concat(a, b) }
@@ -132,6 +140,20 @@ fn gradients_match_finite_differences() {
     check_gradient(&p, "windows", &g, &x, &|y| vector(y), &[Value::I64(3)]);
     let g = both(&p, "g_rows_of", &[matrix(3, 2, &x)]);
     check_gradient(&p, "rows_of", &g, &x, &|y| matrix(3, 2, y), &[]);
+    // Fixed-size operands: the adjoints keep their fixed types (`mat2x3`, `vec6`).
+    let y: Vec<f64> = (0..12).map(|i| 0.3 * i as f64 - 1.1).collect();
+    let args = |y: &[f64]| vec![matrix(2, 3, &y[..6]), Value::Tensor(Tensor::vector(y[6..].to_vec()))];
+    let g = both(&p, "g_fixed_parts", &args(&y));
+    assert_eq!(g.len(), 12);
+    for k in 0..12 {
+        let at = |d: f64| {
+            let mut z = y.clone();
+            z[k] += d;
+            both(&p, "fixed_parts", &args(&z))[0]
+        };
+        let fd = (at(1e-6) - at(-1e-6)) / 2e-6;
+        assert!((g[k] - fd).abs() <= 1e-7 * (1.0 + fd.abs()), "fixed_parts: d/dx[{k}] {} vs {fd}", g[k]);
+    }
 }
 
 #[test]

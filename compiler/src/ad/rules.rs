@@ -63,6 +63,38 @@ fn tan(v: Option<ValueId>) -> Ct {
 }
 
 /// `f'(x)` for an elementwise unary float function with result `y`; `None` if zero.
+/// `t` (an `f64` tensor of dynamic extents with the elements of `like`, row-major) as a
+/// value of `like`'s type: itself when `like` has a dynamic extent, else its elements
+/// copied into zeros of `like`'s fixed shape (the adjoint of a fixed-size operand of a
+/// slice, `concat` or `reshape` must have that operand's type).
+fn shaped_like(e: &mut Emitter, t: ValueId, like: ValueId) -> Result<ValueId, AdError> {
+    let Some(shape) = e.ty(like).fixed_shape() else {
+        return Ok(t);
+    };
+    let n: u64 = shape.iter().product();
+    let count = e.int(n as i64);
+    let flat = e.op(OpKind::Reshape, vec![t, count])?;
+    let zero = e.zero_like(like)?;
+    let ty = e.ty(like);
+    let args = e.begin_region(&[Type::I64, ty.clone()]);
+    let mut k = args[0];
+    let mut idx = Vec::new();
+    for &d in shape.iter().rev() {
+        let dv = e.int(d as i64);
+        idx.push(e.binary(crate::ir::BinaryOp::Rem, k, dv)?);
+        k = e.binary(crate::ir::BinaryOp::Div, k, dv)?;
+    }
+    idx.reverse();
+    let x = e.op(OpKind::Index, vec![flat, args[0]])?;
+    let mut ops = vec![args[1], x];
+    ops.extend(idx);
+    let next = e.op(OpKind::Insert, ops)?;
+    let body = e.end_region(vec![next]);
+    let lo = e.int(0);
+    let id = e.push_with_regions(OpKind::For, vec![lo, count, zero], vec![ty], vec![body]);
+    Ok(e.results(id)[0])
+}
+
 fn unary_factor(
     e: &mut Emitter,
     op: UnaryOp,
@@ -751,6 +783,7 @@ pub fn vjp(
                 zero_rows.push(e.results(id)[0]);
             }
             let whole = e.op(OpKind::Concat, vec![zero_rows[0], g, zero_rows[1]])?;
+            let whole = shaped_like(e, whole, t)?;
             let mut out = zeros(n);
             out[0] = tan(Some(whole));
             Ok(Vjp::Cotangents(out))
@@ -768,7 +801,8 @@ pub fn vjp(
             for &x in xs {
                 let rows = e.op(OpKind::DimOf(0), vec![x])?;
                 let end = e.add(at, rows)?;
-                out.push(tan(Some(e.op(OpKind::Slice, vec![g, at, end])?)));
+                let rows_of_x = e.op(OpKind::Slice, vec![g, at, end])?;
+                out.push(tan(Some(shaped_like(e, rows_of_x, x)?)));
                 at = end;
             }
             Ok(Vjp::Cotangents(out))
@@ -782,8 +816,9 @@ pub fn vjp(
             };
             let mut ops = vec![g];
             ops.extend(e.extents(xs[0])?);
+            let back = e.op(OpKind::Reshape, ops)?;
             let mut out = zeros(n);
-            out[0] = tan(Some(e.op(OpKind::Reshape, ops)?));
+            out[0] = tan(Some(shaped_like(e, back, xs[0])?));
             Ok(Vjp::Cotangents(out))
         }
         OpKind::Sum => {
