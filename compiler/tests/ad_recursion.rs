@@ -9,7 +9,7 @@
 use mad::{Engine, Program, Tensor, Value};
 
 use crate::program_common;
-use program_common::{call, flat};
+use program_common::{call, close, flat};
 
 const SRC: &str = r#"
 // Horner's rule by recursion: the depth is the length of the data.
@@ -140,18 +140,6 @@ const ENGINES: [Engine; 2] = [Engine::Jit, Engine::Interpreter];
 
 fn program() -> Program {
     Program::compile_str("ad_recursion.mad", SRC).unwrap_or_else(|e| panic!("compiles: {e}"))
-}
-
-
-
-fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= tol * b.abs().max(1.0),
-            "{what}[{i}]: {a} vs {b}"
-        );
-    }
 }
 
 fn fd1(f: &dyn Fn(f64) -> f64, x: f64) -> f64 {

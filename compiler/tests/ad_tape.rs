@@ -7,7 +7,7 @@
 use mad::{Engine, Program, Tensor, Value};
 
 use crate::program_common;
-use program_common::{call, flat};
+use program_common::{call, close, flat};
 
 const SRC: &str = r#"
 fn b3(x: [f64]) -> f64 {
@@ -73,20 +73,8 @@ fn program() -> Program {
     Program::compile_str("ad_tape.mad", SRC).unwrap_or_else(|e| panic!("compiles: {e}"))
 }
 
-
-
 fn vector(xs: &[f64]) -> Value {
     Value::Tensor(Tensor::vector(xs.to_vec()))
-}
-
-fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= tol * b.abs().max(1.0),
-            "{what}[{i}]: {a} vs {b}"
-        );
-    }
 }
 
 /// Central differences of a scalar function of a flat vector.

@@ -6,6 +6,7 @@
 use mad::{Engine, Program, Tensor, Value};
 
 use crate::program_common::{call, flat};
+use crate::program_common::close;
 
 const ENGINES: [Engine; 2] = [Engine::Jit, Engine::Interpreter];
 
@@ -68,16 +69,6 @@ fn all(p: &Program, name: &str, v: &[f64]) -> (f64, f64, i64, i64, f64) {
         }
     }
     unreachable!()
-}
-
-fn close(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= tol * b.abs().max(1.0),
-            "{what}[{i}]: {a} vs {b}"
-        );
-    }
 }
 
 fn softmax(v: &[f64]) -> Vec<f64> {
