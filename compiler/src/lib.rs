@@ -31,6 +31,7 @@ pub mod codegen;
 pub mod energy;
 pub mod front;
 pub mod ir;
+pub mod onnx;
 pub mod passes;
 pub mod solve;
 

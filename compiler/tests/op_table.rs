@@ -194,6 +194,18 @@ fn samples() -> Vec<Sample> {
         "  %n = const 6 : i64\n  %two = const 2 : i64\n  %three = const 3 : i64\n  %v = tensor.reshape %a, %n : tensor<f64; ?>\n  %m = tensor.reshape %v, %two, %three : tensor<f64; ?, ?>\n  %i = const 1 : i64\n  %j = const 0 : i64\n  %x = tensor.index %m, %i, %j : f64\n  %e = exp %v : tensor<f64; ?>\n  %s = tensor.sum %e : f64\n  %r = mul %s, %x : f64\n  return %r\n",
         vec![m32()],
     ));
+    out.push(tensor(
+        "tensor.broadcast",
+        "%v: tensor<f64; 3>, %c: tensor<f64; 2, 1>",
+        "  %two = const 2 : i64\n  %three = const 3 : i64\n  %b = tensor.broadcast %v, %two, %three : tensor<f64; 2, 3>\n  %d = tensor.broadcast %c, %two, %three : tensor<f64; 2, 3>\n  %p = mul %b, %d : tensor<f64; 2, 3>\n  %u = sin %p : tensor<f64; 2, 3>\n  %w = mul %u, %b : tensor<f64; 2, 3>\n  %r = tensor.sum %w : f64\n  return %r\n",
+        vec![v(), Value::Tensor(Tensor::from_f64(vec![2, 1], vec![1.1, -0.4]).unwrap())],
+    ));
+    out.push(tensor(
+        "tensor.sum_to",
+        "%a: tensor<f64; ?, ?>",
+        "  %one = const 1 : i64\n  %two = const 2 : i64\n  %u = exp %a : tensor<f64; ?, ?>\n  %s = tensor.sum_to %u, %two : tensor<f64; ?>\n  %c = tensor.sum_to %a, %one, %two : tensor<f64; ?, ?>\n  %p = mul %s, %s : tensor<f64; ?>\n  %q = tensor.sum %p : f64\n  %t = tensor.sum %c : f64\n  %r = mul %q, %t : f64\n  return %r\n",
+        vec![m32()],
+    ));
     out.push(scalar_sample(
         "tuple",
         "  %t = tuple %x0, %x1 : (f64, f64)\n  %a = tuple.get[1] %t : f64\n  %r = mul %a, %x0 : f64\n  return %r\n",

@@ -64,6 +64,7 @@ mod jit_loop_versions;
 mod jit_pairs;
 mod jit_release;
 mod modules_files;
+mod onnx_models;
 mod op_table;
 mod passes_accum;
 mod passes_simplify;

@@ -430,7 +430,8 @@ pub fn jvp(
             }
             one(Some(e.op(OpKind::Pack, parts)?))
         }
-        OpKind::Full => {
+        // Linear in the first operand, with the result's (declared) type.
+        OpKind::Full | OpKind::Broadcast | OpKind::SumTo | OpKind::Reshape => {
             if !is_float(e, ys[0]) {
                 return zero();
             }
@@ -440,12 +441,12 @@ pub fn jvp(
                     let mut operands = vec![d];
                     operands.extend_from_slice(&xs[1..]);
                     let ty = e.ty(ys[0]);
-                    let id = e.push(OpKind::Full, operands, vec![ty]);
+                    let id = e.push(kind.clone(), operands, vec![ty]);
                     one(Some(e.results(id)[0]))
                 }
             }
         }
-        OpKind::Extract(_) | OpKind::Index | OpKind::Transpose | OpKind::Sum | OpKind::Slice | OpKind::Reshape => {
+        OpKind::Extract(_) | OpKind::Index | OpKind::Transpose | OpKind::Sum | OpKind::Slice => {
             if !is_float(e, xs[0]) {
                 return zero();
             }
@@ -686,6 +687,23 @@ pub fn vjp(
             out[0] = tan(Some(e.op(OpKind::Sum, vec![g])?));
             Ok(Vjp::Cotangents(out))
         }
+        // Each is the other's transpose: the adjoint goes back to the operand's extents.
+        OpKind::Broadcast | OpKind::SumTo => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            let back = if *kind == OpKind::Broadcast { OpKind::SumTo } else { OpKind::Broadcast };
+            let mut ops = vec![g];
+            ops.extend(e.extents(xs[0])?);
+            let ty = e.ty(xs[0]);
+            let id = e.push(back, ops, vec![ty]);
+            let mut out = zeros(n);
+            out[0] = tan(Some(e.results(id)[0]));
+            Ok(Vjp::Cotangents(out))
+        }
         OpKind::Extract(i) => {
             if !is_float(e, xs[0]) {
                 return none();
@@ -816,9 +834,10 @@ pub fn vjp(
             };
             let mut ops = vec![g];
             ops.extend(e.extents(xs[0])?);
-            let back = e.op(OpKind::Reshape, ops)?;
+            let ty = e.ty(xs[0]);
+            let id = e.push(OpKind::Reshape, ops, vec![ty]);
             let mut out = zeros(n);
-            out[0] = tan(Some(shaped_like(e, back, xs[0])?));
+            out[0] = tan(Some(e.results(id)[0]));
             Ok(Vjp::Cotangents(out))
         }
         OpKind::Sum => {

@@ -18,6 +18,7 @@
 pub mod cranelift;
 pub mod interp;
 pub mod native;
+pub mod onnx;
 
 use std::io::Write;
 

@@ -99,6 +99,12 @@ pub enum Command {
         #[arg(short, long, value_name = "PREFIX")]
         out: Option<PathBuf>,
     },
+    /// ONNX: derivative models of a graph (forward, reverse, family) with onnx-ad's and
+    /// CasADi's conventions, and a `.mad` function written as a model (export).
+    Onnx {
+        #[command(subcommand)]
+        command: super::onnx::OnnxCommand,
+    },
 }
 
 /// The mesh, unknowns, data and params of `madc eval` / `madc bench`.

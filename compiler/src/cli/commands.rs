@@ -31,7 +31,7 @@ pub(super) fn report(err: &Error, color: bool) -> i32 {
 }
 
 /// Loads and runs the front end only (loading the module files `file` declares).
-fn front_end(file: &Path) -> Result<(front::Compiled, front::SourceFiles), Error> {
+pub(super) fn front_end(file: &Path) -> Result<(front::Compiled, front::SourceFiles), Error> {
     let bytes = std::fs::read(file)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", file.display())))?;
     let (mut files, id) = api::load_source(file.display().to_string(), bytes)?;

@@ -3,6 +3,7 @@
 //! prints, this layer does.
 
 mod adbench;
+mod onnx;
 mod args;
 mod commands;
 mod mesh_commands;
@@ -143,6 +144,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Eval(a) => mesh_commands::eval(&a, color),
         Command::Bench(a) => mesh_commands::bench(&a, color),
         Command::Adbench { problem, file, out } => adbench::convert(problem, &file, out.as_deref()),
+        Command::Onnx { command } => onnx::run(command, color),
         Command::Emit {
             kind,
             file,

@@ -22,6 +22,11 @@
 //! | `MatMul` | `[m,k] x [k,n]` or `[m,k] x [k]` (float) | — | `[m,n]` or `[m]` |
 //! | `Transpose` | `t: tensor` of rank 2 | — | `[n, m]` |
 //! | `Sum` | `t: tensor` (numeric) | — | scalar of its kind |
+//! | `Slice` | `t, lo: i64, hi: i64` | — | rows `lo..hi` of axis 0 |
+//! | `Concat` | tensors of one kind and row shape | — | stacked along axis 0 |
+//! | `Reshape` | `t`, then one `i64` extent per result axis | — | `t`'s elements under that shape |
+//! | `Broadcast` | `t: tensor`, then one `i64` extent per result axis (at least `t`'s rank) | — | declared: `t` stretched to the extents (numpy rules) |
+//! | `SumTo` | `t: tensor` (numeric), then one `i64` extent per result axis (at most `t`'s rank) | — | declared: `t` summed down to the extents |
 //! | `Tuple` | any values | — | tuple of their types |
 //! | `TupleGet(i)` | `t: tuple` | — | field `i` |
 //! | `Call(f)` | `f`'s parameters | — | `f`'s return type |
@@ -95,6 +100,13 @@ pub enum OpKind {
     /// A tensor's row-major elements under a new shape: operands `(t, d₀, …)`, the
     /// extents `i64` whose product must be `t`'s element count.
     Reshape,
+    /// Numpy broadcasting: operands `(t, d₀, …)`, `t` stretched to the `i64` extents
+    /// (right-aligned; each extent of `t` is 1 or the target's, a run-time error
+    /// otherwise). The result type is declared (like `tensor.full`'s).
+    Broadcast,
+    /// The transpose of `Broadcast`: operands `(t, d₀, …)`, `t` summed down to the `i64`
+    /// extents by the same rule. The result type is declared.
+    SumTo,
     Tuple,
     TupleGet(u32),
     Call(FuncRef),
@@ -134,6 +146,8 @@ impl OpKind {
             | OpKind::Slice
             | OpKind::Concat
             | OpKind::Reshape
+            | OpKind::Broadcast
+            | OpKind::SumTo
             | OpKind::Tuple
             | OpKind::TupleGet(_)
             | OpKind::Call(_)
@@ -163,6 +177,8 @@ impl OpKind {
             OpKind::Slice,
             OpKind::Concat,
             OpKind::Reshape,
+            OpKind::Broadcast,
+            OpKind::SumTo,
             OpKind::Tuple,
             OpKind::TupleGet(0),
             OpKind::Call(FuncRef::from_index(0)),
@@ -198,6 +214,8 @@ impl OpKind {
             OpKind::Slice => "tensor.slice",
             OpKind::Concat => "tensor.concat",
             OpKind::Reshape => "tensor.reshape",
+            OpKind::Broadcast => "tensor.broadcast",
+            OpKind::SumTo => "tensor.sum_to",
             OpKind::Tuple => "tuple",
             OpKind::TupleGet(_) => "tuple.get",
             OpKind::Call(_) => "call",

@@ -9,6 +9,7 @@
 //! - [`routines`]: the `extern "C"` routines and the symbol table for the JIT.
 //! - [`math`]: libm-backed float routines called by symbol name.
 
+pub mod broadcast;
 pub mod context;
 pub mod direct;
 pub mod kernels;

@@ -40,6 +40,12 @@ pub enum TensorOp {
     Concat,
     /// The elements under the shape of the `i64` operands ([`super::reshape::reshape`]).
     Reshape,
+    /// The first operand stretched to the extents of the `i64` operands
+    /// ([`super::broadcast::broadcast_to`]).
+    Broadcast,
+    /// The first operand summed down to the extents of the `i64` operands
+    /// ([`super::broadcast::sum_to`]).
+    SumTo,
 }
 
 /// One op site of a compiled program: the op, its operands' layouts and its result's.
@@ -476,6 +482,16 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             let t = tensor_arg(args, 0, "reshape")?;
             let dims: Vec<i64> = (1..args.len()).map(|i| i64_arg(args, i, "reshape")).collect::<Result<_, _>>()?;
             super::reshape::reshape(t, &dims).map(Value::Tensor)
+        }
+        TensorOp::Broadcast | TensorOp::SumTo => {
+            let what = if *op == TensorOp::Broadcast { "broadcast" } else { "sum_to" };
+            let t = tensor_arg(args, 0, what)?;
+            let dims: Vec<i64> = (1..args.len()).map(|i| i64_arg(args, i, what)).collect::<Result<_, _>>()?;
+            if *op == TensorOp::Broadcast {
+                super::broadcast::broadcast_to(t, &dims).map(Value::Tensor)
+            } else {
+                super::broadcast::sum_to(t, &dims).map(Value::Tensor)
+            }
         }
         TensorOp::Literal(t) => Ok(Value::Tensor(t.clone())),
         TensorOp::Copy => Ok(Value::Tensor(tensor_arg(args, 0, "copy")?.clone())),

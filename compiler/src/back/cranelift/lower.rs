@@ -578,6 +578,8 @@ impl<'a, 'b> FnLower<'a, 'b> {
             OpKind::Slice => Some(TensorOp::Slice),
             OpKind::Concat => Some(TensorOp::Concat),
             OpKind::Reshape => Some(TensorOp::Reshape),
+            OpKind::Broadcast => Some(TensorOp::Broadcast),
+            OpKind::SumTo => Some(TensorOp::SumTo),
             OpKind::Const(_)
             | OpKind::Select
             | OpKind::Tuple
@@ -700,8 +702,22 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 self.small_sum(self.operand(op, 0)?, r)?;
             }
             // Their results have a dynamic first extent: always heap tensors, lowered above.
-            OpKind::Slice | OpKind::Concat | OpKind::Reshape => {
-                return Err(unsupported("a slice, concat or reshape with a fixed-size result"));
+            OpKind::Slice | OpKind::Concat => {
+                return Err(unsupported("a slice or concat with a fixed-size result"));
+            }
+            // The same row-major slots under the declared shape.
+            OpKind::Reshape => {
+                let r = self.one_result(op)?;
+                let xs = self.get(self.operand(op, 0)?)?;
+                self.set(r, xs);
+            }
+            OpKind::Broadcast => {
+                let r = self.one_result(op)?;
+                self.small_broadcast(self.operand(op, 0)?, r)?;
+            }
+            OpKind::SumTo => {
+                let r = self.one_result(op)?;
+                self.small_sum_to(self.operand(op, 0)?, r)?;
             }
             OpKind::Tuple => {
                 let r = self.one_result(op)?;

@@ -5,6 +5,7 @@
 //! bounds checks that record an error and clamp to 0), `dim`, `matmul`,
 //! `transpose` and `sum` (left to right from the first term, as the run time).
 
+use mad_runtime::jit::broadcast::broadcast_strides;
 use cranelift_codegen::ir::{
     InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, condcodes::IntCC, types,
 };
@@ -334,4 +335,50 @@ impl FnLower<'_, '_> {
         self.set(r, vec![s]);
         Ok(())
     }
+
+    /// `tensor.broadcast` of a small tensor: each result element is a copy of the slot it
+    /// is stretched from.
+    pub fn small_broadcast(&mut self, t: ValueId, r: ValueId) -> Result<(), JitError> {
+        let (from, to) = (self.shape(t)?, self.shape(r)?);
+        let strides = broadcast_strides(&from, &to).ok_or_else(|| unsupported("broadcast of mismatched shapes"))?;
+        let xs = self.get(t)?;
+        let out = row_major_sources(&strides, &to).into_iter().map(|i| xs[i]).collect();
+        self.set(r, out);
+        Ok(())
+    }
+
+    /// `tensor.sum_to` of a small tensor: each result slot sums, in row-major order, the
+    /// elements broadcast from it.
+    pub fn small_sum_to(&mut self, t: ValueId, r: ValueId) -> Result<(), JitError> {
+        let (from, to) = (self.shape(t)?, self.shape(r)?);
+        let strides = broadcast_strides(&to, &from).ok_or_else(|| unsupported("sum_to of mismatched shapes"))?;
+        let k = self.kind(t)?;
+        let xs = self.get(t)?;
+        let mut terms = vec![Vec::new(); to.iter().product()];
+        for (x, i) in xs.into_iter().zip(row_major_sources(&strides, &from)) {
+            terms[i].push(x);
+        }
+        let mut out = Vec::with_capacity(terms.len());
+        for ts in terms {
+            out.push(self.sum_terms(k, &ts)?);
+        }
+        self.set(r, out);
+        Ok(())
+    }
+}
+
+/// For every element of a tensor of shape `big`, in row-major order, the position it
+/// reads in the tensor that `strides` describe (0 along broadcast axes).
+fn row_major_sources(strides: &[usize], big: &[usize]) -> Vec<usize> {
+    let count: usize = big.iter().product();
+    (0..count)
+        .map(|mut flat| {
+            let mut at = 0;
+            for axis in (0..big.len()).rev() {
+                at += (flat % big[axis]) * strides[axis];
+                flat /= big[axis];
+            }
+            at
+        })
+        .collect()
 }

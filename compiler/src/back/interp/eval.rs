@@ -211,6 +211,14 @@ fn simple(kind: &OpKind, xs: &[&Value]) -> Result<Value, RtError> {
             at_least(1)?;
             shared(TensorOp::Reshape, xs)
         }
+        OpKind::Broadcast => {
+            at_least(1)?;
+            shared(TensorOp::Broadcast, xs)
+        }
+        OpKind::SumTo => {
+            at_least(1)?;
+            shared(TensorOp::SumTo, xs)
+        }
         OpKind::Tuple => Ok(Value::Tuple(xs.iter().map(|&x| x.clone()).collect())),
         OpKind::TupleGet(i) => {
             need(1)?;

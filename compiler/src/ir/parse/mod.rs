@@ -427,6 +427,8 @@ impl Parser {
                     "tensor.slice" => OpKind::Slice,
                     "tensor.concat" => OpKind::Concat,
                     "tensor.reshape" => OpKind::Reshape,
+                    "tensor.broadcast" => OpKind::Broadcast,
+                    "tensor.sum_to" => OpKind::SumTo,
                     "tensor.sum" => OpKind::Sum,
                     "tuple" => OpKind::Tuple,
                     "tuple.get" => OpKind::TupleGet(self.small_index()?),

@@ -429,6 +429,25 @@ pub fn result_types(
             }
             one(Type::Tensor { elem: k, shape: vec![Dim::Dyn; ts.len() - 1] })
         }
+        OpKind::Broadcast | OpKind::SumTo => {
+            let name = op.name();
+            let Some((first, extents)) = ts.split_first() else {
+                return Err(format!("`{name}` needs a tensor and its target extents"));
+            };
+            let (k, s) = tensor_of(op, first)?;
+            for (i, e) in extents.iter().enumerate() {
+                expect_i64(op, &format!("extent {i}"), e)?;
+            }
+            let fits = if *op == OpKind::Broadcast { extents.len() >= s.len() } else { extents.len() <= s.len() };
+            if !fits {
+                let relation = if *op == OpKind::Broadcast { "at most" } else { "at least" };
+                return Err(format!("`{name}` to {n} extent(s) needs a tensor of rank {relation} {n}, found {first}", n = extents.len()));
+            }
+            if *op == OpKind::SumTo && k == ScalarKind::Bool {
+                return Err("`tensor.sum_to` needs a numeric tensor, found bool".into());
+            }
+            one(Type::Tensor { elem: k, shape: vec![Dim::Dyn; extents.len()] })
+        }
         OpKind::Tuple => one(Type::Tuple(ts.to_vec())),
         OpKind::TupleGet(i) => {
             count(op, ts, 1)?;

@@ -1,0 +1,188 @@
+//! Building one ONNX graph: unique value names, nodes with their attributes, shared
+//! constants (as initializers) and typed inputs and outputs.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ir::{Dim, ScalarKind, Type};
+use crate::onnx::load::{elem_type, tensor_proto};
+use crate::onnx::proto::{
+    AttributeProto, GraphProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
+    tensor_shape_proto::{Dimension, dimension}, type_proto,
+};
+use mad_runtime::{Tensor, TensorData};
+
+/// An attribute value.
+pub enum Attr {
+    Int(i64),
+    Ints(Vec<i64>),
+    Float(f32),
+    Tensor(TensorProto),
+}
+
+/// One graph under construction.
+#[derive(Default)]
+pub struct GraphWriter {
+    pub nodes: Vec<NodeProto>,
+    pub initializers: Vec<TensorProto>,
+    pub inputs: Vec<ValueInfoProto>,
+    pub outputs: Vec<ValueInfoProto>,
+    taken: HashSet<String>,
+    counter: usize,
+    constants: HashMap<(i32, Vec<usize>, Vec<u8>), String>,
+}
+
+impl GraphWriter {
+    /// A writer whose fresh names avoid `reserved` (the names of the graph's ports).
+    pub fn new(reserved: impl IntoIterator<Item = String>) -> GraphWriter {
+        GraphWriter { taken: reserved.into_iter().collect(), ..Default::default() }
+    }
+
+    /// A fresh name starting with `stem`.
+    pub fn fresh(&mut self, stem: &str) -> String {
+        loop {
+            self.counter += 1;
+            let name = format!("{stem}_{}", self.counter);
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+
+    /// Reserves an exact name (a port); false when it is taken.
+    pub fn claim(&mut self, name: &str) -> bool {
+        self.taken.insert(name.to_string())
+    }
+
+    /// Appends a node with one output; returns the output's name.
+    pub fn node(&mut self, op: &str, inputs: &[&str], attrs: Vec<(&str, Attr)>) -> String {
+        let out = self.fresh(&op.to_ascii_lowercase());
+        self.node_to(op, inputs, attrs, &out);
+        out
+    }
+
+    /// Appends a node writing the given output name.
+    pub fn node_to(&mut self, op: &str, inputs: &[&str], attrs: Vec<(&str, Attr)>, out: &str) {
+        let attribute = attrs
+            .into_iter()
+            .map(|(name, a)| {
+                let mut p = AttributeProto { name: Some(name.to_string()), ..Default::default() };
+                match a {
+                    Attr::Int(i) => {
+                        p.i = Some(i);
+                        p.r#type = Some(AttributeType::Int as i32);
+                    }
+                    Attr::Ints(v) => {
+                        p.ints = v;
+                        p.r#type = Some(AttributeType::Ints as i32);
+                    }
+                    Attr::Float(f) => {
+                        p.f = Some(f);
+                        p.r#type = Some(AttributeType::Float as i32);
+                    }
+                    Attr::Tensor(t) => {
+                        p.t = Some(t);
+                        p.r#type = Some(AttributeType::Tensor as i32);
+                    }
+                }
+                p
+            })
+            .collect();
+        self.nodes.push(NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![out.to_string()],
+            op_type: Some(op.to_string()),
+            attribute,
+            ..Default::default()
+        });
+    }
+
+    /// An initializer holding `t` (one per distinct value).
+    pub fn constant(&mut self, t: &Tensor) -> String {
+        let bytes = tensor_proto("", t).raw_data.unwrap_or_default();
+        let key = (elem_type(t.kind()), t.shape.clone(), bytes);
+        if let Some(n) = self.constants.get(&key) {
+            return n.clone();
+        }
+        let name = self.fresh("const");
+        self.initializers.push(tensor_proto(&name, t));
+        self.constants.insert(key, name.clone());
+        name
+    }
+
+    /// A named initializer (a model's own constant, kept under its name).
+    pub fn initializer(&mut self, name: &str, t: &Tensor) {
+        self.initializers.push(tensor_proto(name, t));
+    }
+
+    /// A 1-D `int64` constant.
+    pub fn ints(&mut self, v: &[i64]) -> String {
+        self.constant(&Tensor { shape: vec![v.len()], data: TensorData::I64(v.to_vec()) })
+    }
+
+    /// A rank-0 constant of kind `k`.
+    pub fn scalar(&mut self, k: ScalarKind, x: f64) -> String {
+        let data = match k {
+            ScalarKind::F64 => TensorData::F64(vec![x]),
+            ScalarKind::F32 => TensorData::F32(vec![x as f32]),
+            ScalarKind::I64 => TensorData::I64(vec![x as i64]),
+            ScalarKind::Bool => TensorData::Bool(vec![x != 0.0]),
+        };
+        self.constant(&Tensor { shape: vec![], data })
+    }
+
+    pub fn add_input(&mut self, name: &str, elem: ScalarKind, dims: &[Dim]) {
+        self.inputs.push(value_info(name, elem, dims));
+    }
+
+    pub fn add_output(&mut self, name: &str, elem: ScalarKind, dims: &[Dim]) {
+        self.outputs.push(value_info(name, elem, dims));
+    }
+
+    /// The graph; initializers no node reads are left out.
+    pub fn finish(self, name: &str) -> GraphProto {
+        let read: HashSet<&str> = self.nodes.iter().flat_map(|n| n.input.iter().map(String::as_str)).chain(self.outputs.iter().filter_map(|o| o.name.as_deref())).collect();
+        let initializer = self.initializers.iter().filter(|t| t.name.as_deref().is_some_and(|n| read.contains(n))).cloned().collect();
+        GraphProto {
+            node: self.nodes,
+            name: Some(name.to_string()),
+            initializer,
+            input: self.inputs,
+            output: self.outputs,
+            ..Default::default()
+        }
+    }
+}
+
+/// The extents of an IR type (none for a scalar).
+pub fn dims_of(t: &Type) -> Vec<Dim> {
+    match t {
+        Type::Tensor { shape, .. } => shape.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// A tensor value's declaration: element type and extents (`?` extents have no value).
+pub fn value_info(name: &str, elem: ScalarKind, dims: &[Dim]) -> ValueInfoProto {
+    let dim = dims
+        .iter()
+        .map(|d| Dimension {
+            value: match d {
+                Dim::Fixed(n) => Some(dimension::Value::DimValue(*n as i64)),
+                Dim::Sym(s) => Some(dimension::Value::DimParam(s.clone())),
+                Dim::Dyn => None,
+            },
+            ..Default::default()
+        })
+        .collect();
+    ValueInfoProto {
+        name: Some(name.to_string()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem_type(elem)),
+                shape: Some(TensorShapeProto { dim }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,373 @@
+//! The ONNX ops the importer knows, each as IR ops (one function per family).
+
+use super::OnnxError;
+use super::import::GraphImport;
+use super::proto::{AttributeProto, NodeProto};
+use crate::ir::{BinaryOp, Dim, Literal, OpKind, ScalarKind, Type, UnaryOp, ValueId};
+
+/// The IR values of `node`'s outputs.
+pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Vec<ValueId>, OnnxError> {
+    let op = node.op_type.clone().unwrap_or_default();
+    let domain = node.domain.as_deref().unwrap_or("");
+    let opset = g.opset;
+    let unsupported = || OnnxError::UnsupportedOp { op: op.clone(), node: node_name(node), opset };
+    if !matches!(domain, "" | "ai.onnx") {
+        return Err(OnnxError::UnsupportedOp { op: format!("{domain}.{op}"), node: node_name(node), opset: g.opset });
+    }
+    let mut xs = Vec::new();
+    for name in &node.input {
+        xs.push(if name.is_empty() { None } else { Some(g.value(name)?) });
+    }
+    let x = |i: usize| xs.get(i).copied().flatten().ok_or_else(|| OnnxError::Invalid(format!("node '{}' ({op}) lacks input {i}", node_name(node))));
+    let n = node_name(node);
+    let v = match op.as_str() {
+        "Identity" => x(0)?,
+        "Neg" | "Abs" | "Exp" | "Log" | "Sqrt" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh" | "Cosh" | "Tanh" | "Sigmoid"
+        | "Softplus" | "Erf" | "Floor" | "Ceil" | "Not" => {
+            let u = unary(&op).ok_or_else(unsupported)?;
+            infer(g, OpKind::Unary(u), vec![x(0)?])?
+        }
+        "Relu" => {
+            let a = x(0)?;
+            let zero = float(g, a, 0.0);
+            infer(g, OpKind::Binary(BinaryOp::Max), vec![a, zero])?
+        }
+        "Reciprocal" => {
+            let a = x(0)?;
+            let one = float(g, a, 1.0);
+            infer(g, OpKind::Binary(BinaryOp::Div), vec![one, a])?
+        }
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" => {
+            binary(g, binary_op(&op).ok_or_else(unsupported)?, x(0)?, x(1)?, &n)?
+        }
+        "Min" | "Max" | "Sum" | "Mean" => {
+            let b = match op.as_str() {
+                "Min" => BinaryOp::Min,
+                "Max" => BinaryOp::Max,
+                _ => BinaryOp::Add,
+            };
+            let mut acc = x(0)?;
+            for i in 1..xs.len() {
+                acc = binary(g, b, acc, x(i)?, &n)?;
+            }
+            if op == "Mean" {
+                let count = float(g, acc, xs.len() as f64);
+                acc = infer(g, OpKind::Binary(BinaryOp::Div), vec![acc, count])?;
+            }
+            acc
+        }
+        "MatMul" => matmul(g, x(0)?, x(1)?, &n)?,
+        "Gemm" => gemm(g, node, x(0)?, x(1)?, xs.get(2).copied().flatten(), &n)?,
+        "Transpose" => {
+            let a = x(0)?;
+            let rank = g.dims(a).len();
+            let perm = ints(node, "perm").unwrap_or_else(|| (0..rank as i64).rev().collect());
+            match (rank, perm.as_slice()) {
+                (0 | 1, _) => a,
+                (2, [1, 0]) => infer(g, OpKind::Transpose, vec![a])?,
+                (2, [0, 1]) => a,
+                _ => return Err(OnnxError::Invalid(format!("node '{n}': Transpose with perm {perm:?} of a rank-{rank} tensor is not supported yet (rank 2 only)"))),
+            }
+        }
+        "Cast" => {
+            let to = int(node, "to").unwrap_or(0) as i32;
+            let k = super::load::scalar_kind(to).ok_or_else(|| OnnxError::Invalid(format!("node '{n}': Cast to {}, which mad does not compute with", super::load::elem_name(to))))?;
+            let a = x(0)?;
+            if g.kind(a) == k { a } else { infer(g, OpKind::Cast(k), vec![a])? }
+        }
+        "ReduceSum" | "ReduceMean" => reduce(g, node, &op, x(0)?, xs.get(1).copied().flatten().map(|_| node.input[1].clone()), &n)?,
+        "Reshape" => {
+            let a = x(0)?;
+            let target = known_ints(g, node, 1)?;
+            let allowzero = int(node, "allowzero").unwrap_or(0) != 0;
+            reshape(g, a, &target, allowzero, &n)?
+        }
+        "Flatten" => {
+            let a = x(0)?;
+            let d = g.dims(a);
+            let axis = int(node, "axis").unwrap_or(1);
+            let axis = if axis < 0 { axis + d.len() as i64 } else { axis };
+            if axis < 0 || axis > d.len() as i64 {
+                return Err(OnnxError::Invalid(format!("node '{n}': Flatten axis out of range")));
+            }
+            let (lo, hi) = d.split_at(axis as usize);
+            let prod = |ds: &[Dim]| ds.iter().try_fold(1i64, |p, d| if let Dim::Fixed(k) = d { Some(p * *k as i64) } else { None });
+            match (prod(lo), prod(hi)) {
+                (Some(a0), Some(a1)) => reshape(g, a, &[a0, a1], false, &n)?,
+                _ => return Err(OnnxError::Invalid(format!("node '{n}': Flatten needs fixed extents"))),
+            }
+        }
+        "Squeeze" | "Unsqueeze" => {
+            let a = x(0)?;
+            let axes = if xs.len() > 1 { Some(known_ints(g, node, 1)?) } else { ints(node, "axes") };
+            let d = g.dims(a);
+            let mut out: Vec<Dim> = d.clone();
+            if op == "Squeeze" {
+                let rank = d.len() as i64;
+                let axes: Vec<i64> = match axes {
+                    Some(ax) => ax.iter().map(|&k| if k < 0 { k + rank } else { k }).collect(),
+                    None => (0..rank).filter(|&k| d[k as usize] == Dim::Fixed(1)).collect(),
+                };
+                out = d.iter().enumerate().filter(|(i, _)| !axes.contains(&(*i as i64))).map(|(_, d)| d.clone()).collect();
+            } else {
+                let rank = (d.len() + axes.as_ref().map_or(0, Vec::len)) as i64;
+                let mut ax: Vec<i64> = axes.unwrap_or_default().iter().map(|&k| if k < 0 { k + rank } else { k }).collect();
+                ax.sort();
+                for k in ax {
+                    if k < 0 || k > out.len() as i64 {
+                        return Err(OnnxError::Invalid(format!("node '{n}': Unsqueeze axis out of range")));
+                    }
+                    out.insert(k as usize, Dim::Fixed(1));
+                }
+            }
+            let v = reshape_to(g, a, &out, &n)?;
+            if op == "Unsqueeze" && out.len() == d.len() + 1 && out[0] == Dim::Fixed(1) && out[1..] == d[..] {
+                g.unsqueezed.insert(v, a);
+            }
+            v
+        }
+        _ => return Err(unsupported()),
+    };
+    Ok(vec![v])
+}
+
+pub(super) fn node_name(node: &NodeProto) -> String {
+    node.name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| node.output.first().cloned().unwrap_or_default())
+}
+
+pub(super) fn attr<'a>(node: &'a NodeProto, name: &str) -> Option<&'a AttributeProto> {
+    node.attribute.iter().find(|a| a.name.as_deref() == Some(name))
+}
+
+pub(super) fn int(node: &NodeProto, name: &str) -> Option<i64> {
+    attr(node, name).and_then(|a| a.i)
+}
+
+pub(super) fn ints(node: &NodeProto, name: &str) -> Option<Vec<i64>> {
+    attr(node, name).map(|a| a.ints.clone())
+}
+
+fn float_attr(node: &NodeProto, name: &str) -> Option<f64> {
+    attr(node, name).and_then(|a| a.f).map(f64::from)
+}
+
+/// The `i64` data of constant input `i` (a shape or axes operand).
+pub(super) fn known_ints(g: &GraphImport<'_>, node: &NodeProto, i: usize) -> Result<Vec<i64>, OnnxError> {
+    let name = node.input.get(i).cloned().unwrap_or_default();
+    match g.known.get(&name).map(|t| &t.data) {
+        Some(mad_runtime::TensorData::I64(v)) => Ok(v.clone()),
+        _ => Err(OnnxError::Invalid(format!("node '{}': input '{name}' must be a constant int64 tensor (an initializer or a Constant)", node_name(node)))),
+    }
+}
+
+pub(super) fn infer(g: &mut GraphImport<'_>, kind: OpKind, ops: Vec<ValueId>) -> Result<ValueId, OnnxError> {
+    g.b.infer(kind, ops).map_err(OnnxError::Invalid)
+}
+
+/// A float constant of `like`'s kind.
+fn float(g: &mut GraphImport<'_>, like: ValueId, x: f64) -> ValueId {
+    let lit = match g.kind(like) {
+        ScalarKind::F32 => Literal::F32(x as f32),
+        ScalarKind::I64 => Literal::I64(x as i64),
+        _ => Literal::F64(x),
+    };
+    g.b.constant(lit)
+}
+
+fn unary(op: &str) -> Option<UnaryOp> {
+    Some(match op {
+        "Neg" => UnaryOp::Neg,
+        "Abs" => UnaryOp::Abs,
+        "Exp" => UnaryOp::Exp,
+        "Log" => UnaryOp::Log,
+        "Sqrt" => UnaryOp::Sqrt,
+        "Sin" => UnaryOp::Sin,
+        "Cos" => UnaryOp::Cos,
+        "Tan" => UnaryOp::Tan,
+        "Asin" => UnaryOp::Asin,
+        "Acos" => UnaryOp::Acos,
+        "Atan" => UnaryOp::Atan,
+        "Sinh" => UnaryOp::Sinh,
+        "Cosh" => UnaryOp::Cosh,
+        "Tanh" => UnaryOp::Tanh,
+        "Sigmoid" => UnaryOp::Sigmoid,
+        "Softplus" => UnaryOp::Softplus,
+        "Erf" => UnaryOp::Erf,
+        "Floor" => UnaryOp::Floor,
+        "Ceil" => UnaryOp::Ceil,
+        "Not" => UnaryOp::Not,
+        _ => return None,
+    })
+}
+
+fn binary_op(op: &str) -> Option<BinaryOp> {
+    Some(match op {
+        "Add" => BinaryOp::Add,
+        "Sub" => BinaryOp::Sub,
+        "Mul" => BinaryOp::Mul,
+        "Div" => BinaryOp::Div,
+        "Pow" => BinaryOp::Pow,
+        "Equal" => BinaryOp::Eq,
+        "Less" => BinaryOp::Lt,
+        "Greater" => BinaryOp::Gt,
+        "LessOrEqual" => BinaryOp::Le,
+        "GreaterOrEqual" => BinaryOp::Ge,
+        "And" => BinaryOp::And,
+        "Or" => BinaryOp::Or,
+        _ => return None,
+    })
+}
+
+/// An elementwise binary op with numpy broadcasting (`Pow` with an exponent of another
+/// kind casts it to the base's kind, as ONNX allows mixed kinds there).
+fn binary(g: &mut GraphImport<'_>, op: BinaryOp, a: ValueId, b: ValueId, node: &str) -> Result<ValueId, OnnxError> {
+    let b = if op == BinaryOp::Pow && g.kind(a) != g.kind(b) { infer(g, OpKind::Cast(g.kind(a)), vec![b])? } else { b };
+    let ops = g.broadcast_all(&[a, b], node)?;
+    infer(g, OpKind::Binary(op), ops)
+}
+
+/// `MatMul` of operands of rank 1 or 2 (higher ranks batch: not supported yet).
+fn matmul(g: &mut GraphImport<'_>, a: ValueId, b: ValueId, node: &str) -> Result<ValueId, OnnxError> {
+    match (g.dims(a).len(), g.dims(b).len()) {
+        (2, 2) | (2, 1) => infer(g, OpKind::MatMul, vec![a, b]),
+        (1, 2) => {
+            let bt = infer(g, OpKind::Transpose, vec![b])?;
+            infer(g, OpKind::MatMul, vec![bt, a])
+        }
+        (1, 1) => {
+            let p = infer(g, OpKind::Binary(BinaryOp::Mul), vec![a, b])?;
+            infer(g, OpKind::Sum, vec![p])
+        }
+        (ra, rb) => Err(OnnxError::Invalid(format!("node '{node}': MatMul of ranks {ra} and {rb} (batched MatMul) is not supported yet"))),
+    }
+}
+
+/// `Gemm`: `alpha·A'·B' + beta·C`.
+fn gemm(g: &mut GraphImport<'_>, node_p: &NodeProto, a: ValueId, b: ValueId, c: Option<ValueId>, node: &str) -> Result<ValueId, OnnxError> {
+    let a = if int(node_p, "transA").unwrap_or(0) != 0 { infer(g, OpKind::Transpose, vec![a])? } else { a };
+    let b = if int(node_p, "transB").unwrap_or(0) != 0 { infer(g, OpKind::Transpose, vec![b])? } else { b };
+    let mut y = infer(g, OpKind::MatMul, vec![a, b])?;
+    let alpha = float_attr(node_p, "alpha").unwrap_or(1.0);
+    if alpha != 1.0 {
+        let k = float(g, y, alpha);
+        y = infer(g, OpKind::Binary(BinaryOp::Mul), vec![y, k])?;
+    }
+    if let Some(c) = c {
+        let beta = float_attr(node_p, "beta").unwrap_or(1.0);
+        let c = if beta != 1.0 {
+            let k = float(g, c, beta);
+            infer(g, OpKind::Binary(BinaryOp::Mul), vec![c, k])?
+        } else {
+            c
+        };
+        y = binary(g, BinaryOp::Add, y, c, node)?;
+    }
+    Ok(y)
+}
+
+/// `ReduceSum`/`ReduceMean` over constant axes (attribute before opset 13/18, input after).
+fn reduce(g: &mut GraphImport<'_>, node_p: &NodeProto, op: &str, a: ValueId, axes_input: Option<String>, node: &str) -> Result<ValueId, OnnxError> {
+    let d = g.dims(a);
+    let rank = d.len() as i64;
+    let axes = match axes_input {
+        Some(_) => Some(known_ints(g, node_p, 1)?),
+        None => ints(node_p, "axes"),
+    };
+    let keep = int(node_p, "keepdims").unwrap_or(1) != 0;
+    let noop = int(node_p, "noop_with_empty_axes").unwrap_or(0) != 0;
+    let axes: Vec<i64> = match axes {
+        Some(ax) if !ax.is_empty() => ax.iter().map(|&k| if k < 0 { k + rank } else { k }).collect(),
+        _ if noop => return Ok(a),
+        _ => (0..rank).collect(),
+    };
+    if axes.iter().any(|&k| k < 0 || k >= rank.max(1)) {
+        return Err(OnnxError::Invalid(format!("node '{node}': {op} axis out of range")));
+    }
+    if rank == 0 {
+        return Ok(a);
+    }
+    let kept: Vec<Dim> = d.iter().enumerate().map(|(i, x)| if axes.contains(&(i as i64)) { Dim::Fixed(1) } else { x.clone() }).collect();
+    let extents = g.extents(&kept, &[a])?;
+    let mut ops = vec![a];
+    ops.extend(extents);
+    let k = g.kind(a);
+    let mut y = g.b.push1(OpKind::SumTo, ops, Type::Tensor { elem: k, shape: kept.clone() });
+    if op == "ReduceMean" {
+        let count = axes.iter().try_fold(1u64, |p, &i| if let Dim::Fixed(n) = d[i as usize] { Some(p * n) } else { None });
+        let Some(count) = count else {
+            return Err(OnnxError::Invalid(format!("node '{node}': ReduceMean over an axis of unknown extent is not supported yet")));
+        };
+        let c = float(g, y, count as f64);
+        y = infer(g, OpKind::Binary(BinaryOp::Div), vec![y, c])?;
+    }
+    if keep {
+        return Ok(y);
+    }
+    let out: Vec<Dim> = d.iter().enumerate().filter(|(i, _)| !axes.contains(&(*i as i64))).map(|(_, x)| x.clone()).collect();
+    reshape_to(g, y, &out, node)
+}
+
+/// `Reshape` to a constant target (`0` copies the extent unless `allowzero`, one `-1` is
+/// inferred).
+pub(super) fn reshape(g: &mut GraphImport<'_>, a: ValueId, target: &[i64], allowzero: bool, node: &str) -> Result<ValueId, OnnxError> {
+    let d = g.dims(a);
+    let mut out = Vec::with_capacity(target.len());
+    let mut infer_at = None;
+    for (i, &t) in target.iter().enumerate() {
+        out.push(match t {
+            0 if !allowzero => d.get(i).cloned().ok_or_else(|| OnnxError::Invalid(format!("node '{node}': Reshape copies extent {i} of a rank-{} tensor", d.len())))?,
+            -1 if infer_at.is_none() => {
+                infer_at = Some(i);
+                Dim::Dyn
+            }
+            t if t >= 0 => Dim::Fixed(t as u64),
+            t => return Err(OnnxError::Invalid(format!("node '{node}': Reshape to extent {t}"))),
+        });
+    }
+    if let Some(i) = infer_at {
+        let total = d.iter().try_fold(1u64, |p, x| if let Dim::Fixed(n) = x { Some(p * n) } else { None });
+        let rest = out.iter().enumerate().filter(|(j, _)| *j != i).try_fold(1u64, |p, (_, x)| if let Dim::Fixed(n) = x { Some(p * n) } else { None });
+        match (total, rest) {
+            (Some(t), Some(r)) if r > 0 && t % r == 0 => out[i] = Dim::Fixed(t / r),
+            _ => return Err(OnnxError::Invalid(format!("node '{node}': Reshape cannot infer the -1 extent (the shape must be fixed)"))),
+        }
+    }
+    reshape_to(g, a, &out, node)
+}
+
+/// `a`'s elements under the extents `dims`.
+pub(super) fn reshape_to(g: &mut GraphImport<'_>, a: ValueId, dims: &[Dim], node: &str) -> Result<ValueId, OnnxError> {
+    if g.dims(a) == dims && matches!(g.ty(a), Type::Tensor { .. }) {
+        return Ok(a);
+    }
+    let k = g.kind(a);
+    if dims.is_empty() {
+        // A scalar: the one element (as a sum, whose adjoint is a broadcast, not a scatter).
+        if !g.dims(a).iter().all(|d| *d == Dim::Fixed(1)) {
+            return Err(OnnxError::Invalid(format!("node '{node}': reshape of {} to a scalar", g.ty(a))));
+        }
+        return infer(g, OpKind::Sum, vec![a]);
+    }
+    if matches!(g.ty(a), Type::Scalar(_)) {
+        let extents = g.extents(dims, &[])?;
+        let mut ops = vec![a];
+        ops.extend(extents);
+        return Ok(g.b.push1(OpKind::Full, ops, Type::Tensor { elem: k, shape: dims.to_vec() }));
+    }
+    let mut extents = Vec::new();
+    for (i, d) in dims.iter().enumerate() {
+        extents.push(match d {
+            Dim::Fixed(n) => g.int(*n as i64),
+            _ => {
+                let same = g.dims(a).iter().position(|x| x == d).filter(|_| matches!(d, Dim::Sym(_)));
+                let Some(axis) = same else {
+                    return Err(OnnxError::Invalid(format!("node '{node}': extent {i} of the result is unknown")));
+                };
+                g.extent(a, axis)?
+            }
+        });
+    }
+    let mut ops = vec![a];
+    ops.extend(extents);
+    Ok(g.b.push1(OpKind::Reshape, ops, Type::Tensor { elem: k, shape: dims.to_vec() }))
+}

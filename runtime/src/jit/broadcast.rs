@@ -1,0 +1,139 @@
+//! Numpy broadcasting as two ops that are each other's transpose: `tensor.broadcast`
+//! (a tensor stretched to a target shape, right-aligned: each source extent is 1 or the
+//! target's) and `tensor.sum_to` (a tensor summed down to a target shape by the same
+//! rule). Element sums add in row-major order of the source, starting from zero.
+
+use crate::ops::RtError;
+use crate::value::{ScalarKind, Tensor, TensorData};
+
+/// The target extents as `usize`, rejecting negative ones.
+fn extents(dims: &[i64], what: &str) -> Result<Vec<usize>, RtError> {
+    dims.iter()
+        .map(|&d| usize::try_from(d).map_err(|_| RtError::Other(format!("`{what}` to a negative extent {d}"))))
+        .collect()
+}
+
+/// For each axis of `big`, the stride of `small`'s matching axis (0 where `small` is
+/// broadcast along it): `small` is right-aligned against `big`, each of its extents 1 or
+/// `big`'s. `None` when the shapes do not broadcast.
+pub fn broadcast_strides(small: &[usize], big: &[usize]) -> Option<Vec<usize>> {
+    if small.len() > big.len() {
+        return None;
+    }
+    let lead = big.len() - small.len();
+    let mut strides = vec![0; big.len()];
+    let mut stride = 1;
+    for (i, &n) in small.iter().enumerate().rev() {
+        let target = big[lead + i];
+        if n == target {
+            strides[lead + i] = if n == 1 { 0 } else { stride };
+        } else if n != 1 {
+            return None;
+        }
+        stride *= n;
+    }
+    Some(strides)
+}
+
+/// The row-major position in the small tensor of every element of `big`, in order.
+fn source_positions(strides: &[usize], big: &[usize]) -> Vec<usize> {
+    let count: usize = big.iter().product();
+    let mut out = Vec::with_capacity(count);
+    let mut index = vec![0usize; big.len()];
+    let mut at = 0usize;
+    for _ in 0..count {
+        out.push(at);
+        for axis in (0..big.len()).rev() {
+            index[axis] += 1;
+            at += strides[axis];
+            if index[axis] < big[axis] {
+                break;
+            }
+            at -= strides[axis] * index[axis];
+            index[axis] = 0;
+        }
+    }
+    out
+}
+
+fn mismatch(what: &str, from: &[usize], to: &[usize]) -> RtError {
+    RtError::ShapeMismatch(format!("`{what}` of shape {from:?} to shape {to:?}"))
+}
+
+/// `t` stretched to the extents `dims` (numpy's `broadcast_to`).
+pub fn broadcast_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
+    let shape = extents(dims, "broadcast")?;
+    let strides = broadcast_strides(&t.shape, &shape).ok_or_else(|| mismatch("broadcast", &t.shape, &shape))?;
+    super::tensor::tensor_size(&shape, "broadcast")?;
+    let at = source_positions(&strides, &shape);
+    let data = match &t.data {
+        TensorData::F64(v) => TensorData::F64(at.iter().map(|&i| v[i]).collect()),
+        TensorData::F32(v) => TensorData::F32(at.iter().map(|&i| v[i]).collect()),
+        TensorData::I64(v) => TensorData::I64(at.iter().map(|&i| v[i]).collect()),
+        TensorData::Bool(v) => TensorData::Bool(at.iter().map(|&i| v[i]).collect()),
+    };
+    Ok(Tensor { shape, data })
+}
+
+/// `t` summed down to the extents `dims`: the transpose of [`broadcast_to`] (each
+/// element of `t` is added to the element it would have been broadcast from).
+pub fn sum_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
+    let shape = extents(dims, "sum_to")?;
+    let strides = broadcast_strides(&shape, &t.shape).ok_or_else(|| mismatch("sum_to", &t.shape, &shape))?;
+    let count: usize = shape.iter().product();
+    let at = source_positions(&strides, &t.shape);
+    fn add<T: Copy + std::ops::Add<Output = T>>(src: &[T], at: &[usize], zero: T, n: usize) -> Vec<T> {
+        let mut out = vec![zero; n];
+        for (x, &i) in src.iter().zip(at) {
+            out[i] = out[i] + *x;
+        }
+        out
+    }
+    let data = match &t.data {
+        TensorData::F64(v) => TensorData::F64(add(v, &at, 0.0, count)),
+        TensorData::F32(v) => TensorData::F32(add(v, &at, 0.0, count)),
+        TensorData::I64(v) => TensorData::I64(add(v, &at, 0, count)),
+        TensorData::Bool(_) => return Err(RtError::Other(format!("`sum_to` of a {} tensor", ScalarKind::Bool.name()))),
+    };
+    Ok(Tensor { shape, data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(shape: &[usize], xs: &[f64]) -> Tensor {
+        Tensor { shape: shape.to_vec(), data: TensorData::F64(xs.to_vec()) }
+    }
+
+    #[test]
+    fn broadcasts_right_aligned() {
+        let row = t(&[3], &[1., 2., 3.]);
+        assert_eq!(broadcast_to(&row, &[2, 3]).unwrap(), t(&[2, 3], &[1., 2., 3., 1., 2., 3.]));
+        let col = t(&[2, 1], &[1., 2.]);
+        assert_eq!(broadcast_to(&col, &[2, 3]).unwrap(), t(&[2, 3], &[1., 1., 1., 2., 2., 2.]));
+        let one = t(&[1, 1], &[5.]);
+        assert_eq!(broadcast_to(&one, &[2, 1, 2]).unwrap(), t(&[2, 1, 2], &[5.; 4]));
+        let e = broadcast_to(&row, &[2, 2]).unwrap_err().to_string();
+        assert!(e.contains("`broadcast` of shape [3] to shape [2, 2]"), "{e}");
+        assert!(broadcast_to(&row, &[3, -1]).is_err());
+    }
+
+    #[test]
+    fn sum_to_is_the_transpose_of_broadcast() {
+        let m = t(&[2, 3], &[1., 2., 3., 4., 5., 6.]);
+        assert_eq!(sum_to(&m, &[3]).unwrap(), t(&[3], &[5., 7., 9.]));
+        assert_eq!(sum_to(&m, &[2, 1]).unwrap(), t(&[2, 1], &[6., 15.]));
+        assert_eq!(sum_to(&m, &[]).unwrap(), t(&[], &[21.]));
+        assert_eq!(sum_to(&m, &[2, 3]).unwrap(), m);
+        assert!(sum_to(&m, &[2]).is_err());
+        // <broadcast(x), y> == <x, sum_to(y)>
+        let x = t(&[3], &[0.5, -1., 2.]);
+        let b = broadcast_to(&x, &[2, 3]).unwrap();
+        let dot = |a: &Tensor, b: &Tensor| match (&a.data, &b.data) {
+            (TensorData::F64(a), TensorData::F64(b)) => a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>(),
+            _ => unreachable!(),
+        };
+        assert_eq!(dot(&b, &m), dot(&x, &sum_to(&m, &[3]).unwrap()));
+    }
+}

@@ -1,0 +1,93 @@
+"""Writes the ONNX models of mad's derivative tests into a folder, one file per model,
+each checked with `onnx.checker.check_model(full_check=True)`.
+
+    python3 tests/onnx/models.py DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+
+rng = np.random.default_rng(7)
+
+
+def model(name, nodes, inputs, outputs, inits=(), opset=17):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def init(name, shape, dtype=np.float64):
+    return numpy_helper.from_array((0.5 * rng.standard_normal(shape)).astype(dtype), name)
+
+
+def ints(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def mlp(elem=T.DOUBLE, dtype=np.float64):
+    return ([helper.make_node("MatMul", ["x", "W0"], ["m0"]), helper.make_node("Add", ["m0", "b0"], ["a0"]),
+             helper.make_node("Tanh", ["a0"], ["h0"]), helper.make_node("MatMul", ["h0", "W1"], ["m1"]),
+             helper.make_node("Add", ["m1", "b1"], ["a1"]), helper.make_node("Tanh", ["a1"], ["y"])],
+            [vi("x", elem, [2, 4])], [vi("y", elem, [2, 3])],
+            [init("W0", [4, 5], dtype), init("b0", [5], dtype), init("W1", [5, 3], dtype), init("b1", [3], dtype)])
+
+
+MODELS = {
+    "mlp": lambda: model("mlp", *mlp()),
+    "mlp_f32": lambda: model("mlp_f32", *mlp(T.FLOAT, np.float32)),
+    "gemm": lambda: model("gemm", [
+        helper.make_node("Gemm", ["x", "W", "c"], ["g"], transB=1, alpha=0.5, beta=2.0),
+        helper.make_node("Sigmoid", ["g"], ["y"])],
+        [vi("x", T.DOUBLE, [3, 4])], [vi("y", T.DOUBLE, [3, 5])], [init("W", [5, 4]), init("c", [5])]),
+    "broadcast": lambda: model("broadcast", [
+        helper.make_node("Mul", ["x", "v"], ["xv"]), helper.make_node("Sub", ["xv", "s"], ["d"]),
+        helper.make_node("Exp", ["d"], ["e"]), helper.make_node("Abs", ["x"], ["ax"]),
+        helper.make_node("Add", ["ax", "one"], ["den"]), helper.make_node("Div", ["e", "den"], ["y"]),
+        helper.make_node("ReduceSum", ["y", "axis1"], ["z"], keepdims=0)],
+        [vi("x", T.DOUBLE, [2, 3]), vi("v", T.DOUBLE, [3]), vi("s", T.DOUBLE, [])],
+        [vi("y", T.DOUBLE, [2, 3]), vi("z", T.DOUBLE, [2])],
+        [numpy_helper.from_array(np.array(1.0), "one"), ints("axis1", [1])]),
+    "shapes": lambda: model("shapes", [
+        helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Sin", ["r"], ["s"]),
+        helper.make_node("ReduceMean", ["s"], ["m"], axes=[0], keepdims=1),
+        helper.make_node("Mul", ["r", "m"], ["p"]), helper.make_node("Flatten", ["p"], ["f"], axis=1),
+        helper.make_node("Unsqueeze", ["f", "axis0"], ["u"]), helper.make_node("Squeeze", ["u", "axis0"], ["q"]),
+        helper.make_node("Cos", ["x"], ["c"]), helper.make_node("Mul", ["c", "x"], ["y3"]),
+        helper.make_node("Identity", ["q"], ["y"])],
+        [vi("x", T.DOUBLE, [2, 3, 2])], [vi("y", T.DOUBLE, [6, 2]), vi("y3", T.DOUBLE, [2, 3, 2])],
+        [ints("shape", [-1, 2]), ints("axis0", [0])]),
+    "vectors": lambda: model("vectors", [
+        helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Relu", ["xw"], ["r"]),
+        helper.make_node("Sigmoid", ["xw"], ["sp"]), helper.make_node("Max", ["r", "sp"], ["mx"]),
+        helper.make_node("Pow", ["x", "two"], ["x2"]), helper.make_node("Add", ["x2", "one"], ["x21"]),
+        helper.make_node("Sqrt", ["x21"], ["sq"]), helper.make_node("MatMul", ["sq", "x"], ["dot"]),
+        helper.make_node("Mul", ["mx", "dot"], ["y"]), helper.make_node("Min", ["x", "sq"], ["mn"]),
+        helper.make_node("Tanh", ["mn"], ["z"])],
+        [vi("x", T.DOUBLE, [4])], [vi("y", T.DOUBLE, [3]), vi("z", T.DOUBLE, [4])],
+        [init("W", [4, 3]), numpy_helper.from_array(np.array(2.0), "two"),
+         numpy_helper.from_array(np.array(1.0), "one")]),
+    "variadic": lambda: model("variadic", [
+        helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Reciprocal", ["x"], ["rc"]),
+        helper.make_node("Exp", ["x"], ["e"]), helper.make_node("Log", ["e"], ["le"]),
+        helper.make_node("Sum", ["n", "rc", "le", "k"], ["s"]), helper.make_node("Sum", ["s", "x"], ["y"]),
+        helper.make_node("Cast", ["i"], ["fi"], to=T.DOUBLE), helper.make_node("Mul", ["y", "fi"], ["yi"]),
+        helper.make_node("ReduceSum", ["yi"], ["total"], keepdims=0)],
+        [vi("x", T.DOUBLE, [3]), vi("k", T.DOUBLE, [3]), vi("i", T.INT64, [3])],
+        [vi("y", T.DOUBLE, [3]), vi("total", T.DOUBLE, [])]),
+}
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, make in MODELS.items():
+        onnx.save(make(), os.path.join(out, name + ".onnx"))
+        print(name)
