@@ -87,7 +87,7 @@ pub fn run(command: OnnxCommand, color: bool) -> i32 {
         OnnxCommand::Forward(a) => derive_file(&a, onnx::forward),
         OnnxCommand::Reverse(a) => derive_file(&a, onnx::reverse),
         OnnxCommand::Family { input, output, inputs, outputs, forward_sibling, no_second_order } => {
-            family(&input, &output, &Options { inputs, outputs, ..Default::default() }, forward_sibling, !no_second_order).map(|paths| {
+            onnx::read_model(&input).and_then(|m| onnx::family(&m, &output, &Options { inputs, outputs, ..Default::default() }, forward_sibling, !no_second_order)).map(|paths| {
                 for p in paths {
                     println!("{}", p.display());
                 }
@@ -124,41 +124,6 @@ fn write(path: &Path, model: &onnx::proto::ModelProto) -> Result<(), OnnxError> 
 fn derive_file(a: &DeriveArgs, pass: fn(&onnx::proto::ModelProto, &Options) -> Result<onnx::proto::ModelProto, OnnxError>) -> Result<(), OnnxError> {
     let model = onnx::read_model(&a.input)?;
     write(&a.output, &pass(&model, &options(a))?)
-}
-
-/// CasADi's sibling name: `<kind>_<file name>` in the same folder.
-fn sibling(path: &Path, kind: &str) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!("{kind}_{name}"))
-}
-
-/// Writes the primal, `adj_`, optionally `fwd_`, and `fwd_adj_` models; returns their paths.
-pub fn family(input: &Path, output: &Path, options: &Options, forward_sibling: bool, second_order: bool) -> Result<Vec<PathBuf>, OnnxError> {
-    let model = onnx::read_model(input)?;
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| OnnxError::Read(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    write(output, &model)?;
-    let mut written = vec![output.to_path_buf()];
-    let adjoint = onnx::reverse(&model, options)?;
-    let adj_path = sibling(output, "adj");
-    write(&adj_path, &adjoint)?;
-    written.push(adj_path.clone());
-    if forward_sibling {
-        let path = sibling(output, "fwd");
-        write(&path, &onnx::forward(&model, options)?)?;
-        written.push(path);
-    }
-    if second_order {
-        // Every input of the adjoint is seeded; the outputs differentiated are the adjoint's own.
-        let primal_outputs: Vec<String> = model.graph.iter().flat_map(|g| &g.output).filter_map(|v| v.name.clone()).collect();
-        let produced: Vec<String> = adjoint.graph.iter().flat_map(|g| &g.output).filter_map(|v| v.name.clone()).filter(|n| !primal_outputs.contains(n)).collect();
-        let second = onnx::forward(&adjoint, &Options { outputs: Some(produced), ..Default::default() })?;
-        let path = sibling(&adj_path, "fwd");
-        write(&path, &second)?;
-        written.push(path);
-    }
-    Ok(written)
 }
 
 fn export_file(file: &Path, function: &str, output: &Path, color: bool) -> i32 {

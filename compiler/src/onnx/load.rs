@@ -85,16 +85,6 @@ pub fn scalar_kind(elem_type: i32) -> Option<ScalarKind> {
     }
 }
 
-/// The ONNX element type of an IR scalar kind.
-pub fn elem_type(k: ScalarKind) -> i32 {
-    (match k {
-        ScalarKind::F32 => DataType::Float,
-        ScalarKind::F64 => DataType::Double,
-        ScalarKind::I64 => DataType::Int64,
-        ScalarKind::Bool => DataType::Bool,
-    }) as i32
-}
-
 /// The name of an ONNX element type for messages (`FLOAT16`, `INT32`, …).
 pub fn elem_name(elem_type: i32) -> String {
     DataType::try_from(elem_type).map(|d| d.as_str_name().to_string()).unwrap_or_else(|_| format!("type #{elem_type}"))
@@ -141,21 +131,4 @@ pub fn tensor_value(t: &TensorProto) -> Result<Tensor, OnnxError> {
         (ScalarKind::Bool, None) => TensorData::Bool(t.int32_data.iter().map(|&b| b != 0).collect()),
     };
     Ok(Tensor { shape, data })
-}
-
-/// A run-time tensor as an ONNX tensor named `name` (little-endian raw data).
-pub fn tensor_proto(name: &str, t: &Tensor) -> TensorProto {
-    let raw: Vec<u8> = match &t.data {
-        TensorData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        TensorData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        TensorData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        TensorData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
-    };
-    TensorProto {
-        name: Some(name.to_string()),
-        dims: t.shape.iter().map(|&n| n as i64).collect(),
-        data_type: Some(elem_type(t.kind())),
-        raw_data: Some(raw),
-        ..Default::default()
-    }
 }

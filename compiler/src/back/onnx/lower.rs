@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::writer::{Attr, GraphWriter, dims_of};
 use crate::ir::{BinaryOp, Dim, Function, Literal, OpKind, ScalarKind, Type, UnaryOp, ValueId};
-use crate::onnx::OnnxError;
+use super::OnnxError;
 use mad_runtime::{Tensor, TensorData};
 
 /// The ONNX form of an IR value.
@@ -264,7 +264,7 @@ impl Lowering<'_> {
             }
             OpKind::Cast(k) => {
                 let (x, _) = self.tensor(xs[0])?;
-                let out = self.w.node("Cast", &[&x], vec![("to", Attr::Int(crate::onnx::load::elem_type(k) as i64))]);
+                let out = self.w.node("Cast", &[&x], vec![("to", Attr::Int(super::writer::elem_type(k) as i64))]);
                 self.set(ys[0], out, batched);
             }
             OpKind::Full | OpKind::Broadcast => {

@@ -4,14 +4,19 @@
 //! calls inlined) as a model whose inputs are the function's parameters and whose outputs
 //! are its results (a tuple result gives one output per field), named after the source
 //! (`madc onnx export FILE.mad --fn NAME OUT.onnx`). [`lower`] has the op forms, shared
-//! with the derivative models of [`crate::onnx::derive`]; [`writer`] builds the graph.
+//! with the derivative models of `onnx::derive`; [`writer`] builds the graph; [`proto`] has
+//! the protobuf messages (read by `onnx::load` as well).
 //!
 //! Written models import the default domain at [`OPSET`] and pass
 //! `onnx.checker.check_model(full_check=True)`. Control flow (`scf.if`/`for`/`while`), the
 //! run-time tape and `print` have no ONNX form yet: exporting them is an error naming the op.
 
+mod error;
 pub mod lower;
+pub mod proto;
 pub mod writer;
+
+pub use error::OnnxError;
 
 use std::io::Write;
 
@@ -19,8 +24,7 @@ use prost::Message;
 
 use crate::codegen::element_loop::BatchSpec;
 use crate::ir::{Function, Module, OpKind, ScalarKind, Type, ValueId};
-use crate::onnx::OnnxError;
-use crate::onnx::proto::{ModelProto, OperatorSetIdProto};
+use proto::{ModelProto, OperatorSetIdProto};
 use lower::{Slot, lower_function};
 use writer::{GraphWriter, dims_of};
 
@@ -92,7 +96,7 @@ pub fn export(module: &Module, options: &OnnxOptions) -> Result<ModelProto, Onnx
 }
 
 /// A model around `graph`, keeping `like`'s producer fields where it has them.
-pub fn finish_model(graph: crate::onnx::proto::GraphProto, like: &ModelProto) -> ModelProto {
+pub fn finish_model(graph: proto::GraphProto, like: &ModelProto) -> ModelProto {
     ModelProto {
         ir_version: Some(8),
         opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(OPSET) }],

@@ -4,8 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::ir::{Dim, ScalarKind, Type};
-use crate::onnx::load::{elem_type, tensor_proto};
-use crate::onnx::proto::{
+use super::proto::{tensor_proto::DataType, 
     AttributeProto, GraphProto, NodeProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_shape_proto::{Dimension, dimension}, type_proto,
 };
@@ -183,6 +182,33 @@ pub fn value_info(name: &str, elem: ScalarKind, dims: &[Dim]) -> ValueInfoProto 
             })),
             ..Default::default()
         }),
+        ..Default::default()
+    }
+}
+
+/// The ONNX element type of an IR scalar kind.
+pub fn elem_type(k: ScalarKind) -> i32 {
+    (match k {
+        ScalarKind::F32 => DataType::Float,
+        ScalarKind::F64 => DataType::Double,
+        ScalarKind::I64 => DataType::Int64,
+        ScalarKind::Bool => DataType::Bool,
+    }) as i32
+}
+
+/// A run-time tensor as an ONNX tensor named `name` (little-endian raw data).
+pub fn tensor_proto(name: &str, t: &Tensor) -> TensorProto {
+    let raw: Vec<u8> = match &t.data {
+        TensorData::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        TensorData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        TensorData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        TensorData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+    };
+    TensorProto {
+        name: Some(name.to_string()),
+        dims: t.shape.iter().map(|&n| n as i64).collect(),
+        data_type: Some(elem_type(t.kind())),
+        raw_data: Some(raw),
         ..Default::default()
     }
 }
