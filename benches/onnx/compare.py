@@ -17,6 +17,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+ort.set_default_logger_severity(3)
+
 sys.path.insert(0, os.path.dirname(__file__))
 from mlp import mlp  # noqa: E402
 
@@ -34,7 +36,8 @@ def ort_time(path, runs=200):
     s = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     feeds = {}
     for v in s.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in v.shape]
+        # one seed direction: a packed CasADi dimension `nadj_x<c>` is then c
+        shape = [d if isinstance(d, int) else int(d.rsplit("_x", 1)[1]) if "_x" in d else 1 for d in v.shape]
         feeds[v.name] = np.random.default_rng(0).standard_normal(shape)
     s.run(None, feeds)
     times = []

@@ -163,7 +163,8 @@ fn write(path: &Path, m: &ModelProto) {
 }
 
 /// Every model of `tests/onnx/models.py` and the exported `.mad` function: forward and
-/// reverse models in both layouts, run by ONNX Runtime against finite differences.
+/// reverse models in both layouts and the second-order model of `family`, run by ONNX
+/// Runtime against finite differences.
 #[test]
 fn derivative_models_match_finite_differences_in_onnx_runtime() {
     if !python_with_onnxruntime() {
@@ -188,6 +189,19 @@ fn derivative_models_match_finite_differences_in_onnx_runtime() {
             }
         }
     }
+    // CasADi's family: the second-order model is the forward derivative of the adjoint
+    // model (read back from its file), checked against finite differences of the adjoint.
+    for name in &names {
+        let primal = onnx::read_model(&dir.join(format!("{name}.onnx"))).unwrap();
+        let path = dir.join(format!("family_{name}")).join("f.onnx");
+        let written = onnx::family(&primal, &path, &Options::default(), true, true).unwrap_or_else(|e| panic!("{name} family: {e}"));
+        let files: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(files, ["f.onnx", "adj_f.onnx", "fwd_f.onnx", "fwd_adj_f.onnx"]);
+        let adjoint = onnx::read_model(&written[1]).unwrap();
+        let primal_outputs: Vec<_> = primal.graph.as_ref().unwrap().output.iter().map(|v| v.name.clone().unwrap()).collect();
+        let adjoints: Vec<String> = adjoint.graph.as_ref().unwrap().output.iter().map(|v| v.name.clone().unwrap()).filter(|n| !primal_outputs.contains(n)).collect();
+        jobs.push_str(&format!("{} {} --mode forward --outputs {}\n", written[1].display(), written[3].display(), adjoints.join(" ")));
+    }
     // A subset of the outputs and inputs: unseeded outputs take zero cotangents.
     let primal = dir.join("broadcast.onnx");
     let m = onnx::reverse(&onnx::read_model(&primal).unwrap(), &Options { inputs: Some(vec!["v".into()]), outputs: Some(vec!["z".into()]), ..Default::default() }).unwrap();
@@ -197,5 +211,5 @@ fn derivative_models_match_finite_differences_in_onnx_runtime() {
     let out = Command::new("python3").arg(repo().join("tests/onnx/check_derivative.py")).arg("--batch").arg(dir.join("jobs.txt")).output().unwrap();
     let log = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{log}{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(log.lines().filter(|l| l.contains(": ok ")).count(), names.len() * 4 + 1, "{log}");
+    assert_eq!(log.lines().filter(|l| l.contains(": ok ")).count(), names.len() * 5 + 1, "{log}");
 }

@@ -163,6 +163,23 @@ fn samples() -> Vec<Sample> {
             Value::Tensor(Tensor::from_f64(vec![2, 2], vec![1.1, 0.4, -0.7, 0.9]).unwrap()),
         ],
     ));
+    // Batch axes, broadcast: small (scalarized) operands, then heap ones.
+    let seq = |shape: Vec<usize>, a: f64, d: f64| {
+        let n: usize = shape.iter().product();
+        Value::Tensor(Tensor::from_f64(shape, (0..n).map(|i| a + d * i as f64).collect()).unwrap())
+    };
+    out.push(tensor(
+        "tensor.matmul",
+        "%a: tensor<f64; 2, 2, 3>, %b: tensor<f64; 3, 2>, %v: tensor<f64; 3>, %c: tensor<f64; 2, 3, 2>",
+        "  %p = tensor.matmul %a, %b : tensor<f64; 2, 2, 2>\n  %q = tensor.matmul %a, %v : tensor<f64; 2, 2>\n  %r2 = tensor.matmul %b, %p : tensor<f64; 2, 3, 2>\n  %w = mul %r2, %c : tensor<f64; 2, 3, 2>\n  %s1 = tensor.sum %w : f64\n  %u = sin %q : tensor<f64; 2, 2>\n  %s2 = tensor.sum %u : f64\n  %r = add %s1, %s2 : f64\n  return %r\n",
+        vec![seq(vec![2, 2, 3], -0.5, 0.1), seq(vec![3, 2], 0.3, -0.1), seq(vec![3], 0.2, 0.25), seq(vec![2, 3, 2], 0.7, -0.05)],
+    ));
+    out.push(tensor(
+        "tensor.matmul",
+        "%a: tensor<f64; ?, ?, ?>, %b: tensor<f64; ?, ?>, %v: tensor<f64; ?>",
+        "  %p = tensor.matmul %a, %b : tensor<f64; ?, ?, ?>\n  %q = tensor.matmul %a, %v : tensor<f64; ?, ?>\n  %r2 = tensor.matmul %b, %p : tensor<f64; ?, ?, ?>\n  %e = exp %r2 : tensor<f64; ?, ?, ?>\n  %s1 = tensor.sum %e : f64\n  %u = sin %q : tensor<f64; ?, ?>\n  %s2 = tensor.sum %u : f64\n  %r = add %s1, %s2 : f64\n  return %r\n",
+        vec![seq(vec![2, 2, 3], -0.5, 0.1), seq(vec![3, 2], 0.3, -0.1), seq(vec![3], 0.2, 0.25)],
+    ));
     out.push(tensor(
         "tensor.transpose",
         "%a: tensor<f64; 2, 2>",
@@ -193,6 +210,24 @@ fn samples() -> Vec<Sample> {
         "%a: tensor<f64; ?, ?>",
         "  %n = const 6 : i64\n  %two = const 2 : i64\n  %three = const 3 : i64\n  %v = tensor.reshape %a, %n : tensor<f64; ?>\n  %m = tensor.reshape %v, %two, %three : tensor<f64; ?, ?>\n  %i = const 1 : i64\n  %j = const 0 : i64\n  %x = tensor.index %m, %i, %j : f64\n  %e = exp %v : tensor<f64; ?>\n  %s = tensor.sum %e : f64\n  %r = mul %s, %x : f64\n  return %r\n",
         vec![m32()],
+    ));
+    out.push(tensor(
+        "tensor.permute",
+        "%a: tensor<f64; 2, 3, 2>, %b: tensor<f64; ?, ?, ?>",
+        "  %p = tensor.permute[2, 0, 1] %a : tensor<f64; 2, 2, 3>\n  %q = tensor.permute[1, 2, 0] %b : tensor<f64; ?, ?, ?>\n  %u = sin %p : tensor<f64; 2, 2, 3>\n  %w = mul %u, %q : tensor<f64; 2, 2, 3>\n  %r = tensor.sum %w : f64\n  return %r\n",
+        vec![
+            Value::Tensor(Tensor::from_f64(vec![2, 3, 2], (0..12).map(|i| 0.1 * i as f64 - 0.4).collect()).unwrap()),
+            Value::Tensor(Tensor::from_f64(vec![3, 2, 2], (0..12).map(|i| 0.3 - 0.05 * i as f64).collect()).unwrap()),
+        ],
+    ));
+    out.push(tensor(
+        "select",
+        "%a: tensor<f64; 2, 2>, %b: tensor<f64; ?, ?>",
+        "  %c = lt %a, %b : tensor<bool; 2, 2>\n  %u = sin %a : tensor<f64; 2, 2>\n  %s = select %c, %u, %b : tensor<f64; 2, 2>\n  %t = select %c, %b, %a : tensor<f64; 2, 2>\n  %w = mul %s, %t : tensor<f64; 2, 2>\n  %r = tensor.sum %w : f64\n  return %r\n",
+        vec![
+            Value::Tensor(Tensor::from_f64(vec![2, 2], vec![0.3, -1.2, 2.1, 0.8]).unwrap()),
+            Value::Tensor(Tensor::from_f64(vec![2, 2], vec![1.1, -2.4, 1.7, 0.9]).unwrap()),
+        ],
     ));
     out.push(tensor(
         "tensor.broadcast",

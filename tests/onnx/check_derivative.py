@@ -20,8 +20,13 @@ NUMPY = {**FLOAT, onnx.TensorProto.INT64: np.int64, onnx.TensorProto.BOOL: np.bo
 
 
 def shape_of(value, symbolic=2):
-    return [d.dim_value if d.HasField("dim_value") else symbolic
-            for d in value.type.tensor_type.shape.dim]
+    """A concrete shape: a symbolic extent is `symbolic`, times c for CasADi's packed `n_x<c>`."""
+    def extent(d):
+        if d.HasField("dim_value"):
+            return d.dim_value
+        tail = d.dim_param.rsplit("_x", 1)
+        return symbolic * int(tail[1]) if len(tail) == 2 and tail[1].isdigit() else symbolic
+    return [extent(d) for d in value.type.tensor_type.shape.dim]
 
 
 ort.set_default_logger_severity(3)

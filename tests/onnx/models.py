@@ -83,6 +83,13 @@ MODELS = {
         helper.make_node("ReduceSum", ["yi"], ["total"], keepdims=0)],
         [vi("x", T.DOUBLE, [3]), vi("k", T.DOUBLE, [3]), vi("i", T.INT64, [3])],
         [vi("y", T.DOUBLE, [3]), vi("total", T.DOUBLE, [])]),
+    "batched": lambda: model("batched", [
+        helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Tanh", ["h"], ["t"]),
+        helper.make_node("Transpose", ["t"], ["p"], perm=[0, 2, 1]), helper.make_node("MatMul", ["p", "x"], ["q"]),
+        helper.make_node("MatMul", ["q", "v"], ["y"]), helper.make_node("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+        helper.make_node("Transpose", ["xt"], ["xs"], perm=[1, 0, 2]), helper.make_node("MatMul", ["v", "xs"], ["z"])],
+        [vi("x", T.DOUBLE, [2, 3, 4]), vi("v", T.DOUBLE, [4])],
+        [vi("y", T.DOUBLE, [2, 5]), vi("z", T.DOUBLE, [2, 3])], [init("W", [4, 5])]),
 }
 
 if __name__ == "__main__":

@@ -62,6 +62,81 @@ fn tan(v: Option<ValueId>) -> Ct {
     Ct::Tan(Tan::from_opt(v))
 }
 
+fn rank(e: &Emitter, v: ValueId) -> usize {
+    match e.ty(v) {
+        Type::Tensor { shape, .. } => shape.len(),
+        _ => 0,
+    }
+}
+
+/// `t` with its last two axes swapped.
+fn swap_last(e: &mut Emitter, t: ValueId) -> Result<ValueId, AdError> {
+    let r = rank(e, t) as u32;
+    let perm: Vec<u32> = (0..r - 2).chain([r - 1, r - 2]).collect();
+    e.op(OpKind::Permute(perm), vec![t])
+}
+
+/// `t` (a contribution of the shape of a matrix product's batch) summed down to `like`'s
+/// extents and type, where the product broadcast `like`'s batch axes.
+fn sum_to_like(e: &mut Emitter, t: ValueId, like: ValueId) -> Result<ValueId, AdError> {
+    if e.ty(t) == e.ty(like) && e.ty(like).fixed_shape().is_some() {
+        return Ok(t);
+    }
+    let mut ops = vec![t];
+    ops.extend(e.extents(like)?);
+    let ty = e.ty(like);
+    let id = e.push(OpKind::SumTo, ops, vec![ty]);
+    Ok(e.results(id)[0])
+}
+
+/// `v` with a unit axis appended (`[…, m]` → `[…, m, 1]`) or prepended (`[k]` → `[1, k]`).
+fn with_unit_axis(e: &mut Emitter, v: ValueId, append: bool) -> Result<ValueId, AdError> {
+    let Type::Tensor { elem, shape } = e.ty(v) else {
+        return Err(AdError::Internal("a unit axis on a non-tensor".into()));
+    };
+    let mut extents = e.extents(v)?;
+    let mut dims = shape.clone();
+    let one = e.int(1);
+    if append {
+        extents.push(one);
+        dims.push(crate::ir::Dim::Fixed(1));
+    } else {
+        extents.insert(0, one);
+        dims.insert(0, crate::ir::Dim::Fixed(1));
+    }
+    let mut ops = vec![v];
+    ops.extend(extents);
+    let id = e.push(OpKind::Reshape, ops, vec![Type::Tensor { elem, shape: dims }]);
+    Ok(e.results(id)[0])
+}
+
+/// The transpose rule of a matrix product with batch axes: `Ā = Ḡ Bᵀ`, `B̄ = Aᵀ Ḡ` per
+/// batch, summed over the batch axes an operand was broadcast along; a vector `b` is the
+/// column `[k, 1]`.
+fn batched_matmul_vjp(e: &mut Emitter, a: ValueId, b: ValueId, g: ValueId) -> Result<Vjp, AdError> {
+    let at = swap_last(e, a)?;
+    let (ga, gb) = if rank(e, b) == 1 {
+        let gcol = with_unit_axis(e, g, true)?;
+        let brow = with_unit_axis(e, b, false)?;
+        let ga = e.op(OpKind::MatMul, vec![gcol, brow])?;
+        let gb = e.op(OpKind::MatMul, vec![at, gcol])?;
+        // [batch…, k, 1] summed to [k, 1], then the vector [k].
+        let col = with_unit_axis(e, b, true)?;
+        let gb = sum_to_like(e, gb, col)?;
+        let mut ops = vec![gb];
+        ops.extend(e.extents(b)?);
+        let ty = e.ty(b);
+        let id = e.push(OpKind::Reshape, ops, vec![ty]);
+        (ga, e.results(id)[0])
+    } else {
+        let bt = swap_last(e, b)?;
+        (e.op(OpKind::MatMul, vec![g, bt])?, e.op(OpKind::MatMul, vec![at, g])?)
+    };
+    let ga = sum_to_like(e, ga, a)?;
+    let gb = sum_to_like(e, gb, b)?;
+    Ok(Vjp::Cotangents(vec![tan(Some(ga)), tan(Some(gb))]))
+}
+
 /// `f'(x)` for an elementwise unary float function with result `y`; `None` if zero.
 /// `t` (an `f64` tensor of dynamic extents with the elements of `like`, row-major) as a
 /// value of `like`'s type: itself when `like` has a dynamic extent, else its elements
@@ -430,6 +505,15 @@ pub fn jvp(
             }
             one(Some(e.op(OpKind::Pack, parts)?))
         }
+        OpKind::Permute(_) => {
+            if !is_float(e, xs[0]) {
+                return zero();
+            }
+            match as_opt(e, &dx[0], xs[0])? {
+                None => zero(),
+                Some(d) => one(Some(e.op(kind.clone(), vec![d])?)),
+            }
+        }
         // Linear in the first operand, with the result's (declared) type.
         OpKind::Full | OpKind::Broadcast | OpKind::SumTo | OpKind::Reshape => {
             if !is_float(e, ys[0]) {
@@ -687,6 +771,19 @@ pub fn vjp(
             out[0] = tan(Some(e.op(OpKind::Sum, vec![g])?));
             Ok(Vjp::Cotangents(out))
         }
+        OpKind::Permute(perm) => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            let mut inverse = vec![0u32; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inverse[p as usize] = i as u32;
+            }
+            Ok(Vjp::Cotangents(vec![tan(Some(e.op(OpKind::Permute(inverse), vec![g])?))]))
+        }
         // Each is the other's transpose: the adjoint goes back to the operand's extents.
         OpKind::Broadcast | OpKind::SumTo => {
             if !is_float(e, xs[0]) {
@@ -751,6 +848,9 @@ pub fn vjp(
                 return none();
             };
             let (a, b) = (xs[0], xs[1]);
+            if rank(e, a) > 2 || rank(e, b) > 2 {
+                return batched_matmul_vjp(e, a, b, g);
+            }
             let at = e.op(OpKind::Transpose, vec![a])?;
             let gb = e.op(OpKind::MatMul, vec![at, g])?;
             let ga = match e.ty(b) {

@@ -74,7 +74,7 @@ fn reads_operand(f: &Function, op: &crate::ir::Op, i: usize) -> bool {
         OpKind::Index => i == 0,
         OpKind::DimOf(_) => true,
         // They copy the elements they take.
-        OpKind::Slice | OpKind::Concat | OpKind::Reshape | OpKind::Broadcast | OpKind::SumTo => true,
+        OpKind::Slice | OpKind::Concat | OpKind::Reshape | OpKind::Permute(_) | OpKind::Broadcast | OpKind::SumTo => true,
         // The tape keeps the value it is given until reverse mode pops it.
         OpKind::TapePush => false,
         _ => op.regions.is_empty() && op.results.iter().all(|&r| !type_has_heap(f.ty(r))),

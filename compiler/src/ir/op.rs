@@ -11,7 +11,7 @@
 //! | `Const` | — | — | the literal's scalar |
 //! | `Unary(op)` | `x` (scalar or tensor) | — | same type as `x` (elementwise) |
 //! | `Binary(op)` | `a, b`: same type, or one scalar and one tensor of that kind (broadcast) | — | the tensor/scalar type; `bool` kind for comparisons |
-//! | `Select` | `cond: bool, a, b` (a, b same type) | — | type of `a` |
+//! | `Select` | `cond: bool` or a bool tensor of the branches' shape (elementwise), `a, b` (same type) | — | type of `a` |
 //! | `Cast(k)` | `x` scalar or tensor | — | same shape, kind `k` |
 //! | `Pack` | `n ≥ 1` values of one type `T` (scalar or tensor) | — | `tensor<[n] ++ shape(T)>` |
 //! | `Full` | `value: scalar`, then one `i64` extent per result axis | — | the op's declared result type (a tensor of that rank) |
@@ -19,12 +19,13 @@
 //! | `Index` | `t: tensor`, `k ≥ 1` `i64` indices | — | `t` with its first `k` axes removed (scalar if none remain); out of bounds is a run-time error |
 //! | `Insert` | `t: tensor`, `v`, `k ≥ 1` `i64` indices | — | a copy of `t` with `t[i..] = v` |
 //! | `DimOf(axis)` | `t: tensor` | — | `i64` extent of `axis` |
-//! | `MatMul` | `[m,k] x [k,n]` or `[m,k] x [k]` (float) | — | `[m,n]` or `[m]` |
+//! | `MatMul` | `[…, m,k] x […, k,n]` or `[…, m,k] x [k]` (float; batch extents broadcast as numpy's `matmul`) | — | `[…, m,n]` or `[…, m]` |
 //! | `Transpose` | `t: tensor` of rank 2 | — | `[n, m]` |
 //! | `Sum` | `t: tensor` (numeric) | — | scalar of its kind |
 //! | `Slice` | `t, lo: i64, hi: i64` | — | rows `lo..hi` of axis 0 |
 //! | `Concat` | tensors of one kind and row shape | — | stacked along axis 0 |
 //! | `Reshape` | `t`, then one `i64` extent per result axis | — | `t`'s elements under that shape |
+//! | `Permute(perm)` | `t: tensor` of rank `perm.len()` | — | `t` with axis `i` taken from axis `perm[i]` |
 //! | `Broadcast` | `t: tensor`, then one `i64` extent per result axis (at least `t`'s rank) | — | declared: `t` stretched to the extents (numpy rules) |
 //! | `SumTo` | `t: tensor` (numeric), then one `i64` extent per result axis (at most `t`'s rank) | — | declared: `t` summed down to the extents |
 //! | `Tuple` | any values | — | tuple of their types |
@@ -100,6 +101,9 @@ pub enum OpKind {
     /// A tensor's row-major elements under a new shape: operands `(t, d₀, …)`, the
     /// extents `i64` whose product must be `t`'s element count.
     Reshape,
+    /// The axes of a tensor reordered: axis `i` of the result is axis `perm[i]` of the
+    /// operand (`tensor.permute[2, 0, 1]`).
+    Permute(Vec<u32>),
     /// Numpy broadcasting: operands `(t, d₀, …)`, `t` stretched to the `i64` extents
     /// (right-aligned; each extent of `t` is 1 or the target's, a run-time error
     /// otherwise). The result type is declared (like `tensor.full`'s).
@@ -146,6 +150,7 @@ impl OpKind {
             | OpKind::Slice
             | OpKind::Concat
             | OpKind::Reshape
+            | OpKind::Permute(_)
             | OpKind::Broadcast
             | OpKind::SumTo
             | OpKind::Tuple
@@ -177,6 +182,7 @@ impl OpKind {
             OpKind::Slice,
             OpKind::Concat,
             OpKind::Reshape,
+            OpKind::Permute(vec![1, 0]),
             OpKind::Broadcast,
             OpKind::SumTo,
             OpKind::Tuple,
@@ -214,6 +220,7 @@ impl OpKind {
             OpKind::Slice => "tensor.slice",
             OpKind::Concat => "tensor.concat",
             OpKind::Reshape => "tensor.reshape",
+            OpKind::Permute(_) => "tensor.permute",
             OpKind::Broadcast => "tensor.broadcast",
             OpKind::SumTo => "tensor.sum_to",
             OpKind::Tuple => "tuple",

@@ -210,6 +210,10 @@ impl Printer<'_> {
             OpKind::DimOf(i) | OpKind::TupleGet(i) => {
                 let _ = write!(text, "[{i}]");
             }
+            OpKind::Permute(perm) => {
+                let items: Vec<String> = perm.iter().map(u32::to_string).collect();
+                let _ = write!(text, "[{}]", items.join(", "));
+            }
             _ => {}
         }
         match &op.kind {

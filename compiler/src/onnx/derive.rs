@@ -142,7 +142,10 @@ fn derive(model: &ModelProto, options: &Options, mode: Mode) -> Result<ModelProt
     for (p, name) in seeded.iter().zip(&seed_names) {
         let dims = dims_of(&p.ty);
         w.add_input(name, p.ty.scalar_kind().unwrap_or(ScalarKind::F64), &seed_dims(&dims, &dim, name, options.layout));
-        seeds.push(unpack(&mut w, name, &dims, options.layout)?);
+        // The primal's extents at run time, where the layout needs them and they are not
+        // fixed (a graph input's; an output's would come too late).
+        let input = (mode == Mode::Forward).then_some(p.name.as_str());
+        seeds.push(unpack(&mut w, name, &dims, input, options.layout)?);
     }
     let count = {
         let first = seeds.first().cloned().ok_or_else(|| OnnxError::Derive("no seeds".into()))?;
@@ -233,7 +236,7 @@ fn differentiate(imp: &mut Imported, mode: Mode, xs: &[Port]) -> Result<FuncRef,
             crate::ad::forward::jvp_active(&mut imp.module, imp.func, 1, &active).map_err(err)?
         }
     };
-    crate::passes::cleanup(&mut imp.module, h).map_err(|e| OnnxError::Derive(format!("{e:?}")))?;
+    crate::passes::cleanup_validating_once(&mut imp.module, h).map_err(|e| OnnxError::Derive(format!("{e:?}")))?;
     Ok(h)
 }
 
@@ -290,13 +293,23 @@ fn seed_dims(dims: &[Dim], dim: &str, name: &str, layout: Layout) -> Vec<Dim> {
     }
 }
 
-fn needs_static(dims: &[Dim]) -> Result<Vec<i64>, OnnxError> {
-    dims.iter().map(fixed).collect::<Option<Vec<_>>>().ok_or_else(|| OnnxError::Derive("the CasADi layout of a value of rank ≥ 2 needs its declared shape".into()))
-}
-
-/// A seed input in the layout → the internal `[n, …shape]`.
-fn unpack(w: &mut GraphWriter, seed: &str, dims: &[Dim], layout: Layout) -> Result<String, OnnxError> {
+/// A seed input in the layout → the internal `[n, …shape]`. `input` names the graph
+/// input the seed belongs to, whose shape gives extents that are not fixed.
+fn unpack(w: &mut GraphWriter, seed: &str, dims: &[Dim], input: Option<&str>, layout: Layout) -> Result<String, OnnxError> {
     let r = dims.len() as i64;
+    // The extents `dims[from..]` as a 1-D int64 tensor.
+    let extents = |w: &mut GraphWriter, from: usize| -> Result<String, OnnxError> {
+        if let Some(s) = dims[from..].iter().map(fixed).collect::<Option<Vec<_>>>() {
+            return Ok(w.ints(&s));
+        }
+        let Some(x) = input else {
+            return Err(OnnxError::Derive("the CasADi layout of an output of rank ≥ 2 needs its declared shape".into()));
+        };
+        let shape = w.node("Shape", &[x], vec![]);
+        let lo = w.ints(&[from as i64]);
+        let hi = w.ints(&[dims.len() as i64]);
+        Ok(w.node("Slice", &[&shape, &lo, &hi], vec![]))
+    };
     Ok(match (layout, r) {
         (_, 0) => {
             let flat = w.ints(&[-1]);
@@ -308,15 +321,17 @@ fn unpack(w: &mut GraphWriter, seed: &str, dims: &[Dim], layout: Layout) -> Resu
         }
         (Layout::Casadi, 1) => w.node("Transpose", &[seed], vec![("perm", Attr::Ints(vec![1, 0]))]),
         (Layout::Casadi, 2) => {
-            let cols = needs_static(&dims[1..])?[0];
-            let shape = w.ints(&[0, -1, cols]);
+            let cols = extents(w, 1)?;
+            let head = w.ints(&[0, -1]);
+            let shape = w.node("Concat", &[&head, &cols], vec![("axis", Attr::Int(0))]);
             let split = w.node("Reshape", &[seed, &shape], vec![]);
             w.node("Transpose", &[&split], vec![("perm", Attr::Ints(vec![1, 0, 2]))])
         }
         (Layout::Casadi, _) => {
-            let s = needs_static(dims)?;
             let t = w.node("Transpose", &[seed], vec![("perm", Attr::Ints(vec![1, 0]))]);
-            let shape = w.ints(&std::iter::once(0).chain(s).collect::<Vec<_>>());
+            let rest = extents(w, 0)?;
+            let head = w.ints(&[0]);
+            let shape = w.node("Concat", &[&head, &rest], vec![("axis", Attr::Int(0))]);
             w.node("Reshape", &[&t, &shape], vec![])
         }
     })

@@ -82,7 +82,7 @@ pub fn import(model: &ModelProto) -> Result<Imported, OnnxError> {
     let name = graph.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| "model".into());
     let mut func = Function::new(ident(&name), &params, ret);
     let args = func.params().to_vec();
-    let mut g = GraphImport { b: Builder::new(&mut func), values: HashMap::new(), known, lists: HashMap::new(), ints: HashMap::new(), extent_dims: HashMap::new(), unsqueezed: HashMap::new(), opset };
+    let mut g = GraphImport { b: Builder::new(&mut func), values: HashMap::new(), known, lists: HashMap::new(), index_rows: HashMap::new(), ints: HashMap::new(), extent_dims: HashMap::new(), unsqueezed: HashMap::new(), opset };
     for (p, &v) in inputs.iter().zip(&args) {
         g.values.insert(p.name.clone(), v);
     }
@@ -185,6 +185,9 @@ pub(super) struct GraphImport<'f> {
     /// 1-D `int64` values known element by element (`Shape`, and what `Gather`, `Concat`
     /// and `Unsqueeze` make of them): the extents a `Reshape` or `Expand` takes.
     pub lists: HashMap<String, Vec<ValueId>>,
+    /// `[1, k]` `int64` values made by `Unsqueeze` of a list at axis 0: one index tuple of
+    /// a `ScatterND`.
+    pub index_rows: HashMap<String, Vec<ValueId>>,
     /// The `i64` constants made here, and the extent each `tensor.dim` made here reads.
     pub ints: HashMap<ValueId, i64>,
     pub extent_dims: HashMap<ValueId, Dim>,
@@ -298,7 +301,7 @@ impl GraphImport<'_> {
             let from_end = dims.len() - axis;
             let source = sources.iter().find_map(|&s| {
                 let sd = self.dims(s);
-                (sd.len() >= from_end && sd[sd.len() - from_end] != Dim::Fixed(1)).then_some((s, (sd.len() - from_end) as u32))
+                (sd.len() >= from_end && sd[sd.len() - from_end] != Dim::Fixed(1)).then(|| (s, (sd.len() - from_end) as u32))
             });
             let Some((s, a)) = source else {
                 return Err(OnnxError::Invalid(format!("no operand carries extent {d} of a broadcast")));

@@ -14,31 +14,29 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
     if !matches!(domain, "" | "ai.onnx") {
         return Err(OnnxError::UnsupportedOp { op: format!("{domain}.{op}"), node: node_name(node), opset: g.opset });
     }
-    let mut xs = Vec::new();
-    for name in &node.input {
-        xs.push(if name.is_empty() { None } else { Some(g.value(name)?) });
-    }
-    let x = |i: usize| xs.get(i).copied().flatten().ok_or_else(|| OnnxError::Invalid(format!("node '{}' ({op}) lacks input {i}", node_name(node))));
+    let inputs = node.input.len();
     let n = node_name(node);
     let v = match op.as_str() {
-        "Identity" => x(0)?,
+        "Identity" => arg(g, node, 0)?,
         "Neg" | "Abs" | "Exp" | "Log" | "Sqrt" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh" | "Cosh" | "Tanh" | "Sigmoid"
         | "Softplus" | "Erf" | "Floor" | "Ceil" | "Not" => {
             let u = unary(&op).ok_or_else(unsupported)?;
-            infer(g, OpKind::Unary(u), vec![x(0)?])?
+            let a = arg(g, node, 0)?;
+            infer(g, OpKind::Unary(u), vec![a])?
         }
         "Relu" => {
-            let a = x(0)?;
+            let a = arg(g, node, 0)?;
             let zero = float(g, a, 0.0);
             infer(g, OpKind::Binary(BinaryOp::Max), vec![a, zero])?
         }
         "Reciprocal" => {
-            let a = x(0)?;
+            let a = arg(g, node, 0)?;
             let one = float(g, a, 1.0);
             infer(g, OpKind::Binary(BinaryOp::Div), vec![one, a])?
         }
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" => {
-            binary(g, binary_op(&op).ok_or_else(unsupported)?, x(0)?, x(1)?, &n)?
+            let (a, b) = (arg(g, node, 0)?, arg(g, node, 1)?);
+            binary(g, binary_op(&op).ok_or_else(unsupported)?, a, b, &n)?
         }
         "Min" | "Max" | "Sum" | "Mean" => {
             let b = match op.as_str() {
@@ -46,44 +44,58 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
                 "Max" => BinaryOp::Max,
                 _ => BinaryOp::Add,
             };
-            let mut acc = x(0)?;
-            for i in 1..xs.len() {
-                acc = binary(g, b, acc, x(i)?, &n)?;
+            let mut acc = arg(g, node, 0)?;
+            for i in 1..inputs {
+                let x = arg(g, node, i)?;
+                acc = binary(g, b, acc, x, &n)?;
             }
             if op == "Mean" {
-                let count = float(g, acc, xs.len() as f64);
+                let count = float(g, acc, inputs as f64);
                 acc = infer(g, OpKind::Binary(BinaryOp::Div), vec![acc, count])?;
             }
             acc
         }
-        "MatMul" => matmul(g, x(0)?, x(1)?, &n)?,
-        "Gemm" => gemm(g, node, x(0)?, x(1)?, xs.get(2).copied().flatten(), &n)?,
+        "MatMul" => {
+            let (a, b) = (arg(g, node, 0)?, arg(g, node, 1)?);
+            matmul(g, a, b, &n)?
+        }
+        "Gemm" => {
+            let (a, b, c) = (arg(g, node, 0)?, arg(g, node, 1)?, opt_arg(g, node, 2)?);
+            gemm(g, node, a, b, c, &n)?
+        }
         "Transpose" => {
-            let a = x(0)?;
+            let a = arg(g, node, 0)?;
             let rank = g.dims(a).len();
             let perm = ints(node, "perm").unwrap_or_else(|| (0..rank as i64).rev().collect());
+            let identity = perm.iter().enumerate().all(|(i, &p)| p == i as i64);
             match (rank, perm.as_slice()) {
-                (0 | 1, _) => a,
+                _ if identity && perm.len() == rank => a,
                 (2, [1, 0]) => infer(g, OpKind::Transpose, vec![a])?,
-                (2, [0, 1]) => a,
-                _ => return Err(OnnxError::Invalid(format!("node '{n}': Transpose with perm {perm:?} of a rank-{rank} tensor is not supported yet (rank 2 only)"))),
+                _ => {
+                    let perm: Vec<u32> = perm.iter().map(|&p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
+                    infer(g, OpKind::Permute(perm), vec![a])?
+                }
             }
         }
         "Cast" => {
             let to = int(node, "to").unwrap_or(0) as i32;
             let k = super::load::scalar_kind(to).ok_or_else(|| OnnxError::Invalid(format!("node '{n}': Cast to {}, which mad does not compute with", super::load::elem_name(to))))?;
-            let a = x(0)?;
+            let a = arg(g, node, 0)?;
             if g.kind(a) == k { a } else { infer(g, OpKind::Cast(k), vec![a])? }
         }
-        "ReduceSum" | "ReduceMean" => reduce(g, node, &op, x(0)?, xs.get(1).copied().flatten().map(|_| node.input[1].clone()), &n)?,
+        "ReduceSum" | "ReduceMean" => {
+            let a = arg(g, node, 0)?;
+            reduce(g, node, &op, a, node.input.get(1).filter(|s| !s.is_empty()).cloned(), &n)?
+        }
         "Reshape" => {
-            let a = x(0)?;
+            let a = arg(g, node, 0)?;
             let target = known_ints(g, node, 1)?;
+            let target: Vec<ValueId> = target.iter().map(|&t| g.int(t)).collect();
             let allowzero = int(node, "allowzero").unwrap_or(0) != 0;
             reshape(g, a, &target, allowzero, &n)?
         }
         "Flatten" => {
-            let a = x(0)?;
+            let a = arg(g, node, 0)?;
             let d = g.dims(a);
             let axis = int(node, "axis").unwrap_or(1);
             let axis = if axis < 0 { axis + d.len() as i64 } else { axis };
@@ -93,13 +105,16 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
             let (lo, hi) = d.split_at(axis as usize);
             let prod = |ds: &[Dim]| ds.iter().try_fold(1i64, |p, d| if let Dim::Fixed(k) = d { Some(p * *k as i64) } else { None });
             match (prod(lo), prod(hi)) {
-                (Some(a0), Some(a1)) => reshape(g, a, &[a0, a1], false, &n)?,
+                (Some(a0), Some(a1)) => {
+                    let target = [g.int(a0), g.int(a1)];
+                    reshape(g, a, &target, false, &n)?
+                }
                 _ => return Err(OnnxError::Invalid(format!("node '{n}': Flatten needs fixed extents"))),
             }
         }
         "Squeeze" | "Unsqueeze" => {
-            let a = x(0)?;
-            let axes = if xs.len() > 1 { Some(known_ints(g, node, 1)?) } else { ints(node, "axes") };
+            let a = arg(g, node, 0)?;
+            let axes = if inputs > 1 { Some(known_ints(g, node, 1)?) } else { ints(node, "axes") };
             let d = g.dims(a);
             let mut out: Vec<Dim> = d.clone();
             if op == "Squeeze" {
@@ -129,6 +144,19 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
         _ => return Err(unsupported()),
     };
     Ok(vec![v])
+}
+
+/// The value of input `i` of `node`.
+fn arg(g: &mut GraphImport<'_>, node: &NodeProto, i: usize) -> Result<ValueId, OnnxError> {
+    opt_arg(g, node, i)?.ok_or_else(|| OnnxError::Invalid(format!("node '{}' ({}) lacks input {i}", node_name(node), node.op_type.as_deref().unwrap_or(""))))
+}
+
+/// The value of optional input `i` of `node` (absent or named `""`: `None`).
+fn opt_arg(g: &mut GraphImport<'_>, node: &NodeProto, i: usize) -> Result<Option<ValueId>, OnnxError> {
+    match node.input.get(i).filter(|s| !s.is_empty()) {
+        Some(name) => g.value(name).map(Some),
+        None => Ok(None),
+    }
 }
 
 pub(super) fn node_name(node: &NodeProto) -> String {
@@ -226,19 +254,29 @@ fn binary(g: &mut GraphImport<'_>, op: BinaryOp, a: ValueId, b: ValueId, node: &
     infer(g, OpKind::Binary(op), ops)
 }
 
-/// `MatMul` of operands of rank 1 or 2 (higher ranks batch: not supported yet).
+/// `MatMul` (numpy's `matmul`): batch axes broadcast; a vector on the left is a row.
 fn matmul(g: &mut GraphImport<'_>, a: ValueId, b: ValueId, node: &str) -> Result<ValueId, OnnxError> {
     match (g.dims(a).len(), g.dims(b).len()) {
-        (2, 2) | (2, 1) => infer(g, OpKind::MatMul, vec![a, b]),
-        (1, 2) => {
-            let bt = infer(g, OpKind::Transpose, vec![b])?;
-            infer(g, OpKind::MatMul, vec![bt, a])
-        }
+        (0, _) | (_, 0) => Err(OnnxError::Invalid(format!("node '{node}': MatMul of a scalar"))),
         (1, 1) => {
             let p = infer(g, OpKind::Binary(BinaryOp::Mul), vec![a, b])?;
             infer(g, OpKind::Sum, vec![p])
         }
-        (ra, rb) => Err(OnnxError::Invalid(format!("node '{node}': MatMul of ranks {ra} and {rb} (batched MatMul) is not supported yet"))),
+        (1, 2) => {
+            let bt = infer(g, OpKind::Transpose, vec![b])?;
+            infer(g, OpKind::MatMul, vec![bt, a])
+        }
+        (1, _) => {
+            // [k] as [1, k]; the product's unit row axis dropped again.
+            let mut row = vec![Dim::Fixed(1)];
+            row.extend(g.dims(a));
+            let a = reshape_to(g, a, &row, node)?;
+            let p = infer(g, OpKind::MatMul, vec![a, b])?;
+            let mut d = g.dims(p);
+            d.remove(d.len() - 2);
+            reshape_to(g, p, &d, node)
+        }
+        _ => infer(g, OpKind::MatMul, vec![a, b]),
     }
 }
 
@@ -307,32 +345,66 @@ fn reduce(g: &mut GraphImport<'_>, node_p: &NodeProto, op: &str, a: ValueId, axe
     reshape_to(g, y, &out, node)
 }
 
-/// `Reshape` to a constant target (`0` copies the extent unless `allowzero`, one `-1` is
-/// inferred).
-pub(super) fn reshape(g: &mut GraphImport<'_>, a: ValueId, target: &[i64], allowzero: bool, node: &str) -> Result<ValueId, OnnxError> {
+/// `Reshape` to the extents `target` (`i64` values; a constant `0` copies the extent unless
+/// `allowzero`, one constant `-1` is the element count over the others).
+pub(super) fn reshape(g: &mut GraphImport<'_>, a: ValueId, target: &[ValueId], allowzero: bool, node: &str) -> Result<ValueId, OnnxError> {
     let d = g.dims(a);
-    let mut out = Vec::with_capacity(target.len());
-    let mut infer_at = None;
-    for (i, &t) in target.iter().enumerate() {
-        out.push(match t {
-            0 if !allowzero => d.get(i).cloned().ok_or_else(|| OnnxError::Invalid(format!("node '{node}': Reshape copies extent {i} of a rank-{} tensor", d.len())))?,
-            -1 if infer_at.is_none() => {
-                infer_at = Some(i);
-                Dim::Dyn
-            }
-            t if t >= 0 => Dim::Fixed(t as u64),
-            t => return Err(OnnxError::Invalid(format!("node '{node}': Reshape to extent {t}"))),
-        });
+    if target.is_empty() || matches!(g.ty(a), Type::Scalar(_)) {
+        let dims: Vec<Dim> = target.iter().map(|&t| g.dim_of_extent(t)).collect();
+        return reshape_to(g, a, &dims, node);
     }
-    if let Some(i) = infer_at {
-        let total = d.iter().try_fold(1u64, |p, x| if let Dim::Fixed(n) = x { Some(p * n) } else { None });
-        let rest = out.iter().enumerate().filter(|(j, _)| *j != i).try_fold(1u64, |p, (_, x)| if let Dim::Fixed(n) = x { Some(p * n) } else { None });
-        match (total, rest) {
-            (Some(t), Some(r)) if r > 0 && t % r == 0 => out[i] = Dim::Fixed(t / r),
-            _ => return Err(OnnxError::Invalid(format!("node '{node}': Reshape cannot infer the -1 extent (the shape must be fixed)"))),
+    let (mut out, mut extents, mut infer_at) = (Vec::with_capacity(target.len()), Vec::with_capacity(target.len()), None);
+    for (i, &t) in target.iter().enumerate() {
+        match g.constant_of(t) {
+            Some(0) if !allowzero => {
+                out.push(d.get(i).cloned().ok_or_else(|| OnnxError::Invalid(format!("node '{node}': Reshape copies extent {i} of a rank-{} tensor", d.len())))?);
+                extents.push(g.extent(a, i)?);
+            }
+            Some(-1) if infer_at.is_none() => {
+                infer_at = Some(i);
+                out.push(Dim::Dyn);
+                extents.push(t);
+            }
+            Some(k) if k < 0 => return Err(OnnxError::Invalid(format!("node '{node}': Reshape to extent {k}"))),
+            _ => {
+                out.push(g.dim_of_extent(t));
+                extents.push(t);
+            }
         }
     }
-    reshape_to(g, a, &out, node)
+    if let Some(i) = infer_at {
+        let product = |ds: Vec<&Dim>| ds.into_iter().try_fold(1u64, |p, x| if let Dim::Fixed(n) = x { Some(p * n) } else { None });
+        let total = product(d.iter().collect());
+        let rest = product(out.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| x).collect());
+        if let (Some(t), Some(r)) = (total, rest) {
+            if r == 0 || t % r != 0 {
+                return Err(OnnxError::Invalid(format!("node '{node}': Reshape of {t} elements to extents whose product is {r}")));
+            }
+            out[i] = Dim::Fixed(t / r);
+            extents[i] = g.int((t / r) as i64);
+        } else {
+            // Known at run time only: the element count over the other extents.
+            let mut count = g.int(1);
+            for axis in 0..d.len() {
+                let e = g.extent(a, axis)?;
+                count = infer(g, OpKind::Binary(BinaryOp::Mul), vec![count, e])?;
+            }
+            let mut rest = g.int(1);
+            for (j, &e) in extents.clone().iter().enumerate() {
+                if j != i {
+                    rest = infer(g, OpKind::Binary(BinaryOp::Mul), vec![rest, e])?;
+                }
+            }
+            extents[i] = infer(g, OpKind::Binary(BinaryOp::Div), vec![count, rest])?;
+        }
+    }
+    if out == d {
+        return Ok(a);
+    }
+    let k = g.kind(a);
+    let mut ops = vec![a];
+    ops.extend(extents);
+    Ok(g.b.push1(OpKind::Reshape, ops, Type::Tensor { elem: k, shape: out }))
 }
 
 /// `a`'s elements under the extents `dims`.
@@ -354,12 +426,18 @@ pub(super) fn reshape_to(g: &mut GraphImport<'_>, a: ValueId, dims: &[Dim], node
         ops.extend(extents);
         return Ok(g.b.push1(OpKind::Full, ops, Type::Tensor { elem: k, shape: dims.to_vec() }));
     }
+    // Where only unit axes come and go (squeeze, unsqueeze, kept reduced axes), the
+    // other axes pair up in order and an extent not fixed is read off its partner.
+    let source = g.dims(a);
+    let non_unit = |ds: &[Dim]| ds.iter().enumerate().filter(|(_, d)| **d != Dim::Fixed(1)).map(|(i, _)| i).collect::<Vec<_>>();
+    let (from, to) = (non_unit(&source), non_unit(dims));
+    let partner = |i: usize| (from.len() == to.len()).then(|| to.iter().position(|&j| j == i).map(|k| from[k])).flatten();
     let mut extents = Vec::new();
     for (i, d) in dims.iter().enumerate() {
         extents.push(match d {
             Dim::Fixed(n) => g.int(*n as i64),
             _ => {
-                let same = g.dims(a).iter().position(|x| x == d).filter(|_| matches!(d, Dim::Sym(_)));
+                let same = partner(i).filter(|&s| source[s] == *d).or_else(|| source.iter().position(|x| x == d).filter(|_| matches!(d, Dim::Sym(_))));
                 let Some(axis) = same else {
                     return Err(OnnxError::Invalid(format!("node '{node}': extent {i} of the result is unknown")));
                 };

@@ -10,7 +10,7 @@ use super::OnnxError;
 use super::import::GraphImport;
 use super::import_ops::{infer, int, node_name, reshape, reshape_to};
 use super::proto::NodeProto;
-use crate::ir::{BinaryOp, Dim, OpKind, ScalarKind, Type};
+use crate::ir::{BinaryOp, Dim, OpKind, ScalarKind, Type, ValueId};
 
 /// Lowers `node` if it is one of this file's ops; returns whether it was.
 pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<bool, OnnxError> {
@@ -37,7 +37,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
             let data = input(0)?;
             let idx = input(1)?;
             let axis = int(node, "axis").unwrap_or(0);
-            if let Some(list) = g.list(&data).filter(|_| !g.values.contains_key(&data) && axis == 0) {
+            if let Some(list) = g.list(&data).filter(|_| axis == 0) {
                 let pick = |_: &GraphImport<'_>, i: i64| usize::try_from(if i < 0 { i + list.len() as i64 } else { i }).ok().and_then(|i| list.get(i).copied());
                 let index = g.known.get(&idx).cloned();
                 match index.map(|t| (t.shape.len(), t.data)) {
@@ -56,11 +56,10 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
             let t = g.value(&data)?;
             let rank = g.dims(t).len() as i64;
             let axis = if axis < 0 { axis + rank } else { axis };
-            let t = match (axis, rank) {
-                (0, _) => t,
-                (1, 2) => infer(g, OpKind::Transpose, vec![t])?,
-                _ => return Err(OnnxError::Invalid(format!("node '{n}': Gather on axis {axis} of a rank-{rank} tensor is not supported yet"))),
-            };
+            if axis < 0 || axis >= rank {
+                return Err(OnnxError::Invalid(format!("node '{n}': Gather axis {axis} of a rank-{rank} tensor")));
+            }
+            let t = to_front(g, t, axis as usize)?;
             let v = match g.known.get(&idx).cloned() {
                 Some(k) if k.shape.len() == 1 => {
                     let mad_runtime::TensorData::I64(v) = k.data else {
@@ -71,7 +70,8 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
                         let i = g.int(i);
                         rows.push(infer(g, OpKind::Index, vec![t, i])?);
                     }
-                    infer(g, OpKind::Pack, rows)?
+                    let packed = infer(g, OpKind::Pack, rows)?;
+                    from_front(g, packed, axis as usize)?
                 }
                 _ => {
                     let i = g.value(&idx)?;
@@ -91,7 +91,13 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
                 g.lists.insert(out, vec![v]);
                 return Ok(true);
             }
-            if op == "Squeeze" && !g.values.contains_key(&x) && let Some(l) = g.list(&x).filter(|l| l.len() == 1) {
+            let axes_zero = node.input.get(1).and_then(|a| g.known.get(a)).is_some_and(|t| t.data == mad_runtime::TensorData::I64(vec![0]))
+                || super::import_ops::ints(node, "axes").as_deref() == Some(&[0]);
+            if op == "Unsqueeze" && axes_zero && let Some(l) = g.lists.get(&x).cloned() {
+                g.index_rows.insert(out, l);
+                return Ok(false);
+            }
+            if op == "Squeeze" && let Some(l) = g.list(&x).filter(|l| l.len() == 1) {
                 g.values.insert(out, l[0]);
                 return Ok(true);
             }
@@ -99,7 +105,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
         }
         "Concat" => {
             let names: Vec<String> = node.input.clone();
-            let all_lists = names.iter().all(|s| !g.values.contains_key(s) && (g.lists.contains_key(s) || g.known.get(s).is_some_and(|t| t.kind() == ScalarKind::I64 && t.shape.len() == 1)));
+            let all_lists = names.iter().all(|s| g.lists.contains_key(s) || g.known.get(s).is_some_and(|t| t.kind() == ScalarKind::I64 && t.shape.len() == 1));
             if all_lists {
                 let mut l = Vec::new();
                 for s in &names {
@@ -121,48 +127,22 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
                 g.values.insert(out, v);
                 return Ok(true);
             }
-            let v = match axis {
-                0 => infer(g, OpKind::Concat, vs)?,
-                1 if rank == 2 => {
-                    let ts = vs.iter().map(|&v| infer(g, OpKind::Transpose, vec![v])).collect::<Result<Vec<_>, _>>()?;
-                    let c = infer(g, OpKind::Concat, ts)?;
-                    infer(g, OpKind::Transpose, vec![c])?
-                }
-                _ => return Err(OnnxError::Invalid(format!("node '{n}': Concat on axis {axis} of rank-{rank} tensors is not supported yet"))),
-            };
+            if axis < 0 || axis >= rank.max(1) {
+                return Err(OnnxError::Invalid(format!("node '{n}': Concat axis {axis} of rank-{rank} tensors")));
+            }
+            let mut ts = Vec::new();
+            for &v in &vs {
+                ts.push(to_front(g, v, axis as usize)?);
+            }
+            let c = infer(g, OpKind::Concat, ts)?;
+            let v = from_front(g, c, axis as usize)?;
             g.values.insert(out, v);
         }
         "Reshape" => {
             let t = g.value(&input(0)?)?;
             let shape = input(1)?;
-            if let Some(target) = g.known.get(&shape).and_then(|k| match &k.data {
-                mad_runtime::TensorData::I64(v) => Some(v.clone()),
-                _ => None,
-            }) {
-                let v = reshape(g, t, &target, int(node, "allowzero").unwrap_or(0) != 0, &n)?;
-                g.values.insert(out, v);
-                return Ok(true);
-            }
             let list = g.list(&shape).ok_or_else(|| OnnxError::Invalid(format!("node '{n}': the shape of a Reshape must be constant or computed from shapes")))?;
-            let mut dims = Vec::new();
-            let mut extents = Vec::new();
-            for (i, &e) in list.iter().enumerate() {
-                match g.constant_of(e) {
-                    Some(0) => {
-                        extents.push(g.extent(t, i)?);
-                        dims.push(g.dims(t)[i].clone());
-                    }
-                    Some(k) if k < 0 => return Err(OnnxError::Invalid(format!("node '{n}': a computed Reshape shape with -1 is not supported yet"))),
-                    _ => {
-                        dims.push(g.dim_of_extent(e));
-                        extents.push(e);
-                    }
-                }
-            }
-            let k = g.kind(t);
-            let mut ops = vec![t];
-            ops.extend(extents);
-            let v = g.b.push1(OpKind::Reshape, ops, Type::Tensor { elem: k, shape: dims });
+            let v = reshape(g, t, &list, int(node, "allowzero").unwrap_or(0) != 0, &n)?;
             g.values.insert(out, v);
         }
         "Expand" | "ConstantOfShape" => {
@@ -219,7 +199,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
             let data = g.value(&input(0)?)?;
             let idx = input(1)?;
             let update = g.value(&input(2)?)?;
-            let Some(tuple) = g.list(&idx).or_else(|| g.known.get(&idx).and_then(|t| match &t.data {
+            let Some(tuple) = g.index_rows.get(&idx).cloned().or_else(|| g.known.get(&idx).and_then(|t| match &t.data {
                 mad_runtime::TensorData::I64(v) if t.shape.first() == Some(&1) => Some(v.clone()),
                 _ => None,
             }).map(|v| v.iter().map(|&i| g.int(i)).collect())) else {
@@ -233,19 +213,15 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
             g.values.insert(out, v);
         }
         "Where" => {
-            let c = g.value(&input(0)?)?;
-            if !matches!(g.ty(c), Type::Scalar(_)) {
-                return Err(OnnxError::Invalid(format!("node '{n}': Where on a tensor condition is not supported yet")));
+            let (c, a, b) = (g.value(&input(0)?)?, g.value(&input(1)?)?, g.value(&input(2)?)?);
+            let all = g.broadcast_all(&[c, a, b], &n)?;
+            // Scalars among them take the tensors' shape (an elementwise select needs it).
+            let dims = all.iter().map(|&v| g.dims(v)).max_by_key(Vec::len).unwrap_or_default();
+            let mut vs = Vec::new();
+            for &v in &all {
+                vs.push(if dims.is_empty() || !g.dims(v).is_empty() { v } else { g.broadcast_to(v, &dims, &all)? });
             }
-            let (a, b) = (g.value(&input(1)?)?, g.value(&input(2)?)?);
-            let ab = g.broadcast_all(&[a, b], &n)?;
-            let (a, b) = if g.ty(ab[0]) != g.ty(ab[1]) {
-                let dims = if g.dims(ab[0]).is_empty() { g.dims(ab[1]) } else { g.dims(ab[0]) };
-                (g.broadcast_to(ab[0], &dims, &ab)?, g.broadcast_to(ab[1], &dims, &ab)?)
-            } else {
-                (ab[0], ab[1])
-            };
-            let v = infer(g, OpKind::Select, vec![c, a, b])?;
+            let v = infer(g, OpKind::Select, vs)?;
             g.values.insert(out, v);
         }
         "Mod" => {
@@ -263,4 +239,24 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// `t` with axis `axis` moved to the front (a no-op for axis 0).
+fn to_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId, OnnxError> {
+    if axis == 0 {
+        return Ok(t);
+    }
+    let rank = g.dims(t).len() as u32;
+    let perm: Vec<u32> = std::iter::once(axis as u32).chain((0..rank).filter(|&a| a != axis as u32)).collect();
+    infer(g, OpKind::Permute(perm), vec![t])
+}
+
+/// The inverse of [`to_front`]: the first axis moved back to position `axis`.
+fn from_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId, OnnxError> {
+    if axis == 0 {
+        return Ok(t);
+    }
+    let rank = g.dims(t).len() as u32;
+    let perm: Vec<u32> = (1..=axis as u32).chain([0]).chain(axis as u32 + 1..rank).collect();
+    infer(g, OpKind::Permute(perm), vec![t])
 }

@@ -41,29 +41,42 @@ pub fn for_codegen(module: &Module) -> Module {
 /// Simplify, CSE and DCE on `f` until nothing changes (at most a few rounds),
 /// validating after each pass.
 pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
+    cleanup_with(module, f, true)
+}
+
+/// [`cleanup`], validating once at the end instead of after every pass: for large
+/// generated functions (an imported ONNX graph's derivative), where validation would
+/// cost more than the passes.
+pub fn cleanup_validating_once(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
+    cleanup_with(module, f, false)?;
+    validate_function(module, f)
+}
+
+fn cleanup_with(module: &mut Module, f: FuncRef, each_pass: bool) -> Result<(), Vec<ValidationError>> {
+    let check = |module: &Module| if each_pass { validate_function(module, f) } else { Ok(()) };
     for _ in 0..8 {
         let mut changed = simplify::simplify(&mut module.functions[f]);
-        validate_function(module, f)?;
+        check(module)?;
         changed |= cse::cse(&mut module.functions[f]);
-        validate_function(module, f)?;
+        check(module)?;
         changed |= dce::dce(module, f);
-        validate_function(module, f)?;
+        check(module)?;
         if accum::sparse_accumulate(&mut module.functions[f]) {
             changed = true;
-            validate_function(module, f)?;
+            check(module)?;
         }
         if accum::fuse_accumulating_loops(&mut module.functions[f]) {
             changed = true;
-            validate_function(module, f)?;
+            check(module)?;
         }
         if if_fuse::fuse_ifs(&mut module.functions[f]) {
             changed = true;
-            validate_function(module, f)?;
+            check(module)?;
         }
         if carried::prune(module, f) {
             changed = true;
             dce::dce(module, f);
-            validate_function(module, f)?;
+            check(module)?;
         }
         if !changed {
             break;

@@ -65,13 +65,7 @@ pub fn broadcast_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
     let shape = extents(dims, "broadcast")?;
     let strides = broadcast_strides(&t.shape, &shape).ok_or_else(|| mismatch("broadcast", &t.shape, &shape))?;
     super::tensor::tensor_size(&shape, "broadcast")?;
-    let at = source_positions(&strides, &shape);
-    let data = match &t.data {
-        TensorData::F64(v) => TensorData::F64(at.iter().map(|&i| v[i]).collect()),
-        TensorData::F32(v) => TensorData::F32(at.iter().map(|&i| v[i]).collect()),
-        TensorData::I64(v) => TensorData::I64(at.iter().map(|&i| v[i]).collect()),
-        TensorData::Bool(v) => TensorData::Bool(at.iter().map(|&i| v[i]).collect()),
-    };
+    let data = super::reshape::gather(&t.data, &source_positions(&strides, &shape));
     Ok(Tensor { shape, data })
 }
 
@@ -96,6 +90,66 @@ pub fn sum_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
         TensorData::Bool(_) => return Err(RtError::Other(format!("`sum_to` of a {} tensor", ScalarKind::Bool.name()))),
     };
     Ok(Tensor { shape, data })
+}
+
+/// The layout of a matrix product with batch axes (numpy's `matmul`, a matrix or vector on
+/// the right): `[…, m, k] × […, k, n]` or `[…, m, k] × [k]`, the batch extents broadcast.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatMulShape {
+    pub batch: Vec<usize>,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    /// The right operand is a vector (no `n` axis in the result).
+    pub vector: bool,
+    /// For each batch index, in row-major order, the offset of its matrix in each operand.
+    pub a_offsets: Vec<usize>,
+    pub b_offsets: Vec<usize>,
+}
+
+impl MatMulShape {
+    /// The result's extents.
+    pub fn result(&self) -> Vec<usize> {
+        let mut s = self.batch.clone();
+        s.push(self.m);
+        if !self.vector {
+            s.push(self.n);
+        }
+        s
+    }
+}
+
+/// The layout of `a × b` for operand extents `sa`, `sb`; `None` when they do not fit.
+pub fn matmul_shape(sa: &[usize], sb: &[usize]) -> Option<MatMulShape> {
+    if sa.len() < 2 || sb.is_empty() {
+        return None;
+    }
+    let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+    let vector = sb.len() == 1;
+    let (k2, n, b_batch) = if vector { (sb[0], 1, &sb[..0]) } else { (sb[sb.len() - 2], sb[sb.len() - 1], &sb[..sb.len() - 2]) };
+    if k != k2 {
+        return None;
+    }
+    let a_batch = &sa[..sa.len() - 2];
+    let rank = a_batch.len().max(b_batch.len());
+    let mut batch = Vec::with_capacity(rank);
+    for axis in 0..rank {
+        let pick = |s: &[usize]| (axis + s.len()).checked_sub(rank).map_or(1, |i| s[i]);
+        let (x, y) = (pick(a_batch), pick(b_batch));
+        batch.push(match (x, y) {
+            _ if x == y => x,
+            (1, _) => y,
+            (_, 1) => x,
+            _ => return None,
+        });
+    }
+    let offsets = |own: &[usize], size: usize| -> Option<Vec<usize>> {
+        let strides = broadcast_strides(own, &batch)?;
+        Some(source_positions(&strides, &batch).into_iter().map(|i| i * size).collect())
+    };
+    let a_offsets = offsets(a_batch, m * k)?;
+    let b_offsets = offsets(b_batch, k * n)?;
+    Some(MatMulShape { batch, m, k, n, vector, a_offsets, b_offsets })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The shape ops on tensors: `tensor.slice` (rows `lo..hi` of the first axis),
-//! `tensor.concat` (tensors stacked along the first axis) and `tensor.reshape` (the same
-//! row-major elements under another shape). Each copies its elements once, in row-major
+//! `tensor.concat` (tensors stacked along the first axis), `tensor.reshape` (the same
+//! row-major elements under another shape) and `tensor.permute` (axes reordered). Each copies its elements once, in row-major
 //! order; errors name the op as the source writes it (`v[a..b]`, `concat`, `reshape`).
 
 use crate::ops::RtError;
@@ -81,6 +81,43 @@ pub fn reshape(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
     Ok(Tensor { shape, data: t.data.clone() })
 }
 
+/// `t` with its axes reordered: axis `i` of the result is axis `perm[i]` of `t`.
+pub fn permute(t: &Tensor, perm: &[u32]) -> Result<Tensor, RtError> {
+    let rank = t.shape.len();
+    let mut seen = vec![false; rank];
+    if perm.len() != rank || perm.iter().any(|&p| (p as usize) >= rank || std::mem::replace(&mut seen[p as usize], true)) {
+        return Err(RtError::ShapeMismatch(format!("`permute` by {perm:?} of a tensor of shape {:?}", t.shape)));
+    }
+    let shape: Vec<usize> = perm.iter().map(|&p| t.shape[p as usize]).collect();
+    let mut strides = vec![0usize; rank];
+    let mut s = 1;
+    for axis in (0..rank).rev() {
+        strides[axis] = s;
+        s *= t.shape[axis];
+    }
+    let count: usize = shape.iter().product();
+    let mut at = Vec::with_capacity(count);
+    for mut flat in 0..count {
+        let mut src = 0;
+        for axis in (0..rank).rev() {
+            src += (flat % shape[axis]) * strides[perm[axis] as usize];
+            flat /= shape[axis];
+        }
+        at.push(src);
+    }
+    Ok(Tensor { shape, data: gather(&t.data, &at) })
+}
+
+/// The elements of `d` at the row-major positions `at`, in that order.
+pub fn gather(d: &TensorData, at: &[usize]) -> TensorData {
+    match d {
+        TensorData::F64(v) => TensorData::F64(at.iter().map(|&i| v[i]).collect()),
+        TensorData::F32(v) => TensorData::F32(at.iter().map(|&i| v[i]).collect()),
+        TensorData::I64(v) => TensorData::I64(at.iter().map(|&i| v[i]).collect()),
+        TensorData::Bool(v) => TensorData::Bool(at.iter().map(|&i| v[i]).collect()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +145,9 @@ mod tests {
         assert_eq!(c, t(&[3, 2], &[1., 2., 3., 4., 5., 6.]));
         assert!(concat_rows(&[&a, &t(&[1, 3], &[0.; 3])]).unwrap_err().to_string().contains("`concat` of shapes [1, 2] and [1, 3]"));
         assert_eq!(reshape(&c, &[2, 3]).unwrap(), t(&[2, 3], &[1., 2., 3., 4., 5., 6.]));
+        let p = permute(&reshape(&c, &[1, 3, 2]).unwrap(), &[2, 0, 1]).unwrap();
+        assert_eq!(p, t(&[2, 1, 3], &[1., 3., 5., 2., 4., 6.]));
+        assert!(permute(&c, &[0, 0]).is_err());
         assert_eq!(reshape(&c, &[6]).unwrap(), t(&[6], &[1., 2., 3., 4., 5., 6.]));
         assert!(reshape(&c, &[4, 2]).is_err());
         assert!(reshape(&c, &[-6, -1]).is_err());

@@ -40,6 +40,10 @@ pub enum TensorOp {
     Concat,
     /// The elements under the shape of the `i64` operands ([`super::reshape::reshape`]).
     Reshape,
+    /// Elementwise `select`: a bool tensor picks from two tensors of its shape.
+    Select,
+    /// The axes reordered ([`super::reshape::permute`]).
+    Permute(Vec<u32>),
     /// The first operand stretched to the extents of the `i64` operands
     /// ([`super::broadcast::broadcast_to`]).
     Broadcast,
@@ -276,36 +280,55 @@ pub fn sum_values(k: ScalarKind, mut terms: impl Iterator<Item = Value>) -> Valu
 }
 
 fn matmul(a: &Tensor, b: &Tensor) -> Result<Value, RtError> {
-    if a.shape.len() != 2 || !(1..=2).contains(&b.shape.len()) || a.shape[1] != b.shape[0] {
+    let Some(layout) = super::broadcast::matmul_shape(&a.shape, &b.shape) else {
         return Err(RtError::ShapeMismatch(format!(
             "a matrix product of shapes {:?} and {:?}",
             a.shape, b.shape
         )));
-    }
+    };
     if !a.kind().is_float() || a.kind() != b.kind() {
         return Err(RtError::BadOperand("tensor.matmul"));
     }
-    let (m, k) = (a.shape[0], a.shape[1]);
-    let n = if b.shape.len() == 2 { b.shape[1] } else { 1 };
-    let total = tensor_size(&[m, n], "tensor.matmul")?;
+    let (m, k, n) = (layout.m, layout.k, layout.n);
+    let shape = layout.result();
+    let total = tensor_size(&shape, "tensor.matmul")?;
     let mut out = Vec::new();
     out.try_reserve_exact(total)
         .map_err(|_| RtError::Other(format!("a matrix product: no memory for {total} entries")))?;
-    for i in 0..m {
-        for j in 0..n {
-            let terms = (0..k).map(|p| mul_values(&a.data.get(i * k + p), &b.data.get(p * n + j)));
-            out.push(sum_values(a.kind(), terms));
+    for (&ao, &bo) in layout.a_offsets.iter().zip(&layout.b_offsets) {
+        for i in 0..m {
+            for j in 0..n {
+                let terms = (0..k).map(|p| mul_values(&a.data.get(ao + i * k + p), &b.data.get(bo + p * n + j)));
+                out.push(sum_values(a.kind(), terms));
+            }
         }
     }
-    let shape = if b.shape.len() == 2 {
-        vec![m, n]
-    } else {
-        vec![m]
-    };
     Ok(Value::Tensor(Tensor {
         shape,
         data: data_from_values(a.kind(), &out),
     }))
+}
+
+/// `c ? a : b` element by element: `c` a bool tensor, `a` and `b` tensors of one kind, all
+/// of one shape.
+pub fn select_elements(c: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor, RtError> {
+    let TensorData::Bool(cs) = &c.data else {
+        return Err(RtError::BadOperand("select"));
+    };
+    if c.shape != a.shape || a.shape != b.shape {
+        return Err(RtError::ShapeMismatch(format!("`select` of shapes {:?}, {:?} and {:?}", c.shape, a.shape, b.shape)));
+    }
+    fn pick<T: Copy>(cs: &[bool], a: &[T], b: &[T]) -> Vec<T> {
+        cs.iter().zip(a.iter().zip(b)).map(|(&c, (&x, &y))| if c { x } else { y }).collect()
+    }
+    let data = match (&a.data, &b.data) {
+        (TensorData::F64(x), TensorData::F64(y)) => TensorData::F64(pick(cs, x, y)),
+        (TensorData::F32(x), TensorData::F32(y)) => TensorData::F32(pick(cs, x, y)),
+        (TensorData::I64(x), TensorData::I64(y)) => TensorData::I64(pick(cs, x, y)),
+        (TensorData::Bool(x), TensorData::Bool(y)) => TensorData::Bool(pick(cs, x, y)),
+        _ => return Err(RtError::BadOperand("select")),
+    };
+    Ok(Tensor { shape: a.shape.clone(), data })
 }
 
 /// The most entries a tensor built at run time may have (both engines).
@@ -483,6 +506,11 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             let dims: Vec<i64> = (1..args.len()).map(|i| i64_arg(args, i, "reshape")).collect::<Result<_, _>>()?;
             super::reshape::reshape(t, &dims).map(Value::Tensor)
         }
+        TensorOp::Select => {
+            let (c, a, b) = (tensor_arg(args, 0, "select")?, tensor_arg(args, 1, "select")?, tensor_arg(args, 2, "select")?);
+            select_elements(c, a, b).map(Value::Tensor)
+        }
+        TensorOp::Permute(perm) => super::reshape::permute(tensor_arg(args, 0, "permute")?, perm).map(Value::Tensor),
         TensorOp::Broadcast | TensorOp::SumTo => {
             let what = if *op == TensorOp::Broadcast { "broadcast" } else { "sum_to" };
             let t = tensor_arg(args, 0, what)?;

@@ -578,8 +578,12 @@ impl<'a, 'b> FnLower<'a, 'b> {
             OpKind::Slice => Some(TensorOp::Slice),
             OpKind::Concat => Some(TensorOp::Concat),
             OpKind::Reshape => Some(TensorOp::Reshape),
+            OpKind::Permute(perm) => Some(TensorOp::Permute(perm.clone())),
             OpKind::Broadcast => Some(TensorOp::Broadcast),
             OpKind::SumTo => Some(TensorOp::SumTo),
+            // An elementwise select (a bool tensor condition) is a tensor op; a scalar
+            // condition picks one of the operands' slots.
+            OpKind::Select if matches!(self.ty(op.operands[0]), ir::Type::Tensor { .. }) => Some(TensorOp::Select),
             OpKind::Const(_)
             | OpKind::Select
             | OpKind::Tuple
@@ -648,13 +652,13 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 let [c, a, b] = op.operands[..] else {
                     return Err(unsupported("select needs three operands"));
                 };
-                let c = self.get1(c)?;
                 let rt = self.ty(r);
                 let (a, b) = (self.get_as(a, rt)?, self.get_as(b, rt)?);
-                let out = a
+                let cs = if matches!(self.ty(c), ir::Type::Tensor { .. }) { self.get(c)? } else { vec![self.get1(c)?; a.len()] };
+                let out = cs
                     .iter()
-                    .zip(&b)
-                    .map(|(x, y)| self.select_slot(c, *x, *y))
+                    .zip(a.iter().zip(&b))
+                    .map(|(c, (x, y))| self.select_slot(*c, *x, *y))
                     .collect();
                 self.set(r, out);
             }
@@ -710,6 +714,10 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 let r = self.one_result(op)?;
                 let xs = self.get(self.operand(op, 0)?)?;
                 self.set(r, xs);
+            }
+            OpKind::Permute(perm) => {
+                let r = self.one_result(op)?;
+                self.small_permute(self.operand(op, 0)?, perm, r)?;
             }
             OpKind::Broadcast => {
                 let r = self.one_result(op)?;

@@ -5,7 +5,7 @@
 //! bounds checks that record an error and clamp to 0), `dim`, `matmul`,
 //! `transpose` and `sum` (left to right from the first term, as the run time).
 
-use mad_runtime::jit::broadcast::broadcast_strides;
+use mad_runtime::jit::broadcast::{broadcast_strides, matmul_shape};
 use cranelift_codegen::ir::{
     InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, condcodes::IntCC, types,
 };
@@ -283,28 +283,19 @@ impl FnLower<'_, '_> {
     pub fn small_matmul(&mut self, a: ValueId, b: ValueId, r: ValueId) -> Result<(), JitError> {
         let (sa, sb) = (self.shape(a)?, self.shape(b)?);
         let k = self.kind(a)?;
-        let [m, kk] = sa[..] else {
-            return Err(unsupported("matmul needs a matrix on the left"));
-        };
-        let n = match sb[..] {
-            [k2, n] if k2 == kk => n,
-            [k2] if k2 == kk => 1,
-            _ => return Err(unsupported("matmul inner extents differ")),
-        };
+        let layout = matmul_shape(&sa, &sb).ok_or_else(|| unsupported("matmul of mismatched shapes"))?;
+        let (m, kk, n) = (layout.m, layout.k, layout.n);
         let (xs, ys) = (self.get(a)?, self.get(b)?);
-        let mut out = Vec::with_capacity(m * n);
-        for i in 0..m {
-            for j in 0..n {
-                let mut terms = Vec::with_capacity(kk);
-                for p in 0..kk {
-                    terms.push(self.scalar_binary(
-                        BinaryOp::Mul,
-                        k,
-                        xs[i * kk + p],
-                        ys[p * n + j],
-                    )?);
+        let mut out = Vec::with_capacity(layout.a_offsets.len() * m * n);
+        for (&ao, &bo) in layout.a_offsets.iter().zip(&layout.b_offsets) {
+            for i in 0..m {
+                for j in 0..n {
+                    let mut terms = Vec::with_capacity(kk);
+                    for p in 0..kk {
+                        terms.push(self.scalar_binary(BinaryOp::Mul, k, xs[ao + i * kk + p], ys[bo + p * n + j])?);
+                    }
+                    out.push(self.sum_terms(k, &terms)?);
                 }
-                out.push(self.sum_terms(k, &terms)?);
             }
         }
         self.set(r, out);
@@ -343,6 +334,23 @@ impl FnLower<'_, '_> {
         let strides = broadcast_strides(&from, &to).ok_or_else(|| unsupported("broadcast of mismatched shapes"))?;
         let xs = self.get(t)?;
         let out = row_major_sources(&strides, &to).into_iter().map(|i| xs[i]).collect();
+        self.set(r, out);
+        Ok(())
+    }
+
+    /// `tensor.permute` of a small tensor: the slots reordered.
+    pub fn small_permute(&mut self, t: ValueId, perm: &[u32], r: ValueId) -> Result<(), JitError> {
+        let from = self.shape(t)?;
+        let to = self.shape(r)?;
+        let mut strides = vec![0usize; from.len()];
+        let mut s = 1;
+        for axis in (0..from.len()).rev() {
+            strides[axis] = s;
+            s *= from[axis];
+        }
+        let moved: Vec<usize> = perm.iter().map(|&p| strides[p as usize]).collect();
+        let xs = self.get(t)?;
+        let out = row_major_sources(&moved, &to).into_iter().map(|i| xs[i]).collect();
         self.set(r, out);
         Ok(())
     }

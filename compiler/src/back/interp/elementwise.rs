@@ -120,6 +120,10 @@ pub fn select(cond: &Value, a: &Value, b: &Value) -> Result<Value, RtError> {
     match cond {
         Value::Bool(true) => Ok(a.clone()),
         Value::Bool(false) => Ok(b.clone()),
+        Value::Tensor(c) => match (a, b) {
+            (Value::Tensor(a), Value::Tensor(b)) => mad_runtime::jit::tensor::select_elements(c, a, b).map(Value::Tensor),
+            _ => Err(RtError::BadOperand("select")),
+        },
         _ => Err(RtError::BadOperand("select")),
     }
 }

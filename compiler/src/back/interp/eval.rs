@@ -211,6 +211,10 @@ fn simple(kind: &OpKind, xs: &[&Value]) -> Result<Value, RtError> {
             at_least(1)?;
             shared(TensorOp::Reshape, xs)
         }
+        OpKind::Permute(perm) => {
+            need(1)?;
+            shared(TensorOp::Permute(perm.clone()), xs)
+        }
         OpKind::Broadcast => {
             at_least(1)?;
             shared(TensorOp::Broadcast, xs)

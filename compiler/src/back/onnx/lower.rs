@@ -282,34 +282,8 @@ impl Lowering<'_> {
                 self.set(ys[0], out, xb);
             }
             OpKind::SumTo => {
-                let (x, xb) = self.tensor(xs[0])?;
-                let from = dims_of(self.ty(xs[0]));
-                let to_rank = xs.len() - 1;
-                let lead = from.len() - to_rank;
-                let mut axes: Vec<i64> = (0..lead as i64).collect();
-                for (i, &e) in xs[1..].iter().enumerate() {
-                    let d = &from[lead + i];
-                    match self.constant_int(e) {
-                        Some(1) if *d != Dim::Fixed(1) => axes.push((lead + i) as i64),
-                        Some(_) => {}
-                        None if matches!(d, Dim::Fixed(n) if *n != 1) => {}
-                        None => return Err(unsupported("`tensor.sum_to` to an extent known only at run time")),
-                    }
-                }
-                let shift = xb as i64;
-                let out = if axes.is_empty() {
-                    x
-                } else {
-                    let axes: Vec<i64> = axes.iter().map(|a| a + shift).collect();
-                    let axes = self.w.ints(&axes);
-                    let summed = self.w.node("ReduceSum", &[&x, &axes], vec![("keepdims", Attr::Int(1))]);
-                    if lead == 0 {
-                        summed
-                    } else {
-                        let shape = self.shape_tensor(&xs[1..], xb)?;
-                        self.w.node("Reshape", &[&summed, &shape], vec![])
-                    }
-                };
+                let out = self.sum_to(xs[0], &xs[1..])?;
+                let (_, xb) = self.tensor(xs[0])?;
                 self.set(ys[0], out, xb);
             }
             OpKind::Sum => {
@@ -324,21 +298,18 @@ impl Lowering<'_> {
                 self.set(ys[0], out, xb);
             }
             OpKind::MatMul => {
-                let (a, _) = self.tensor(xs[0])?;
-                let (b, bb) = self.tensor(xs[1])?;
-                let out = if bb && self.rank(xs[1]) == 1 {
-                    let minus = self.w.ints(&[-1]);
-                    let col = self.w.node("Unsqueeze", &[&b, &minus], vec![]);
-                    let p = self.w.node("MatMul", &[&a, &col], vec![]);
-                    self.w.node("Squeeze", &[&p, &minus], vec![])
-                } else {
-                    self.w.node("MatMul", &[&a, &b], vec![])
-                };
+                let out = self.matmul(xs[0], xs[1], y.ok_or_else(|| unsupported("a matmul without a result"))?)?;
                 self.set(ys[0], out, batched);
             }
             OpKind::Transpose => {
                 let (x, xb) = self.tensor(xs[0])?;
                 let perm = if xb { vec![0, 2, 1] } else { vec![1, 0] };
+                let out = self.w.node("Transpose", &[&x], vec![("perm", Attr::Ints(perm))]);
+                self.set(ys[0], out, xb);
+            }
+            OpKind::Permute(perm) => {
+                let (x, xb) = self.tensor(xs[0])?;
+                let perm: Vec<i64> = if xb { std::iter::once(0).chain(perm.iter().map(|&p| p as i64 + 1)).collect() } else { perm.iter().map(|&p| p as i64).collect() };
                 let out = self.w.node("Transpose", &[&x], vec![("perm", Attr::Ints(perm))]);
                 self.set(ys[0], out, xb);
             }
@@ -427,6 +398,80 @@ impl Lowering<'_> {
 }
 
 impl Lowering<'_> {
+    /// `tensor.matmul` as `MatMul`. A batched operand gets unit axes after the seed axis
+    /// for the batch axes it lacks, so that ONNX's right-aligned batch broadcasting pairs
+    /// the seed axis with the seed axis; a batched vector on the right becomes a column.
+    fn matmul(&mut self, a: ValueId, b: ValueId, y: ValueId) -> Result<String, OnnxError> {
+        let vector = self.rank(b) == 1;
+        let batch_rank = self.rank(y) - if vector { 1 } else { 2 };
+        let (na, ab) = self.tensor(a)?;
+        let (nb, bb) = self.tensor(b)?;
+        let pad = |l: &mut Self, name: String, own_batch: usize| -> String {
+            if own_batch >= batch_rank {
+                return name;
+            }
+            let axes: Vec<i64> = (1..=(batch_rank - own_batch) as i64).collect();
+            let axes = l.w.ints(&axes);
+            l.w.node("Unsqueeze", &[&name, &axes], vec![])
+        };
+        let na = if ab { pad(self, na, self.rank(a) - 2) } else { na };
+        if vector && bb {
+            let minus = self.w.ints(&[-1]);
+            let col = self.w.node("Unsqueeze", &[&nb, &minus], vec![]);
+            let col = pad(self, col, 0);
+            let p = self.w.node("MatMul", &[&na, &col], vec![]);
+            return Ok(self.w.node("Squeeze", &[&p, &minus], vec![]));
+        }
+        let nb = if bb && !vector { pad(self, nb, self.rank(b) - 2) } else { nb };
+        Ok(self.w.node("MatMul", &[&na, &nb], vec![]))
+    }
+
+    /// `tensor.sum_to` of `x` to `extents`: a `ReduceSum` over the leading axes and the
+    /// axes whose target extent is 1 where `x`'s is not. Where that is not known when the
+    /// model is written (an extent known only at run time), the axes are chosen at run time
+    /// (`Compress` of the candidates, and a `ReduceSum` whose empty axes are a no-op).
+    fn sum_to(&mut self, x: ValueId, extents: &[ValueId]) -> Result<String, OnnxError> {
+        let (mut name, xb) = self.tensor(x)?;
+        let from = dims_of(self.ty(x));
+        let lead = from.len() - extents.len();
+        let shift = xb as i64;
+        let mut axes: Vec<i64> = (0..lead as i64).collect();
+        let mut unknown = Vec::new();
+        for (i, &e) in extents.iter().enumerate() {
+            let d = &from[lead + i];
+            match self.constant_int(e) {
+                Some(1) if *d != Dim::Fixed(1) => axes.push((lead + i) as i64),
+                Some(_) => {}
+                None if matches!(d, Dim::Fixed(n) if *n != 1) => {}
+                None => unknown.push(i),
+            }
+        }
+        if !axes.is_empty() {
+            let shifted: Vec<i64> = axes.iter().map(|a| a + shift).collect();
+            let axes = self.w.ints(&shifted);
+            name = self.w.node("ReduceSum", &[&name, &axes], vec![("keepdims", Attr::Int(1))]);
+        }
+        if !unknown.is_empty() {
+            let candidates: Vec<i64> = unknown.iter().map(|&i| (lead + i) as i64 + shift).collect();
+            let candidates = self.w.ints(&candidates);
+            let shape = self.w.node("Shape", &[&name], vec![]);
+            let have = self.w.node("Gather", &[&shape, &candidates], vec![]);
+            let want = self.shape_tensor(&unknown.iter().map(|&i| extents[i]).collect::<Vec<_>>(), false)?;
+            let one = self.w.ints(&[1]);
+            let want_one = self.w.node("Equal", &[&want, &one], vec![]);
+            let have_one = self.w.node("Equal", &[&have, &one], vec![]);
+            let have_more = self.w.node("Not", &[&have_one], vec![]);
+            let reduce = self.w.node("And", &[&want_one, &have_more], vec![]);
+            let chosen = self.w.node("Compress", &[&candidates, &reduce], vec![]);
+            name = self.w.node("ReduceSum", &[&name, &chosen], vec![("keepdims", Attr::Int(1)), ("noop_with_empty_axes", Attr::Int(1))]);
+        }
+        if lead == 0 {
+            return Ok(name);
+        }
+        let shape = self.shape_tensor(extents, xb)?;
+        Ok(self.w.node("Reshape", &[&name, &shape], vec![]))
+    }
+
     /// `tensor.insert` as `ScatterND` of one update at the index tuple; batched, the seed
     /// axis is moved behind the indexed axes so that the update covers every direction.
     fn insert(&mut self, xs: &[ValueId], batched: bool) -> Result<String, OnnxError> {

@@ -139,8 +139,8 @@ impl GraphWriter {
 
     /// The graph; initializers no node reads are left out.
     pub fn finish(self, name: &str) -> GraphProto {
-        let read: HashSet<&str> = self.nodes.iter().flat_map(|n| n.input.iter().map(String::as_str)).chain(self.outputs.iter().filter_map(|o| o.name.as_deref())).collect();
-        let initializer = self.initializers.iter().filter(|t| t.name.as_deref().is_some_and(|n| read.contains(n))).cloned().collect();
+        let read: HashSet<String> = self.nodes.iter().flat_map(|n| n.input.iter().cloned()).chain(self.outputs.iter().filter_map(|o| o.name.clone())).collect();
+        let initializer = self.initializers.into_iter().filter(|t| t.name.as_ref().is_some_and(|n| read.contains(n))).collect();
         GraphProto {
             node: self.nodes,
             name: Some(name.to_string()),

@@ -355,6 +355,27 @@ impl Parser {
         Ok(n)
     }
 
+    /// `[a, b, …]`: axis numbers.
+    fn bracket_list(&mut self) -> Result<Vec<u32>, IrParseError> {
+        self.punct('[')?;
+        let mut out = Vec::new();
+        while !self.eat_punct(']') {
+            if !out.is_empty() {
+                self.punct(',')?;
+            }
+            let n = match self.next() {
+                Tok::Num(n) => n.parse::<u32>().ok(),
+                _ => None,
+            };
+            let Some(n) = n else {
+                self.pos -= 1;
+                return self.expected("an axis");
+            };
+            out.push(n);
+        }
+        Ok(out)
+    }
+
     fn op(&mut self, f: &mut Function) -> Result<super::function::OpId, IrParseError> {
         let mut result_names = Vec::new();
         if matches!(self.peek(), Tok::Value(_)) {
@@ -428,6 +449,7 @@ impl Parser {
                     "tensor.concat" => OpKind::Concat,
                     "tensor.reshape" => OpKind::Reshape,
                     "tensor.broadcast" => OpKind::Broadcast,
+                    "tensor.permute" => OpKind::Permute(self.bracket_list()?),
                     "tensor.sum_to" => OpKind::SumTo,
                     "tensor.sum" => OpKind::Sum,
                     "tuple" => OpKind::Tuple,

@@ -208,13 +208,24 @@ pub fn result_types(
         }
         OpKind::Select => {
             count(op, ts, 3)?;
-            if ts[0] != Type::BOOL {
-                return Err(format!("`select` condition must be bool, found {}", ts[0]));
+            let elementwise = matches!(&ts[0], Type::Tensor { elem: ScalarKind::Bool, .. });
+            if ts[0] != Type::BOOL && !elementwise {
+                return Err(format!("`select` condition must be bool or a bool tensor, found {}", ts[0]));
             }
             if !types_compatible(&ts[1], &ts[2]) {
                 return Err(format!("`select` branches differ: {} and {}", ts[1], ts[2]));
             }
-            one(merge_types(&ts[1], &ts[2]))
+            let merged = merge_types(&ts[1], &ts[2]);
+            if elementwise {
+                let (Type::Tensor { shape: c, .. }, Type::Tensor { elem, shape }) = (&ts[0], &merged) else {
+                    return Err(format!("an elementwise `select` needs tensor branches, found {}", ts[1]));
+                };
+                if c.len() != shape.len() || !c.iter().zip(shape).all(|(a, b)| dims_compatible(a, b)) {
+                    return Err(format!("`select` condition {} does not fit branches {}", ts[0], ts[1]));
+                }
+                return one(Type::Tensor { elem: *elem, shape: c.iter().zip(shape).map(|(a, b)| merge_dim(a, b)).collect() });
+            }
+            one(merged)
         }
         OpKind::Cast(k) => {
             count(op, ts, 1)?;
@@ -351,21 +362,37 @@ pub fn result_types(
                     ts[0], ts[1]
                 ));
             }
-            if sa.len() != 2 || !(sb.len() == 1 || sb.len() == 2) {
+            if sa.len() < 2 || sb.is_empty() {
                 return Err(format!(
-                    "`tensor.matmul` needs [m,k] x [k,n] or [m,k] x [k], found {} and {}",
+                    "`tensor.matmul` needs [..., m, k] x [..., k, n] or [..., m, k] x [k], found {} and {}",
                     ts[0], ts[1]
                 ));
             }
-            if !dims_compatible(&sa[1], &sb[0]) {
+            let vector = sb.len() == 1;
+            let inner = if vector { &sb[0] } else { &sb[sb.len() - 2] };
+            if !dims_compatible(&sa[sa.len() - 1], inner) {
                 return Err(format!(
                     "`tensor.matmul` inner extents differ: {} and {}",
                     ts[0], ts[1]
                 ));
             }
-            let mut shape = vec![sa[0].clone()];
-            if sb.len() == 2 {
-                shape.push(sb[1].clone());
+            // The batch extents broadcast (numpy's `matmul`).
+            let (ba, bb) = (&sa[..sa.len() - 2], if vector { &sb[..0] } else { &sb[..sb.len() - 2] });
+            let rank = ba.len().max(bb.len());
+            let mut shape = Vec::with_capacity(rank + 2);
+            for axis in 0..rank {
+                let pick = |s: &[Dim]| (axis + s.len()).checked_sub(rank).map_or(Dim::Fixed(1), |i| s[i].clone());
+                let (x, y) = (pick(ba), pick(bb));
+                shape.push(match (&x, &y) {
+                    (Dim::Fixed(1), _) => y,
+                    (_, Dim::Fixed(1)) => x,
+                    _ if dims_compatible(&x, &y) => merge_dim(&x, &y),
+                    _ => return Err(format!("`tensor.matmul` batch extents differ: {} and {}", ts[0], ts[1])),
+                });
+            }
+            shape.push(sa[sa.len() - 2].clone());
+            if !vector {
+                shape.push(sb[sb.len() - 1].clone());
             }
             one(Type::Tensor { elem: ka, shape })
         }
@@ -428,6 +455,16 @@ pub fn result_types(
                 return Err(format!("`tensor.reshape` needs a tensor and one or more i64 extents, found {} operand(s)", ts.len()));
             }
             one(Type::Tensor { elem: k, shape: vec![Dim::Dyn; ts.len() - 1] })
+        }
+        OpKind::Permute(perm) => {
+            count(op, ts, 1)?;
+            let (k, s) = tensor_of(op, &ts[0])?;
+            let mut seen = vec![false; s.len()];
+            let valid = perm.len() == s.len() && perm.iter().all(|&p| (p as usize) < s.len() && !std::mem::replace(&mut seen[p as usize], true));
+            if !valid {
+                return Err(format!("`tensor.permute` by {perm:?} needs a permutation of the axes of {}", ts[0]));
+            }
+            one(Type::Tensor { elem: k, shape: perm.iter().map(|&p| s[p as usize].clone()).collect() })
         }
         OpKind::Broadcast | OpKind::SumTo => {
             let name = op.name();
