@@ -1,7 +1,8 @@
 """mad against onnx-ad on generated MLPs (MatMul + Add + Tanh, width 16, float64): whole-process
-wall time of `madc onnx reverse|forward` and `onnx-ad reverse|forward` on the same file
-(interleaved runs, median), node counts of the models written, and ONNX Runtime's run time of
-each adjoint model (median over evaluations, one seed direction).
+wall time of `madc onnx reverse|forward|family` and `onnx-ad reverse|forward|family` on the same
+file (interleaved runs, median), node counts of the models written (for `family`, of
+`fwd_adj_f.onnx`), and ONNX Runtime's run time of each (median over evaluations, one seed
+direction).
 
     python3 benches/onnx/compare.py [--madc target/release/madc] [--nodes 1000 3000] [--runs 5]
 """
@@ -53,7 +54,7 @@ def main():
     p.add_argument("--madc", default="target/release/madc")
     p.add_argument("--nodes", type=int, nargs="+", default=[1000, 3000])
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--modes", nargs="+", default=["reverse", "forward"])
+    p.add_argument("--modes", nargs="+", default=["reverse", "forward", "family"])
     a = p.parse_args()
     tmp = tempfile.mkdtemp()
     print("| nodes | pass | mad (s) | onnx-ad (s) | onnx-ad / mad | nodes mad | nodes onnx-ad | ORT mad (µs) | ORT onnx-ad (µs) |")
@@ -63,10 +64,18 @@ def main():
         onnx.save(mlp(n), primal)
         primal_nodes = len(onnx.load(primal).graph.node)
         for mode in a.modes:
-            outs = {"mad": os.path.join(tmp, "mad_%s_%d.onnx" % (mode, n)),
-                    "onnx-ad": os.path.join(tmp, "ad_%s_%d.onnx" % (mode, n))}
-            cmds = {"mad": [a.madc, "onnx", mode, primal, outs["mad"]],
-                    "onnx-ad": [sys.executable, "-m", "onnx_ad", mode, primal, outs["onnx-ad"]]}
+            if mode == "family":
+                # the primal goes to DIR/f.onnx; the model counted and run is fwd_adj_f.onnx
+                dirs = {t: os.path.join(tmp, "%s_family_%d" % (t, n)) for t in ("mad", "onnx-ad")}
+                outs = {t: os.path.join(d, "fwd_adj_f.onnx") for t, d in dirs.items()}
+                cmds = {"mad": [a.madc, "onnx", "family", primal, os.path.join(dirs["mad"], "f.onnx")],
+                        "onnx-ad": [sys.executable, "-m", "onnx_ad", "family", primal,
+                                    os.path.join(dirs["onnx-ad"], "f.onnx")]}
+            else:
+                outs = {"mad": os.path.join(tmp, "mad_%s_%d.onnx" % (mode, n)),
+                        "onnx-ad": os.path.join(tmp, "ad_%s_%d.onnx" % (mode, n))}
+                cmds = {"mad": [a.madc, "onnx", mode, primal, outs["mad"]],
+                        "onnx-ad": [sys.executable, "-m", "onnx_ad", mode, primal, outs["onnx-ad"]]}
             times = {"mad": [], "onnx-ad": []}
             for _ in range(a.runs):
                 for tool in ("mad", "onnx-ad"):

@@ -236,7 +236,11 @@ fn differentiate(imp: &mut Imported, mode: Mode, xs: &[Port]) -> Result<FuncRef,
             crate::ad::forward::jvp_active(&mut imp.module, imp.func, 1, &active).map_err(err)?
         }
     };
-    crate::passes::cleanup_validating_once(&mut imp.module, h).map_err(|e| OnnxError::Derive(format!("{e:?}")))?;
+    // The derivative of a straight-line graph is straight-line: one round of clean-up
+    // does what more would (the writer drops dead ops); loops get the full clean-up.
+    let straight = imp.module.functions[h].body.ops.iter().all(|&id| imp.module.functions[h].ops[id].regions.is_empty());
+    let cleaned = if straight { crate::passes::cleanup_straight_line(&mut imp.module, h) } else { crate::passes::cleanup(&mut imp.module, h) };
+    cleaned.map_err(|e| OnnxError::Derive(format!("{e:?}")))?;
     Ok(h)
 }
 

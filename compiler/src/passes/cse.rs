@@ -2,7 +2,7 @@
 //! whose kind and operands equal those of an earlier op visible at its position
 //! (same region or an enclosing one) is replaced by that op's results.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::{Hash, Hasher};
 
 use super::subst;
@@ -59,7 +59,7 @@ fn region<'f>(
     scopes: &mut Vec<HashMap<Key<'f>, Vec<ValueId>>>,
     map: &mut HashMap<ValueId, ValueId>,
 ) {
-    scopes.push(HashMap::new());
+    scopes.push(HashMap::default());
     for &id in &r.ops {
         let op = &f.ops[id];
         if op.regions.is_empty() && !op.kind.has_side_effect() {
@@ -92,8 +92,9 @@ fn region<'f>(
 /// Merges common subexpressions of `f`; returns whether anything changed. The
 /// duplicates become dead (for [`super::dce`]).
 pub fn cse(f: &mut Function) -> bool {
-    let mut map = HashMap::new();
+    let mut map = HashMap::default();
     region(f, &f.body, &mut Vec::new(), &mut map);
-    subst::apply(f, &map);
-    !map.is_empty()
+    let changed = !map.is_empty();
+    subst::apply(f, &map.into_iter().collect());
+    changed
 }

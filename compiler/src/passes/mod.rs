@@ -38,22 +38,24 @@ pub fn for_codegen(module: &Module) -> Module {
     m
 }
 
-/// Simplify, CSE and DCE on `f` until nothing changes (at most a few rounds),
-/// validating after each pass.
-pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
-    cleanup_with(module, f, true)
-}
-
-/// [`cleanup`], validating once at the end instead of after every pass: for large
-/// generated functions (an imported ONNX graph's derivative), where validation would
-/// cost more than the passes.
-pub fn cleanup_validating_once(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
-    cleanup_with(module, f, false)?;
+/// [`simplify`] and [`cse`] on a function without regions until nothing changes (at most
+/// three rounds), validated once: for large generated straight-line functions (an imported
+/// ONNX graph's derivative), whose writer keeps only the ops its outputs need (so dead ops
+/// may stay).
+pub fn cleanup_straight_line(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
+    for _ in 0..3 {
+        let simplified = simplify::simplify(&mut module.functions[f]);
+        if !cse::cse(&mut module.functions[f]) && !simplified {
+            break;
+        }
+    }
     validate_function(module, f)
 }
 
-fn cleanup_with(module: &mut Module, f: FuncRef, each_pass: bool) -> Result<(), Vec<ValidationError>> {
-    let check = |module: &Module| if each_pass { validate_function(module, f) } else { Ok(()) };
+/// Simplify, CSE and DCE on `f` until nothing changes (at most a few rounds),
+/// validating after each pass.
+pub fn cleanup(module: &mut Module, f: FuncRef) -> Result<(), Vec<ValidationError>> {
+    let check = |module: &Module| validate_function(module, f);
     for _ in 0..8 {
         let mut changed = simplify::simplify(&mut module.functions[f]);
         check(module)?;
