@@ -106,8 +106,8 @@ fn an_unsupported_op_is_named_with_its_node_and_opset() {
     node.op_type = Some("HardSwishy".into());
     node.name = Some("act".into());
     let e = onnx::import(&model).unwrap_err();
-    assert_eq!(e, OnnxError::UnsupportedOp { op: "HardSwishy".into(), node: "act".into(), opset: 17 });
-    assert_eq!(e.to_string(), "unsupported operator 'HardSwishy' (node 'act', opset 17)");
+    assert_eq!(e, OnnxError::UnsupportedOp { op: "HardSwishy".into(), node: "act".into(), opset: 18 });
+    assert_eq!(e.to_string(), "unsupported operator 'HardSwishy' (node 'act', opset 18)");
 }
 
 /// Truncated and corrupted models: an error (or, for a corruption that still decodes, a
@@ -162,7 +162,8 @@ fn write(path: &Path, m: &ModelProto) {
     std::fs::write(path, m.encode_to_vec()).unwrap();
 }
 
-/// Every model of `tests/onnx/models.py` and the exported `.mad` function: forward and
+/// Every model of `tests/onnx/models.py`, the exported `.mad` function and a model exported by
+/// PyTorch (`tests/onnx/torch_block.onnx`): forward and
 /// reverse models in both layouts and the second-order model of `family`, run by ONNX
 /// Runtime against finite differences.
 #[test]
@@ -176,6 +177,9 @@ fn derivative_models_match_finite_differences_in_onnx_runtime() {
     let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
     exported(&dir);
     names.push("shape".into());
+    // An attention block exported by PyTorch (tests/onnx/torch_model.py made it).
+    std::fs::copy(repo().join("tests/onnx/torch_block.onnx"), dir.join("torch_block.onnx")).unwrap();
+    names.push("torch_block".into());
     let mut jobs = String::new();
     for name in &names {
         let primal = dir.join(format!("{name}.onnx"));

@@ -241,6 +241,18 @@ fn samples() -> Vec<Sample> {
         "  %one = const 1 : i64\n  %two = const 2 : i64\n  %u = exp %a : tensor<f64; ?, ?>\n  %s = tensor.sum_to %u, %two : tensor<f64; ?>\n  %c = tensor.sum_to %a, %one, %two : tensor<f64; ?, ?>\n  %p = mul %s, %s : tensor<f64; ?>\n  %q = tensor.sum %p : f64\n  %t = tensor.sum %c : f64\n  %r = mul %q, %t : f64\n  return %r\n",
         vec![m32()],
     ));
+    out.push(tensor(
+        "tensor.max_to",
+        "%a: tensor<f64; ?, ?>",
+        "  %one = const 1 : i64\n  %two = const 2 : i64\n  %u = sin %a : tensor<f64; ?, ?>\n  %m = tensor.max_to %u, %two : tensor<f64; ?>\n  %c = tensor.max_to %a, %one, %two : tensor<f64; ?, ?>\n  %p = mul %m, %m : tensor<f64; ?>\n  %q = tensor.sum %p : f64\n  %t = tensor.sum %c : f64\n  %r = mul %q, %t : f64\n  return %r\n",
+        vec![m32()],
+    ));
+    out.push(tensor(
+        "tensor.min_to",
+        "%a: tensor<f64; 3, 2>",
+        "  %one = const 1 : i64\n  %three = const 3 : i64\n  %u = exp %a : tensor<f64; 3, 2>\n  %m = tensor.min_to %u, %three, %one : tensor<f64; 3, 1>\n  %p = mul %m, %m : tensor<f64; 3, 1>\n  %r = tensor.sum %p : f64\n  return %r\n",
+        vec![m32()],
+    ));
     out.push(scalar_sample(
         "tuple",
         "  %t = tuple %x0, %x1 : (f64, f64)\n  %a = tuple.get[1] %t : f64\n  %r = mul %a, %x0 : f64\n  return %r\n",

@@ -26,7 +26,7 @@
 use super::AdError;
 use super::emit::Emitter;
 use super::tangent::{Tan, as_opt, materialize, project};
-use crate::ir::{BinaryOp, OpKind, ScalarKind, Type, UnaryOp, ValueId};
+use crate::ir::{BinaryOp, OpKind, Reduce, ScalarKind, Type, UnaryOp, ValueId};
 
 /// What a JVP rule produced.
 pub enum Jvp {
@@ -62,6 +62,39 @@ fn tan(v: Option<ValueId>) -> Ct {
     Ct::Tan(Tan::from_opt(v))
 }
 
+/// `v` (of a `ReduceTo`'s result shape) stretched back to `like`'s extents and type.
+fn broadcast_like(e: &mut Emitter, v: ValueId, like: ValueId) -> Result<ValueId, AdError> {
+    let mut ops = vec![v];
+    ops.extend(e.extents(like)?);
+    let ty = e.ty(like);
+    let id = e.push(OpKind::Broadcast, ops, vec![ty]);
+    Ok(e.results(id)[0])
+}
+
+/// `t` summed down to the extents `extents` with `like`'s type.
+fn reduce_like(e: &mut Emitter, t: ValueId, like: ValueId, extents: &[ValueId]) -> Result<ValueId, AdError> {
+    let mut ops = vec![t];
+    ops.extend_from_slice(extents);
+    let ty = e.ty(like);
+    let id = e.push(OpKind::ReduceTo(Reduce::Sum), ops, vec![ty]);
+    Ok(e.results(id)[0])
+}
+
+/// Where `x` attains the extremum `y = max_to(x, extents)` (or `min_to`): a bool tensor of
+/// `x`'s shape, and how many positions of `x` attain each element of `y` (as a float tensor
+/// of `y`'s shape).
+fn extremum_positions(e: &mut Emitter, x: ValueId, y: ValueId, extents: &[ValueId]) -> Result<(ValueId, ValueId), AdError> {
+    let spread = broadcast_like(e, y, x)?;
+    let hit = e.op(OpKind::Binary(BinaryOp::Eq), vec![x, spread])?;
+    let k = e.kind(x);
+    let (one, zero) = (e.float(k, 1.0), e.float(k, 0.0));
+    let ones = e.full_like(one, x)?;
+    let zeros = e.full_like(zero, x)?;
+    let marks = e.op(OpKind::Select, vec![hit, ones, zeros])?;
+    let count = reduce_like(e, marks, y, extents)?;
+    Ok((hit, count))
+}
+
 fn rank(e: &Emitter, v: ValueId) -> usize {
     match e.ty(v) {
         Type::Tensor { shape, .. } => shape.len(),
@@ -85,7 +118,7 @@ fn sum_to_like(e: &mut Emitter, t: ValueId, like: ValueId) -> Result<ValueId, Ad
     let mut ops = vec![t];
     ops.extend(e.extents(like)?);
     let ty = e.ty(like);
-    let id = e.push(OpKind::SumTo, ops, vec![ty]);
+    let id = e.push(OpKind::ReduceTo(Reduce::Sum), ops, vec![ty]);
     Ok(e.results(id)[0])
 }
 
@@ -505,6 +538,20 @@ pub fn jvp(
             }
             one(Some(e.op(OpKind::Pack, parts)?))
         }
+        OpKind::ReduceTo(Reduce::Max | Reduce::Min) => {
+            if !is_float(e, xs[0]) {
+                return zero();
+            }
+            let Some(d) = as_opt(e, &dx[0], xs[0])? else {
+                return zero();
+            };
+            // The tangents at the positions that attain the extremum, averaged over ties.
+            let (hit, count) = extremum_positions(e, xs[0], ys[0], &xs[1..])?;
+            let z = e.zero_like(xs[0])?;
+            let picked = e.op(OpKind::Select, vec![hit, d, z])?;
+            let total = reduce_like(e, picked, ys[0], &xs[1..])?;
+            one(Some(e.div(total, count)?))
+        }
         OpKind::Permute(_) => {
             if !is_float(e, xs[0]) {
                 return zero();
@@ -515,7 +562,7 @@ pub fn jvp(
             }
         }
         // Linear in the first operand, with the result's (declared) type.
-        OpKind::Full | OpKind::Broadcast | OpKind::SumTo | OpKind::Reshape => {
+        OpKind::Full | OpKind::Broadcast | OpKind::ReduceTo(Reduce::Sum) | OpKind::Reshape => {
             if !is_float(e, ys[0]) {
                 return zero();
             }
@@ -771,6 +818,22 @@ pub fn vjp(
             out[0] = tan(Some(e.op(OpKind::Sum, vec![g])?));
             Ok(Vjp::Cotangents(out))
         }
+        OpKind::ReduceTo(Reduce::Max | Reduce::Min) => {
+            if !is_float(e, xs[0]) {
+                return none();
+            }
+            let Some(g) = as_opt(e, &g[0], ys[0])? else {
+                return none();
+            };
+            // The cotangent goes to the positions that attain the extremum, split over ties.
+            let (hit, count) = extremum_positions(e, xs[0], ys[0], &xs[1..])?;
+            let share = e.div(g, count)?;
+            let spread = broadcast_like(e, share, xs[0])?;
+            let z = e.zero_like(xs[0])?;
+            let mut out = zeros(n);
+            out[0] = tan(Some(e.op(OpKind::Select, vec![hit, spread, z])?));
+            Ok(Vjp::Cotangents(out))
+        }
         OpKind::Permute(perm) => {
             if !is_float(e, xs[0]) {
                 return none();
@@ -785,14 +848,14 @@ pub fn vjp(
             Ok(Vjp::Cotangents(vec![tan(Some(e.op(OpKind::Permute(inverse), vec![g])?))]))
         }
         // Each is the other's transpose: the adjoint goes back to the operand's extents.
-        OpKind::Broadcast | OpKind::SumTo => {
+        OpKind::Broadcast | OpKind::ReduceTo(Reduce::Sum) => {
             if !is_float(e, xs[0]) {
                 return none();
             }
             let Some(g) = as_opt(e, &g[0], ys[0])? else {
                 return none();
             };
-            let back = if *kind == OpKind::Broadcast { OpKind::SumTo } else { OpKind::Broadcast };
+            let back = if *kind == OpKind::Broadcast { OpKind::ReduceTo(Reduce::Sum) } else { OpKind::Broadcast };
             let mut ops = vec![g];
             ops.extend(e.extents(xs[0])?);
             let ty = e.ty(xs[0]);

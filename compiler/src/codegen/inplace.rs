@@ -65,7 +65,7 @@ pub struct InPlace {
 /// Whether op `op` uses its operand `a` (at position `i`) only to read it, keeping no
 /// reference to it: as the tensor of a `tensor.index` or `tensor.dim`, as an operand of a
 /// `tensor.slice`, `tensor.concat`, `tensor.reshape`, `tensor.broadcast` or
-/// `tensor.sum_to` (which copy), or in an op other than
+/// `tensor.sum_to`/`max_to`/`min_to` (which copy), or in an op other than
 /// `tape.push` (the tape holds on to what it is given) none of
 /// whose results holds a heap tensor (`sum(v)`, a call `logsumexp(v)`, a comparison, `print`),
 /// which cannot hand the buffer on.
@@ -74,7 +74,7 @@ fn reads_operand(f: &Function, op: &crate::ir::Op, i: usize) -> bool {
         OpKind::Index => i == 0,
         OpKind::DimOf(_) => true,
         // They copy the elements they take.
-        OpKind::Slice | OpKind::Concat | OpKind::Reshape | OpKind::Permute(_) | OpKind::Broadcast | OpKind::SumTo => true,
+        OpKind::Slice | OpKind::Concat | OpKind::Reshape | OpKind::Permute(_) | OpKind::Broadcast | OpKind::ReduceTo(_) => true,
         // The tape keeps the value it is given until reverse mode pops it.
         OpKind::TapePush => false,
         _ => op.regions.is_empty() && op.results.iter().all(|&r| !type_has_heap(f.ty(r))),

@@ -25,6 +25,6 @@ pub use arena::{Arena, Handle};
 pub use builder::Builder;
 pub use derived::{Derivation, DerivedKey};
 pub use function::{AdMode, FuncRef, Function, Module, Op, OpId, Region, ValueData, ValueId};
-pub use op::{BinaryOp, Literal, OpKind, UnaryOp};
+pub use op::{BinaryOp, Literal, OpKind, Reduce, UnaryOp};
 pub use types::{Dim, ScalarKind, Type};
 pub use value_check::check_args;

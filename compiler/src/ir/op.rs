@@ -27,7 +27,7 @@
 //! | `Reshape` | `t`, then one `i64` extent per result axis | — | `t`'s elements under that shape |
 //! | `Permute(perm)` | `t: tensor` of rank `perm.len()` | — | `t` with axis `i` taken from axis `perm[i]` |
 //! | `Broadcast` | `t: tensor`, then one `i64` extent per result axis (at least `t`'s rank) | — | declared: `t` stretched to the extents (numpy rules) |
-//! | `SumTo` | `t: tensor` (numeric), then one `i64` extent per result axis (at most `t`'s rank) | — | declared: `t` summed down to the extents |
+//! | `ReduceTo(r)` | `t: tensor` (numeric), then one `i64` extent per result axis (at most `t`'s rank) | — | declared: `t` folded down to the extents by `r` (`tensor.sum_to`, `tensor.max_to`, `tensor.min_to`) |
 //! | `Tuple` | any values | — | tuple of their types |
 //! | `TupleGet(i)` | `t: tuple` | — | field `i` |
 //! | `Call(f)` | `f`'s parameters | — | `f`'s return type |
@@ -55,6 +55,7 @@
 
 use super::function::FuncRef;
 use super::types::ScalarKind;
+pub use mad_runtime::jit::broadcast::Reduce;
 pub use mad_runtime::{BinaryOp, UnaryOp};
 
 /// A scalar literal.
@@ -108,9 +109,9 @@ pub enum OpKind {
     /// (right-aligned; each extent of `t` is 1 or the target's, a run-time error
     /// otherwise). The result type is declared (like `tensor.full`'s).
     Broadcast,
-    /// The transpose of `Broadcast`: operands `(t, d₀, …)`, `t` summed down to the `i64`
-    /// extents by the same rule. The result type is declared.
-    SumTo,
+    /// Operands `(t, d₀, …)`: `t` folded down to the `i64` extents by the same rule as
+    /// `Broadcast`'s (sum: its transpose; max, min). The result type is declared.
+    ReduceTo(Reduce),
     Tuple,
     TupleGet(u32),
     Call(FuncRef),
@@ -152,7 +153,7 @@ impl OpKind {
             | OpKind::Reshape
             | OpKind::Permute(_)
             | OpKind::Broadcast
-            | OpKind::SumTo
+            | OpKind::ReduceTo(_)
             | OpKind::Tuple
             | OpKind::TupleGet(_)
             | OpKind::Call(_)
@@ -167,6 +168,7 @@ impl OpKind {
         let mut all = vec![OpKind::Const(Literal::F64(0.0))];
         all.extend(UnaryOp::ALL.into_iter().map(OpKind::Unary));
         all.extend(BinaryOp::ALL.into_iter().map(OpKind::Binary));
+        all.extend(Reduce::ALL.into_iter().map(OpKind::ReduceTo));
         all.extend([
             OpKind::Select,
             OpKind::Cast(ScalarKind::F64),
@@ -184,7 +186,6 @@ impl OpKind {
             OpKind::Reshape,
             OpKind::Permute(vec![1, 0]),
             OpKind::Broadcast,
-            OpKind::SumTo,
             OpKind::Tuple,
             OpKind::TupleGet(0),
             OpKind::Call(FuncRef::from_index(0)),
@@ -222,7 +223,7 @@ impl OpKind {
             OpKind::Reshape => "tensor.reshape",
             OpKind::Permute(_) => "tensor.permute",
             OpKind::Broadcast => "tensor.broadcast",
-            OpKind::SumTo => "tensor.sum_to",
+            OpKind::ReduceTo(r) => r.name(),
             OpKind::Tuple => "tuple",
             OpKind::TupleGet(_) => "tuple.get",
             OpKind::Call(_) => "call",

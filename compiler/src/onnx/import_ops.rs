@@ -3,7 +3,7 @@
 use super::OnnxError;
 use super::import::GraphImport;
 use super::proto::{AttributeProto, NodeProto};
-use crate::ir::{BinaryOp, Dim, Literal, OpKind, ScalarKind, Type, UnaryOp, ValueId};
+use crate::ir::{BinaryOp, Dim, Literal, OpKind, Reduce, ScalarKind, Type, UnaryOp, ValueId};
 
 /// The IR values of `node`'s outputs.
 pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Vec<ValueId>, OnnxError> {
@@ -83,7 +83,7 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
             let a = arg(g, node, 0)?;
             if g.kind(a) == k { a } else { infer(g, OpKind::Cast(k), vec![a])? }
         }
-        "ReduceSum" | "ReduceMean" => {
+        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceSumSquare" | "ReduceL1" | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" => {
             let a = arg(g, node, 0)?;
             reduce(g, node, &op, a, node.input.get(1).filter(|s| !s.is_empty()).cloned(), &n)?
         }
@@ -141,18 +141,21 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
             }
             v
         }
-        _ => return Err(unsupported()),
+        _ => match super::import_nn::lower_nn(g, node, &op)? {
+            Some(v) => v,
+            None => return Err(unsupported()),
+        },
     };
     Ok(vec![v])
 }
 
 /// The value of input `i` of `node`.
-fn arg(g: &mut GraphImport<'_>, node: &NodeProto, i: usize) -> Result<ValueId, OnnxError> {
+pub(super) fn arg(g: &mut GraphImport<'_>, node: &NodeProto, i: usize) -> Result<ValueId, OnnxError> {
     opt_arg(g, node, i)?.ok_or_else(|| OnnxError::Invalid(format!("node '{}' ({}) lacks input {i}", node_name(node), node.op_type.as_deref().unwrap_or(""))))
 }
 
 /// The value of optional input `i` of `node` (absent or named `""`: `None`).
-fn opt_arg(g: &mut GraphImport<'_>, node: &NodeProto, i: usize) -> Result<Option<ValueId>, OnnxError> {
+pub(super) fn opt_arg(g: &mut GraphImport<'_>, node: &NodeProto, i: usize) -> Result<Option<ValueId>, OnnxError> {
     match node.input.get(i).filter(|s| !s.is_empty()) {
         Some(name) => g.value(name).map(Some),
         None => Ok(None),
@@ -175,7 +178,7 @@ pub(super) fn ints(node: &NodeProto, name: &str) -> Option<Vec<i64>> {
     attr(node, name).map(|a| a.ints.clone())
 }
 
-fn float_attr(node: &NodeProto, name: &str) -> Option<f64> {
+pub(super) fn float_attr(node: &NodeProto, name: &str) -> Option<f64> {
     attr(node, name).and_then(|a| a.f).map(f64::from)
 }
 
@@ -193,7 +196,7 @@ pub(super) fn infer(g: &mut GraphImport<'_>, kind: OpKind, ops: Vec<ValueId>) ->
 }
 
 /// A float constant of `like`'s kind.
-fn float(g: &mut GraphImport<'_>, like: ValueId, x: f64) -> ValueId {
+pub(super) fn float(g: &mut GraphImport<'_>, like: ValueId, x: f64) -> ValueId {
     let lit = match g.kind(like) {
         ScalarKind::F32 => Literal::F32(x as f32),
         ScalarKind::I64 => Literal::I64(x as i64),
@@ -248,7 +251,7 @@ fn binary_op(op: &str) -> Option<BinaryOp> {
 
 /// An elementwise binary op with numpy broadcasting (`Pow` with an exponent of another
 /// kind casts it to the base's kind, as ONNX allows mixed kinds there).
-fn binary(g: &mut GraphImport<'_>, op: BinaryOp, a: ValueId, b: ValueId, node: &str) -> Result<ValueId, OnnxError> {
+pub(super) fn binary(g: &mut GraphImport<'_>, op: BinaryOp, a: ValueId, b: ValueId, node: &str) -> Result<ValueId, OnnxError> {
     let b = if op == BinaryOp::Pow && g.kind(a) != g.kind(b) { infer(g, OpKind::Cast(g.kind(a)), vec![b])? } else { b };
     let ops = g.broadcast_all(&[a, b], node)?;
     infer(g, OpKind::Binary(op), ops)
@@ -303,46 +306,92 @@ fn gemm(g: &mut GraphImport<'_>, node_p: &NodeProto, a: ValueId, b: ValueId, c: 
     Ok(y)
 }
 
-/// `ReduceSum`/`ReduceMean` over constant axes (attribute before opset 13/18, input after).
+/// The reductions (`ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin`, `ReduceSumSquare`,
+/// `ReduceL1`, `ReduceL2`, `ReduceLogSum`, `ReduceLogSumExp`) over constant axes (an
+/// attribute before opset 13 or 18, an input after), with `keepdims` and
+/// `noop_with_empty_axes`.
 fn reduce(g: &mut GraphImport<'_>, node_p: &NodeProto, op: &str, a: ValueId, axes_input: Option<String>, node: &str) -> Result<ValueId, OnnxError> {
-    let d = g.dims(a);
-    let rank = d.len() as i64;
+    let rank = g.dims(a).len() as i64;
     let axes = match axes_input {
         Some(_) => Some(known_ints(g, node_p, 1)?),
         None => ints(node_p, "axes"),
     };
     let keep = int(node_p, "keepdims").unwrap_or(1) != 0;
     let noop = int(node_p, "noop_with_empty_axes").unwrap_or(0) != 0;
-    let axes: Vec<i64> = match axes {
-        Some(ax) if !ax.is_empty() => ax.iter().map(|&k| if k < 0 { k + rank } else { k }).collect(),
-        _ if noop => return Ok(a),
-        _ => (0..rank).collect(),
+    let axes: Vec<usize> = match axes {
+        Some(ax) if !ax.is_empty() => {
+            let mut out = Vec::new();
+            for k in ax {
+                let k = if k < 0 { k + rank } else { k };
+                if k < 0 || k >= rank {
+                    return Err(OnnxError::Invalid(format!("node '{node}': {op} axis out of range")));
+                }
+                out.push(k as usize);
+            }
+            out
+        }
+        _ if noop || rank == 0 => return Ok(a),
+        _ => (0..rank as usize).collect(),
     };
-    if axes.iter().any(|&k| k < 0 || k >= rank.max(1)) {
-        return Err(OnnxError::Invalid(format!("node '{node}': {op} axis out of range")));
-    }
-    if rank == 0 {
-        return Ok(a);
-    }
-    let kept: Vec<Dim> = d.iter().enumerate().map(|(i, x)| if axes.contains(&(i as i64)) { Dim::Fixed(1) } else { x.clone() }).collect();
-    let extents = g.extents(&kept, &[a])?;
-    let mut ops = vec![a];
-    ops.extend(extents);
-    let k = g.kind(a);
-    let mut y = g.b.push1(OpKind::SumTo, ops, Type::Tensor { elem: k, shape: kept.clone() });
-    if op == "ReduceMean" {
-        let count = axes.iter().try_fold(1u64, |p, &i| if let Dim::Fixed(n) = d[i as usize] { Some(p * n) } else { None });
-        let Some(count) = count else {
-            return Err(OnnxError::Invalid(format!("node '{node}': ReduceMean over an axis of unknown extent is not supported yet")));
-        };
-        let c = float(g, y, count as f64);
-        y = infer(g, OpKind::Binary(BinaryOp::Div), vec![y, c])?;
-    }
+    let sq = |g: &mut GraphImport<'_>, x| infer(g, OpKind::Binary(BinaryOp::Mul), vec![x, x]);
+    let y = match op {
+        "ReduceSum" => fold(g, a, Reduce::Sum, &axes)?,
+        "ReduceMax" => fold(g, a, Reduce::Max, &axes)?,
+        "ReduceMin" => fold(g, a, Reduce::Min, &axes)?,
+        "ReduceMean" => mean(g, a, &axes)?,
+        "ReduceSumSquare" | "ReduceL2" => {
+            let s = sq(g, a)?;
+            let y = fold(g, s, Reduce::Sum, &axes)?;
+            if op == "ReduceL2" { infer(g, OpKind::Unary(UnaryOp::Sqrt), vec![y])? } else { y }
+        }
+        "ReduceL1" => {
+            let m = infer(g, OpKind::Unary(UnaryOp::Abs), vec![a])?;
+            fold(g, m, Reduce::Sum, &axes)?
+        }
+        "ReduceLogSum" => {
+            let y = fold(g, a, Reduce::Sum, &axes)?;
+            infer(g, OpKind::Unary(UnaryOp::Log), vec![y])?
+        }
+        _ => log_sum_exp(g, a, &axes)?,
+    };
     if keep {
         return Ok(y);
     }
-    let out: Vec<Dim> = d.iter().enumerate().filter(|(i, _)| !axes.contains(&(*i as i64))).map(|(_, x)| x.clone()).collect();
+    let out: Vec<Dim> = g.dims(a).iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, x)| x.clone()).collect();
     reshape_to(g, y, &out, node)
+}
+
+/// `x` folded over `axes` by `how`, the reduced axes kept with extent 1.
+pub(super) fn fold(g: &mut GraphImport<'_>, x: ValueId, how: Reduce, axes: &[usize]) -> Result<ValueId, OnnxError> {
+    let kept: Vec<Dim> = g.dims(x).iter().enumerate().map(|(i, d)| if axes.contains(&i) { Dim::Fixed(1) } else { d.clone() }).collect();
+    let extents = g.extents(&kept, &[x])?;
+    let mut ops = vec![x];
+    ops.extend(extents);
+    let k = g.kind(x);
+    Ok(g.b.push1(OpKind::ReduceTo(how), ops, Type::Tensor { elem: k, shape: kept }))
+}
+
+/// The mean of `x` over `axes` (kept with extent 1).
+pub(super) fn mean(g: &mut GraphImport<'_>, x: ValueId, axes: &[usize]) -> Result<ValueId, OnnxError> {
+    let sum = fold(g, x, Reduce::Sum, axes)?;
+    let mut count = g.int(1);
+    for &a in axes {
+        let n = g.extent(x, a)?;
+        count = infer(g, OpKind::Binary(BinaryOp::Mul), vec![count, n])?;
+    }
+    let count = infer(g, OpKind::Cast(g.kind(x)), vec![count])?;
+    infer(g, OpKind::Binary(BinaryOp::Div), vec![sum, count])
+}
+
+/// `log(sum(exp(x)))` over `axes` (kept), shifted by the maximum so that it does not
+/// overflow.
+pub(super) fn log_sum_exp(g: &mut GraphImport<'_>, x: ValueId, axes: &[usize]) -> Result<ValueId, OnnxError> {
+    let m = fold(g, x, Reduce::Max, axes)?;
+    let shifted = binary(g, BinaryOp::Sub, x, m, "")?;
+    let e = infer(g, OpKind::Unary(UnaryOp::Exp), vec![shifted])?;
+    let s = fold(g, e, Reduce::Sum, axes)?;
+    let l = infer(g, OpKind::Unary(UnaryOp::Log), vec![s])?;
+    infer(g, OpKind::Binary(BinaryOp::Add), vec![l, m])
 }
 
 /// `Reshape` to the extents `target` (`i64` values; a constant `0` copies the extent unless

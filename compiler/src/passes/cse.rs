@@ -38,6 +38,7 @@ impl Hash for KindKey<'_> {
             OpKind::Call(f) => f.index().hash(h),
             OpKind::PrintStr(s) => s.hash(h),
             OpKind::Permute(p) => p.hash(h),
+            OpKind::ReduceTo(r) => r.hash(h),
             _ => {}
         }
     }

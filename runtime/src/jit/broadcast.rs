@@ -69,27 +69,69 @@ pub fn broadcast_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
     Ok(Tensor { shape, data })
 }
 
-/// `t` summed down to the extents `dims`: the transpose of [`broadcast_to`] (each
-/// element of `t` is added to the element it would have been broadcast from).
-pub fn sum_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
-    let shape = extents(dims, "sum_to")?;
-    let strides = broadcast_strides(&shape, &t.shape).ok_or_else(|| mismatch("sum_to", &t.shape, &shape))?;
+/// How `tensor.sum_to`, `tensor.max_to` and `tensor.min_to` combine the elements they fold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    Sum,
+    /// As the elementwise `max`: a NaN element is passed over unless all are NaN.
+    Max,
+    /// As the elementwise `min`.
+    Min,
+}
+
+impl Reduce {
+    pub const ALL: [Reduce; 3] = [Reduce::Sum, Reduce::Max, Reduce::Min];
+
+    /// The op's name in the IR's text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduce::Sum => "tensor.sum_to",
+            Reduce::Max => "tensor.max_to",
+            Reduce::Min => "tensor.min_to",
+        }
+    }
+}
+
+/// `t` folded down to the extents `dims` by `how`, each element of `t` into the element it
+/// would have been broadcast from, in row-major order (sums start from zero). `Sum` is the
+/// transpose of [`broadcast_to`].
+pub fn reduce_to(t: &Tensor, dims: &[i64], how: Reduce) -> Result<Tensor, RtError> {
+    let what = &how.name()["tensor.".len()..];
+    let shape = extents(dims, what)?;
+    let strides = broadcast_strides(&shape, &t.shape).ok_or_else(|| mismatch(what, &t.shape, &shape))?;
     let count: usize = shape.iter().product();
+    if how != Reduce::Sum && count > 0 && t.data.is_empty() {
+        return Err(RtError::Other(format!("`{what}` of an empty tensor")));
+    }
     let at = source_positions(&strides, &t.shape);
-    fn add<T: Copy + std::ops::Add<Output = T>>(src: &[T], at: &[usize], zero: T, n: usize) -> Vec<T> {
+    fn fold<T: Copy>(src: &[T], at: &[usize], zero: T, n: usize, f: impl Fn(T, T) -> T, first_is_start: bool) -> Vec<T> {
         let mut out = vec![zero; n];
+        let mut seen = vec![!first_is_start; n];
         for (x, &i) in src.iter().zip(at) {
-            out[i] = out[i] + *x;
+            out[i] = if seen[i] { f(out[i], *x) } else { *x };
+            seen[i] = true;
         }
         out
     }
-    let data = match &t.data {
-        TensorData::F64(v) => TensorData::F64(add(v, &at, 0.0, count)),
-        TensorData::F32(v) => TensorData::F32(add(v, &at, 0.0, count)),
-        TensorData::I64(v) => TensorData::I64(add(v, &at, 0, count)),
-        TensorData::Bool(_) => return Err(RtError::Other(format!("`sum_to` of a {} tensor", ScalarKind::Bool.name()))),
+    let start = how != Reduce::Sum;
+    let data = match (&t.data, how) {
+        (TensorData::F64(v), Reduce::Sum) => TensorData::F64(fold(v, &at, 0.0, count, |a, b| a + b, false)),
+        (TensorData::F64(v), Reduce::Max) => TensorData::F64(fold(v, &at, 0.0, count, f64::max, start)),
+        (TensorData::F64(v), Reduce::Min) => TensorData::F64(fold(v, &at, 0.0, count, f64::min, start)),
+        (TensorData::F32(v), Reduce::Sum) => TensorData::F32(fold(v, &at, 0.0, count, |a, b| a + b, false)),
+        (TensorData::F32(v), Reduce::Max) => TensorData::F32(fold(v, &at, 0.0, count, f32::max, start)),
+        (TensorData::F32(v), Reduce::Min) => TensorData::F32(fold(v, &at, 0.0, count, f32::min, start)),
+        (TensorData::I64(v), Reduce::Sum) => TensorData::I64(fold(v, &at, 0, count, i64::wrapping_add, false)),
+        (TensorData::I64(v), Reduce::Max) => TensorData::I64(fold(v, &at, 0, count, i64::max, start)),
+        (TensorData::I64(v), Reduce::Min) => TensorData::I64(fold(v, &at, 0, count, i64::min, start)),
+        (TensorData::Bool(_), _) => return Err(RtError::Other(format!("`{what}` of a {} tensor", ScalarKind::Bool.name()))),
     };
     Ok(Tensor { shape, data })
+}
+
+/// `t` summed down to the extents `dims` ([`reduce_to`] with [`Reduce::Sum`]).
+pub fn sum_to(t: &Tensor, dims: &[i64]) -> Result<Tensor, RtError> {
+    reduce_to(t, dims, Reduce::Sum)
 }
 
 /// The layout of a matrix product with batch axes (numpy's `matmul`, a matrix or vector on

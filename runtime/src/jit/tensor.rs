@@ -47,9 +47,9 @@ pub enum TensorOp {
     /// The first operand stretched to the extents of the `i64` operands
     /// ([`super::broadcast::broadcast_to`]).
     Broadcast,
-    /// The first operand summed down to the extents of the `i64` operands
-    /// ([`super::broadcast::sum_to`]).
-    SumTo,
+    /// The first operand folded down to the extents of the `i64` operands
+    /// ([`super::broadcast::reduce_to`]).
+    ReduceTo(super::broadcast::Reduce),
 }
 
 /// One op site of a compiled program: the op, its operands' layouts and its result's.
@@ -511,14 +511,13 @@ pub(crate) fn apply_general(op: &TensorOp, args: &[Arg<'_>]) -> Result<Value, Rt
             select_elements(c, a, b).map(Value::Tensor)
         }
         TensorOp::Permute(perm) => super::reshape::permute(tensor_arg(args, 0, "permute")?, perm).map(Value::Tensor),
-        TensorOp::Broadcast | TensorOp::SumTo => {
-            let what = if *op == TensorOp::Broadcast { "broadcast" } else { "sum_to" };
+        TensorOp::Broadcast | TensorOp::ReduceTo(_) => {
+            let what = if *op == TensorOp::Broadcast { "broadcast" } else { "reduce_to" };
             let t = tensor_arg(args, 0, what)?;
             let dims: Vec<i64> = (1..args.len()).map(|i| i64_arg(args, i, what)).collect::<Result<_, _>>()?;
-            if *op == TensorOp::Broadcast {
-                super::broadcast::broadcast_to(t, &dims).map(Value::Tensor)
-            } else {
-                super::broadcast::sum_to(t, &dims).map(Value::Tensor)
+            match op {
+                TensorOp::ReduceTo(how) => super::broadcast::reduce_to(t, &dims, *how).map(Value::Tensor),
+                _ => super::broadcast::broadcast_to(t, &dims).map(Value::Tensor),
             }
         }
         TensorOp::Literal(t) => Ok(Value::Tensor(t.clone())),

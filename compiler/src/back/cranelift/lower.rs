@@ -580,7 +580,7 @@ impl<'a, 'b> FnLower<'a, 'b> {
             OpKind::Reshape => Some(TensorOp::Reshape),
             OpKind::Permute(perm) => Some(TensorOp::Permute(perm.clone())),
             OpKind::Broadcast => Some(TensorOp::Broadcast),
-            OpKind::SumTo => Some(TensorOp::SumTo),
+            OpKind::ReduceTo(r) => Some(TensorOp::ReduceTo(*r)),
             // An elementwise select (a bool tensor condition) is a tensor op; a scalar
             // condition picks one of the operands' slots.
             OpKind::Select if matches!(self.ty(op.operands[0]), ir::Type::Tensor { .. }) => Some(TensorOp::Select),
@@ -723,9 +723,9 @@ impl<'a, 'b> FnLower<'a, 'b> {
                 let r = self.one_result(op)?;
                 self.small_broadcast(self.operand(op, 0)?, r)?;
             }
-            OpKind::SumTo => {
+            OpKind::ReduceTo(how) => {
                 let r = self.one_result(op)?;
-                self.small_sum_to(self.operand(op, 0)?, r)?;
+                self.small_reduce_to(self.operand(op, 0)?, *how, r)?;
             }
             OpKind::Tuple => {
                 let r = self.one_result(op)?;

@@ -15,7 +15,7 @@ use super::imports::Routine;
 use super::layout::clif_kind;
 use super::lower::{FnLower, unsupported};
 use crate::codegen::layout::small_shape;
-use crate::ir::{BinaryOp, ScalarKind, Type, UnaryOp, ValueId};
+use crate::ir::{BinaryOp, Reduce, ScalarKind, Type, UnaryOp, ValueId};
 
 impl FnLower<'_, '_> {
     fn kind(&self, v: ValueId) -> Result<ScalarKind, JitError> {
@@ -355,9 +355,9 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 
-    /// `tensor.sum_to` of a small tensor: each result slot sums, in row-major order, the
-    /// elements broadcast from it.
-    pub fn small_sum_to(&mut self, t: ValueId, r: ValueId) -> Result<(), JitError> {
+    /// `tensor.sum_to`/`max_to`/`min_to` of a small tensor: each result slot folds, in
+    /// row-major order, the elements broadcast from it.
+    pub fn small_reduce_to(&mut self, t: ValueId, how: Reduce, r: ValueId) -> Result<(), JitError> {
         let (from, to) = (self.shape(t)?, self.shape(r)?);
         let strides = broadcast_strides(&to, &from).ok_or_else(|| unsupported("sum_to of mismatched shapes"))?;
         let k = self.kind(t)?;
@@ -368,7 +368,18 @@ impl FnLower<'_, '_> {
         }
         let mut out = Vec::with_capacity(terms.len());
         for ts in terms {
-            out.push(self.sum_terms(k, &ts)?);
+            out.push(match how {
+                Reduce::Sum => self.sum_terms(k, &ts)?,
+                Reduce::Max | Reduce::Min => {
+                    let op = if how == Reduce::Max { BinaryOp::Max } else { BinaryOp::Min };
+                    let (&first, rest) = ts.split_first().ok_or_else(|| unsupported("max_to/min_to of an empty tensor"))?;
+                    let mut acc = first;
+                    for &x in rest {
+                        acc = self.scalar_binary(op, k, acc, x)?;
+                    }
+                    acc
+                }
+            });
         }
         self.set(r, out);
         Ok(())

@@ -219,9 +219,9 @@ fn simple(kind: &OpKind, xs: &[&Value]) -> Result<Value, RtError> {
             at_least(1)?;
             shared(TensorOp::Broadcast, xs)
         }
-        OpKind::SumTo => {
+        OpKind::ReduceTo(r) => {
             at_least(1)?;
-            shared(TensorOp::SumTo, xs)
+            shared(TensorOp::ReduceTo(*r), xs)
         }
         OpKind::Tuple => Ok(Value::Tuple(xs.iter().map(|&x| x.clone()).collect())),
         OpKind::TupleGet(i) => {

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::writer::{Attr, GraphWriter, dims_of};
-use crate::ir::{BinaryOp, Dim, Function, Literal, OpKind, ScalarKind, Type, UnaryOp, ValueId};
+use crate::ir::{BinaryOp, Dim, Function, Literal, OpKind, Reduce, ScalarKind, Type, UnaryOp, ValueId};
 use super::OnnxError;
 use mad_runtime::{Tensor, TensorData};
 
@@ -281,8 +281,8 @@ impl Lowering<'_> {
                 let out = self.w.node("Expand", &[&x, &shape], vec![]);
                 self.set(ys[0], out, xb);
             }
-            OpKind::SumTo => {
-                let out = self.sum_to(xs[0], &xs[1..])?;
+            OpKind::ReduceTo(how) => {
+                let out = self.reduce_to(xs[0], &xs[1..], how)?;
                 let (_, xb) = self.tensor(xs[0])?;
                 self.set(ys[0], out, xb);
             }
@@ -426,11 +426,17 @@ impl Lowering<'_> {
         Ok(self.w.node("MatMul", &[&na, &nb], vec![]))
     }
 
-    /// `tensor.sum_to` of `x` to `extents`: a `ReduceSum` over the leading axes and the
+    /// `tensor.sum_to` (`max_to`, `min_to`) of `x` to `extents`: a `ReduceSum` (`ReduceMax`,
+    /// `ReduceMin`) over the leading axes and the
     /// axes whose target extent is 1 where `x`'s is not. Where that is not known when the
     /// model is written (an extent known only at run time), the axes are chosen at run time
     /// (`Compress` of the candidates, and a `ReduceSum` whose empty axes are a no-op).
-    fn sum_to(&mut self, x: ValueId, extents: &[ValueId]) -> Result<String, OnnxError> {
+    fn reduce_to(&mut self, x: ValueId, extents: &[ValueId], how: Reduce) -> Result<String, OnnxError> {
+        let onnx_op = match how {
+            Reduce::Sum => "ReduceSum",
+            Reduce::Max => "ReduceMax",
+            Reduce::Min => "ReduceMin",
+        };
         let (mut name, xb) = self.tensor(x)?;
         let from = dims_of(self.ty(x));
         let lead = from.len() - extents.len();
@@ -449,7 +455,7 @@ impl Lowering<'_> {
         if !axes.is_empty() {
             let shifted: Vec<i64> = axes.iter().map(|a| a + shift).collect();
             let axes = self.w.ints(&shifted);
-            name = self.w.node("ReduceSum", &[&name, &axes], vec![("keepdims", Attr::Int(1))]);
+            name = self.w.node(onnx_op, &[&name, &axes], vec![("keepdims", Attr::Int(1))]);
         }
         if !unknown.is_empty() {
             let candidates: Vec<i64> = unknown.iter().map(|&i| (lead + i) as i64 + shift).collect();
@@ -463,7 +469,7 @@ impl Lowering<'_> {
             let have_more = self.w.node("Not", &[&have_one], vec![]);
             let reduce = self.w.node("And", &[&want_one, &have_more], vec![]);
             let chosen = self.w.node("Compress", &[&candidates, &reduce], vec![]);
-            name = self.w.node("ReduceSum", &[&name, &chosen], vec![("keepdims", Attr::Int(1)), ("noop_with_empty_axes", Attr::Int(1))]);
+            name = self.w.node(onnx_op, &[&name, &chosen], vec![("keepdims", Attr::Int(1)), ("noop_with_empty_axes", Attr::Int(1))]);
         }
         if lead == 0 {
             return Ok(name);

@@ -29,7 +29,7 @@ use lower::{Slot, lower_function};
 use writer::{GraphWriter, dims_of};
 
 /// The default-domain opset of written models.
-pub const OPSET: i64 = 17;
+pub const OPSET: i64 = 18;
 
 /// The ONNX back end.
 pub struct Onnx;

@@ -36,19 +36,22 @@ impl GraphWriter {
         GraphWriter { taken: reserved.into_iter().collect(), ..Default::default() }
     }
 
-    /// A fresh name starting with `stem`.
+    /// A fresh name starting with `stem`: `stem_<n>` with a counter no other fresh name
+    /// shares, skipping names claimed as ports.
     pub fn fresh(&mut self, stem: &str) -> String {
         loop {
             self.counter += 1;
             let name = format!("{stem}_{}", self.counter);
-            if self.taken.insert(name.clone()) {
+            if !self.taken.contains(&name) {
                 return name;
             }
         }
     }
 
-    /// Reserves an exact name (a port); false when it is taken.
+    /// Reserves an exact name (a port); false when it is taken. Ports are claimed before
+    /// any fresh name is handed out (fresh names avoid the claimed ones).
     pub fn claim(&mut self, name: &str) -> bool {
+        debug_assert_eq!(self.counter, 0, "a port claimed after fresh names");
         self.taken.insert(name.to_string())
     }
 
@@ -139,16 +142,10 @@ impl GraphWriter {
 
     /// The graph; initializers no node reads are left out.
     pub fn finish(self, name: &str) -> GraphProto {
-        let read: HashSet<String> = self.nodes.iter().flat_map(|n| n.input.iter().cloned()).chain(self.outputs.iter().filter_map(|o| o.name.clone())).collect();
-        let initializer = self.initializers.into_iter().filter(|t| t.name.as_ref().is_some_and(|n| read.contains(n))).collect();
-        GraphProto {
-            node: self.nodes,
-            name: Some(name.to_string()),
-            initializer,
-            input: self.inputs,
-            output: self.outputs,
-            ..Default::default()
-        }
+        let GraphWriter { nodes, initializers, inputs, outputs, .. } = self;
+        let read: HashSet<&str> = nodes.iter().flat_map(|n| n.input.iter().map(String::as_str)).chain(outputs.iter().filter_map(|o| o.name.as_deref())).collect();
+        let initializer = initializers.into_iter().filter(|t| t.name.as_deref().is_some_and(|n| read.contains(n))).collect();
+        GraphProto { node: nodes, name: Some(name.to_string()), initializer, input: inputs, output: outputs, ..Default::default() }
     }
 }
 

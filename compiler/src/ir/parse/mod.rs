@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::function::{AdMode, FuncRef, Function, Module, Region, ValueId};
-use super::op::{BinaryOp, Literal, OpKind, UnaryOp};
+use super::op::{BinaryOp, Literal, OpKind, Reduce, UnaryOp};
 use super::types::{Dim, ScalarKind, Type};
 use lexer::{Tok, Token};
 use mad_grammar::span::Span;
@@ -450,7 +450,9 @@ impl Parser {
                     "tensor.reshape" => OpKind::Reshape,
                     "tensor.broadcast" => OpKind::Broadcast,
                     "tensor.permute" => OpKind::Permute(self.bracket_list()?),
-                    "tensor.sum_to" => OpKind::SumTo,
+                    "tensor.sum_to" => OpKind::ReduceTo(Reduce::Sum),
+                    "tensor.max_to" => OpKind::ReduceTo(Reduce::Max),
+                    "tensor.min_to" => OpKind::ReduceTo(Reduce::Min),
                     "tensor.sum" => OpKind::Sum,
                     "tuple" => OpKind::Tuple,
                     "tuple.get" => OpKind::TupleGet(self.small_index()?),

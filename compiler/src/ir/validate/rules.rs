@@ -466,7 +466,7 @@ pub fn result_types(
             }
             one(Type::Tensor { elem: k, shape: perm.iter().map(|&p| s[p as usize].clone()).collect() })
         }
-        OpKind::Broadcast | OpKind::SumTo => {
+        OpKind::Broadcast | OpKind::ReduceTo(_) => {
             let name = op.name();
             let Some((first, extents)) = ts.split_first() else {
                 return Err(format!("`{name}` needs a tensor and its target extents"));
@@ -480,8 +480,8 @@ pub fn result_types(
                 let relation = if *op == OpKind::Broadcast { "at most" } else { "at least" };
                 return Err(format!("`{name}` to {n} extent(s) needs a tensor of rank {relation} {n}, found {first}", n = extents.len()));
             }
-            if *op == OpKind::SumTo && k == ScalarKind::Bool {
-                return Err("`tensor.sum_to` needs a numeric tensor, found bool".into());
+            if matches!(op, OpKind::ReduceTo(_)) && k == ScalarKind::Bool {
+                return Err(format!("`{name}` needs a numeric tensor, found bool"));
             }
             one(Type::Tensor { elem: k, shape: vec![Dim::Dyn; extents.len()] })
         }
