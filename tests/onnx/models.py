@@ -121,6 +121,23 @@ MODELS = {
         helper.make_node("Mul", ["s1", "s2"], ["y"])],
         [vi("x", T.FLOAT, [2, 5])], [vi("y", T.FLOAT, [2, 5])],
         [init("slope", [5], np.float32)], opset=20),
+    "layout": lambda: model("layout", [
+        helper.make_node("Slice", ["x", "s0", "e0", "a0", "st0"], ["sl"]),
+        helper.make_node("Split", ["x", "sizes"], ["p1", "p2"], axis=1),
+        helper.make_node("Tile", ["p1", "reps"], ["tl"]),
+        helper.make_node("Pad", ["p2", "pads", "pv"], ["pd"], mode="constant"),
+        helper.make_node("CumSum", ["x", "ax1"], ["cs"], reverse=1),
+        helper.make_node("CumSum", ["x", "ax0"], ["ce"], exclusive=1),
+        helper.make_node("Dropout", ["cs"], ["dr"]),
+        helper.make_node("Mul", ["dr", "ce"], ["y"]),
+        helper.make_node("Sin", ["sl"], ["z"]), helper.make_node("Mul", ["tl", "tl"], ["w"]),
+        helper.make_node("Exp", ["pd"], ["v"])],
+        [vi("x", T.DOUBLE, [3, 4])],
+        [vi("y", T.DOUBLE, [3, 4]), vi("z", T.DOUBLE, [2, 2]), vi("w", T.DOUBLE, [3, 2]),
+         vi("v", T.DOUBLE, [4, 5])],
+        [ints("s0", [2, 0]), ints("e0", [-4, 4]), ints("a0", [0, 1]), ints("st0", [-2, 2]),
+         ints("sizes", [1, 3]), ints("reps", [1, 2]), ints("pads", [1, 0, 0, 2]),
+         numpy_helper.from_array(np.array(0.25), "pv"), ints("ax1", [1]), ints("ax0", [0])], opset=18),
 }
 
 if __name__ == "__main__":

@@ -95,6 +95,10 @@ fn extremum_positions(e: &mut Emitter, x: ValueId, y: ValueId, extents: &[ValueI
     Ok((hit, count))
 }
 
+/// The most rows of a fixed-size operand of `concat` whose adjoint is packed row by row
+/// (beyond it, a slice copied into the fixed shape).
+const MAX_PACKED_ROWS: u64 = 64;
+
 fn rank(e: &Emitter, v: ValueId) -> usize {
     match e.ty(v) {
         Type::Tensor { shape, .. } => shape.len(),
@@ -171,35 +175,20 @@ fn batched_matmul_vjp(e: &mut Emitter, a: ValueId, b: ValueId, g: ValueId) -> Re
 }
 
 /// `f'(x)` for an elementwise unary float function with result `y`; `None` if zero.
-/// `t` (an `f64` tensor of dynamic extents with the elements of `like`, row-major) as a
-/// value of `like`'s type: itself when `like` has a dynamic extent, else its elements
-/// copied into zeros of `like`'s fixed shape (the adjoint of a fixed-size operand of a
-/// slice, `concat` or `reshape` must have that operand's type).
+/// `t` (a tensor of dynamic extents with the elements of `like`, row-major) as a value of
+/// `like`'s type: itself when `like` has a dynamic extent, else a reshape declared with
+/// `like`'s fixed type (the adjoint of a fixed-size operand of a slice or `concat` must have
+/// that operand's type).
 fn shaped_like(e: &mut Emitter, t: ValueId, like: ValueId) -> Result<ValueId, AdError> {
     let Some(shape) = e.ty(like).fixed_shape() else {
         return Ok(t);
     };
-    let n: u64 = shape.iter().product();
-    let count = e.int(n as i64);
-    let flat = e.op(OpKind::Reshape, vec![t, count])?;
-    let zero = e.zero_like(like)?;
-    let ty = e.ty(like);
-    let args = e.begin_region(&[Type::I64, ty.clone()]);
-    let mut k = args[0];
-    let mut idx = Vec::new();
-    for &d in shape.iter().rev() {
-        let dv = e.int(d as i64);
-        idx.push(e.binary(crate::ir::BinaryOp::Rem, k, dv)?);
-        k = e.binary(crate::ir::BinaryOp::Div, k, dv)?;
+    let mut ops = vec![t];
+    for &d in &shape {
+        ops.push(e.int(d as i64));
     }
-    idx.reverse();
-    let x = e.op(OpKind::Index, vec![flat, args[0]])?;
-    let mut ops = vec![args[1], x];
-    ops.extend(idx);
-    let next = e.op(OpKind::Insert, ops)?;
-    let body = e.end_region(vec![next]);
-    let lo = e.int(0);
-    let id = e.push_with_regions(OpKind::For, vec![lo, count, zero], vec![ty], vec![body]);
+    let ty = e.ty(like);
+    let id = e.push(OpKind::Reshape, ops, vec![ty]);
     Ok(e.results(id)[0])
 }
 
@@ -976,14 +965,31 @@ pub fn vjp(
             let Some(g) = as_opt(e, &g[0], ys[0])? else {
                 return none();
             };
-            // Each operand's rows of ḡ, in order.
+            // Each operand's rows of ḡ, in order: a slice, or for an operand of a few fixed
+            // rows (whose adjoint has its fixed type) those rows packed.
             let mut out = Vec::new();
             let mut at = e.int(0);
             for &x in xs {
                 let rows = e.op(OpKind::DimOf(0), vec![x])?;
                 let end = e.add(at, rows)?;
-                let rows_of_x = e.op(OpKind::Slice, vec![g, at, end])?;
-                out.push(tan(Some(shaped_like(e, rows_of_x, x)?)));
+                let fixed_rows = e.ty(x).fixed_shape().and_then(|s| s.first().copied()).filter(|&r| (1..=MAX_PACKED_ROWS).contains(&r));
+                let part = match fixed_rows {
+                    Some(r) => {
+                        let mut picked = Vec::with_capacity(r as usize);
+                        for i in 0..r {
+                            let offset = e.int(i as i64);
+                            let row = e.add(at, offset)?;
+                            picked.push(e.op(OpKind::Index, vec![g, row])?);
+                        }
+                        let packed = e.op(OpKind::Pack, picked)?;
+                        shaped_like(e, packed, x)?
+                    }
+                    None => {
+                        let rows_of_x = e.op(OpKind::Slice, vec![g, at, end])?;
+                        shaped_like(e, rows_of_x, x)?
+                    }
+                };
+                out.push(tan(Some(part)));
                 at = end;
             }
             Ok(Vjp::Cotangents(out))

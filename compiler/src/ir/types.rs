@@ -85,6 +85,13 @@ impl Type {
     }
 }
 
+impl Dim {
+    /// The extent if it is fixed.
+    pub fn fixed(&self) -> Option<u64> {
+        if let Dim::Fixed(n) = self { Some(*n) } else { None }
+    }
+}
+
 impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

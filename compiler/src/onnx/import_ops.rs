@@ -143,7 +143,7 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
         }
         _ => match super::import_nn::lower_nn(g, node, &op)? {
             Some(v) => v,
-            None => return Err(unsupported()),
+            None => return super::import_layout::lower_layout(g, node, &op)?.ok_or_else(unsupported),
         },
     };
     Ok(vec![v])

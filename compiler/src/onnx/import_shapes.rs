@@ -177,7 +177,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
             let v = g.b.push1(kind, ops, Type::Tensor { elem: k, shape: dims });
             g.values.insert(out, v);
         }
-        "Slice" => {
+        "Slice" if node.input.len() >= 3 => {
             let t = g.value(&input(0)?)?;
             let list = |g: &mut GraphImport<'_>, i: usize| node.input.get(i).filter(|s| !s.is_empty()).and_then(|s| g.list(s));
             let (Some(starts), Some(ends)) = (list(g, 1), list(g, 2)) else {
@@ -189,10 +189,27 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
                 Some(a) => a,
             };
             let steps = list(g, 4).map(|l| l.iter().map(|&a| g.constant_of(a)).collect::<Vec<_>>());
-            if axes.as_deref() != Some(&[0]) || steps.is_some_and(|s| s != [Some(1)]) {
-                return Err(OnnxError::Invalid(format!("node '{n}': Slice is supported on axis 0 with step 1 only, so far")));
+            let constant = |l: &[crate::ir::ValueId], g: &GraphImport<'_>| l.iter().all(|&v| g.constant_of(v).is_some());
+            let fixed = g.dims(t).iter().all(|d| d.fixed().is_some());
+            if fixed && constant(&starts, g) && constant(&ends, g) {
+                // Constant bounds on fixed extents (with ONNX's clamping, any step): `import_layout`.
+                return Ok(false);
             }
-            let v = infer(g, OpKind::Slice, vec![t, starts[0], ends[0]])?;
+            // Bounds known at run time: rows lo..hi of each axis (in range, step 1).
+            let (Some(axes), true) = (axes, steps.is_none_or(|s| s.iter().all(|&k| k == Some(1)))) else {
+                return Err(OnnxError::Invalid(format!("node '{n}': a Slice with bounds known only at run time needs constant axes and step 1")));
+            };
+            let rank = g.dims(t).len() as i64;
+            let mut v = t;
+            for ((&a, &lo), &hi) in axes.iter().zip(&starts).zip(&ends) {
+                let axis = if a < 0 { a + rank } else { a };
+                if axis < 0 || axis >= rank {
+                    return Err(OnnxError::Invalid(format!("node '{n}': Slice axis {a} of a rank-{rank} tensor")));
+                }
+                let front = to_front(g, v, axis as usize)?;
+                let rows = infer(g, OpKind::Slice, vec![front, lo, hi])?;
+                v = from_front(g, rows, axis as usize)?;
+            }
             g.values.insert(out, v);
         }
         "ScatterND" => {
@@ -242,7 +259,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
 }
 
 /// `t` with axis `axis` moved to the front (a no-op for axis 0).
-fn to_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId, OnnxError> {
+pub(super) fn to_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId, OnnxError> {
     if axis == 0 {
         return Ok(t);
     }
@@ -252,7 +269,7 @@ fn to_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId,
 }
 
 /// The inverse of [`to_front`]: the first axis moved back to position `axis`.
-fn from_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId, OnnxError> {
+pub(super) fn from_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Result<ValueId, OnnxError> {
     if axis == 0 {
         return Ok(t);
     }
