@@ -204,7 +204,7 @@ fn derive(model: &ModelProto, options: &Options, mode: Mode) -> Result<ModelProt
         let Some(Slot::Tensor { name, .. }) = slots.get(&v) else {
             return Err(OnnxError::Derive(format!("output '{}' was not written", p.name)));
         };
-        w.node_to("Identity", &[name], vec![], &p.name);
+        w.alias(name, &p.name);
         w.add_output(&p.name, p.ty.scalar_kind().unwrap_or(ScalarKind::F64), &dims_of(&p.ty));
     }
     for ((p, name), v) in differentiated.iter().zip(&out_names).zip(&derivatives) {
@@ -218,7 +218,7 @@ fn derive(model: &ModelProto, options: &Options, mode: Mode) -> Result<ModelProt
             }
         };
         let packed = pack(&mut w, &internal, &dims, options.layout)?;
-        w.node_to("Identity", &[&packed], vec![], name);
+        w.alias(&packed, name);
         w.add_output(name, p.ty.scalar_kind().unwrap_or(ScalarKind::F64), &seed_dims(&dims, &dim, name, options.layout));
     }
     let name = graph.name.clone().unwrap_or_else(|| "model".into());

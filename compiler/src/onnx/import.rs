@@ -339,6 +339,9 @@ impl GraphImport<'_> {
         }
         let rank = tensors.iter().map(Vec::len).max().unwrap_or(0);
         let mut out_dims = Vec::with_capacity(rank);
+        // Axes where two different symbolic extents meet: either may be 1, so the extent is
+        // the larger one, at run time (where the op checks that they broadcast).
+        let mut at_run_time = vec![false; rank];
         for axis in 0..rank {
             let mut d = Dim::Fixed(1);
             for s in &tensors {
@@ -351,18 +354,47 @@ impl GraphImport<'_> {
                     (Dim::Sym(_) | Dim::Dyn, Dim::Fixed(_)) => s[k].clone(),
                     (Dim::Sym(_), Dim::Dyn) => d,
                     (Dim::Dyn, Dim::Sym(_)) => s[k].clone(),
+                    (Dim::Sym(_), Dim::Sym(_)) => {
+                        at_run_time[axis] = true;
+                        Dim::Dyn
+                    }
                     (a, b) => return Err(OnnxError::Invalid(format!("node '{node}': extents {a} and {b} do not broadcast"))),
                 };
             }
             out_dims.push(d);
         }
+        let extents = if at_run_time.iter().any(|&r| r) {
+            let mut extents = self.extents(&out_dims.iter().zip(&at_run_time).map(|(d, &r)| if r { Dim::Fixed(1) } else { d.clone() }).collect::<Vec<_>>(), vs)?;
+            for axis in (0..rank).filter(|&a| at_run_time[a]) {
+                let mut largest = self.int(1);
+                for &v in vs {
+                    let d = self.dims(v);
+                    if let Some(k) = (axis + d.len()).checked_sub(rank) {
+                        let e = self.extent(v, k)?;
+                        largest = self.b.infer(OpKind::Binary(crate::ir::BinaryOp::Max), vec![largest, e]).map_err(OnnxError::Invalid)?;
+                    }
+                }
+                extents[axis] = largest;
+            }
+            Some(extents)
+        } else {
+            None
+        };
         let mut out = Vec::with_capacity(vs.len());
         for &v in vs {
-            if matches!(self.b.ty(v), Type::Tensor { .. }) {
-                out.push(self.broadcast_to(v, &out_dims, vs)?);
-            } else {
+            let Type::Tensor { elem, shape } = self.ty(v) else {
                 out.push(v);
-            }
+                continue;
+            };
+            out.push(match &extents {
+                _ if shape == out_dims => v,
+                Some(e) => {
+                    let mut ops = vec![v];
+                    ops.extend(e.iter().copied());
+                    self.b.push1(OpKind::Broadcast, ops, Type::Tensor { elem, shape: out_dims.clone() })
+                }
+                None => self.broadcast_to(v, &out_dims, vs)?,
+            });
         }
         Ok(out)
     }

@@ -1,7 +1,8 @@
 //! The neural-network ops of ONNX as compositions of IR ops: activations (`LeakyRelu`,
 //! `Elu`, `Selu`, `Celu`, `HardSigmoid`, `HardSwish`, `Softsign`, `ThresholdedRelu`, `PRelu`,
-//! `Gelu`, `Mish`, `Clip`, `Sign`), `Softmax` and `LogSoftmax` (shifted by the maximum), and
-//! `LayerNormalization`. Piecewise definitions are elementwise `select`s, so the branch not
+//! `Gelu`, `Mish`, `Clip`, `Sign`, `Shrink`), the inverse hyperbolic functions, `CastLike`,
+//! `Softmax` and `LogSoftmax` (shifted by the maximum), `LayerNormalization` and
+//! `BatchNormalization` (inference). Piecewise definitions are elementwise `select`s, so the branch not
 //! taken never reaches a derivative.
 
 use super::OnnxError;
@@ -30,7 +31,8 @@ pub(super) fn lower_nn(g: &mut GraphImport<'_>, node: &NodeProto, op: &str) -> R
                 "ThresholdedRelu" => zero,
                 _ => {
                     // alpha·(exp(x/alpha) − 1) for Celu, alpha·(exp(x) − 1) for Elu/Selu.
-                    let default = if op == "Selu" { 1.673_263_242_354_377_3 } else { 1.0 };
+                    // ONNX's defaults are the float32 values of Selu's constants.
+                    let default = if op == "Selu" { 1.673_263_192_176_818_8 } else { 1.0 };
                     let alpha = attr("alpha", default);
                     let scaled = if op == "Celu" {
                         let a = float(g, x, alpha);
@@ -48,7 +50,7 @@ pub(super) fn lower_nn(g: &mut GraphImport<'_>, node: &NodeProto, op: &str) -> R
             let below = same_shape(g, below, x)?;
             let v = select(g, cond, x, below)?;
             if op == "Selu" {
-                let gamma = float(g, x, attr("gamma", 1.050_700_987_355_480_5));
+                let gamma = float(g, x, attr("gamma", 1.050_701_022_148_132_3));
                 mul(g, v, gamma)?
             } else {
                 v
@@ -179,6 +181,70 @@ pub(super) fn lower_nn(g: &mut GraphImport<'_>, node: &NodeProto, op: &str) -> R
                 Some(b) => binary(g, BinaryOp::Add, y, b, &n)?,
                 None => y,
             }
+        }
+        "Asinh" | "Acosh" | "Atanh" => {
+            // log(x + √(x² + 1)), log(x + √(x² − 1)), ½·log((1 + x)/(1 − x))
+            let x = arg(g, node, 0)?;
+            let one = float(g, x, 1.0);
+            if op == "Atanh" {
+                let num = infer(g, OpKind::Binary(BinaryOp::Add), vec![one, x])?;
+                let den = infer(g, OpKind::Binary(BinaryOp::Sub), vec![one, x])?;
+                let q = infer(g, OpKind::Binary(BinaryOp::Div), vec![num, den])?;
+                let l = infer(g, OpKind::Unary(UnaryOp::Log), vec![q])?;
+                let half = float(g, x, 0.5);
+                mul(g, l, half)?
+            } else {
+                let x2 = mul(g, x, x)?;
+                let b = if op == "Asinh" { BinaryOp::Add } else { BinaryOp::Sub };
+                let r = infer(g, OpKind::Binary(b), vec![x2, one])?;
+                let s = infer(g, OpKind::Unary(UnaryOp::Sqrt), vec![r])?;
+                let t = infer(g, OpKind::Binary(BinaryOp::Add), vec![x, s])?;
+                infer(g, OpKind::Unary(UnaryOp::Log), vec![t])?
+            }
+        }
+        "Shrink" => {
+            let x = arg(g, node, 0)?;
+            let (lambd, bias) = (float(g, x, attr("lambd", 0.5)), float(g, x, attr("bias", 0.0)));
+            let neg_lambd = infer(g, OpKind::Unary(UnaryOp::Neg), vec![lambd])?;
+            let above = binary(g, BinaryOp::Gt, x, lambd, &n)?;
+            let below = binary(g, BinaryOp::Lt, x, neg_lambd, &n)?;
+            let down = infer(g, OpKind::Binary(BinaryOp::Sub), vec![x, bias])?;
+            let up = infer(g, OpKind::Binary(BinaryOp::Add), vec![x, bias])?;
+            let zero = float(g, x, 0.0);
+            let zero = same_shape(g, zero, x)?;
+            let inner = select(g, below, up, zero)?;
+            select(g, above, down, inner)?
+        }
+        "CastLike" => {
+            let x = arg(g, node, 0)?;
+            let like = arg(g, node, 1)?;
+            let k = g.kind(like);
+            super::import_ops::cast(g, x, k)?
+        }
+        "BatchNormalization" => {
+            if int(node, "training_mode").unwrap_or(0) != 0 || node.output.iter().skip(1).any(|o| !o.is_empty()) {
+                return Err(OnnxError::Invalid(format!("node '{n}': BatchNormalization in training mode is not supported (inference only)")));
+            }
+            let x = arg(g, node, 0)?;
+            let rank = g.dims(x).len();
+            if rank < 2 {
+                return Err(OnnxError::Invalid(format!("node '{n}': BatchNormalization of a rank-{rank} tensor")));
+            }
+            // The per-channel [C] inputs as [C, 1, …] against [N, C, …].
+            let channel = |g: &mut GraphImport<'_>, i: usize| -> Result<ValueId, OnnxError> {
+                let p = arg(g, node, i)?;
+                let mut dims = g.dims(p);
+                dims.extend((2..rank).map(|_| crate::ir::Dim::Fixed(1)));
+                super::import_ops::reshape_to(g, p, &dims, &n)
+            };
+            let (scale, bias, mean, var) = (channel(g, 1)?, channel(g, 2)?, channel(g, 3)?, channel(g, 4)?);
+            let eps = float(g, x, attr("epsilon", 1e-5));
+            let ve = infer(g, OpKind::Binary(BinaryOp::Add), vec![var, eps])?;
+            let sd = infer(g, OpKind::Unary(UnaryOp::Sqrt), vec![ve])?;
+            let d = binary(g, BinaryOp::Sub, x, mean, &n)?;
+            let normed = binary(g, BinaryOp::Div, d, sd, &n)?;
+            let y = binary(g, BinaryOp::Mul, normed, scale, &n)?;
+            binary(g, BinaryOp::Add, y, bias, &n)?
         }
         _ => return Ok(None),
     };

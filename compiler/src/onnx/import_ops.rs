@@ -81,7 +81,7 @@ pub(super) fn lower_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Result<Ve
             let to = int(node, "to").unwrap_or(0) as i32;
             let k = super::load::scalar_kind(to).ok_or_else(|| OnnxError::Invalid(format!("node '{n}': Cast to {}, which mad does not compute with", super::load::elem_name(to))))?;
             let a = arg(g, node, 0)?;
-            if g.kind(a) == k { a } else { infer(g, OpKind::Cast(k), vec![a])? }
+            cast(g, a, k)?
         }
         "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceSumSquare" | "ReduceL1" | "ReduceL2" | "ReduceLogSum" | "ReduceLogSumExp" => {
             let a = arg(g, node, 0)?;
@@ -304,6 +304,21 @@ fn gemm(g: &mut GraphImport<'_>, node_p: &NodeProto, a: ValueId, b: ValueId, c: 
         y = binary(g, BinaryOp::Add, y, c, node)?;
     }
     Ok(y)
+}
+
+/// `a` converted to kind `k` as ONNX's `Cast` does: to bool by comparing with zero, from
+/// bool to a float through `i64` (the IR's casts of bool go to `i64` only).
+pub(super) fn cast(g: &mut GraphImport<'_>, a: ValueId, k: ScalarKind) -> Result<ValueId, OnnxError> {
+    let from = g.kind(a);
+    if from == k {
+        return Ok(a);
+    }
+    if k == ScalarKind::Bool {
+        let zero = float(g, a, 0.0);
+        return infer(g, OpKind::Binary(BinaryOp::Ne), vec![a, zero]);
+    }
+    let a = if from == ScalarKind::Bool && k != ScalarKind::I64 { infer(g, OpKind::Cast(ScalarKind::I64), vec![a])? } else { a };
+    infer(g, OpKind::Cast(k), vec![a])
 }
 
 /// The reductions (`ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin`, `ReduceSumSquare`,

@@ -61,6 +61,22 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
             }
             let t = to_front(g, t, axis as usize)?;
             let v = match g.known.get(&idx).cloned() {
+                // Constant indices of rank ≥ 2 on axis 0 (a lookup table): the rows, packed,
+                // under the indices' shape.
+                Some(k) if k.shape.len() >= 2 && axis == 0 => {
+                    let mad_runtime::TensorData::I64(v) = k.data else {
+                        return Err(OnnxError::Invalid(format!("node '{n}': Gather indices must be int64")));
+                    };
+                    let mut rows = Vec::new();
+                    for i in v {
+                        let i = g.int(i);
+                        rows.push(infer(g, OpKind::Index, vec![t, i])?);
+                    }
+                    let packed = infer(g, OpKind::Pack, rows)?;
+                    let mut dims: Vec<Dim> = k.shape.iter().map(|&s| Dim::Fixed(s as u64)).collect();
+                    dims.extend(g.dims(t).into_iter().skip(1));
+                    reshape_to(g, packed, &dims, &n)?
+                }
                 Some(k) if k.shape.len() == 1 => {
                     let mad_runtime::TensorData::I64(v) = k.data else {
                         return Err(OnnxError::Invalid(format!("node '{n}': Gather indices must be int64")));

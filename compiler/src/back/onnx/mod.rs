@@ -89,7 +89,7 @@ pub fn export(module: &Module, options: &OnnxOptions) -> Result<ModelProto, Onnx
         let Some(Slot::Tensor { name: from, .. }) = written.get(&v) else {
             return Err(OnnxError::Export(format!("result `{name}` is not a tensor")));
         };
-        w.node_to("Identity", &[from], vec![], name);
+        w.alias(from, name);
         w.add_output(name, func.ty(v).scalar_kind().unwrap_or(ScalarKind::F64), &dims_of(func.ty(v)));
     }
     Ok(finish_model(w.finish(&func.name), &ModelProto::default()))

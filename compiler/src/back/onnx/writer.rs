@@ -28,6 +28,9 @@ pub struct GraphWriter {
     taken: HashSet<String>,
     counter: usize,
     constants: HashMap<(i32, Vec<usize>, Vec<u8>), String>,
+    /// Port names given to computed values by [`GraphWriter::alias`], and what each was.
+    aliased: HashSet<String>,
+    renamed: HashMap<String, String>,
 }
 
 impl GraphWriter {
@@ -96,6 +99,37 @@ impl GraphWriter {
             attribute,
             ..Default::default()
         });
+    }
+
+    /// Makes the value `from` available under the port name `to`: the node that computes
+    /// `from` is renamed to write `to` (and its readers follow), or where that cannot be
+    /// (a graph input, an initializer, a value already given a port name) an `Identity`.
+    /// Renaming keeps the written graph free of `Identity` nodes whose input has other
+    /// readers, which ONNX Runtime's identity elimination mishandles.
+    pub fn alias(&mut self, from: &str, to: &str) {
+        let producer = self.nodes.iter().rposition(|n| n.output.iter().any(|o| o == from));
+        match producer {
+            Some(i) if !self.aliased.contains(from) => {
+                for o in &mut self.nodes[i].output {
+                    if o == from {
+                        *o = to.to_string();
+                    }
+                }
+                for n in &mut self.nodes {
+                    for input in &mut n.input {
+                        if input == from {
+                            *input = to.to_string();
+                        }
+                    }
+                }
+                self.aliased.insert(to.to_string());
+                self.renamed.insert(from.to_string(), to.to_string());
+            }
+            _ => {
+                let source = self.renamed.get(from).cloned().unwrap_or_else(|| from.to_string());
+                self.node_to("Identity", &[&source], vec![], to);
+            }
+        }
     }
 
     /// An initializer holding `t` (one per distinct value).
