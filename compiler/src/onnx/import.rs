@@ -342,7 +342,7 @@ impl GraphImport<'_> {
         // Axes where two different symbolic extents meet: either may be 1, so the extent is
         // the larger one, at run time (where the op checks that they broadcast).
         let mut at_run_time = vec![false; rank];
-        for axis in 0..rank {
+        for (axis, run_time) in at_run_time.iter_mut().enumerate() {
             let mut d = Dim::Fixed(1);
             for s in &tensors {
                 let Some(k) = (axis + s.len()).checked_sub(rank) else { continue };
@@ -355,7 +355,7 @@ impl GraphImport<'_> {
                     (Dim::Sym(_), Dim::Dyn) => d,
                     (Dim::Dyn, Dim::Sym(_)) => s[k].clone(),
                     (Dim::Sym(_), Dim::Sym(_)) => {
-                        at_run_time[axis] = true;
+                        *run_time = true;
                         Dim::Dyn
                     }
                     (a, b) => return Err(OnnxError::Invalid(format!("node '{node}': extents {a} and {b} do not broadcast"))),

@@ -232,4 +232,14 @@ mod tests {
         };
         assert_eq!(dot(&b, &m), dot(&x, &sum_to(&m, &[3]).unwrap()));
     }
+
+    #[test]
+    fn max_and_min_fold_like_the_elementwise_ops() {
+        let m = t(&[2, 3], &[1., 7., 3., 4., f64::NAN, -6.]);
+        assert_eq!(reduce_to(&m, &[3], Reduce::Max).unwrap(), t(&[3], &[4., 7., 3.]));
+        assert_eq!(reduce_to(&m, &[2, 1], Reduce::Min).unwrap(), t(&[2, 1], &[1., -6.]));
+        let empty = t(&[0, 2], &[]);
+        assert!(reduce_to(&empty, &[2], Reduce::Max).unwrap_err().to_string().contains("empty"));
+        assert_eq!(reduce_to(&empty, &[2], Reduce::Sum).unwrap(), t(&[2], &[0., 0.]));
+    }
 }

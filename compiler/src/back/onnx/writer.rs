@@ -14,8 +14,6 @@ use mad_runtime::{Tensor, TensorData};
 pub enum Attr {
     Int(i64),
     Ints(Vec<i64>),
-    Float(f32),
-    Tensor(TensorProto),
 }
 
 /// One graph under construction.
@@ -79,14 +77,6 @@ impl GraphWriter {
                     Attr::Ints(v) => {
                         p.ints = v;
                         p.r#type = Some(AttributeType::Ints as i32);
-                    }
-                    Attr::Float(f) => {
-                        p.f = Some(f);
-                        p.r#type = Some(AttributeType::Float as i32);
-                    }
-                    Attr::Tensor(t) => {
-                        p.t = Some(t);
-                        p.r#type = Some(AttributeType::Tensor as i32);
                     }
                 }
                 p
