@@ -141,6 +141,34 @@ fn truncated_and_corrupted_models_never_panic() {
     assert!(onnx::decode(b"not a model").is_err());
 }
 
+/// External data must stay inside the model's folder and hold the bytes it claims.
+#[test]
+fn external_data_outside_the_folder_or_too_short_is_an_error() {
+    use mad::onnx::proto::{StringStringEntryProto, TensorProto};
+    let dir = scratch("external");
+    let mut model = onnx::decode(&model_bytes(&dir)).unwrap();
+    let entry = |k: &str, v: &str| StringStringEntryProto { key: Some(k.into()), value: Some(v.into()) };
+    let mut tensor = |location: &str, length: &str| {
+        let t = TensorProto {
+            name: Some("w".into()),
+            dims: vec![4],
+            data_type: Some(11),
+            data_location: Some(1),
+            external_data: vec![entry("location", location), entry("length", length)],
+            ..Default::default()
+        };
+        model.graph.as_mut().unwrap().initializer = vec![t];
+        let path = dir.join("with_external.onnx");
+        std::fs::write(&path, model.encode_to_vec()).unwrap();
+        onnx::read_model(&path).map(|_| ()).unwrap_err().to_string()
+    };
+    std::fs::write(dir.join("w.data"), [0u8; 16]).unwrap();
+    let e = tensor("../w.data", "32");
+    assert!(e.contains("must be a path inside the model's folder"), "{e}");
+    let e = tensor("w.data", "32");
+    assert!(e.contains("32 bytes at 0 run past the end of 'w.data'"), "{e}");
+}
+
 #[test]
 fn madc_onnx_reports_errors_with_exit_code_1() {
     let (code, _, err) = madc(&["onnx", "reverse", "no/such/model.onnx", "out.onnx"]);

@@ -146,3 +146,7 @@ if __name__ == "__main__":
     for name, make in MODELS.items():
         onnx.save(make(), os.path.join(out, name + ".onnx"))
         print(name)
+    # The MLP again, its weights in an external data file beside it.
+    onnx.save(MODELS["mlp"](), os.path.join(out, "mlp_external.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="mlp_external.data", size_threshold=0)
+    print("mlp_external")
