@@ -138,6 +138,13 @@ MODELS = {
         [ints("s0", [2, 0]), ints("e0", [-4, 4]), ints("a0", [0, 1]), ints("st0", [-2, 2]),
          ints("sizes", [1, 3]), ints("reps", [1, 2]), ints("pads", [1, 0, 0, 2]),
          numpy_helper.from_array(np.array(0.25), "pv"), ints("ax1", [1]), ints("ax0", [0])], opset=18),
+    "constant_if": lambda: model("constant_if", [
+        helper.make_node("If", ["c"], ["b"], then_branch=helper.make_graph(
+            [helper.make_node("Mul", ["x", "x"], ["t"]), helper.make_node("Sin", ["t"], ["r"])], "then", [],
+            [vi("r", T.DOUBLE, [3])]), else_branch=helper.make_graph(
+            [helper.make_node("Neg", ["x"], ["r2"])], "else", [], [vi("r2", T.DOUBLE, [3])])),
+        helper.make_node("Exp", ["b"], ["y"])],
+        [vi("x", T.DOUBLE, [3])], [vi("y", T.DOUBLE, [3])], [numpy_helper.from_array(np.array(True), "c")]),
 }
 
 if __name__ == "__main__":

@@ -94,20 +94,7 @@ pub fn import(model: &ModelProto) -> Result<Imported, OnnxError> {
         let v = g.b.constant(literal(&t.data, 0));
         g.values.insert(n, v);
     }
-    for node in &graph.node {
-        if node.op_type.as_deref() == Some("Constant") {
-            continue;
-        }
-        if super::import_shapes::lower_shape_node(&mut g, node)? {
-            continue;
-        }
-        let results = super::import_ops::lower_node(&mut g, node)?;
-        for (name, v) in node.output.iter().zip(results) {
-            if !name.is_empty() {
-                g.values.insert(name.clone(), v);
-            }
-        }
-    }
+    g.lower_nodes(&graph.node)?;
     let mut rets = Vec::new();
     for p in &outputs {
         let v = g.value(&p.name)?;
@@ -198,6 +185,51 @@ pub(super) struct GraphImport<'f> {
 }
 
 impl GraphImport<'_> {
+    /// Lowers `nodes` in order (a graph's, or the taken branch of a constant `If`).
+    pub fn lower_nodes(&mut self, nodes: &[NodeProto]) -> Result<(), OnnxError> {
+        for node in nodes {
+            match node.op_type.as_deref() {
+                Some("Constant") => {
+                    if !self.known.contains_key(node.output.first().map_or("", String::as_str)) {
+                        let out = node.output.first().cloned().unwrap_or_default();
+                        let t = constant_value(node)?;
+                        self.constant(out, t)?;
+                    }
+                    continue;
+                }
+                Some("If") => {
+                    super::import_control::lower_constant_if(self, node)?;
+                    continue;
+                }
+                _ => {}
+            }
+            if super::import_shapes::lower_shape_node(self, node)? {
+                continue;
+            }
+            let results = super::import_ops::lower_node(self, node)?;
+            for (name, v) in node.output.iter().zip(results) {
+                if !name.is_empty() {
+                    self.values.insert(name.clone(), v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A constant met inside a subgraph: known by its data; a scalar is a `const`, an
+    /// integer or bool tensor is read where it is used; a float tensor (which would have
+    /// to be a parameter) is refused.
+    pub fn constant(&mut self, name: String, t: Tensor) -> Result<(), OnnxError> {
+        if t.shape.is_empty() {
+            let v = self.b.constant(literal(&t.data, 0));
+            self.values.insert(name.clone(), v);
+        } else if t.kind().is_float() {
+            return Err(OnnxError::Invalid(format!("a float tensor constant '{name}' inside a subgraph is not supported yet")));
+        }
+        self.known.insert(name, t);
+        Ok(())
+    }
+
     pub fn value(&mut self, name: &str) -> Result<ValueId, OnnxError> {
         if let Some(&v) = self.values.get(name) {
             return Ok(v);

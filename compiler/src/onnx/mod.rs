@@ -16,6 +16,7 @@
 pub mod derive;
 pub mod family;
 pub mod import;
+mod import_control;
 mod import_layout;
 mod import_nn;
 mod import_ops;
