@@ -145,6 +145,19 @@ MODELS = {
             [helper.make_node("Neg", ["x"], ["r2"])], "else", [], [vi("r2", T.DOUBLE, [3])])),
         helper.make_node("Exp", ["b"], ["y"])],
         [vi("x", T.DOUBLE, [3])], [vi("y", T.DOUBLE, [3])], [numpy_helper.from_array(np.array(True), "c")]),
+    # A branch on a value computed from the input: one model takes each branch at the
+    # checker's point.
+    **{name: (lambda compare: lambda: model("if_" + compare.lower(), [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node(compare, ["s", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["b"], then_branch=helper.make_graph(
+            [helper.make_node("Mul", ["x", "x"], ["t"]), helper.make_node("Sin", ["t"], ["r"])], "then", [],
+            [vi("r", T.DOUBLE, [3])]), else_branch=helper.make_graph(
+            [helper.make_node("Neg", ["x"], ["r2"]), helper.make_node("Mul", ["r2", "w"], ["r3"])], "else", [],
+            [vi("r3", T.DOUBLE, [3])])),
+        helper.make_node("Exp", ["b"], ["y"])],
+        [vi("x", T.DOUBLE, [3]), vi("w", T.DOUBLE, [3])], [vi("y", T.DOUBLE, [3])],
+        [numpy_helper.from_array(np.array(0.0), "zero")]))(compare)
+       for name, compare in [("if_greater", "Greater"), ("if_less", "Less")]},
 }
 
 if __name__ == "__main__":

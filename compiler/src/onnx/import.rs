@@ -198,7 +198,7 @@ impl GraphImport<'_> {
                     continue;
                 }
                 Some("If") => {
-                    super::import_control::lower_constant_if(self, node)?;
+                    super::import_control::lower_if_node(self, node)?;
                     continue;
                 }
                 _ => {}

@@ -80,6 +80,12 @@ fn live_ops(f: &Function, wanted: &[ValueId]) -> HashSet<usize> {
             live.insert(i);
             let op = &f.ops[f.body.ops[i]];
             stack.extend(op.operands.iter().copied());
+            // What its regions read from outside them.
+            let mut used = Vec::new();
+            for r in &op.regions {
+                crate::analysis::used_in(f, r, &mut used);
+            }
+            stack.extend(used);
         }
     }
     live
@@ -388,8 +394,9 @@ impl Lowering<'_> {
             }
             OpKind::Call(_) => return Err(unsupported("a call (inline it first)")),
             OpKind::Print | OpKind::PrintStr(_) => return Err(unsupported("`print` has no ONNX form")),
-            OpKind::If | OpKind::For | OpKind::While => {
-                return Err(unsupported(format!("`{}`: control flow is not written as ONNX If/Loop yet", kind.name())));
+            OpKind::If => self.lower_if(id)?,
+            OpKind::For | OpKind::While => {
+                return Err(unsupported(format!("`{}`: loops are not written as ONNX Loop yet", kind.name())));
             }
             OpKind::TapePush | OpKind::TapePop => return Err(unsupported("a taped region (the run-time tape has no ONNX form)")),
         }
@@ -398,6 +405,47 @@ impl Lowering<'_> {
 }
 
 impl Lowering<'_> {
+    /// `scf.if` as `If`: each region a subgraph (reading outer values by name), each
+    /// yielded value an output. A result batched in either branch is batched in both.
+    fn lower_if(&mut self, id: crate::ir::OpId) -> Result<(), OnnxError> {
+        let op = &self.f.ops[id];
+        let (cond, results, regions) = (op.operands[0], op.results.clone(), op.regions.clone());
+        let (c, _) = self.tensor(cond)?;
+        let mut branches = Vec::new();
+        for r in &regions {
+            let outer = std::mem::take(&mut self.w.nodes);
+            for &inner in &r.ops {
+                self.op(inner)?;
+            }
+            branches.push(std::mem::replace(&mut self.w.nodes, outer));
+        }
+        let batched: Vec<bool> = (0..results.len()).map(|i| regions.iter().any(|r| self.slots.get(&r.yields[i]).is_some_and(Slot::batched))).collect();
+        let mut graphs = Vec::new();
+        for (r, nodes) in regions.iter().zip(branches) {
+            let outer = std::mem::replace(&mut self.w.nodes, nodes);
+            let mut outputs = Vec::new();
+            for (i, &y) in r.yields.iter().enumerate() {
+                let name = if batched[i] { self.batched(y)? } else { self.tensor(y)?.0 };
+                let out = self.w.node("Identity", &[&name], vec![]);
+                let ty = self.ty(results[i]).clone();
+                let mut dims = dims_of(&ty);
+                if batched[i] {
+                    dims.insert(0, Dim::Dyn);
+                }
+                outputs.push(super::writer::value_info(&out, ty.scalar_kind().unwrap_or(ScalarKind::F64), &dims.iter().map(|_| Dim::Dyn).collect::<Vec<_>>()));
+            }
+            let nodes = std::mem::replace(&mut self.w.nodes, outer);
+            graphs.push(crate::back::onnx::proto::GraphProto { node: nodes, name: Some(self.w.fresh("branch")), output: outputs, ..Default::default() });
+        }
+        let else_g = graphs.pop().ok_or_else(|| unsupported("an scf.if without an else region"))?;
+        let then_g = graphs.pop().ok_or_else(|| unsupported("an scf.if without a then region"))?;
+        let outs = self.w.node_n("If", &[&c], vec![("then_branch", Attr::Graph(Box::new(then_g))), ("else_branch", Attr::Graph(Box::new(else_g)))], results.len());
+        for ((r, name), b) in results.iter().zip(outs).zip(batched) {
+            self.set(*r, name, b);
+        }
+        Ok(())
+    }
+
     /// `tensor.matmul` as `MatMul`. A batched operand gets unit axes after the seed axis
     /// for the batch axes it lacks, so that ONNX's right-aligned batch broadcasting pairs
     /// the seed axis with the seed axis; a batched vector on the right becomes a column.

@@ -8,8 +8,9 @@
 //! the protobuf messages (read by `onnx::load` as well).
 //!
 //! Written models import the default domain at [`OPSET`] and pass
-//! `onnx.checker.check_model(full_check=True)`. Control flow (`scf.if`/`for`/`while`), the
-//! run-time tape and `print` have no ONNX form yet: exporting them is an error naming the op.
+//! `onnx.checker.check_model(full_check=True)`. `scf.if` is written as `If`; loops
+//! (`scf.for`/`while`), the run-time tape and `print` have no ONNX form yet: exporting them
+//! is an error naming the op.
 
 mod error;
 pub mod lower;

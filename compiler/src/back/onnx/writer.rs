@@ -14,6 +14,7 @@ use mad_runtime::{Tensor, TensorData};
 pub enum Attr {
     Int(i64),
     Ints(Vec<i64>),
+    Graph(Box<GraphProto>),
 }
 
 /// One graph under construction.
@@ -63,6 +64,16 @@ impl GraphWriter {
         out
     }
 
+    /// Appends a node with `n` outputs; returns their names.
+    pub fn node_n(&mut self, op: &str, inputs: &[&str], attrs: Vec<(&str, Attr)>, n: usize) -> Vec<String> {
+        let outs: Vec<String> = (0..n).map(|_| self.fresh(&op.to_ascii_lowercase())).collect();
+        self.node_to(op, inputs, attrs, &outs[0]);
+        if let Some(node) = self.nodes.last_mut() {
+            node.output = outs.clone();
+        }
+        outs
+    }
+
     /// Appends a node writing the given output name.
     pub fn node_to(&mut self, op: &str, inputs: &[&str], attrs: Vec<(&str, Attr)>, out: &str) {
         let attribute = attrs
@@ -77,6 +88,10 @@ impl GraphWriter {
                     Attr::Ints(v) => {
                         p.ints = v;
                         p.r#type = Some(AttributeType::Ints as i32);
+                    }
+                    Attr::Graph(g) => {
+                        p.g = Some(*g);
+                        p.r#type = Some(AttributeType::Graph as i32);
                     }
                 }
                 p
@@ -167,9 +182,23 @@ impl GraphWriter {
     /// The graph; initializers no node reads are left out.
     pub fn finish(self, name: &str) -> GraphProto {
         let GraphWriter { nodes, initializers, inputs, outputs, .. } = self;
-        let read: HashSet<&str> = nodes.iter().flat_map(|n| n.input.iter().map(String::as_str)).chain(outputs.iter().filter_map(|o| o.name.as_deref())).collect();
+        let mut read: HashSet<&str> = outputs.iter().filter_map(|o| o.name.as_deref()).collect();
+        reads(&nodes, &mut read);
         let initializer = initializers.into_iter().filter(|t| t.name.as_deref().is_some_and(|n| read.contains(n))).collect();
         GraphProto { node: nodes, name: Some(name.to_string()), initializer, input: inputs, output: outputs, ..Default::default() }
+    }
+}
+
+/// The names `nodes` read, those of their subgraphs' nodes included.
+fn reads<'n>(nodes: &'n [NodeProto], out: &mut HashSet<&'n str>) {
+    for n in nodes {
+        out.extend(n.input.iter().map(String::as_str));
+        for a in &n.attribute {
+            if let Some(g) = &a.g {
+                reads(&g.node, out);
+                out.extend(g.output.iter().filter_map(|o| o.name.as_deref()));
+            }
+        }
     }
 }
 
