@@ -211,10 +211,10 @@ fn derive(model: &ModelProto, options: &Options, mode: Mode) -> Result<ModelProt
         let dims = dims_of(&p.ty);
         let internal = match v.and_then(|v| slots.get(&v)) {
             Some(Slot::Tensor { name, batched: true }) => name.clone(),
-            Some(Slot::Tensor { name, batched: false }) => repeat(&mut w, name, &count),
+            Some(Slot::Tensor { name, batched: false }) => w.repeat(name, &count),
             _ => {
                 let z = zeros(&mut w, &p.ty, &p.name)?;
-                repeat(&mut w, &z, &count)
+                w.repeat(&z, &count)
             }
         };
         let packed = pack(&mut w, &internal, &dims, options.layout)?;
@@ -259,15 +259,6 @@ fn zeros(w: &mut GraphWriter, ty: &Type, name: &str) -> Result<String, OnnxError
     let zero = w.scalar(k, 0.0);
     let shape = w.ints(&shape);
     Ok(w.node("Expand", &[&zero, &shape], vec![]))
-}
-
-/// An unbatched value repeated along a new leading seed axis of `count` directions.
-fn repeat(w: &mut GraphWriter, v: &str, count: &str) -> String {
-    let zero = w.ints(&[0]);
-    let one = w.node("Unsqueeze", &[v, &zero], vec![]);
-    let shape = w.node("Shape", &[v], vec![]);
-    let target = w.node("Concat", &[count, &shape], vec![("axis", Attr::Int(0))]);
-    w.node("Expand", &[&one, &target], vec![])
 }
 
 fn fixed(d: &Dim) -> Option<i64> {

@@ -231,12 +231,7 @@ fn take(g: &mut GraphImport<'_>, x: ValueId, axis: usize, indices: &[i64]) -> Re
         return Err(OnnxError::Invalid("an empty slice is not supported".into()));
     }
     let front = super::import_shapes::to_front(g, x, axis)?;
-    let mut rows = Vec::with_capacity(indices.len());
-    for &i in indices {
-        let i = g.int(i);
-        rows.push(infer(g, OpKind::Index, vec![front, i])?);
-    }
-    let packed = infer(g, OpKind::Pack, rows)?;
+    let packed = super::import_shapes::rows_at(g, front, indices)?;
     super::import_shapes::from_front(g, packed, axis)
 }
 

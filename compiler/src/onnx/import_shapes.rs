@@ -67,12 +67,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
                     let mad_runtime::TensorData::I64(v) = k.data else {
                         return Err(OnnxError::Invalid(format!("node '{n}': Gather indices must be int64")));
                     };
-                    let mut rows = Vec::new();
-                    for i in v {
-                        let i = g.int(i);
-                        rows.push(infer(g, OpKind::Index, vec![t, i])?);
-                    }
-                    let packed = infer(g, OpKind::Pack, rows)?;
+                    let packed = rows_at(g, t, &v)?;
                     let mut dims: Vec<Dim> = k.shape.iter().map(|&s| Dim::Fixed(s as u64)).collect();
                     dims.extend(g.dims(t).into_iter().skip(1));
                     reshape_to(g, packed, &dims, &n)?
@@ -81,12 +76,7 @@ pub(super) fn lower_shape_node(g: &mut GraphImport<'_>, node: &NodeProto) -> Res
                     let mad_runtime::TensorData::I64(v) = k.data else {
                         return Err(OnnxError::Invalid(format!("node '{n}': Gather indices must be int64")));
                     };
-                    let mut rows = Vec::new();
-                    for i in v {
-                        let i = g.int(i);
-                        rows.push(infer(g, OpKind::Index, vec![t, i])?);
-                    }
-                    let packed = infer(g, OpKind::Pack, rows)?;
+                    let packed = rows_at(g, t, &v)?;
                     from_front(g, packed, axis as usize)?
                 }
                 _ => {
@@ -292,4 +282,14 @@ pub(super) fn from_front(g: &mut GraphImport<'_>, t: ValueId, axis: usize) -> Re
     let rank = g.dims(t).len() as u32;
     let perm: Vec<u32> = (1..=axis as u32).chain([0]).chain(axis as u32 + 1..rank).collect();
     infer(g, OpKind::Permute(perm), vec![t])
+}
+
+/// The rows of `t` (along its first axis) at the constant `indices`, packed in that order.
+pub(super) fn rows_at(g: &mut GraphImport<'_>, t: ValueId, indices: &[i64]) -> Result<ValueId, OnnxError> {
+    let mut rows = Vec::with_capacity(indices.len());
+    for &i in indices {
+        let i = g.int(i);
+        rows.push(infer(g, OpKind::Index, vec![t, i])?);
+    }
+    infer(g, OpKind::Pack, rows)
 }

@@ -140,11 +140,7 @@ impl Lowering<'_> {
             return Ok(name);
         }
         let count = self.count()?;
-        let zero = self.w.ints(&[0]);
-        let one = self.w.node("Unsqueeze", &[&name, &zero], vec![]);
-        let shape = self.w.node("Shape", &[&name], vec![]);
-        let target = self.w.node("Concat", &[&count, &shape], vec![("axis", Attr::Int(0))]);
-        Ok(self.w.node("Expand", &[&one, &target], vec![]))
+        Ok(self.w.repeat(&name, &count))
     }
 
     /// Operand `v` of an op whose result has IR rank `rank`: a batched scalar gets trailing

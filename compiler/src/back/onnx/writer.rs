@@ -137,6 +137,16 @@ impl GraphWriter {
         }
     }
 
+    /// `v` repeated along a new leading axis of `count` entries (`count`: a 1-D `int64`
+    /// tensor `[n]`): an unbatched value given the seed axis.
+    pub fn repeat(&mut self, v: &str, count: &str) -> String {
+        let zero = self.ints(&[0]);
+        let one = self.node("Unsqueeze", &[v, &zero], vec![]);
+        let shape = self.node("Shape", &[v], vec![]);
+        let target = self.node("Concat", &[count, &shape], vec![("axis", Attr::Int(0))]);
+        self.node("Expand", &[&one, &target], vec![])
+    }
+
     /// An initializer holding `t` (one per distinct value).
     pub fn constant(&mut self, t: &Tensor) -> String {
         let bytes = tensor_proto("", t).raw_data.unwrap_or_default();
